@@ -1,0 +1,176 @@
+//! Wiring: open the store, bootstrap the root tenant and first administrator, build the
+//! application state and serve with graceful shutdown.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+
+use crate::auth::{AuthConfig, Authenticator, hash_password};
+use crate::domain::tenant::{ROOT_TENANT_CODE, Tenant};
+use crate::domain::user::User;
+use crate::http::paging::TokenSigner;
+use crate::http::{self, AppState, BodyLimits};
+use crate::store::{NewUser, Store};
+
+/// Connects and applies migrations.
+pub async fn open_store(url: &str) -> anyhow::Result<Store> {
+    let store = Store::connect(url).await?;
+    store.migrate().await?;
+    Ok(store)
+}
+
+/// Credentials of an administrator created at bootstrap.
+pub struct Bootstrapped {
+    pub email: String,
+    /// Set when the password was generated (and must be shown once).
+    pub generated_password: Option<String>,
+}
+
+/// Creates the root tenant `1000` if missing, and the first administrator when the
+/// database has no user at all.
+pub async fn bootstrap(
+    store: &Store,
+    admin_email: &str,
+    admin_password: Option<String>,
+) -> anyhow::Result<Option<Bootstrapped>> {
+    let root = Tenant {
+        description: Some("Root".into()),
+        ..Default::default()
+    };
+    store.ensure_root_tenant(ROOT_TENANT_CODE, &root).await?;
+    if store.count_users().await? > 0 {
+        return Ok(None);
+    }
+    let (password, generated) = match admin_password {
+        Some(p) => (p, false),
+        None => (generate_password(), true),
+    };
+    create_user(
+        store,
+        ROOT_TENANT_CODE,
+        admin_email,
+        &password,
+        "Administrator",
+    )
+    .await?;
+    Ok(Some(Bootstrapped {
+        email: admin_email.to_string(),
+        generated_password: generated.then_some(password),
+    }))
+}
+
+/// Creates a user from the command line, with the same validation as the API.
+pub async fn create_user(
+    store: &Store,
+    tenant: &str,
+    email: &str,
+    password: &str,
+    role: &str,
+) -> anyhow::Result<i64> {
+    let user = User {
+        username: Some(email.to_string()),
+        password: Some(password.to_string()),
+        user_role_id: Some(role.to_string()),
+        is_approved: true,
+        is_portal_enabled: true,
+        ..Default::default()
+    };
+    let role = user.validate(true).map_err(|e| {
+        anyhow::anyhow!(
+            "invalid user: {}",
+            e.0.iter()
+                .map(|f| format!("{} {}", f.field, f.message))
+                .collect::<Vec<_>>()
+                .join("; ")
+        )
+    })?;
+    if store.tenant_node(tenant).await?.is_none() {
+        anyhow::bail!("tenant {tenant} does not exist");
+    }
+    let password_hash = hash_password(password.to_string()).await?;
+    let id = store
+        .create_user(NewUser {
+            tenant_code: tenant.to_string(),
+            user: User {
+                password: None,
+                ..user
+            },
+            role,
+            password_hash,
+        })
+        .await?;
+    Ok(id)
+}
+
+fn generate_password() -> String {
+    use rand::Rng;
+    const ALPHABET: &[u8] = b"ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789";
+    let mut rng = rand::thread_rng();
+    (0..20)
+        .map(|_| ALPHABET[rng.gen_range(0..ALPHABET.len())] as char)
+        .collect()
+}
+
+/// Runtime settings of the HTTP application.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AppConfig {
+    pub limits: BodyLimits,
+    pub auth: AuthConfig,
+}
+
+pub async fn build_router(store: Store, config: AppConfig) -> anyhow::Result<axum::Router> {
+    let secret = store.server_secret().await?;
+    let state = AppState {
+        auth: Arc::new(Authenticator::new(store.clone(), config.auth, &secret)),
+        paging: Arc::new(TokenSigner::new(&secret)),
+        store,
+    };
+    Ok(http::router(state, config.limits))
+}
+
+/// Serves until `shutdown` resolves, then finishes in-flight requests.
+pub async fn serve(
+    listener: TcpListener,
+    router: axum::Router,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    axum::serve(listener, router)
+        .with_graceful_shutdown(shutdown)
+        .await?;
+    Ok(())
+}
+
+/// Resolves on SIGINT or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = terminate => {},
+    }
+    tracing::info!("shutting down: finishing in-flight requests");
+}
+
+pub fn auth_config(args: &crate::config::ServeArgs) -> AuthConfig {
+    AuthConfig {
+        lockout: crate::domain::lockout::LockoutPolicy {
+            threshold: args.lockout_threshold.max(1),
+            window: jiff::SignedDuration::from_mins(args.lockout_window_minutes.max(1)),
+            duration: jiff::SignedDuration::from_mins(args.lockout_minutes.max(1)),
+        },
+        cache_ttl: Duration::from_secs(args.credential_cache_seconds),
+    }
+}

@@ -1,0 +1,195 @@
+//! Authentication: verifies HTTP Basic credentials against stored Argon2id hashes,
+//! with a short-lived cache of verified credentials and lockout bookkeeping.
+//!
+//! The cache key is an HMAC of (username, password) under the server secret, so the
+//! cache never holds a password. Entries are dropped when the user changes (password,
+//! role, disable, delete) and expire after `ttl` regardless — the bound on how long
+//! another process sharing a PostgreSQL database may keep serving a stale entry.
+
+use std::collections::HashMap;
+use std::sync::RwLock;
+use std::time::{Duration, Instant};
+
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+
+use crate::domain::access::Role;
+use crate::domain::lockout::LockoutPolicy;
+use crate::domain::password;
+use crate::domain::time::now;
+use crate::domain::user::User;
+use crate::store::{Store, StoreError};
+
+/// The authenticated caller.
+#[derive(Debug, Clone)]
+pub struct Principal {
+    pub user_id: i64,
+    pub username: String,
+    pub tenant_code: String,
+    /// Materialised path of the home tenant; the caller's scope is this subtree.
+    pub tenant_path: String,
+    pub role: Role,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum AuthError {
+    #[error("wrong username or password")]
+    InvalidCredentials,
+    #[error("account locked until {0}")]
+    Locked(jiff::Timestamp),
+    #[error("account disabled")]
+    Disabled,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("internal: {0}")]
+    Internal(String),
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct AuthConfig {
+    pub lockout: LockoutPolicy,
+    pub cache_ttl: Duration,
+}
+
+impl Default for AuthConfig {
+    fn default() -> Self {
+        Self {
+            lockout: LockoutPolicy::default(),
+            cache_ttl: Duration::from_secs(60),
+        }
+    }
+}
+
+struct CacheEntry {
+    principal: Principal,
+    expires: Instant,
+}
+
+/// Most entries a cache holds before it is swept; a bound on memory under credential stuffing.
+const CACHE_CAPACITY: usize = 50_000;
+
+pub struct Authenticator {
+    store: Store,
+    config: AuthConfig,
+    key: Vec<u8>,
+    cache: RwLock<HashMap<[u8; 32], CacheEntry>>,
+}
+
+impl Authenticator {
+    pub fn new(store: Store, config: AuthConfig, secret: &[u8]) -> Self {
+        Self {
+            store,
+            config,
+            key: secret.to_vec(),
+            cache: RwLock::new(HashMap::new()),
+        }
+    }
+
+    fn cache_key(&self, username_key: &str, password: &str) -> [u8; 32] {
+        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.key)
+            .expect("HMAC accepts keys of any length");
+        mac.update(b"credential-cache\0");
+        mac.update(username_key.as_bytes());
+        mac.update(b"\0");
+        mac.update(password.as_bytes());
+        mac.finalize().into_bytes().into()
+    }
+
+    pub async fn authenticate(
+        &self,
+        username: &str,
+        password: &str,
+    ) -> Result<Principal, AuthError> {
+        let username_key = User::username_key(username);
+        let key = self.cache_key(&username_key, password);
+        if let Some(principal) = self.cached(&key) {
+            return Ok(principal);
+        }
+
+        let Some(creds) = self.store.credentials(&username_key).await? else {
+            // Pay the same price as a real check so timing does not reveal unknown users.
+            verify_off_runtime(password::decoy_hash().to_string(), password.to_string()).await?;
+            return Err(AuthError::InvalidCredentials);
+        };
+        let at = now();
+        if let Some(until) = self.config.lockout.locked_until(&creds.login, at) {
+            return Err(AuthError::Locked(until));
+        }
+        let hash = creds.password_hash.clone().unwrap_or_default();
+        if !verify_off_runtime(hash, password.to_string()).await? {
+            let failure = self
+                .store
+                .record_login_failure(creds.id, &self.config.lockout, at)
+                .await?;
+            return Err(match self.config.lockout.locked_until(&failure.state, at) {
+                Some(until) => AuthError::Locked(until),
+                None => AuthError::InvalidCredentials,
+            });
+        }
+        if creds.is_disabled {
+            return Err(AuthError::Disabled);
+        }
+        self.store.record_login_success(creds.id, at).await?;
+        let principal = Principal {
+            user_id: creds.id,
+            username: creds.username,
+            tenant_code: creds.tenant_code,
+            tenant_path: creds.tenant_path,
+            role: creds.role,
+        };
+        self.remember(key, principal.clone());
+        Ok(principal)
+    }
+
+    fn cached(&self, key: &[u8; 32]) -> Option<Principal> {
+        let cache = self.cache.read().unwrap_or_else(|e| e.into_inner());
+        cache
+            .get(key)
+            .filter(|e| e.expires > Instant::now())
+            .map(|e| e.principal.clone())
+    }
+
+    fn remember(&self, key: [u8; 32], principal: Principal) {
+        let mut cache = self.cache.write().unwrap_or_else(|e| e.into_inner());
+        if cache.len() >= CACHE_CAPACITY {
+            let now = Instant::now();
+            cache.retain(|_, e| e.expires > now);
+            if cache.len() >= CACHE_CAPACITY {
+                cache.clear();
+            }
+        }
+        cache.insert(
+            key,
+            CacheEntry {
+                principal,
+                expires: Instant::now() + self.config.cache_ttl,
+            },
+        );
+    }
+
+    /// Drops every cached credential of a user; call on any change to the user.
+    pub fn forget_user(&self, user_id: i64) {
+        let mut cache = self.cache.write().unwrap_or_else(|e| e.into_inner());
+        cache.retain(|_, e| e.principal.user_id != user_id);
+    }
+
+    /// Drops every cached credential (e.g. after a tenant and its users were deleted).
+    pub fn forget_all(&self) {
+        self.cache
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+    }
+}
+
+/// Argon2 takes tens of milliseconds of CPU: keep it off the async workers.
+async fn verify_off_runtime(hash: String, password: String) -> Result<bool, AuthError> {
+    tokio::task::spawn_blocking(move || password::verify(&hash, &password))
+        .await
+        .map_err(|e| AuthError::Internal(e.to_string()))
+}
+
+/// Hashes off the async workers.
+pub async fn hash_password(password: String) -> anyhow::Result<String> {
+    tokio::task::spawn_blocking(move || password::hash(&password)).await?
+}

@@ -1,0 +1,126 @@
+//! Command line and environment configuration (DESIGN.md §1). Every flag has a
+//! `SAFETRACK_*` environment fallback; `safetrack serve --help` lists them.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "safetrack",
+    version,
+    about = "Multi-tenant safety and tracking platform"
+)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// `safetrack` with no subcommand is `safetrack serve`.
+    #[command(flatten)]
+    pub serve: ServeArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the HTTP server (the default).
+    Serve(ServeArgs),
+    /// Apply pending database migrations and exit.
+    Migrate(DatabaseArgs),
+    /// Manage users from the command line.
+    #[command(subcommand)]
+    Admin(AdminCommand),
+    /// Print the OpenAPI document.
+    Openapi,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AdminCommand {
+    /// Create a user in an existing tenant.
+    Create(AdminCreateArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct DatabaseArgs {
+    /// Directory of the embedded SQLite database (`safetrack.db`).
+    #[arg(long, env = "SAFETRACK_DATA_DIR", default_value = "./data")]
+    pub data_dir: PathBuf,
+    /// Database URL (`sqlite://…` or `postgres://…`); overrides --data-dir.
+    #[arg(long, env = "SAFETRACK_DATABASE_URL")]
+    pub database_url: Option<String>,
+}
+
+impl DatabaseArgs {
+    /// The URL to connect to: the explicit one, or the SQLite file in the data dir.
+    pub fn url(&self) -> anyhow::Result<String> {
+        if let Some(url) = &self.database_url {
+            return Ok(url.clone());
+        }
+        std::fs::create_dir_all(&self.data_dir).map_err(|e| {
+            anyhow::anyhow!("cannot create data dir {}: {e}", self.data_dir.display())
+        })?;
+        let file = self.data_dir.join("safetrack.db");
+        Ok(format!("sqlite://{}?mode=rwc", file.display()))
+    }
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, env = "SAFETRACK_LISTEN", default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+    #[command(flatten)]
+    pub database: DatabaseArgs,
+    /// Login of the first administrator, created only when the database has no user.
+    #[arg(
+        long,
+        env = "SAFETRACK_ADMIN_EMAIL",
+        default_value = "admin@safetrack.local"
+    )]
+    pub admin_email: String,
+    /// Password of the first administrator; generated and printed once when unset.
+    #[arg(long, env = "SAFETRACK_ADMIN_PASSWORD", hide_env_values = true)]
+    pub admin_password: Option<String>,
+    /// Largest request body in bytes (user bodies allow 4 MiB for the photo).
+    #[arg(long, env = "SAFETRACK_MAX_BODY_BYTES", default_value_t = 1024 * 1024)]
+    pub max_body_bytes: usize,
+    /// Failed logins within the window that lock an account.
+    #[arg(long, env = "SAFETRACK_LOCKOUT_THRESHOLD", default_value_t = 5)]
+    pub lockout_threshold: u32,
+    /// Window for counting failed logins, in minutes.
+    #[arg(long, env = "SAFETRACK_LOCKOUT_WINDOW_MINUTES", default_value_t = 15)]
+    pub lockout_window_minutes: i64,
+    /// How long a lockout lasts, in minutes.
+    #[arg(long, env = "SAFETRACK_LOCKOUT_MINUTES", default_value_t = 15)]
+    pub lockout_minutes: i64,
+    /// How long verified credentials are cached, in seconds (0 disables the cache).
+    #[arg(long, env = "SAFETRACK_CREDENTIAL_CACHE_SECONDS", default_value_t = 60)]
+    pub credential_cache_seconds: u64,
+    /// Log format.
+    #[arg(long, env = "SAFETRACK_LOG_FORMAT", value_enum, default_value = "text")]
+    pub log_format: LogFormat,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct AdminCreateArgs {
+    #[command(flatten)]
+    pub database: DatabaseArgs,
+    /// Login e-mail of the new user.
+    #[arg(long)]
+    pub email: String,
+    /// Password (at least 10 characters).
+    #[arg(long, env = "SAFETRACK_NEW_USER_PASSWORD", hide_env_values = true)]
+    pub password: String,
+    /// Tenant code the user belongs to.
+    #[arg(long, default_value = "1000")]
+    pub tenant: String,
+    /// Administrator, Manager, User or ReadOnly.
+    #[arg(long, default_value = "Administrator")]
+    pub role: String,
+}

@@ -1,0 +1,11 @@
+//! The domain: records, validation rules, roles. No HTTP, no SQL.
+
+pub mod access;
+pub mod lockout;
+pub mod password;
+pub mod profile;
+pub mod serde_util;
+pub mod tenant;
+pub mod time;
+pub mod user;
+pub mod validation;

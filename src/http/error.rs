@@ -1,0 +1,232 @@
+//! The one error type of the HTTP layer, rendered once as RFC 9457 problem+json.
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use crate::auth::AuthError;
+use crate::domain::validation::{FieldError, ValidationErrors};
+use crate::store::StoreError;
+
+use super::request_context::current_request_id;
+
+pub type ApiResult<T> = Result<T, ApiError>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("validation failed")]
+    Validation(Vec<FieldError>),
+    #[error("{detail}")]
+    BadRequest { code: &'static str, detail: String },
+    #[error("{detail}")]
+    Unauthorized { code: &'static str, detail: String },
+    #[error("{0}")]
+    Forbidden(String),
+    #[error("not found")]
+    NotFound,
+    #[error("method not allowed")]
+    MethodNotAllowed,
+    #[error("not acceptable")]
+    NotAcceptable(String),
+    #[error("{0}")]
+    Conflict(String),
+    #[error("precondition failed")]
+    PreconditionFailed,
+    #[error("{0}")]
+    PayloadTooLarge(String),
+    #[error("{0}")]
+    UnsupportedMediaType(String),
+    #[error("rate limited")]
+    RateLimited { retry_after_secs: u64 },
+    #[error("internal error: {0}")]
+    Internal(#[from] anyhow::Error),
+}
+
+/// RFC 9457 problem details, as every error response carries them.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Problem {
+    /// A URI naming the problem type (`urn:safetrack:problem:<code>`).
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub title: String,
+    pub status: u16,
+    pub detail: String,
+    /// Stable machine-readable word: validation_failed, not_found, conflict, …
+    pub code: String,
+    /// The offending fields, for validation errors.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<ProblemField>,
+    pub request_id: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ProblemField {
+    pub field: String,
+    pub message: String,
+}
+
+impl ApiError {
+    pub fn bad_request(code: &'static str, detail: impl Into<String>) -> Self {
+        ApiError::BadRequest {
+            code,
+            detail: detail.into(),
+        }
+    }
+
+    pub fn field(field: impl Into<String>, message: impl Into<String>) -> Self {
+        ApiError::Validation(ValidationErrors::single(field, message).0)
+    }
+
+    fn parts(&self) -> (StatusCode, &'static str, String) {
+        use ApiError::*;
+        match self {
+            Validation(errors) => (
+                StatusCode::BAD_REQUEST,
+                "validation_failed",
+                format!(
+                    "{} field(s) are invalid: {}",
+                    errors.len(),
+                    errors
+                        .iter()
+                        .map(|e| e.field.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ),
+            BadRequest { code, detail } => (StatusCode::BAD_REQUEST, code, detail.clone()),
+            Unauthorized { code, detail } => (StatusCode::UNAUTHORIZED, code, detail.clone()),
+            Forbidden(detail) => (StatusCode::FORBIDDEN, "forbidden", detail.clone()),
+            NotFound => (
+                StatusCode::NOT_FOUND,
+                "not_found",
+                "the resource does not exist or is outside your scope".into(),
+            ),
+            MethodNotAllowed => (
+                StatusCode::METHOD_NOT_ALLOWED,
+                "method_not_allowed",
+                "this method is not supported on this path".into(),
+            ),
+            NotAcceptable(detail) => (StatusCode::NOT_ACCEPTABLE, "not_acceptable", detail.clone()),
+            Conflict(detail) => (StatusCode::CONFLICT, "conflict", detail.clone()),
+            PreconditionFailed => (
+                StatusCode::PRECONDITION_FAILED,
+                "precondition_failed",
+                "the record has changed since the ETag in If-Match was read".into(),
+            ),
+            PayloadTooLarge(detail) => (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "payload_too_large",
+                detail.clone(),
+            ),
+            UnsupportedMediaType(detail) => (
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported_media_type",
+                detail.clone(),
+            ),
+            RateLimited { retry_after_secs } => (
+                StatusCode::TOO_MANY_REQUESTS,
+                "rate_limited",
+                format!("too many requests; retry after {retry_after_secs} s"),
+            ),
+            Internal(_) => (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal_error",
+                "an internal error occurred; quote the request id when reporting it".into(),
+            ),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let (status, code, detail) = self.parts();
+        let request_id = current_request_id();
+        if let ApiError::Internal(err) = &self {
+            tracing::error!(request_id = request_id.as_deref().unwrap_or("-"), error = %format!("{err:#}"), "internal error");
+        }
+        let errors = match &self {
+            ApiError::Validation(errors) => errors
+                .iter()
+                .map(|e| ProblemField {
+                    field: e.field.clone(),
+                    message: e.message.clone(),
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        let problem = Problem {
+            kind: format!("urn:safetrack:problem:{code}"),
+            title: status.canonical_reason().unwrap_or("Error").to_string(),
+            status: status.as_u16(),
+            detail,
+            code: code.to_string(),
+            errors,
+            request_id,
+        };
+        let body = serde_json::to_vec(&problem).unwrap_or_default();
+        let mut response = (status, body).into_response();
+        let headers = response.headers_mut();
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/problem+json"),
+        );
+        match &self {
+            ApiError::Unauthorized { .. } => {
+                headers.insert(
+                    header::WWW_AUTHENTICATE,
+                    HeaderValue::from_static("Basic realm=\"safetrack\", charset=\"UTF-8\""),
+                );
+            }
+            ApiError::RateLimited { retry_after_secs } => {
+                if let Ok(v) = HeaderValue::from_str(&retry_after_secs.to_string()) {
+                    headers.insert(header::RETRY_AFTER, v);
+                }
+            }
+            _ => {}
+        }
+        response
+    }
+}
+
+impl From<ValidationErrors> for ApiError {
+    fn from(e: ValidationErrors) -> Self {
+        ApiError::Validation(e.0)
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::NotFound => ApiError::NotFound,
+            StoreError::Conflict(detail) => ApiError::Conflict(detail),
+            StoreError::PreconditionFailed => ApiError::PreconditionFailed,
+            StoreError::Database(err) => ApiError::Internal(err.into()),
+            StoreError::Corrupt(detail) => ApiError::Internal(anyhow::anyhow!(detail)),
+        }
+    }
+}
+
+impl From<AuthError> for ApiError {
+    fn from(e: AuthError) -> Self {
+        match e {
+            AuthError::InvalidCredentials => ApiError::Unauthorized {
+                code: "unauthorized",
+                detail:
+                    "wrong or missing credentials (HTTP Basic with the user's e-mail and password)"
+                        .into(),
+            },
+            AuthError::Locked(until) => ApiError::Unauthorized {
+                code: "locked",
+                detail: format!("account locked after repeated failed logins until {until}"),
+            },
+            AuthError::Disabled => ApiError::Unauthorized {
+                code: "account_disabled",
+                detail: "this account is disabled".into(),
+            },
+            AuthError::Store(err) => err.into(),
+            AuthError::Internal(msg) => ApiError::Internal(anyhow::anyhow!(msg)),
+        }
+    }
+}

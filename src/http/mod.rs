@@ -1,0 +1,92 @@
+//! HTTP: routing, extractors, negotiation, errors. Handlers validate through the domain
+//! and persist through the store; no SQL here.
+
+pub mod csv_out;
+pub mod error;
+pub mod extract;
+mod health;
+pub mod negotiate;
+pub mod openapi;
+pub mod paging;
+mod patch;
+mod profiles;
+pub mod request_context;
+mod tenants;
+mod users;
+pub mod xml;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::middleware;
+use axum::response::{IntoResponse, Response};
+use tower_http::catch_panic::CatchPanicLayer;
+use utoipa::OpenApi;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_swagger_ui::SwaggerUi;
+
+use crate::auth::Authenticator;
+use crate::store::Store;
+use error::ApiError;
+pub use openapi::TenantParam;
+use paging::TokenSigner;
+
+/// Request body limits (DESIGN.md §3).
+#[derive(Debug, Clone, Copy)]
+pub struct BodyLimits {
+    pub default: usize,
+    /// User bodies carry a Base64 photo.
+    pub users: usize,
+}
+
+impl Default for BodyLimits {
+    fn default() -> Self {
+        Self {
+            default: 1024 * 1024,
+            users: 4 * 1024 * 1024 + 64 * 1024,
+        }
+    }
+}
+
+#[derive(Clone)]
+pub struct AppState {
+    pub store: Store,
+    pub auth: Arc<Authenticator>,
+    pub paging: Arc<TokenSigner>,
+}
+
+/// Every route with its OpenAPI description. The /V2 routes get content negotiation.
+fn routes(limits: BodyLimits) -> (Router<AppState>, utoipa::openapi::OpenApi) {
+    let (v2, mut api) = OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
+        .merge(tenants::router())
+        .merge(users::router().layer(DefaultBodyLimit::max(limits.users)))
+        .merge(profiles::router().layer(DefaultBodyLimit::max(limits.users)))
+        .split_for_parts();
+    let (operations, operations_api) = health::router().split_for_parts();
+    api.merge(operations_api);
+    let v2 = v2
+        .layer(middleware::from_fn(negotiate::negotiate))
+        .layer(DefaultBodyLimit::max(limits.default));
+    (v2.merge(operations), api)
+}
+
+/// The OpenAPI document (what `/openapi.json` serves and `safetrack openapi` prints).
+pub fn openapi_document() -> utoipa::openapi::OpenApi {
+    routes(BodyLimits::default()).1
+}
+
+pub fn router(state: AppState, limits: BodyLimits) -> Router {
+    let (routes, api) = routes(limits);
+    routes
+        .merge(SwaggerUi::new("/docs").url("/openapi.json", api))
+        .fallback(|| async { ApiError::NotFound })
+        .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
+        .layer(CatchPanicLayer::custom(|_| panic_response()))
+        .layer(middleware::from_fn(request_context::request_context))
+        .with_state(state)
+}
+
+fn panic_response() -> Response {
+    ApiError::Internal(anyhow::anyhow!("handler panicked")).into_response()
+}

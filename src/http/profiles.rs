@@ -1,0 +1,116 @@
+//! User profiles: `/V2/{tenantVarCode}/userprofile` and `/userprofile/{userId or username}`.
+//! A user may edit their own profile; editing others' needs `ManageUsers`.
+
+use axum::extract::{Path, State};
+use serde::Deserialize;
+use utoipa::IntoParams;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::error::{ApiError, ApiResult, Problem};
+use super::extract::TenantScope;
+use super::negotiate::{Body, NoContent, Record, RecordList, Representable};
+use super::patch::apply_patch;
+use super::{AppState, TenantParam};
+use crate::domain::access::Permission;
+use crate::domain::profile::{self, UserProfile};
+use crate::domain::user::UserRef;
+
+impl Representable for UserProfile {
+    const NAME: &'static str = "UserProfile";
+}
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_profiles))
+        .routes(routes!(get_profile, update_profile, patch_profile))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+#[allow(non_snake_case, dead_code)]
+struct ProfilePath {
+    tenantVarCode: String,
+    /// A user id, or a username (anything containing `@`).
+    userId: String,
+}
+
+async fn find_profile(
+    app: &AppState,
+    scope: &TenantScope,
+    user_ref: &str,
+) -> ApiResult<(i64, UserProfile)> {
+    app.store
+        .get_profile(scope.code(), &UserRef::parse(user_ref))
+        .await?
+        .ok_or(ApiError::NotFound)
+}
+
+fn require_self_or_manager(scope: &TenantScope, user_id: i64) -> ApiResult<()> {
+    if scope.caller.user_id == user_id {
+        Ok(())
+    } else {
+        scope.require(Permission::ManageUsers)
+    }
+}
+
+/// List the profiles of the tenant's users.
+#[utoipa::path(get, path = "/V2/{tenantVarCode}/userprofile", tag = "User profiles",
+    params(TenantParam), responses((status = 200, body = [UserProfile]), (status = 404, body = Problem)))]
+async fn list_profiles(
+    scope: TenantScope,
+    State(app): State<AppState>,
+) -> ApiResult<RecordList<UserProfile>> {
+    Ok(RecordList(app.store.list_profiles(scope.code()).await?))
+}
+
+/// Get a user's profile by user id or username.
+#[utoipa::path(get, path = "/V2/{tenantVarCode}/userprofile/{userId}", tag = "User profiles",
+    params(ProfilePath), responses((status = 200, body = UserProfile), (status = 404, body = Problem)))]
+async fn get_profile(
+    scope: TenantScope,
+    State(app): State<AppState>,
+    Path(path): Path<(String, String)>,
+) -> ApiResult<Record<UserProfile>> {
+    Ok(Record(find_profile(&app, &scope, &path.1).await?.1))
+}
+
+/// Replace a user's profile.
+#[utoipa::path(put, path = "/V2/{tenantVarCode}/userprofile/{userId}", tag = "User profiles",
+    params(ProfilePath), request_body = UserProfile,
+    responses((status = 200, description = "Updated"), (status = 400, body = Problem),
+        (status = 403, body = Problem), (status = 404, body = Problem)))]
+async fn update_profile(
+    scope: TenantScope,
+    State(app): State<AppState>,
+    Path(path): Path<(String, String)>,
+    Body(incoming): Body<UserProfile>,
+) -> ApiResult<NoContent> {
+    let (id, _) = find_profile(&app, &scope, &path.1).await?;
+    require_self_or_manager(&scope, id)?;
+    incoming.validate()?;
+    app.store
+        .update_profile(scope.code(), id, &incoming)
+        .await?;
+    Ok(NoContent)
+}
+
+/// Patch a user's profile with a JSON Patch.
+#[utoipa::path(patch, path = "/V2/{tenantVarCode}/userprofile/{userId}", tag = "User profiles",
+    params(ProfilePath),
+    request_body(content = Vec<super::openapi::PatchOperation>, content_type = "application/json-patch+json"),
+    responses((status = 200, description = "Updated"), (status = 400, body = Problem),
+        (status = 403, body = Problem), (status = 404, body = Problem)))]
+async fn patch_profile(
+    scope: TenantScope,
+    State(app): State<AppState>,
+    Path(path): Path<(String, String)>,
+    Body(patch): Body<json_patch::Patch>,
+) -> ApiResult<NoContent> {
+    let (id, current) = find_profile(&app, &scope, &path.1).await?;
+    require_self_or_manager(&scope, id)?;
+    let patched = apply_patch(&current, &patch, &profile::READ_ONLY_FIELDS)?;
+    patched.validate()?;
+    app.store.update_profile(scope.code(), id, &patched).await?;
+    Ok(NoContent)
+}

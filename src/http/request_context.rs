@@ -1,0 +1,55 @@
+//! Per-request context: the request id (taken from `X-Request-Id` or generated, echoed
+//! back) and one log line per request.
+
+use std::time::Instant;
+
+use axum::extract::Request;
+use axum::http::HeaderValue;
+use axum::middleware::Next;
+use axum::response::Response;
+
+tokio::task_local! {
+    static REQUEST_ID: String;
+}
+
+pub const REQUEST_ID_HEADER: &str = "x-request-id";
+
+/// The id of the request being handled, if called from within one.
+pub fn current_request_id() -> Option<String> {
+    REQUEST_ID.try_with(Clone::clone).ok()
+}
+
+fn acceptable_id(value: &HeaderValue) -> Option<String> {
+    let s = value.to_str().ok()?;
+    let ok = !s.is_empty()
+        && s.len() <= 128
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':'));
+    ok.then(|| s.to_string())
+}
+
+pub async fn request_context(request: Request, next: Next) -> Response {
+    let id = request
+        .headers()
+        .get(REQUEST_ID_HEADER)
+        .and_then(acceptable_id)
+        .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+    let method = request.method().clone();
+    let path = request.uri().path().to_string();
+    let started = Instant::now();
+
+    let mut response = REQUEST_ID.scope(id.clone(), next.run(request)).await;
+
+    if let Ok(v) = HeaderValue::from_str(&id) {
+        response.headers_mut().insert(REQUEST_ID_HEADER, v);
+    }
+    tracing::info!(
+        request_id = %id,
+        method = %method,
+        path = %path,
+        status = response.status().as_u16(),
+        latency_us = started.elapsed().as_micros() as u64,
+        "request"
+    );
+    response
+}

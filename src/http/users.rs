@@ -1,0 +1,302 @@
+//! Users: `/V2/{tenantVarCode}/users` and `/users/{userId or username}`.
+
+use axum::extract::{Path, State};
+use axum::http::HeaderMap;
+use serde::Deserialize;
+use utoipa::IntoParams;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::error::{ApiError, ApiResult, Problem};
+use super::extract::{IfMatch, Query, TenantScope};
+use super::negotiate::{Body, Created, NoContent, Record, Representable};
+use super::paging::Page;
+use super::patch::apply_patch;
+use super::{AppState, TenantParam};
+use crate::auth::hash_password;
+use crate::domain::access::{Permission, Role};
+use crate::domain::user::{self, User, UserRef};
+use crate::store::{NewUser, StoredUser, UserListScope};
+
+/// Most users one page returns (the contract's limit).
+pub const MAX_PAGE_SIZE: u32 = 10_000;
+
+impl Representable for User {
+    const NAME: &'static str = "User";
+    fn etag(&self) -> Option<&str> {
+        self.etag.as_deref()
+    }
+}
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_users, create_user))
+        .routes(routes!(get_user, update_user, patch_user, delete_user))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+struct ListUsersQuery {
+    /// Include the users of every subtenant.
+    #[serde(default)]
+    subtenants: bool,
+    /// Include each user's Base64 photo.
+    #[serde(default)]
+    photo: bool,
+    /// Ask for fewer than 10,000 users per page.
+    #[param(minimum = 1, maximum = 10000)]
+    page_size: Option<u32>,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+struct PhotoQuery {
+    /// Include the Base64 photo.
+    #[serde(default)]
+    photo: bool,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+#[allow(non_snake_case, dead_code)]
+struct UserPath {
+    tenantVarCode: String,
+    /// A user id, or a username (anything containing `@`).
+    userId: String,
+}
+
+/// List users, paged by `X-CONTINUATIONTOKEN`.
+#[utoipa::path(get, path = "/V2/{tenantVarCode}/users", tag = "Users",
+    params(TenantParam, ListUsersQuery,
+        ("X-CONTINUATIONTOKEN" = Option<String>, Header, description = "Token from the previous page")),
+    responses((status = 200, body = [User], headers(("X-CONTINUATIONTOKEN" = String, description = "Present while more users exist"))),
+        (status = 400, body = Problem), (status = 404, body = Problem)))]
+async fn list_users(
+    scope: TenantScope,
+    State(app): State<AppState>,
+    Query(query): Query<ListUsersQuery>,
+    headers: HeaderMap,
+) -> ApiResult<Page<User>> {
+    let paging_scope = format!("users:{}:{}", scope.code(), query.subtenants);
+    let request =
+        app.paging
+            .page_request(&headers, &paging_scope, query.page_size, MAX_PAGE_SIZE)?;
+    let list_scope = if query.subtenants {
+        UserListScope::Subtree(&scope.tenant.path)
+    } else {
+        UserListScope::Tenant(scope.code())
+    };
+    let fetched = app
+        .store
+        .list_users(list_scope, request.after, request.size + 1, query.photo)
+        .await?;
+    let page = Page::from_fetched(fetched, request, &app.paging, &paging_scope, |u| u.id);
+    Ok(Page {
+        items: page.items.into_iter().map(|u| u.user).collect(),
+        next: page.next,
+    })
+}
+
+/// Create a user. `Password` is required; the response carries `Location`.
+#[utoipa::path(post, path = "/V2/{tenantVarCode}/users", tag = "Users", params(TenantParam),
+    request_body = User,
+    responses((status = 200, description = "Created; Location names the new user"),
+        (status = 400, body = Problem), (status = 403, body = Problem), (status = 409, body = Problem)))]
+async fn create_user(
+    scope: TenantScope,
+    State(app): State<AppState>,
+    Body(mut incoming): Body<User>,
+) -> ApiResult<Created> {
+    scope.require(Permission::ManageUsers)?;
+    let role = incoming.validate(true)?;
+    authorize_role(&scope, None, role)?;
+    check_manager(&app, &scope, &incoming, None).await?;
+    let password = incoming.password.take().unwrap_or_default();
+    let password_hash = hash_password(password).await?;
+    if incoming.photo.as_deref() == Some("") {
+        incoming.photo = None;
+    }
+    let id = app
+        .store
+        .create_user(NewUser {
+            tenant_code: scope.code().to_string(),
+            user: incoming,
+            role,
+            password_hash,
+        })
+        .await?;
+    Ok(Created(format!("/V2/{}/users/{id}", scope.code())))
+}
+
+async fn find_user(
+    app: &AppState,
+    scope: &TenantScope,
+    user_ref: &str,
+    with_photo: bool,
+) -> ApiResult<StoredUser> {
+    app.store
+        .get_user(scope.code(), &UserRef::parse(user_ref), with_photo)
+        .await?
+        .ok_or(ApiError::NotFound)
+}
+
+/// Get a user by id or username.
+#[utoipa::path(get, path = "/V2/{tenantVarCode}/users/{userId}", tag = "Users",
+    params(UserPath, PhotoQuery),
+    responses((status = 200, body = User), (status = 304, description = "Not modified (If-None-Match)"),
+        (status = 404, body = Problem)))]
+async fn get_user(
+    scope: TenantScope,
+    State(app): State<AppState>,
+    Path(path): Path<(String, String)>,
+    Query(query): Query<PhotoQuery>,
+) -> ApiResult<Record<User>> {
+    Ok(Record(
+        find_user(&app, &scope, &path.1, query.photo).await?.user,
+    ))
+}
+
+/// Replace a user. Omit `Password` to keep it; omit `Photo` to keep it ("" removes it).
+#[utoipa::path(put, path = "/V2/{tenantVarCode}/users/{userId}", tag = "Users", params(UserPath),
+    request_body = User,
+    responses((status = 200, description = "Updated"), (status = 400, body = Problem),
+        (status = 404, body = Problem), (status = 409, body = Problem), (status = 412, body = Problem)))]
+async fn update_user(
+    scope: TenantScope,
+    State(app): State<AppState>,
+    Path(path): Path<(String, String)>,
+    IfMatch(if_match): IfMatch,
+    Body(incoming): Body<User>,
+) -> ApiResult<NoContent> {
+    scope.require(Permission::ManageUsers)?;
+    let existing = find_user(&app, &scope, &path.1, true).await?;
+    save_user(&app, &scope, existing, incoming, if_match).await
+}
+
+/// Patch a user with a JSON Patch (`application/json-patch+json`).
+#[utoipa::path(patch, path = "/V2/{tenantVarCode}/users/{userId}", tag = "Users", params(UserPath),
+    request_body(content = Vec<super::openapi::PatchOperation>, content_type = "application/json-patch+json"),
+    responses((status = 200, description = "Updated"), (status = 400, body = Problem),
+        (status = 404, body = Problem), (status = 412, body = Problem)))]
+async fn patch_user(
+    scope: TenantScope,
+    State(app): State<AppState>,
+    Path(path): Path<(String, String)>,
+    IfMatch(if_match): IfMatch,
+    Body(patch): Body<json_patch::Patch>,
+) -> ApiResult<NoContent> {
+    scope.require(Permission::ManageUsers)?;
+    let existing = find_user(&app, &scope, &path.1, true).await?;
+    let patched = apply_patch(&existing.user, &patch, &user::READ_ONLY_FIELDS)?;
+    // Without If-Match, still refuse to overwrite a change made since we read the record.
+    let expected = if_match.or_else(|| existing.user.etag.clone());
+    save_user(&app, &scope, existing, patched, expected).await
+}
+
+/// Delete a user (and their profile).
+#[utoipa::path(delete, path = "/V2/{tenantVarCode}/users/{userId}", tag = "Users", params(UserPath),
+    responses((status = 200, description = "Deleted"), (status = 403, body = Problem),
+        (status = 404, body = Problem), (status = 412, body = Problem)))]
+async fn delete_user(
+    scope: TenantScope,
+    State(app): State<AppState>,
+    Path(path): Path<(String, String)>,
+    IfMatch(if_match): IfMatch,
+) -> ApiResult<NoContent> {
+    scope.require(Permission::ManageUsers)?;
+    let existing = find_user(&app, &scope, &path.1, false).await?;
+    if existing.id == scope.caller.user_id {
+        return Err(ApiError::Forbidden(
+            "you cannot delete your own account".into(),
+        ));
+    }
+    authorize_role(&scope, Some(existing.role), existing.role)?;
+    app.store
+        .delete_user(scope.code(), existing.id, if_match.as_deref())
+        .await?;
+    app.auth.forget_user(existing.id);
+    Ok(NoContent)
+}
+
+/// The shared tail of PUT and PATCH.
+async fn save_user(
+    app: &AppState,
+    scope: &TenantScope,
+    existing: StoredUser,
+    mut incoming: User,
+    if_match: Option<String>,
+) -> ApiResult<NoContent> {
+    let role = incoming.validate(false)?;
+    authorize_role(scope, Some(existing.role), role)?;
+    check_manager(app, scope, &incoming, Some(existing.id)).await?;
+    let password_hash = match incoming.password.take() {
+        Some(p) => Some(hash_password(p).await?),
+        None => None,
+    };
+    incoming.photo = match incoming.photo.take() {
+        None => existing.user.photo.clone(),
+        Some(p) if p.is_empty() => None,
+        Some(p) => Some(p),
+    };
+    app.store
+        .update_user(
+            scope.code(),
+            existing.id,
+            &incoming,
+            role,
+            password_hash,
+            if_match.as_deref(),
+        )
+        .await?;
+    app.auth.forget_user(existing.id);
+    Ok(NoContent)
+}
+
+/// Nobody manages a user above their own role, or hands out a role above their own.
+fn authorize_role(scope: &TenantScope, current: Option<Role>, wanted: Role) -> ApiResult<()> {
+    let caller = scope.caller.role;
+    if current.is_some_and(|r| !caller.may_assign(r)) {
+        return Err(ApiError::Forbidden(format!(
+            "a {caller} cannot manage a user whose role is above their own"
+        )));
+    }
+    if !caller.may_assign(wanted) {
+        return Err(ApiError::Forbidden(format!(
+            "a {caller} cannot assign the {wanted} role"
+        )));
+    }
+    Ok(())
+}
+
+/// `ManagerUserId` must name an existing user within the caller's scope (not the user).
+async fn check_manager(
+    app: &AppState,
+    scope: &TenantScope,
+    user: &User,
+    own_id: Option<i64>,
+) -> ApiResult<()> {
+    let Some(manager) = user.manager_user_id.as_deref().filter(|m| !m.is_empty()) else {
+        return Ok(());
+    };
+    let id: i64 = manager
+        .parse()
+        .map_err(|_| ApiError::field("ManagerUserId", "is not a user id"))?;
+    if Some(id) == own_id {
+        return Err(ApiError::field(
+            "ManagerUserId",
+            "a user cannot be their own manager",
+        ));
+    }
+    if !app
+        .store
+        .user_exists_in_subtree(&scope.caller.tenant_path, id)
+        .await?
+    {
+        return Err(ApiError::field(
+            "ManagerUserId",
+            format!("no user {id} in your scope"),
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,9 @@
+//! safetrack: a multi-tenant safety and tracking platform served as a REST API.
+//! See ARCHITECTURE.md for the map.
+
+pub mod app;
+pub mod auth;
+pub mod config;
+pub mod domain;
+pub mod http;
+pub mod store;

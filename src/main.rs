@@ -1,0 +1,84 @@
+use clap::Parser;
+use tracing_subscriber::EnvFilter;
+
+use safetrack::app::{self, AppConfig};
+use safetrack::config::{AdminCommand, Cli, Command, LogFormat, ServeArgs};
+use safetrack::http::BodyLimits;
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    match cli.command {
+        None => serve(cli.serve).await,
+        Some(Command::Serve(args)) => serve(args).await,
+        Some(Command::Migrate(db)) => {
+            init_logging(LogFormat::Text);
+            app::open_store(&db.url()?).await?;
+            println!("migrations applied");
+            Ok(())
+        }
+        Some(Command::Admin(AdminCommand::Create(args))) => {
+            init_logging(LogFormat::Text);
+            let store = app::open_store(&args.database.url()?).await?;
+            app::bootstrap(&store, "admin@safetrack.local", None)
+                .await
+                .ok();
+            let id = app::create_user(
+                &store,
+                &args.tenant,
+                &args.email,
+                &args.password,
+                &args.role,
+            )
+            .await?;
+            println!(
+                "created user {id} ({}) in tenant {}",
+                args.email, args.tenant
+            );
+            Ok(())
+        }
+        Some(Command::Openapi) => {
+            println!("{}", safetrack::http::openapi_document().to_pretty_json()?);
+            Ok(())
+        }
+    }
+}
+
+fn init_logging(format: LogFormat) {
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter);
+    match format {
+        LogFormat::Json => builder.json().init(),
+        LogFormat::Text => builder.init(),
+    }
+}
+
+async fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    init_logging(args.log_format);
+    let store = app::open_store(&args.database.url()?).await?;
+    if let Some(created) =
+        app::bootstrap(&store, &args.admin_email, args.admin_password.clone()).await?
+    {
+        // Printed once, to the console only: the one time the generated password is shown.
+        match created.generated_password {
+            Some(password) => println!(
+                "Created administrator {} in tenant 1000 with password: {password}\n(shown once; change it with PUT /V2/1000/users/{})",
+                created.email, created.email
+            ),
+            None => println!("Created administrator {} in tenant 1000", created.email),
+        }
+    }
+    let config = AppConfig {
+        limits: BodyLimits {
+            default: args.max_body_bytes,
+            ..BodyLimits::default()
+        },
+        auth: app::auth_config(&args),
+    };
+    let router = app::build_router(store.clone(), config).await?;
+    let listener = tokio::net::TcpListener::bind(args.listen).await?;
+    tracing::info!(address = %listener.local_addr()?, backend = ?store.backend(), "safetrack listening");
+    app::serve(listener, router, app::shutdown_signal()).await?;
+    store.close().await;
+    Ok(())
+}

@@ -1,0 +1,165 @@
+//! Tenants and the hierarchy.
+
+use sqlx::Row;
+use sqlx::any::AnyRow;
+
+use super::{
+    Store, StoreError, StoreResult, check_etag, from_doc, new_etag, parse_time, time_text, to_doc,
+};
+use crate::domain::tenant::{Tenant, TenantNode};
+use crate::domain::time::now;
+
+/// Outcome of a delete that the store refuses for a business reason.
+#[derive(Debug, PartialEq, Eq)]
+pub enum TenantDeletion {
+    Deleted,
+    HasSubtenants,
+}
+
+const TENANT_COLUMNS: &str = "code, parent_code, path, doc, etag, updated_at";
+
+fn tenant_from_row(row: &AnyRow) -> StoreResult<Tenant> {
+    let mut tenant: Tenant = from_doc(row, "doc")?;
+    tenant.tenant_code = Some(row.try_get("code")?);
+    tenant.parent_tenant_code = row.try_get("parent_code")?;
+    tenant.etag = Some(row.try_get("etag")?);
+    tenant.timestamp = parse_time(row.try_get("updated_at")?)?;
+    Ok(tenant)
+}
+
+fn node_from_row(row: &AnyRow) -> StoreResult<TenantNode> {
+    Ok(TenantNode {
+        code: row.try_get("code")?,
+        parent_code: row.try_get("parent_code")?,
+        path: row.try_get("path")?,
+    })
+}
+
+impl Store {
+    pub async fn tenant_node(&self, code: &str) -> StoreResult<Option<TenantNode>> {
+        let row = sqlx::query("SELECT code, parent_code, path FROM tenants WHERE code = $1")
+            .bind(code)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(node_from_row).transpose()
+    }
+
+    pub async fn get_tenant(&self, code: &str) -> StoreResult<Option<Tenant>> {
+        let sql = format!("SELECT {TENANT_COLUMNS} FROM tenants WHERE code = $1");
+        let row = sqlx::query(&sql)
+            .bind(code)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(tenant_from_row).transpose()
+    }
+
+    pub async fn list_subtenants(&self, parent_code: &str) -> StoreResult<Vec<Tenant>> {
+        let sql = format!(
+            "SELECT {TENANT_COLUMNS} FROM tenants WHERE parent_code = $1 ORDER BY LENGTH(code), code"
+        );
+        let rows = sqlx::query(&sql)
+            .bind(parent_code)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(tenant_from_row).collect()
+    }
+
+    /// Creates the root tenant with the given code if it does not exist yet.
+    pub async fn ensure_root_tenant(&self, code: &str, tenant: &Tenant) -> StoreResult<bool> {
+        let result = sqlx::query(
+            "INSERT INTO tenants (code, parent_code, path, doc, etag, updated_at)
+             VALUES ($1, NULL, $2, $3, $4, $5) ON CONFLICT (code) DO NOTHING",
+        )
+        .bind(code)
+        .bind(format!("/{code}/"))
+        .bind(to_doc(&tenant.clone().without_read_only())?)
+        .bind(new_etag())
+        .bind(time_text(now()))
+        .execute(&self.pool)
+        .await?;
+        Ok(result.rows_affected() == 1)
+    }
+
+    /// Creates a subtenant of `parent` with the next free code.
+    pub async fn create_tenant(&self, parent: &TenantNode, tenant: &Tenant) -> StoreResult<Tenant> {
+        let mut tx = self.begin_write().await?;
+        let row = sqlx::query(
+            "UPDATE counters SET value = value + 1 WHERE name = 'tenant_code' RETURNING value",
+        )
+        .fetch_one(&mut *tx)
+        .await?;
+        let code = row.try_get::<i64, _>("value")?.to_string();
+        let sql = format!(
+            "INSERT INTO tenants ({TENANT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6) RETURNING {TENANT_COLUMNS}"
+        );
+        let row = sqlx::query(&sql)
+            .bind(&code)
+            .bind(&parent.code)
+            .bind(parent.child_path(&code))
+            .bind(to_doc(&tenant.clone().without_read_only())?)
+            .bind(new_etag())
+            .bind(time_text(now()))
+            .fetch_one(&mut *tx)
+            .await?;
+        let created = tenant_from_row(&row)?;
+        tx.commit().await?;
+        Ok(created)
+    }
+
+    pub async fn update_tenant(
+        &self,
+        code: &str,
+        tenant: &Tenant,
+        if_match: Option<&str>,
+    ) -> StoreResult<Tenant> {
+        let mut tx = self.begin_write().await?;
+        let row = sqlx::query("SELECT etag FROM tenants WHERE code = $1")
+            .bind(code)
+            .fetch_optional(&mut *tx)
+            .await?
+            .ok_or(StoreError::NotFound)?;
+        check_etag(&row.try_get::<String, _>("etag")?, if_match)?;
+        let sql = format!(
+            "UPDATE tenants SET doc = $1, etag = $2, updated_at = $3 WHERE code = $4 RETURNING {TENANT_COLUMNS}"
+        );
+        let row = sqlx::query(&sql)
+            .bind(to_doc(&tenant.clone().without_read_only())?)
+            .bind(new_etag())
+            .bind(time_text(now()))
+            .bind(code)
+            .fetch_one(&mut *tx)
+            .await?;
+        let updated = tenant_from_row(&row)?;
+        tx.commit().await?;
+        Ok(updated)
+    }
+
+    /// Deletes a tenant and, through `ON DELETE CASCADE`, everything it owns.
+    /// Refused while it has subtenants.
+    pub async fn delete_tenant(
+        &self,
+        code: &str,
+        if_match: Option<&str>,
+    ) -> StoreResult<TenantDeletion> {
+        let mut tx = self.begin_write().await?;
+        let row = sqlx::query("SELECT etag FROM tenants WHERE code = $1")
+            .bind(code)
+            .fetch_optional(&mut *tx)
+            .await?
+            .ok_or(StoreError::NotFound)?;
+        check_etag(&row.try_get::<String, _>("etag")?, if_match)?;
+        let child = sqlx::query("SELECT code FROM tenants WHERE parent_code = $1 LIMIT 1")
+            .bind(code)
+            .fetch_optional(&mut *tx)
+            .await?;
+        if child.is_some() {
+            return Ok(TenantDeletion::HasSubtenants);
+        }
+        sqlx::query("DELETE FROM tenants WHERE code = $1")
+            .bind(code)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(TenantDeletion::Deleted)
+    }
+}

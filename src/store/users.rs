@@ -1,0 +1,433 @@
+//! Users, their credentials and login bookkeeping, and their profiles.
+
+use jiff::Timestamp;
+use sqlx::Row;
+use sqlx::any::AnyRow;
+
+use super::{
+    Store, StoreError, StoreResult, check_etag, conflict_on_duplicate, from_doc, new_etag,
+    parse_time, time_text, to_doc,
+};
+use crate::domain::access::Role;
+use crate::domain::lockout::{LockoutPolicy, LoginState};
+use crate::domain::profile::UserProfile;
+use crate::domain::time::now;
+use crate::domain::user::{User, UserRef};
+
+/// A validated user ready to insert.
+pub struct NewUser {
+    pub tenant_code: String,
+    pub user: User,
+    pub role: Role,
+    pub password_hash: String,
+}
+
+/// A user as stored, with the internal id.
+#[derive(Debug, Clone)]
+pub struct StoredUser {
+    pub id: i64,
+    pub role: Role,
+    pub user: User,
+}
+
+/// What authentication needs to know about a user.
+#[derive(Debug, Clone)]
+pub struct Credentials {
+    pub id: i64,
+    pub username: String,
+    pub tenant_code: String,
+    pub tenant_path: String,
+    pub role: Role,
+    pub is_disabled: bool,
+    pub password_hash: Option<String>,
+    pub login: LoginState,
+}
+
+/// Whose users a listing covers.
+pub enum UserListScope<'a> {
+    Tenant(&'a str),
+    /// Every tenant whose path starts with this one (the tenant and its descendants).
+    Subtree(&'a str),
+}
+
+/// The login state after a failure, and whether it locked the account.
+pub struct LoginFailure {
+    pub state: LoginState,
+}
+
+const USER_COLUMNS: &str = "u.id, u.tenant_code, u.username, u.role, u.is_disabled, u.failed_count, \
+     u.failed_window_start, u.last_lockout, u.last_logged_in, u.doc, u.etag, u.updated_at";
+
+fn user_columns(with_photo: bool) -> String {
+    if with_photo {
+        format!("{USER_COLUMNS}, u.photo")
+    } else {
+        USER_COLUMNS.to_string()
+    }
+}
+
+fn role_from_text(text: &str) -> StoreResult<Role> {
+    text.parse()
+        .map_err(|_| StoreError::Corrupt(format!("role {text}")))
+}
+
+fn user_from_row(row: &AnyRow, with_photo: bool) -> StoreResult<StoredUser> {
+    let id: i64 = row.try_get("id")?;
+    let role = role_from_text(&row.try_get::<String, _>("role")?)?;
+    let mut user: User = from_doc(row, "doc")?;
+    user.user_id = Some(id.to_string());
+    user.tenant_code = Some(row.try_get("tenant_code")?);
+    user.username = Some(row.try_get("username")?);
+    user.user_role_id = Some(role.as_str().to_string());
+    user.is_disabled = row.try_get::<i64, _>("is_disabled")? != 0;
+    user.failed_password_attempt_count = row.try_get::<i64, _>("failed_count")? as i32;
+    user.failed_password_attempt_window_start = parse_time(row.try_get("failed_window_start")?)?;
+    user.last_lockout_date = parse_time(row.try_get("last_lockout")?)?;
+    user.last_logged_in = parse_time(row.try_get("last_logged_in")?)?;
+    user.etag = Some(row.try_get("etag")?);
+    user.timestamp = parse_time(row.try_get("updated_at")?)?;
+    user.password = None;
+    user.photo = if with_photo {
+        row.try_get("photo")?
+    } else {
+        None
+    };
+    Ok(StoredUser { id, role, user })
+}
+
+/// The part of a user kept in `doc`: everything not held in its own column.
+fn user_doc(user: &User) -> StoreResult<String> {
+    let mut doc = user.clone();
+    doc.tenant_code = None;
+    doc.username = None;
+    doc.user_id = None;
+    doc.password = None;
+    doc.user_role_id = None;
+    doc.is_disabled = false;
+    doc.failed_password_attempt_count = 0;
+    doc.failed_password_attempt_window_start = None;
+    doc.last_lockout_date = None;
+    doc.last_logged_in = None;
+    doc.timestamp = None;
+    doc.photo = None;
+    doc.etag = None;
+    to_doc(&doc)
+}
+
+fn user_filter(user: &UserRef) -> (&'static str, UserKey) {
+    match user {
+        UserRef::Id(id) => ("u.id = $2", UserKey::Id(*id)),
+        UserRef::Username(name) => ("u.username_key = $2", UserKey::Name(name.clone())),
+        UserRef::Invalid => ("u.id = $2", UserKey::Id(-1)),
+    }
+}
+
+enum UserKey {
+    Id(i64),
+    Name(String),
+}
+
+impl Store {
+    pub async fn count_users(&self) -> StoreResult<i64> {
+        let row = sqlx::query("SELECT COUNT(*) AS n FROM users")
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(row.try_get("n")?)
+    }
+
+    /// Inserts a user with an empty profile; `Conflict` when the username is taken.
+    pub async fn create_user(&self, new: NewUser) -> StoreResult<i64> {
+        let username = new.user.username.clone().unwrap_or_default();
+        let now = time_text(now());
+        let profile = UserProfile {
+            timestamp: None,
+            ..Default::default()
+        };
+        let row = sqlx::query(
+            "INSERT INTO users (tenant_code, username, username_key, password_hash, role,
+                is_disabled, failed_count, doc, photo, profile_doc, profile_updated_at, etag, updated_at)
+             VALUES ($1, $2, $3, $4, $5, $6, 0, $7, $8, $9, $10, $11, $10) RETURNING id",
+        )
+        .bind(&new.tenant_code)
+        .bind(username.trim())
+        .bind(User::username_key(&username))
+        .bind(&new.password_hash)
+        .bind(new.role.as_str())
+        .bind(new.user.is_disabled as i64)
+        .bind(user_doc(&new.user)?)
+        .bind(new.user.photo.clone())
+        .bind(to_doc(&profile)?)
+        .bind(now)
+        .bind(new_etag())
+        .fetch_one(&self.pool)
+        .await
+        .map_err(|e| conflict_on_duplicate(e, "a user with this Username"))?;
+        Ok(row.try_get("id")?)
+    }
+
+    /// A user of exactly this tenant.
+    pub async fn get_user(
+        &self,
+        tenant_code: &str,
+        user: &UserRef,
+        with_photo: bool,
+    ) -> StoreResult<Option<StoredUser>> {
+        let (filter, key) = user_filter(user);
+        let sql = format!(
+            "SELECT {} FROM users u WHERE u.tenant_code = $1 AND {filter}",
+            user_columns(with_photo)
+        );
+        let query = sqlx::query(&sql).bind(tenant_code);
+        let query = match key {
+            UserKey::Id(id) => query.bind(id),
+            UserKey::Name(name) => query.bind(name),
+        };
+        let row = query.fetch_optional(&self.pool).await?;
+        row.map(|r| user_from_row(&r, with_photo)).transpose()
+    }
+
+    /// Whether a user with this id lives in the subtree rooted at `tenant_path`.
+    pub async fn user_exists_in_subtree(&self, tenant_path: &str, id: i64) -> StoreResult<bool> {
+        let row = sqlx::query(
+            "SELECT u.id FROM users u JOIN tenants t ON t.code = u.tenant_code
+             WHERE u.id = $1 AND t.path LIKE $2",
+        )
+        .bind(id)
+        .bind(format!("{tenant_path}%"))
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(row.is_some())
+    }
+
+    /// One page of users in id order, strictly after `after`.
+    pub async fn list_users(
+        &self,
+        scope: UserListScope<'_>,
+        after: i64,
+        limit: u32,
+        with_photo: bool,
+    ) -> StoreResult<Vec<StoredUser>> {
+        let columns = user_columns(with_photo);
+        let (sql, key) = match scope {
+            UserListScope::Tenant(code) => (
+                format!(
+                    "SELECT {columns} FROM users u WHERE u.tenant_code = $1 AND u.id > $2 ORDER BY u.id LIMIT $3"
+                ),
+                code.to_string(),
+            ),
+            UserListScope::Subtree(path) => (
+                format!(
+                    "SELECT {columns} FROM users u JOIN tenants t ON t.code = u.tenant_code
+                     WHERE t.path LIKE $1 AND u.id > $2 ORDER BY u.id LIMIT $3"
+                ),
+                format!("{path}%"),
+            ),
+        };
+        let rows = sqlx::query(&sql)
+            .bind(key)
+            .bind(after)
+            .bind(i64::from(limit))
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(|r| user_from_row(r, with_photo)).collect()
+    }
+
+    /// Replaces a user's writable fields. `password_hash` of `None` keeps the stored one;
+    /// `photo` is written as given (the caller decides whether to keep the old one).
+    pub async fn update_user(
+        &self,
+        tenant_code: &str,
+        id: i64,
+        user: &User,
+        role: Role,
+        password_hash: Option<String>,
+        if_match: Option<&str>,
+    ) -> StoreResult<()> {
+        let mut tx = self.begin_write().await?;
+        let row = sqlx::query("SELECT etag FROM users WHERE id = $1 AND tenant_code = $2")
+            .bind(id)
+            .bind(tenant_code)
+            .fetch_optional(&mut *tx)
+            .await?
+            .ok_or(StoreError::NotFound)?;
+        check_etag(&row.try_get::<String, _>("etag")?, if_match)?;
+        let username = user.username.clone().unwrap_or_default();
+        sqlx::query(
+            "UPDATE users SET username = $1, username_key = $2,
+                password_hash = COALESCE($3, password_hash), role = $4, is_disabled = $5,
+                doc = $6, photo = $7, etag = $8, updated_at = $9
+             WHERE id = $10",
+        )
+        .bind(username.trim())
+        .bind(User::username_key(&username))
+        .bind(password_hash)
+        .bind(role.as_str())
+        .bind(user.is_disabled as i64)
+        .bind(user_doc(user)?)
+        .bind(user.photo.clone())
+        .bind(new_etag())
+        .bind(time_text(now()))
+        .bind(id)
+        .execute(&mut *tx)
+        .await
+        .map_err(|e| conflict_on_duplicate(e, "a user with this Username"))?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    pub async fn delete_user(
+        &self,
+        tenant_code: &str,
+        id: i64,
+        if_match: Option<&str>,
+    ) -> StoreResult<()> {
+        let mut tx = self.begin_write().await?;
+        let row = sqlx::query("SELECT etag FROM users WHERE id = $1 AND tenant_code = $2")
+            .bind(id)
+            .bind(tenant_code)
+            .fetch_optional(&mut *tx)
+            .await?
+            .ok_or(StoreError::NotFound)?;
+        check_etag(&row.try_get::<String, _>("etag")?, if_match)?;
+        sqlx::query("DELETE FROM users WHERE id = $1")
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    // --- authentication -------------------------------------------------------------
+
+    pub async fn credentials(&self, username_key: &str) -> StoreResult<Option<Credentials>> {
+        let row = sqlx::query(
+            "SELECT u.id, u.username, u.tenant_code, t.path, u.role, u.is_disabled, u.password_hash,
+                    u.failed_count, u.failed_window_start, u.last_lockout
+             FROM users u JOIN tenants t ON t.code = u.tenant_code WHERE u.username_key = $1",
+        )
+        .bind(username_key)
+        .fetch_optional(&self.pool)
+        .await?;
+        let Some(row) = row else { return Ok(None) };
+        Ok(Some(Credentials {
+            id: row.try_get("id")?,
+            username: row.try_get("username")?,
+            tenant_code: row.try_get("tenant_code")?,
+            tenant_path: row.try_get("path")?,
+            role: role_from_text(&row.try_get::<String, _>("role")?)?,
+            is_disabled: row.try_get::<i64, _>("is_disabled")? != 0,
+            password_hash: row.try_get("password_hash")?,
+            login: LoginState {
+                failed_count: row.try_get::<i64, _>("failed_count")? as i32,
+                window_start: parse_time(row.try_get("failed_window_start")?)?,
+                last_lockout: parse_time(row.try_get("last_lockout")?)?,
+            },
+        }))
+    }
+
+    /// Counts a failed login atomically (concurrent failures are not lost).
+    pub async fn record_login_failure(
+        &self,
+        id: i64,
+        policy: &LockoutPolicy,
+        at: Timestamp,
+    ) -> StoreResult<LoginFailure> {
+        let mut tx = self.begin_write().await?;
+        let row = sqlx::query(
+            "SELECT failed_count, failed_window_start, last_lockout FROM users WHERE id = $1",
+        )
+        .bind(id)
+        .fetch_optional(&mut *tx)
+        .await?
+        .ok_or(StoreError::NotFound)?;
+        let current = LoginState {
+            failed_count: row.try_get::<i64, _>("failed_count")? as i32,
+            window_start: parse_time(row.try_get("failed_window_start")?)?,
+            last_lockout: parse_time(row.try_get("last_lockout")?)?,
+        };
+        let state = policy.after_failure(&current, at);
+        sqlx::query(
+            "UPDATE users SET failed_count = $1, failed_window_start = $2, last_lockout = $3 WHERE id = $4",
+        )
+        .bind(i64::from(state.failed_count))
+        .bind(state.window_start.map(time_text))
+        .bind(state.last_lockout.map(time_text))
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(LoginFailure { state })
+    }
+
+    pub async fn record_login_success(&self, id: i64, at: Timestamp) -> StoreResult<()> {
+        sqlx::query(
+            "UPDATE users SET last_logged_in = $1, failed_count = 0, failed_window_start = NULL WHERE id = $2",
+        )
+        .bind(time_text(at))
+        .bind(id)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    // --- profiles -------------------------------------------------------------------
+
+    pub async fn get_profile(
+        &self,
+        tenant_code: &str,
+        user: &UserRef,
+    ) -> StoreResult<Option<(i64, UserProfile)>> {
+        let (filter, key) = user_filter(user);
+        let sql = format!(
+            "SELECT u.id, u.username, u.profile_doc, u.profile_updated_at FROM users u
+             WHERE u.tenant_code = $1 AND {filter}"
+        );
+        let query = sqlx::query(&sql).bind(tenant_code);
+        let query = match key {
+            UserKey::Id(id) => query.bind(id),
+            UserKey::Name(name) => query.bind(name),
+        };
+        let row = query.fetch_optional(&self.pool).await?;
+        row.map(|r| Ok((r.try_get("id")?, profile_from_row(&r)?)))
+            .transpose()
+    }
+
+    pub async fn list_profiles(&self, tenant_code: &str) -> StoreResult<Vec<UserProfile>> {
+        let rows = sqlx::query(
+            "SELECT u.id, u.username, u.profile_doc, u.profile_updated_at FROM users u
+             WHERE u.tenant_code = $1 ORDER BY u.id",
+        )
+        .bind(tenant_code)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(profile_from_row).collect()
+    }
+
+    pub async fn update_profile(
+        &self,
+        tenant_code: &str,
+        id: i64,
+        profile: &UserProfile,
+    ) -> StoreResult<()> {
+        let result = sqlx::query(
+            "UPDATE users SET profile_doc = $1, profile_updated_at = $2 WHERE id = $3 AND tenant_code = $4",
+        )
+        .bind(to_doc(&profile.clone().without_read_only())?)
+        .bind(time_text(now()))
+        .bind(id)
+        .bind(tenant_code)
+        .execute(&self.pool)
+        .await?;
+        if result.rows_affected() == 0 {
+            return Err(StoreError::NotFound);
+        }
+        Ok(())
+    }
+}
+
+fn profile_from_row(row: &AnyRow) -> StoreResult<UserProfile> {
+    let mut profile: UserProfile = from_doc(row, "profile_doc")?;
+    profile.username = Some(row.try_get("username")?);
+    profile.timestamp = parse_time(row.try_get("profile_updated_at")?)?;
+    Ok(profile)
+}

@@ -1,0 +1,260 @@
+//! Test harness: every test gets its own server on port 0 with a fresh database —
+//! a temporary SQLite file, or a fresh PostgreSQL schema when
+//! `SAFETRACK_TEST_DATABASE_URL` is set. `backend_tests!` runs each scenario on both.
+
+use std::path::PathBuf;
+
+use reqwest::{Method, RequestBuilder, Response, StatusCode};
+use serde_json::Value;
+use sqlx::Connection;
+
+use safetrack::app::{self, AppConfig};
+
+pub const ADMIN_EMAIL: &str = "admin@safetrack.test";
+pub const ADMIN_PASSWORD: &str = "admin-password-1";
+pub const PASSWORD: &str = "user-password-1";
+
+#[derive(Debug, Clone, Copy)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// Runs each named `async fn(TestApp)` once per backend, as `sqlite::name` and
+/// `postgres::name` (the latter skipped when no PostgreSQL is configured).
+#[macro_export]
+macro_rules! backend_tests {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    let app = $crate::common::spawn_app($crate::common::Backend::Sqlite).await.expect("sqlite app");
+                    super::$name(app).await;
+                }
+            )*
+        }
+        mod postgres {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    match $crate::common::spawn_app($crate::common::Backend::Postgres).await {
+                        Some(app) => super::$name(app).await,
+                        None => eprintln!("skipped: SAFETRACK_TEST_DATABASE_URL is not set"),
+                    }
+                }
+            )*
+        }
+    };
+}
+
+pub struct TestApp {
+    pub base: String,
+    pub admin: Client,
+    pub backend: Backend,
+    temp_dir: Option<PathBuf>,
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        if let Some(dir) = &self.temp_dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+/// The app with its default configuration.
+pub async fn spawn_app(backend: Backend) -> Option<TestApp> {
+    spawn_app_with(backend, AppConfig::default()).await
+}
+
+pub async fn spawn_app_with(backend: Backend, config: AppConfig) -> Option<TestApp> {
+    let unique = format!("t{}", uuid::Uuid::new_v4().simple());
+    let (url, temp_dir) = match backend {
+        Backend::Sqlite => {
+            let dir = std::env::temp_dir().join(format!("safetrack-{unique}"));
+            std::fs::create_dir_all(&dir).expect("temp dir");
+            (
+                format!("sqlite://{}?mode=rwc", dir.join("test.db").display()),
+                Some(dir),
+            )
+        }
+        Backend::Postgres => {
+            let base = std::env::var("SAFETRACK_TEST_DATABASE_URL").ok()?;
+            sqlx::any::install_default_drivers();
+            let mut conn = sqlx::AnyConnection::connect(&base)
+                .await
+                .expect("connect to PostgreSQL");
+            sqlx::query(&format!("CREATE SCHEMA {unique}"))
+                .execute(&mut conn)
+                .await
+                .expect("create schema");
+            conn.close().await.ok();
+            let sep = if base.contains('?') { '&' } else { '?' };
+            (
+                format!("{base}{sep}options=-c%20search_path%3D{unique}"),
+                None,
+            )
+        }
+    };
+    let store = app::open_store(&url).await.expect("open store");
+    app::bootstrap(&store, ADMIN_EMAIL, Some(ADMIN_PASSWORD.into()))
+        .await
+        .expect("bootstrap");
+    let router = app::build_router(store, config).await.expect("router");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    tokio::spawn(async move {
+        axum::serve(listener, router).await.expect("serve");
+    });
+    Some(TestApp {
+        admin: Client::new(&base, Some((ADMIN_EMAIL, ADMIN_PASSWORD))),
+        base,
+        backend,
+        temp_dir,
+    })
+}
+
+impl TestApp {
+    pub fn anonymous(&self) -> Client {
+        Client::new(&self.base, None)
+    }
+
+    pub fn client(&self, email: &str, password: &str) -> Client {
+        Client::new(&self.base, Some((email, password)))
+    }
+
+    /// Creates a subtenant of `parent` as the admin; returns its code.
+    pub async fn create_tenant(&self, parent: &str, description: &str) -> String {
+        let response = self
+            .admin
+            .post(
+                &format!("/V2/{parent}"),
+                &serde_json::json!({ "Description": description }),
+            )
+            .await;
+        assert_eq!(response.status(), StatusCode::OK, "create tenant");
+        let body: Value = response.json().await.expect("tenant json");
+        body["TenantCode"].as_str().expect("TenantCode").to_string()
+    }
+
+    /// Creates a user as the admin; returns (user id, a client logged in as the user).
+    pub async fn create_user(&self, tenant: &str, email: &str, role: &str) -> (String, Client) {
+        let response = self
+            .admin
+            .post(
+                &format!("/V2/{tenant}/users"),
+                &serde_json::json!({ "Username": email, "Password": PASSWORD, "UserRoleId": role }),
+            )
+            .await;
+        assert_eq!(response.status(), StatusCode::OK, "create user {email}");
+        let location = response
+            .headers()
+            .get("location")
+            .and_then(|v| v.to_str().ok())
+            .expect("Location")
+            .to_string();
+        let id = location.rsplit('/').next().expect("id").to_string();
+        (id, self.client(email, PASSWORD))
+    }
+}
+
+/// An HTTP client for the app, optionally with Basic credentials.
+#[derive(Clone)]
+pub struct Client {
+    base: String,
+    http: reqwest::Client,
+    credentials: Option<(String, String)>,
+}
+
+impl Client {
+    pub fn new(base: &str, credentials: Option<(&str, &str)>) -> Self {
+        Self {
+            base: base.to_string(),
+            http: reqwest::Client::new(),
+            credentials: credentials.map(|(u, p)| (u.to_string(), p.to_string())),
+        }
+    }
+
+    pub fn request(&self, method: Method, path: &str) -> RequestBuilder {
+        let builder = self.http.request(method, format!("{}{path}", self.base));
+        match &self.credentials {
+            Some((u, p)) => builder.basic_auth(u, Some(p)),
+            None => builder,
+        }
+    }
+
+    pub async fn get(&self, path: &str) -> Response {
+        self.request(Method::GET, path).send().await.expect("GET")
+    }
+
+    pub async fn post(&self, path: &str, body: &Value) -> Response {
+        self.request(Method::POST, path)
+            .json(body)
+            .send()
+            .await
+            .expect("POST")
+    }
+
+    pub async fn put(&self, path: &str, body: &Value) -> Response {
+        self.request(Method::PUT, path)
+            .json(body)
+            .send()
+            .await
+            .expect("PUT")
+    }
+
+    pub async fn patch(&self, path: &str, body: &Value) -> Response {
+        self.request(Method::PATCH, path)
+            .header("content-type", "application/json-patch+json")
+            .body(body.to_string())
+            .send()
+            .await
+            .expect("PATCH")
+    }
+
+    pub async fn delete(&self, path: &str) -> Response {
+        self.request(Method::DELETE, path)
+            .send()
+            .await
+            .expect("DELETE")
+    }
+
+    /// GET that must succeed; returns the JSON body.
+    pub async fn get_json(&self, path: &str) -> Value {
+        let response = self.get(path).await;
+        assert_eq!(response.status(), StatusCode::OK, "GET {path}");
+        response.json().await.expect("json body")
+    }
+}
+
+/// Asserts a problem+json error with the given status and code; returns the body.
+pub async fn assert_problem(response: Response, status: u16, code: &str) -> Value {
+    assert_eq!(response.status().as_u16(), status, "status");
+    let content_type = response
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    assert_eq!(content_type, "application/problem+json");
+    let body: Value = response.json().await.expect("problem json");
+    assert_eq!(body["code"], code, "problem code in {body}");
+    assert_eq!(body["status"], status);
+    body
+}
+
+/// The fields a validation problem lists.
+pub fn problem_fields(problem: &Value) -> Vec<String> {
+    problem["errors"]
+        .as_array()
+        .map(|errors| {
+            errors
+                .iter()
+                .filter_map(|e| e["field"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}

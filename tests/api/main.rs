@@ -1,0 +1,8 @@
+//! API tests through HTTP, on SQLite and (when configured) PostgreSQL.
+
+mod auth;
+mod common;
+mod conventions;
+mod profiles;
+mod tenants;
+mod users;
