@@ -8,6 +8,7 @@
 //! and DOUBLE PRECISION. Timestamps are RFC 3339 UTC text. Record bodies that no query
 //! filters on are stored as a JSON document (`doc`), next to the columns that are queried.
 
+mod groups;
 mod settings;
 mod tenants;
 mod users;
