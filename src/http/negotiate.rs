@@ -407,7 +407,8 @@ async fn render(response: Response, shape: Shape, format: OutputFormat, ieee754:
             let bytes = match axum::body::to_bytes(body, usize::MAX).await {
                 Ok(b) => b,
                 Err(e) => {
-                    return ApiError::Internal(anyhow::anyhow!("reading body: {e}")).into_response();
+                    return ApiError::Internal(anyhow::anyhow!("reading body: {e}"))
+                        .into_response();
                 }
             };
             let value: serde_json::Value = match serde_json::from_slice(&bytes) {

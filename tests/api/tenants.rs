@@ -8,6 +8,14 @@ backend_tests!(
     root_tenant_is_bootstrapped,
     create_subtenant_assigns_code_and_lists_it,
     tenant_validation_lists_every_field,
+    put_honours_if_match_and_changes_etag,
+    if_none_match_answers_304,
+    invalid_put_changes_nothing,
+    delete_refuses_while_subtenants_exist_and_removes_users,
+    nobody_deletes_their_home_tenant,
+    tenants_outside_the_subtree_are_404,
+    parent_code_only_when_parent_is_reachable,
+    only_administrators_manage_tenants,
 );
 
 async fn root_tenant_is_bootstrapped(app: TestApp) {
@@ -55,4 +63,219 @@ async fn tenant_validation_lists_every_field(app: TestApp) {
         ["Description", "AdminContacts", "TimeZoneId", "CultureName"]
     );
     assert_eq!(app.admin.get_json("/V2/1000/tenants").await, json!([]));
+}
+
+async fn put_honours_if_match_and_changes_etag(app: TestApp) {
+    let code = app.create_tenant("1000", "Acme").await;
+    let before = app.admin.get_json(&format!("/V2/{code}")).await;
+    let etag = before["ETag"].as_str().unwrap().to_string();
+    let body = json!({"Description": "Acme Ltd", "CultureName": "en-GB"});
+
+    let stale = app
+        .admin
+        .request(reqwest::Method::PUT, &format!("/V2/{code}"))
+        .header("if-match", "\"not-the-etag\"")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_problem(stale, 412, "precondition_failed").await;
+    assert_eq!(
+        app.admin.get_json(&format!("/V2/{code}")).await["Description"],
+        "Acme"
+    );
+
+    let ok = app
+        .admin
+        .request(reqwest::Method::PUT, &format!("/V2/{code}"))
+        .header("if-match", format!("\"{etag}\""))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ok.status(), StatusCode::OK);
+    let after = app.admin.get_json(&format!("/V2/{code}")).await;
+    assert_eq!(after["Description"], "Acme Ltd");
+    assert_eq!(after["CultureName"], "en-GB");
+    assert_ne!(after["ETag"], before["ETag"]);
+}
+
+async fn if_none_match_answers_304(app: TestApp) {
+    let response = app.admin.get("/V2/1000").await;
+    let etag = response.headers()["etag"].to_str().unwrap().to_string();
+    let again = app
+        .admin
+        .request(reqwest::Method::GET, "/V2/1000")
+        .header("if-none-match", &etag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), StatusCode::NOT_MODIFIED);
+    let other = app
+        .admin
+        .request(reqwest::Method::GET, "/V2/1000")
+        .header("if-none-match", "\"something-else\"")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(other.status(), StatusCode::OK);
+}
+
+async fn invalid_put_changes_nothing(app: TestApp) {
+    let code = app.create_tenant("1000", "Acme").await;
+    let before = app.admin.get_json(&format!("/V2/{code}")).await;
+    for body in [
+        json!({"Description": ""}),
+        json!({}),
+        json!({"Description": "ok", "SalesContacts": "x@"}),
+        json!({"Description": 12}),
+    ] {
+        let response = app.admin.put(&format!("/V2/{code}"), &body).await;
+        assert_problem(response, 400, "validation_failed").await;
+    }
+    assert_eq!(app.admin.get_json(&format!("/V2/{code}")).await, before);
+}
+
+async fn delete_refuses_while_subtenants_exist_and_removes_users(app: TestApp) {
+    let parent = app.create_tenant("1000", "Parent").await;
+    let child = app.create_tenant(&parent, "Child").await;
+    let (_, child_user) = app.create_user(&child, "worker@example.com", "User").await;
+    assert_eq!(
+        child_user.get(&format!("/V2/{child}")).await.status(),
+        StatusCode::OK
+    );
+
+    assert_problem(
+        app.admin.delete(&format!("/V2/{parent}")).await,
+        409,
+        "conflict",
+    )
+    .await;
+    assert_eq!(
+        app.admin.get(&format!("/V2/{child}")).await.status(),
+        StatusCode::OK
+    );
+
+    assert_eq!(
+        app.admin.delete(&format!("/V2/{child}")).await.status(),
+        StatusCode::OK
+    );
+    assert_problem(
+        app.admin.get(&format!("/V2/{child}")).await,
+        404,
+        "not_found",
+    )
+    .await;
+    // The tenant's users went with it.
+    assert_problem(
+        child_user.get(&format!("/V2/{parent}")).await,
+        401,
+        "unauthorized",
+    )
+    .await;
+    assert_eq!(
+        app.admin.delete(&format!("/V2/{parent}")).await.status(),
+        StatusCode::OK
+    );
+    assert_eq!(app.admin.get_json("/V2/1000/tenants").await, json!([]));
+}
+
+async fn nobody_deletes_their_home_tenant(app: TestApp) {
+    assert_problem(app.admin.delete("/V2/1000").await, 403, "forbidden").await;
+    let code = app.create_tenant("1000", "Acme").await;
+    let (_, admin) = app
+        .create_user(&code, "boss@acme.example", "Administrator")
+        .await;
+    assert_problem(admin.delete(&format!("/V2/{code}")).await, 403, "forbidden").await;
+    assert_eq!(
+        app.admin.get(&format!("/V2/{code}")).await.status(),
+        StatusCode::OK
+    );
+}
+
+async fn tenants_outside_the_subtree_are_404(app: TestApp) {
+    let a = app.create_tenant("1000", "A").await;
+    let b = app.create_tenant("1000", "B").await;
+    let (_, a_admin) = app
+        .create_user(&a, "admin@a.example", "Administrator")
+        .await;
+    let sibling = a_admin.get(&format!("/V2/{b}")).await;
+    let sibling = assert_problem(sibling, 404, "not_found").await;
+    let missing = assert_problem(a_admin.get("/V2/987654").await, 404, "not_found").await;
+    assert_eq!(sibling["detail"], missing["detail"], "no existence leak");
+    assert_problem(a_admin.get("/V2/1000").await, 404, "not_found").await;
+    assert_problem(
+        a_admin.get(&format!("/V2/{b}/users")).await,
+        404,
+        "not_found",
+    )
+    .await;
+    assert_problem(
+        a_admin
+            .put(&format!("/V2/{b}"), &json!({"Description": "hijacked"}))
+            .await,
+        404,
+        "not_found",
+    )
+    .await;
+    assert_problem(a_admin.delete(&format!("/V2/{b}")).await, 404, "not_found").await;
+    assert_problem(
+        a_admin
+            .post(&format!("/V2/{b}"), &json!({"Description": "x"}))
+            .await,
+        404,
+        "not_found",
+    )
+    .await;
+    assert_eq!(
+        app.admin.get_json(&format!("/V2/{b}")).await["Description"],
+        "B"
+    );
+    assert_eq!(
+        app.admin.get_json(&format!("/V2/{b}/tenants")).await,
+        json!([])
+    );
+}
+
+async fn parent_code_only_when_parent_is_reachable(app: TestApp) {
+    let a = app.create_tenant("1000", "A").await;
+    let child = app.create_tenant(&a, "A child").await;
+    let (_, a_admin) = app
+        .create_user(&a, "admin@a.example", "Administrator")
+        .await;
+    assert!(a_admin.get_json(&format!("/V2/{a}")).await["ParentTenantCode"].is_null());
+    assert_eq!(
+        a_admin.get_json(&format!("/V2/{child}")).await["ParentTenantCode"],
+        a.as_str()
+    );
+    assert_eq!(
+        app.admin.get_json(&format!("/V2/{a}")).await["ParentTenantCode"],
+        "1000"
+    );
+}
+
+async fn only_administrators_manage_tenants(app: TestApp) {
+    let (_, manager) = app
+        .create_user("1000", "manager@example.com", "Manager")
+        .await;
+    let (_, reader) = app
+        .create_user("1000", "reader@example.com", "ReadOnly")
+        .await;
+    for client in [&manager, &reader] {
+        assert_problem(
+            client.post("/V2/1000", &json!({"Description": "x"})).await,
+            403,
+            "forbidden",
+        )
+        .await;
+        assert_problem(
+            client.put("/V2/1000", &json!({"Description": "x"})).await,
+            403,
+            "forbidden",
+        )
+        .await;
+        assert_eq!(client.get("/V2/1000").await.status(), StatusCode::OK);
+    }
+    assert_eq!(app.admin.get_json("/V2/1000/tenants").await, json!([]));
+    assert_eq!(app.admin.get_json("/V2/1000").await["Description"], "Root");
 }
