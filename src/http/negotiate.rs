@@ -283,7 +283,7 @@ fn media_format(essence: &str) -> Option<Vec<OutputFormat>> {
         "application/octet-stream" => vec![OctetStream],
         "application/xml" => vec![Xml],
         "text/xml" => vec![TextXml],
-        "text/csv" => vec![Csv, Json],
+        "text/csv" => vec![Csv],
         e if e.starts_with("application/") && e.ends_with("+json") => vec![Json],
         e if e.starts_with("application/") && e.ends_with("+xml") => vec![Xml],
         _ => return None,

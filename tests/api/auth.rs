@@ -1,1 +1,151 @@
+use std::time::Duration;
+
+use reqwest::{Method, StatusCode};
+use serde_json::json;
+
+use safetrack::app::AppConfig;
+use safetrack::auth::AuthConfig;
+
 use crate::backend_tests;
+use crate::common::{Backend, PASSWORD, TestApp, assert_problem, spawn_app_with};
+
+backend_tests!(
+    missing_or_wrong_credentials_are_401_with_challenge,
+    malformed_authorization_headers_are_401,
+    five_failures_lock_the_account,
+    successful_login_is_recorded,
+    disabled_accounts_cannot_log_in,
+    read_only_users_read_but_do_not_write,
+);
+
+async fn missing_or_wrong_credentials_are_401_with_challenge(app: TestApp) {
+    let anonymous = app.anonymous().get("/V2/1000").await;
+    assert_eq!(
+        anonymous.headers()["www-authenticate"].to_str().unwrap(),
+        "Basic realm=\"safetrack\", charset=\"UTF-8\""
+    );
+    assert_problem(anonymous, 401, "unauthorized").await;
+    let wrong = app
+        .client("admin@safetrack.test", "not-the-password")
+        .get("/V2/1000")
+        .await;
+    let wrong = assert_problem(wrong, 401, "unauthorized").await;
+    let unknown = app
+        .client("nobody@example.com", "whatever-password")
+        .get("/V2/1000")
+        .await;
+    let unknown = assert_problem(unknown, 401, "unauthorized").await;
+    assert_eq!(
+        wrong["detail"], unknown["detail"],
+        "no username enumeration"
+    );
+}
+
+async fn malformed_authorization_headers_are_401(app: TestApp) {
+    for header in [
+        "Bearer abc",
+        "Basic",
+        "Basic !!!not-base64",
+        "Basic dXNlcm9ubHk=",
+        "Basic OnBhc3N3b3Jk",
+    ] {
+        let response = app
+            .anonymous()
+            .request(Method::GET, "/V2/1000")
+            .header("authorization", header)
+            .send()
+            .await
+            .unwrap();
+        assert_problem(response, 401, "unauthorized").await;
+    }
+}
+
+async fn five_failures_lock_the_account(app: TestApp) {
+    let (id, good) = app.create_user("1000", "lock@example.com", "User").await;
+    let bad = app.client("lock@example.com", "wrong-password-x");
+    for _ in 0..4 {
+        assert_problem(bad.get("/V2/1000").await, 401, "unauthorized").await;
+    }
+    let fifth = assert_problem(bad.get("/V2/1000").await, 401, "locked").await;
+    assert!(fifth["detail"].as_str().unwrap().contains("locked"));
+    // Even the right password is refused while locked.
+    assert_problem(good.get("/V2/1000").await, 401, "locked").await;
+    let record = app.admin.get_json(&format!("/V2/1000/users/{id}")).await;
+    assert_eq!(record["FailedPasswordAttemptCount"], 5);
+    assert!(record["FailedPasswordAttemptWindowStart"].is_string());
+    assert!(record["LastLockoutDate"].is_string());
+}
+
+async fn successful_login_is_recorded(app: TestApp) {
+    let (id, user) = app.create_user("1000", "seen@example.com", "User").await;
+    let bad = app.client("seen@example.com", "wrong-password-x");
+    assert_problem(bad.get("/V2/1000").await, 401, "unauthorized").await;
+    let before = app.admin.get_json(&format!("/V2/1000/users/{id}")).await;
+    assert!(before["LastLoggedIn"].is_null());
+    assert_eq!(before["FailedPasswordAttemptCount"], 1);
+    assert_eq!(user.get("/V2/1000").await.status(), StatusCode::OK);
+    let after = app.admin.get_json(&format!("/V2/1000/users/{id}")).await;
+    assert!(after["LastLoggedIn"].is_string());
+    assert_eq!(after["FailedPasswordAttemptCount"], 0);
+}
+
+async fn disabled_accounts_cannot_log_in(app: TestApp) {
+    let (id, user) = app.create_user("1000", "off@example.com", "User").await;
+    assert_eq!(user.get("/V2/1000").await.status(), StatusCode::OK);
+    let response = app
+        .admin
+        .patch(
+            &format!("/V2/1000/users/{id}"),
+            &json!([{"op": "replace", "path": "/IsDisabled", "value": true}]),
+        )
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    // The cached credential was dropped with the change.
+    assert_problem(user.get("/V2/1000").await, 401, "account_disabled").await;
+    let wrong = app.client("off@example.com", "wrong-password-x");
+    assert_problem(wrong.get("/V2/1000").await, 401, "unauthorized").await;
+}
+
+async fn read_only_users_read_but_do_not_write(app: TestApp) {
+    let (_, reader) = app
+        .create_user("1000", "reader@example.com", "ReadOnly")
+        .await;
+    assert_eq!(reader.get("/V2/1000").await.status(), StatusCode::OK);
+    assert_eq!(reader.get("/V2/1000/users").await.status(), StatusCode::OK);
+    let problem = assert_problem(
+        reader
+            .post(
+                "/V2/1000/users",
+                &json!({"Username": "n@example.com", "Password": PASSWORD}),
+            )
+            .await,
+        403,
+        "forbidden",
+    )
+    .await;
+    assert!(problem["detail"].as_str().unwrap().contains("ManageUsers"));
+}
+
+/// The lockout policy is configurable; with a short lock the account opens again.
+#[tokio::test]
+async fn lockout_policy_is_configurable_and_expires() {
+    let config = AppConfig {
+        auth: AuthConfig {
+            lockout: safetrack::domain::lockout::LockoutPolicy {
+                threshold: 2,
+                window: jiff::SignedDuration::from_mins(15),
+                duration: jiff::SignedDuration::from_secs(1),
+            },
+            cache_ttl: Duration::from_secs(60),
+        },
+        ..AppConfig::default()
+    };
+    let app = spawn_app_with(Backend::Sqlite, config).await.unwrap();
+    let (_, good) = app.create_user("1000", "short@example.com", "User").await;
+    let bad = app.client("short@example.com", "wrong-password-x");
+    assert_problem(bad.get("/V2/1000").await, 401, "unauthorized").await;
+    assert_problem(bad.get("/V2/1000").await, 401, "locked").await;
+    assert_problem(good.get("/V2/1000").await, 401, "locked").await;
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    assert_eq!(good.get("/V2/1000").await.status(), StatusCode::OK);
+}

@@ -1,1 +1,289 @@
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+
 use crate::backend_tests;
+use crate::common::{TestApp, assert_problem};
+
+backend_tests!(
+    unknown_routes_and_methods_are_problems,
+    unsupported_content_type_is_415,
+    oversized_body_is_413_and_stores_nothing,
+    unsatisfiable_accept_is_406,
+    request_ids_are_echoed_or_generated,
+    operational_endpoints_answer,
+    openapi_describes_every_route,
+    docs_page_is_served_offline,
+    responses_are_negotiated,
+    xml_and_text_inputs_round_trip,
+    ieee754_parameter_is_echoed,
+);
+
+async fn unknown_routes_and_methods_are_problems(app: TestApp) {
+    assert_problem(app.admin.get("/nope").await, 404, "not_found").await;
+    assert_problem(
+        app.admin.get("/V2/1000/nothing-here").await,
+        404,
+        "not_found",
+    )
+    .await;
+    let patch = app
+        .admin
+        .request(Method::PATCH, "/V2/1000")
+        .send()
+        .await
+        .unwrap();
+    assert_problem(patch, 405, "method_not_allowed").await;
+}
+
+async fn unsupported_content_type_is_415(app: TestApp) {
+    let response = app
+        .admin
+        .request(Method::POST, "/V2/1000")
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("Description=Acme")
+        .send()
+        .await
+        .unwrap();
+    assert_problem(response, 415, "unsupported_media_type").await;
+    assert_eq!(app.admin.get_json("/V2/1000/tenants").await, json!([]));
+}
+
+async fn oversized_body_is_413_and_stores_nothing(app: TestApp) {
+    let body = json!({"Description": "Big", "Properties": {"blob": "x".repeat(1024 * 1024)}});
+    assert_problem(
+        app.admin.post("/V2/1000", &body).await,
+        413,
+        "payload_too_large",
+    )
+    .await;
+    assert_eq!(app.admin.get_json("/V2/1000/tenants").await, json!([]));
+}
+
+async fn unsatisfiable_accept_is_406(app: TestApp) {
+    let response = app
+        .admin
+        .request(Method::GET, "/V2/1000")
+        .header("accept", "image/png")
+        .send()
+        .await
+        .unwrap();
+    assert_problem(response, 406, "not_acceptable").await;
+    let csv_single = app
+        .admin
+        .request(Method::GET, "/V2/1000")
+        .header("accept", "text/csv")
+        .send()
+        .await
+        .unwrap();
+    assert_problem(csv_single, 406, "not_acceptable").await;
+    let fallback = app
+        .admin
+        .request(Method::GET, "/V2/1000")
+        .header("accept", "image/png, application/json;q=0.5")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(fallback.status(), StatusCode::OK);
+}
+
+async fn request_ids_are_echoed_or_generated(app: TestApp) {
+    let given = app
+        .admin
+        .request(Method::GET, "/V2/1000")
+        .header("x-request-id", "abc-123")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(given.headers()["x-request-id"], "abc-123");
+    let generated = app.anonymous().get("/healthz").await;
+    assert_eq!(
+        generated.headers()["x-request-id"].to_str().unwrap().len(),
+        36
+    );
+    let problem = assert_problem(app.anonymous().get("/V2/1000").await, 401, "unauthorized").await;
+    assert!(problem["requestId"].is_string());
+}
+
+async fn operational_endpoints_answer(app: TestApp) {
+    let health = app.anonymous().get("/healthz").await;
+    assert_eq!(health.status(), StatusCode::OK);
+    assert_eq!(health.text().await.unwrap(), "ok");
+    assert_eq!(
+        app.anonymous().get("/readyz").await.status(),
+        StatusCode::OK
+    );
+}
+
+async fn openapi_describes_every_route(app: TestApp) {
+    let doc: Value = app
+        .anonymous()
+        .get("/openapi.json")
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert!(doc["openapi"].as_str().unwrap().starts_with("3."));
+    let paths = doc["paths"].as_object().unwrap();
+    for (path, methods) in [
+        ("/V2/{tenantVarCode}", &["get", "post", "put", "delete"][..]),
+        ("/V2/{tenantVarCode}/tenants", &["get"]),
+        ("/V2/{tenantVarCode}/users", &["get", "post"]),
+        (
+            "/V2/{tenantVarCode}/users/{userId}",
+            &["get", "put", "patch", "delete"],
+        ),
+        ("/V2/{tenantVarCode}/userprofile", &["get"]),
+        (
+            "/V2/{tenantVarCode}/userprofile/{userId}",
+            &["get", "put", "patch"],
+        ),
+        ("/healthz", &["get"]),
+        ("/readyz", &["get"]),
+    ] {
+        for method in methods {
+            assert!(
+                paths[path][method].is_object(),
+                "{method} {path} documented"
+            );
+        }
+    }
+    let tenant = &doc["components"]["schemas"]["Tenant"];
+    assert_eq!(tenant["properties"]["Description"]["maxLength"], 250);
+    assert!(
+        tenant["required"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("Description"))
+    );
+    assert!(doc["components"]["securitySchemes"]["basic"].is_object());
+}
+
+async fn docs_page_is_served_offline(app: TestApp) {
+    let page = app.anonymous().get("/docs/").await;
+    assert_eq!(page.status(), StatusCode::OK);
+    let html = page.text().await.unwrap();
+    assert!(html.contains("swagger"), "Swagger UI page");
+    assert!(!html.contains("https://"), "no CDN assets");
+    let script = app.anonymous().get("/docs/swagger-ui-bundle.js").await;
+    assert_eq!(script.status(), StatusCode::OK);
+}
+
+async fn get_as(app: &TestApp, path: &str, accept: &str) -> (String, String) {
+    let response = app
+        .admin
+        .request(Method::GET, path)
+        .header("accept", accept)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK, "GET {path} as {accept}");
+    let content_type = response.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    (content_type, response.text().await.unwrap())
+}
+
+async fn responses_are_negotiated(app: TestApp) {
+    app.create_tenant("1000", "Acme").await;
+    let (ct, xml) = get_as(&app, "/V2/1000", "application/xml").await;
+    assert_eq!(ct, "application/xml");
+    assert!(xml.contains("<Tenant><TenantCode>1000</TenantCode><Description>Root</Description>"));
+    let (ct, _) = get_as(&app, "/V2/1000", "text/xml").await;
+    assert_eq!(ct, "text/xml");
+    let (ct, text) = get_as(&app, "/V2/1000", "text/plain").await;
+    assert!(ct.starts_with("text/plain"));
+    assert_eq!(
+        serde_json::from_str::<Value>(&text).unwrap()["TenantCode"],
+        "1000"
+    );
+    let (ct, _) = get_as(&app, "/V2/1000", "text/json").await;
+    assert_eq!(ct, "text/json");
+    let (ct, _) = get_as(&app, "/V2/1000", "application/octet-stream").await;
+    assert_eq!(ct, "application/octet-stream");
+    let (ct, list_xml) = get_as(&app, "/V2/1000/tenants", "application/xml").await;
+    assert_eq!(ct, "application/xml");
+    assert!(list_xml.contains("<ArrayOfTenant><Tenant>"));
+    let (ct, csv) = get_as(&app, "/V2/1000/tenants", "text/csv").await;
+    assert!(ct.starts_with("text/csv"));
+    let mut lines = csv.lines();
+    assert!(lines.next().unwrap().starts_with("TenantCode,Description,"));
+    assert!(lines.next().unwrap().contains(",Acme,"));
+}
+
+async fn xml_and_text_inputs_round_trip(app: TestApp) {
+    let xml = "<Tenant><Description>From XML</Description><TimeZoneId>Europe/Paris</TimeZoneId>\
+               <Properties><Region>EU</Region></Properties></Tenant>";
+    let response = app
+        .admin
+        .request(Method::POST, "/V2/1000")
+        .header("content-type", "application/xml")
+        .body(xml)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let created: Value = response.json().await.unwrap();
+    assert_eq!(created["Description"], "From XML");
+    assert_eq!(created["Properties"]["Region"], "EU");
+    let code = created["TenantCode"].as_str().unwrap();
+    // XML out, XML back in: the same record.
+    let (_, out) = get_as(&app, &format!("/V2/{code}"), "application/xml").await;
+    let put = app
+        .admin
+        .request(Method::PUT, &format!("/V2/{code}"))
+        .header("content-type", "text/xml")
+        .body(out)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(put.status(), StatusCode::OK);
+    let after = app.admin.get_json(&format!("/V2/{code}")).await;
+    assert_eq!(after["Description"], "From XML");
+    assert_eq!(after["TimeZoneId"], "Europe/Paris");
+    assert_eq!(after["Properties"], json!({"Region": "EU"}));
+
+    let text = app
+        .admin
+        .request(Method::POST, "/V2/1000")
+        .header("content-type", "text/plain")
+        .body(r#"{"Description":"From text"}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(text.status(), StatusCode::OK);
+    let broken = app
+        .admin
+        .request(Method::POST, "/V2/1000")
+        .header("content-type", "application/xml")
+        .body("<Tenant><Description>oops</Tenant>")
+        .send()
+        .await
+        .unwrap();
+    assert_problem(broken, 400, "malformed_xml").await;
+    assert_eq!(
+        app.admin
+            .get_json("/V2/1000/tenants")
+            .await
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+}
+
+async fn ieee754_parameter_is_echoed(app: TestApp) {
+    let response = app
+        .admin
+        .request(Method::GET, "/V2/1000")
+        .header("accept", "application/json;IEEE754Compatible=true")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        response.headers()["content-type"],
+        "application/json; IEEE754Compatible=true"
+    );
+    let plain = app.admin.get("/V2/1000").await;
+    assert_eq!(plain.headers()["content-type"], "application/json");
+}
