@@ -51,6 +51,8 @@ macro_rules! backend_tests {
 pub struct TestApp {
     pub base: String,
     pub admin: Client,
+    /// Which database this app runs on (for backend-specific assertions).
+    #[allow(dead_code)]
     pub backend: Backend,
     temp_dir: Option<PathBuf>,
 }
