@@ -8,17 +8,23 @@
 //! and DOUBLE PRECISION. Timestamps are RFC 3339 UTC text. Record bodies that no query
 //! filters on are stored as a JSON document (`doc`), next to the columns that are queried.
 
+mod cache;
 mod groups;
 mod settings;
 mod tenants;
 mod users;
 
+use std::collections::HashMap;
 use std::str::FromStr;
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use jiff::Timestamp;
 use sqlx::any::{AnyPoolOptions, AnyRow};
 use sqlx::{AnyPool, Row};
+
+use crate::domain::tenant::{Tenant, TenantNode};
+use cache::RecordCache;
 
 pub use tenants::TenantDeletion;
 pub use users::{Credentials, LoginFailure, NewUser, StoredUser, UserListScope};
@@ -33,12 +39,23 @@ pub enum StoreError {
     #[error("precondition failed")]
     PreconditionFailed,
     #[error("database error: {0}")]
-    Database(#[from] sqlx::Error),
+    Database(sqlx::Error),
     #[error("corrupt record: {0}")]
     Corrupt(String),
 }
 
 pub type StoreResult<T> = Result<T, StoreError>;
+
+impl From<sqlx::Error> for StoreError {
+    fn from(err: sqlx::Error) -> Self {
+        match &err {
+            // A row that refers to something deleted meanwhile (e.g. a tenant removed by
+            // another process): the thing it names is gone.
+            sqlx::Error::Database(db) if db.is_foreign_key_violation() => StoreError::NotFound,
+            _ => StoreError::Database(err),
+        }
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
@@ -65,6 +82,14 @@ impl Backend {
 pub struct Store {
     pool: AnyPool,
     backend: Backend,
+    /// Where each tenant sits in the hierarchy. A tenant's code, parent and path never
+    /// change after creation, so entries stay valid until the tenant is deleted (then they
+    /// are dropped here; another process's stale entry only leads to empty results or a
+    /// foreign-key refusal, mapped to not found).
+    tenant_nodes: Arc<RwLock<HashMap<String, TenantNode>>>,
+    /// Read caches (SQLite only; see `cache.rs`).
+    tenants: Arc<RecordCache<String, Tenant>>,
+    users: Arc<RecordCache<i64, StoredUser>>,
 }
 
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");
@@ -105,7 +130,14 @@ impl Store {
             .connect(url)
             .await
             .map_err(|e| anyhow::anyhow!("cannot open database: {e}"))?;
-        Ok(Self { pool, backend })
+        let single_writer = backend == Backend::Sqlite;
+        Ok(Self {
+            pool,
+            backend,
+            tenant_nodes: Arc::default(),
+            tenants: Arc::new(RecordCache::new(single_writer)),
+            users: Arc::new(RecordCache::new(single_writer)),
+        })
     }
 
     pub fn backend(&self) -> Backend {
@@ -172,7 +204,7 @@ fn conflict_on_duplicate(err: sqlx::Error, what: &str) -> StoreError {
         sqlx::Error::Database(db) if db.is_unique_violation() => {
             StoreError::Conflict(format!("{what} already exists"))
         }
-        _ => StoreError::Database(err),
+        _ => StoreError::from(err),
     }
 }
 

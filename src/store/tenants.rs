@@ -37,20 +37,42 @@ fn node_from_row(row: &AnyRow) -> StoreResult<TenantNode> {
 
 impl Store {
     pub async fn tenant_node(&self, code: &str) -> StoreResult<Option<TenantNode>> {
+        if let Some(node) = self
+            .tenant_nodes
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(code)
+        {
+            return Ok(Some(node.clone()));
+        }
         let row = sqlx::query("SELECT code, parent_code, path FROM tenants WHERE code = $1")
             .bind(code)
             .fetch_optional(&self.pool)
             .await?;
-        row.as_ref().map(node_from_row).transpose()
+        let node = row.as_ref().map(node_from_row).transpose()?;
+        if let Some(node) = &node {
+            self.tenant_nodes
+                .write()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(node.code.clone(), node.clone());
+        }
+        Ok(node)
     }
 
     pub async fn get_tenant(&self, code: &str) -> StoreResult<Option<Tenant>> {
+        if let Some(tenant) = self.tenants.get(&code.to_string()) {
+            return Ok(Some(tenant));
+        }
         let sql = format!("SELECT {TENANT_COLUMNS} FROM tenants WHERE code = $1");
         let row = sqlx::query(&sql)
             .bind(code)
             .fetch_optional(&self.pool)
             .await?;
-        row.as_ref().map(tenant_from_row).transpose()
+        let tenant = row.as_ref().map(tenant_from_row).transpose()?;
+        if let Some(t) = &tenant {
+            self.tenants.put(code.to_string(), t.clone());
+        }
+        Ok(tenant)
     }
 
     pub async fn list_subtenants(&self, parent_code: &str) -> StoreResult<Vec<Tenant>> {
@@ -131,6 +153,7 @@ impl Store {
             .await?;
         let updated = tenant_from_row(&row)?;
         tx.commit().await?;
+        self.tenants.put(code.to_string(), updated.clone());
         Ok(updated)
     }
 
@@ -160,6 +183,13 @@ impl Store {
             .execute(&mut *tx)
             .await?;
         tx.commit().await?;
+        self.tenant_nodes
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(code);
+        self.tenants.remove(&code.to_string());
+        // Its users went with it (cascade).
+        self.users.clear();
         Ok(TenantDeletion::Deleted)
     }
 }

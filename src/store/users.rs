@@ -172,6 +172,14 @@ impl Store {
         user: &UserRef,
         with_photo: bool,
     ) -> StoreResult<Option<StoredUser>> {
+        let cacheable = !with_photo && matches!(user, UserRef::Id(_));
+        if cacheable
+            && let UserRef::Id(id) = user
+            && let Some(hit) = self.users.get(id)
+        {
+            let same_tenant = hit.user.tenant_code.as_deref() == Some(tenant_code);
+            return Ok(same_tenant.then_some(hit));
+        }
         let (filter, key) = user_filter(user);
         let sql = format!(
             "SELECT {} FROM users u WHERE u.tenant_code = $1 AND {filter}",
@@ -183,7 +191,11 @@ impl Store {
             UserKey::Name(name) => query.bind(name),
         };
         let row = query.fetch_optional(&self.pool).await?;
-        row.map(|r| user_from_row(&r, with_photo)).transpose()
+        let found = row.map(|r| user_from_row(&r, with_photo)).transpose()?;
+        if cacheable && let Some(u) = &found {
+            self.users.put(u.id, u.clone());
+        }
+        Ok(found)
     }
 
     /// Whether a user with this id lives in the subtree rooted at `tenant_path`.
@@ -272,6 +284,7 @@ impl Store {
         .await
         .map_err(|e| conflict_on_duplicate(e, "a user with this Username"))?;
         tx.commit().await?;
+        self.users.remove(&id);
         Ok(())
     }
 
@@ -294,6 +307,7 @@ impl Store {
             .execute(&mut *tx)
             .await?;
         tx.commit().await?;
+        self.users.remove(&id);
         Ok(())
     }
 
@@ -356,6 +370,7 @@ impl Store {
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;
+        self.users.remove(&id);
         Ok(LoginFailure { state })
     }
 
@@ -367,6 +382,7 @@ impl Store {
         .bind(id)
         .execute(&self.pool)
         .await?;
+        self.users.remove(&id);
         Ok(())
     }
 
