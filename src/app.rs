@@ -10,6 +10,7 @@ use crate::auth::{AuthConfig, Authenticator, hash_password};
 use crate::domain::tenant::{ROOT_TENANT_CODE, Tenant};
 use crate::domain::user::User;
 use crate::http::paging::TokenSigner;
+use crate::http::rate_limit::RateLimit;
 use crate::http::{self, AppState, BodyLimits};
 use crate::store::{NewUser, Store};
 
@@ -117,6 +118,7 @@ fn generate_password() -> String {
 pub struct AppConfig {
     pub limits: BodyLimits,
     pub auth: AuthConfig,
+    pub rate_limit: RateLimit,
 }
 
 pub async fn build_router(store: Store, config: AppConfig) -> anyhow::Result<axum::Router> {
@@ -126,7 +128,7 @@ pub async fn build_router(store: Store, config: AppConfig) -> anyhow::Result<axu
         paging: Arc::new(TokenSigner::new(&secret)),
         store,
     };
-    Ok(http::router(state, config.limits))
+    Ok(http::router(state, config.limits, config.rate_limit))
 }
 
 /// Serves until `shutdown` resolves, then finishes in-flight requests.
@@ -135,7 +137,8 @@ pub async fn serve(
     router: axum::Router,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
-    axum::serve(listener, router)
+    let service = router.into_make_service_with_connect_info::<std::net::SocketAddr>();
+    axum::serve(listener, service)
         .with_graceful_shutdown(shutdown)
         .await?;
     Ok(())

@@ -102,6 +102,12 @@ pub struct ServeArgs {
     /// How long verified credentials are cached, in seconds (0 disables the cache).
     #[arg(long, env = "SAFETRACK_CREDENTIAL_CACHE_SECONDS", default_value_t = 60)]
     pub credential_cache_seconds: u64,
+    /// Requests per second each client address may make to /V2 (0: no limit).
+    #[arg(long, env = "SAFETRACK_RATE_LIMIT_PER_SECOND", default_value_t = 0)]
+    pub rate_limit_per_second: u32,
+    /// Requests a client may make at once above the sustained rate.
+    #[arg(long, env = "SAFETRACK_RATE_LIMIT_BURST", default_value_t = 100)]
+    pub rate_limit_burst: u32,
     /// Log format.
     #[arg(long, env = "SAFETRACK_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,

@@ -74,6 +74,10 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             ..BodyLimits::default()
         },
         auth: app::auth_config(&args),
+        rate_limit: safetrack::http::rate_limit::RateLimit {
+            per_second: args.rate_limit_per_second,
+            burst: args.rate_limit_burst,
+        },
     };
     let router = app::build_router(store.clone(), config).await?;
     let listener = tokio::net::TcpListener::bind(args.listen).await?;

@@ -13,6 +13,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(healthz))
         .routes(routes!(readyz))
+        .routes(routes!(super::metrics::metrics))
 }
 
 /// The process is up.

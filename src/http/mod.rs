@@ -5,11 +5,13 @@ pub mod csv_out;
 pub mod error;
 pub mod extract;
 mod health;
+pub mod metrics;
 pub mod negotiate;
 pub mod openapi;
 pub mod paging;
 mod patch;
 mod profiles;
+pub mod rate_limit;
 pub mod request_context;
 mod tenants;
 mod users;
@@ -57,7 +59,10 @@ pub struct AppState {
 }
 
 /// Every route with its OpenAPI description. The /V2 routes get content negotiation.
-fn routes(limits: BodyLimits) -> (Router<AppState>, utoipa::openapi::OpenApi) {
+fn routes(
+    limits: BodyLimits,
+    limiter: Option<rate_limit::ClientLimiter>,
+) -> (Router<AppState>, utoipa::openapi::OpenApi) {
     let (v2, mut api) = OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
         .merge(tenants::router())
         .merge(users::router().layer(DefaultBodyLimit::max(limits.users)))
@@ -65,19 +70,26 @@ fn routes(limits: BodyLimits) -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .split_for_parts();
     let (operations, operations_api) = health::router().split_for_parts();
     api.merge(operations_api);
-    let v2 = v2
+    let mut v2 = v2
         .layer(middleware::from_fn(negotiate::negotiate))
         .layer(DefaultBodyLimit::max(limits.default));
+    if let Some(limiter) = limiter {
+        v2 = v2.layer(middleware::from_fn_with_state(
+            limiter,
+            rate_limit::rate_limit,
+        ));
+    }
     (v2.merge(operations), api)
 }
 
 /// The OpenAPI document (what `/openapi.json` serves and `safetrack openapi` prints).
 pub fn openapi_document() -> utoipa::openapi::OpenApi {
-    routes(BodyLimits::default()).1
+    routes(BodyLimits::default(), None).1
 }
 
-pub fn router(state: AppState, limits: BodyLimits) -> Router {
-    let (routes, api) = routes(limits);
+pub fn router(state: AppState, limits: BodyLimits, rate_limit: rate_limit::RateLimit) -> Router {
+    metrics::init();
+    let (routes, api) = routes(limits, rate_limit::ClientLimiter::new(rate_limit));
     routes
         .merge(SwaggerUi::new("/docs").url("/openapi.json", api))
         .fallback(|| async { ApiError::NotFound })

@@ -43,6 +43,11 @@ pub async fn request_context(request: Request, next: Next) -> Response {
     if let Ok(v) = HeaderValue::from_str(&id) {
         response.headers_mut().insert(REQUEST_ID_HEADER, v);
     }
+    super::metrics::record_request(
+        method.as_str(),
+        response.status().as_u16(),
+        started.elapsed().as_secs_f64(),
+    );
     tracing::info!(
         request_id = %id,
         method = %method,

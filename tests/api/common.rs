@@ -108,9 +108,7 @@ pub async fn spawn_app_with(backend: Backend, config: AppConfig) -> Option<TestA
         .await
         .expect("bind");
     let base = format!("http://{}", listener.local_addr().expect("addr"));
-    tokio::spawn(async move {
-        axum::serve(listener, router).await.expect("serve");
-    });
+    tokio::spawn(app::serve(listener, router, std::future::pending()));
     Some(TestApp {
         admin: Client::new(&base, Some((ADMIN_EMAIL, ADMIN_PASSWORD))),
         base,

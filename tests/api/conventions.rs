@@ -16,6 +16,7 @@ backend_tests!(
     responses_are_negotiated,
     xml_and_text_inputs_round_trip,
     ieee754_parameter_is_echoed,
+    metrics_are_exported,
 );
 
 async fn unknown_routes_and_methods_are_problems(app: TestApp) {
@@ -286,4 +287,45 @@ async fn ieee754_parameter_is_echoed(app: TestApp) {
     );
     let plain = app.admin.get("/V2/1000").await;
     assert_eq!(plain.headers()["content-type"], "application/json");
+}
+
+async fn metrics_are_exported(app: TestApp) {
+    assert_eq!(app.admin.get("/V2/1000").await.status(), StatusCode::OK);
+    let response = app.anonymous().get("/metrics").await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let text = response.text().await.unwrap();
+    assert!(text.contains("safetrack_http_requests_total"), "{text}");
+    assert!(text.contains("safetrack_http_request_duration_seconds"));
+}
+
+/// With a limit configured, a client over it gets 429 with Retry-After.
+#[tokio::test]
+async fn rate_limit_answers_429_with_retry_after() {
+    use safetrack::app::AppConfig;
+    use safetrack::http::rate_limit::RateLimit;
+    let config = AppConfig {
+        rate_limit: RateLimit {
+            per_second: 1,
+            burst: 2,
+        },
+        ..AppConfig::default()
+    };
+    let app = crate::common::spawn_app_with(crate::common::Backend::Sqlite, config)
+        .await
+        .unwrap();
+    assert_eq!(app.admin.get("/V2/1000").await.status(), StatusCode::OK);
+    assert_eq!(app.admin.get("/V2/1000").await.status(), StatusCode::OK);
+    let limited = app.admin.get("/V2/1000").await;
+    let retry_after: u64 = limited.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(retry_after >= 1);
+    assert_problem(limited, 429, "rate_limited").await;
+    // Operational endpoints are not limited.
+    assert_eq!(
+        app.anonymous().get("/healthz").await.status(),
+        StatusCode::OK
+    );
 }

@@ -1,0 +1,36 @@
+//! Prometheus metrics: request counts and latencies, rendered at `GET /metrics`.
+
+use std::sync::OnceLock;
+
+use axum::http::header;
+use axum::response::IntoResponse;
+use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+
+/// The process-wide recorder (a process can install only one; tests start many apps).
+fn handle() -> Option<&'static PrometheusHandle> {
+    static HANDLE: OnceLock<Option<PrometheusHandle>> = OnceLock::new();
+    HANDLE
+        .get_or_init(|| PrometheusBuilder::new().install_recorder().ok())
+        .as_ref()
+}
+
+/// Installs the recorder; call once at start-up.
+pub fn init() {
+    let _ = handle();
+}
+
+pub fn record_request(method: &str, status: u16, seconds: f64) {
+    let status_class = format!("{}xx", status / 100);
+    metrics::counter!("safetrack_http_requests_total", "method" => method.to_string(), "status" => status_class.clone())
+        .increment(1);
+    metrics::histogram!("safetrack_http_request_duration_seconds", "method" => method.to_string(), "status" => status_class)
+        .record(seconds);
+}
+
+/// Prometheus text exposition.
+#[utoipa::path(get, path = "/metrics", tag = "Operations", security(()),
+    responses((status = 200, body = String, content_type = "text/plain")))]
+pub async fn metrics() -> impl IntoResponse {
+    let body = handle().map(|h| h.render()).unwrap_or_default();
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], body)
+}
