@@ -1,6 +1,8 @@
 //! The domain: records, validation rules, roles. No HTTP, no SQL.
 
 pub mod access;
+pub mod external_link;
+pub mod geofence;
 pub mod lockout;
 pub mod password;
 pub mod profile;
@@ -9,3 +11,4 @@ pub mod tenant;
 pub mod time;
 pub mod user;
 pub mod validation;
+pub mod webhook;
