@@ -119,6 +119,8 @@ pub struct AppConfig {
     pub limits: BodyLimits,
     pub auth: AuthConfig,
     pub rate_limit: RateLimit,
+    /// Accept webhook URLs on loopback/private addresses (`--allow-private-webhooks`).
+    pub allow_private_webhooks: bool,
 }
 
 pub async fn build_router(store: Store, config: AppConfig) -> anyhow::Result<axum::Router> {
@@ -126,6 +128,7 @@ pub async fn build_router(store: Store, config: AppConfig) -> anyhow::Result<axu
     let state = AppState {
         auth: Arc::new(Authenticator::new(store.clone(), config.auth, &secret)),
         paging: Arc::new(TokenSigner::new(&secret)),
+        allow_private_webhooks: config.allow_private_webhooks,
         store,
     };
     Ok(http::router(state, config.limits, config.rate_limit))

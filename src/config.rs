@@ -108,6 +108,10 @@ pub struct ServeArgs {
     /// Requests a client may make at once above the sustained rate.
     #[arg(long, env = "SAFETRACK_RATE_LIMIT_BURST", default_value_t = 100)]
     pub rate_limit_burst: u32,
+    /// Allow webhook URLs on loopback, private, link-local or unspecified addresses
+    /// (and `localhost`). Off by default: webhooks must not reach the server's own network.
+    #[arg(long, env = "SAFETRACK_ALLOW_PRIVATE_WEBHOOKS")]
+    pub allow_private_webhooks: bool,
     /// Log format.
     #[arg(long, env = "SAFETRACK_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,

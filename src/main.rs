@@ -78,6 +78,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             per_second: args.rate_limit_per_second,
             burst: args.rate_limit_burst,
         },
+        allow_private_webhooks: args.allow_private_webhooks,
     };
     let router = app::build_router(store.clone(), config).await?;
     let listener = tokio::net::TcpListener::bind(args.listen).await?;

@@ -3,7 +3,9 @@
 
 pub mod csv_out;
 pub mod error;
+mod external_links;
 pub mod extract;
+mod geofences;
 mod health;
 pub mod metrics;
 pub mod negotiate;
@@ -15,6 +17,7 @@ pub mod rate_limit;
 pub mod request_context;
 mod tenants;
 mod users;
+mod webhooks;
 pub mod xml;
 
 use std::sync::Arc;
@@ -56,6 +59,8 @@ pub struct AppState {
     pub store: Store,
     pub auth: Arc<Authenticator>,
     pub paging: Arc<TokenSigner>,
+    /// Webhook URLs may point at loopback/private addresses (operator's choice).
+    pub allow_private_webhooks: bool,
 }
 
 /// Every route with its OpenAPI description. The /V2 routes get content negotiation.
@@ -67,6 +72,9 @@ fn routes(
         .merge(tenants::router())
         .merge(users::router().layer(DefaultBodyLimit::max(limits.users)))
         .merge(profiles::router().layer(DefaultBodyLimit::max(limits.users)))
+        .merge(geofences::router())
+        .merge(webhooks::router())
+        .merge(external_links::router())
         .split_for_parts();
     let (operations, operations_api) = health::router().split_for_parts();
     api.merge(operations_api);

@@ -22,6 +22,11 @@ use super::error::{Problem, ProblemField};
         (name = "Tenants", description = "Tenants and the tenant hierarchy"),
         (name = "Users", description = "User accounts"),
         (name = "User profiles", description = "Personal details and emergency contacts"),
+        (name = "Geofences", description = "Circle, polygon and polyline geofences; \
+            AppliesToSubtenants shares one read-only with every descendant tenant"),
+        (name = "Webhooks", description = "Where and how changes are POSTed to the \
+            tenant's own systems"),
+        (name = "External links", description = "Links a tenant shows its users"),
         (name = "Operations", description = "Health and readiness"),
     )
 )]

@@ -9,10 +9,13 @@
 //! filters on are stored as a JSON document (`doc`), next to the columns that are queried.
 
 mod cache;
+mod external_links;
+mod geofences;
 mod groups;
 mod settings;
 mod tenants;
 mod users;
+mod webhooks;
 
 use std::collections::HashMap;
 use std::str::FromStr;
@@ -26,6 +29,7 @@ use sqlx::{AnyPool, Row};
 use crate::domain::tenant::{Tenant, TenantNode};
 use cache::RecordCache;
 
+pub use geofences::StoredGeofence;
 pub use tenants::TenantDeletion;
 pub use users::{Credentials, LoginFailure, NewUser, StoredUser, UserListScope};
 

@@ -1,0 +1,77 @@
+//! Webhook settings: `/V2/{tenantVarCode}/webhooks`.
+
+use axum::extract::State;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::error::{ApiResult, Problem};
+use super::extract::{IfMatch, TenantScope};
+use super::negotiate::{Body, NoContent, Record, Representable};
+use super::{AppState, TenantParam};
+use crate::domain::access::Permission;
+use crate::domain::webhook::WebhookSettings;
+
+impl Representable for WebhookSettings {
+    const NAME: &'static str = "WebhookSettings";
+    fn etag(&self) -> Option<&str> {
+        self.etag.as_deref()
+    }
+}
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(get_webhooks, put_webhooks))
+}
+
+/// Get the tenant's webhook settings (`Urls: []` when none were saved). `Password` is
+/// always null. Needs the ManageConfiguration permission: webhook URLs often carry
+/// secrets of their own (tokens in the path or query).
+#[utoipa::path(get, path = "/V2/{tenantVarCode}/webhooks", tag = "Webhooks",
+    params(TenantParam),
+    responses((status = 200, body = WebhookSettings), (status = 403, body = Problem),
+        (status = 404, body = Problem)))]
+async fn get_webhooks(
+    scope: TenantScope,
+    State(app): State<AppState>,
+) -> ApiResult<Record<WebhookSettings>> {
+    scope.require(Permission::ManageConfiguration)?;
+    let settings = app
+        .store
+        .get_webhooks(scope.code())
+        .await?
+        .unwrap_or_else(|| WebhookSettings {
+            authentication: Some("None".into()),
+            ..Default::default()
+        });
+    Ok(Record(settings.public()))
+}
+
+/// Replace the tenant's webhook settings. At most 10 URLs, no duplicates; each an
+/// absolute http(s) URL, and (unless the server runs with `--allow-private-webhooks`)
+/// not a loopback, private, link-local or unspecified IP literal nor `localhost`.
+/// `Authentication`: `None` (or null; stored credentials are dropped), `Basic` (needs
+/// `Username` and `Password`), `Bearer` (`Password` is the token), `HmacSha256`
+/// (`Password` is the key, at least 16 characters). A null `Password` keeps the stored
+/// one, which must then satisfy the new type. `If-Match` is honoured (412).
+#[utoipa::path(put, path = "/V2/{tenantVarCode}/webhooks", tag = "Webhooks",
+    params(TenantParam), request_body = WebhookSettings,
+    responses((status = 200, description = "Saved"), (status = 400, body = Problem),
+        (status = 403, body = Problem), (status = 404, body = Problem),
+        (status = 412, body = Problem)))]
+async fn put_webhooks(
+    scope: TenantScope,
+    State(app): State<AppState>,
+    IfMatch(if_match): IfMatch,
+    Body(incoming): Body<WebhookSettings>,
+) -> ApiResult<NoContent> {
+    scope.require(Permission::ManageConfiguration)?;
+    let current = app.store.get_webhooks(scope.code()).await?;
+    let stored_password = current.as_ref().and_then(|c| c.password.as_deref());
+    let settings = incoming.validated(stored_password, app.allow_private_webhooks)?;
+    // Without If-Match, still refuse to save if the settings (and so the kept secret)
+    // changed between our read and our write.
+    let expected = if_match.or_else(|| current.and_then(|c| c.etag));
+    app.store
+        .put_webhooks(scope.code(), &settings, expected.as_deref())
+        .await?;
+    Ok(NoContent)
+}

@@ -1,0 +1,71 @@
+//! External links of a tenant.
+
+use sqlx::Row;
+use sqlx::any::AnyRow;
+
+use super::{Store, StoreError, StoreResult, from_doc, time_text, to_doc};
+use crate::domain::external_link::ExternalLink;
+use crate::domain::time::now;
+
+fn link_from_row(row: &AnyRow) -> StoreResult<ExternalLink> {
+    let id: i64 = row.try_get("id")?;
+    let mut link: ExternalLink = from_doc(row, "doc")?;
+    link.link_id = Some(id.to_string());
+    Ok(link)
+}
+
+impl Store {
+    /// The tenant's links by `Order`, then id.
+    pub async fn list_external_links(&self, tenant_code: &str) -> StoreResult<Vec<ExternalLink>> {
+        let rows = sqlx::query(
+            "SELECT id, doc FROM external_links WHERE tenant_code = $1 ORDER BY sort_order, id",
+        )
+        .bind(tenant_code)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(link_from_row).collect()
+    }
+
+    pub async fn get_external_link(
+        &self,
+        tenant_code: &str,
+        id: i64,
+    ) -> StoreResult<Option<ExternalLink>> {
+        let row = sqlx::query("SELECT id, doc FROM external_links WHERE tenant_code = $1 AND id = $2")
+            .bind(tenant_code)
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(link_from_row).transpose()
+    }
+
+    pub async fn create_external_link(
+        &self,
+        tenant_code: &str,
+        link: &ExternalLink,
+    ) -> StoreResult<i64> {
+        let row = sqlx::query(
+            "INSERT INTO external_links (tenant_code, sort_order, doc, updated_at)
+             VALUES ($1, $2, $3, $4) RETURNING id",
+        )
+        .bind(tenant_code)
+        .bind(i64::from(link.order.unwrap_or_default()))
+        .bind(to_doc(link)?)
+        .bind(time_text(now()))
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(row.try_get("id")?)
+    }
+
+    pub async fn delete_external_link(&self, tenant_code: &str, id: i64) -> StoreResult<()> {
+        let result = sqlx::query("DELETE FROM external_links WHERE tenant_code = $1 AND id = $2")
+            .bind(tenant_code)
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+        if result.rows_affected() == 0 {
+            return Err(StoreError::NotFound);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,165 @@
+//! Geofences. A tenant sees its own geofences and those of its ancestors marked
+//! `AppliesToSubtenants`; only the owning tenant changes them.
+
+use sqlx::Row;
+use sqlx::any::AnyRow;
+
+use super::{
+    Store, StoreError, StoreResult, check_etag, conflict_on_duplicate, from_doc, new_etag,
+    parse_time, time_text, to_doc,
+};
+use crate::domain::geofence::Geofence;
+use crate::domain::time::now;
+
+/// A geofence with the tenant that owns it.
+#[derive(Debug, Clone)]
+pub struct StoredGeofence {
+    pub id: i64,
+    pub tenant_code: String,
+    pub geofence: Geofence,
+}
+
+const COLUMNS: &str = "g.id, g.tenant_code, g.doc, g.etag, g.updated_at";
+
+/// Geofences visible from tenant `$1` whose path is `$2`: its own, and inherited ones
+/// owned by a tenant whose path is a prefix of `$2` (an ancestor).
+const VISIBLE: &str = "FROM geofences g JOIN tenants o ON o.code = g.tenant_code
+     WHERE (g.tenant_code = $1 OR (g.applies_to_subtenants = 1 AND $2 LIKE o.path || '%'))";
+
+const DUPLICATE: &str = "a geofence with this Name in this tenant";
+
+fn geofence_from_row(row: &AnyRow) -> StoreResult<StoredGeofence> {
+    let id: i64 = row.try_get("id")?;
+    let mut geofence: Geofence = from_doc(row, "doc")?;
+    geofence.geofence_id = Some(id.to_string());
+    geofence.etag = Some(row.try_get("etag")?);
+    geofence.timestamp = parse_time(row.try_get("updated_at")?)?;
+    Ok(StoredGeofence {
+        id,
+        tenant_code: row.try_get("tenant_code")?,
+        geofence,
+    })
+}
+
+fn name_key(geofence: &Geofence) -> String {
+    geofence
+        .name
+        .as_deref()
+        .unwrap_or_default()
+        .trim()
+        .to_lowercase()
+}
+
+impl Store {
+    /// Every geofence visible from the tenant (see `VISIBLE`), in id order.
+    pub async fn list_geofences(
+        &self,
+        tenant_code: &str,
+        tenant_path: &str,
+    ) -> StoreResult<Vec<StoredGeofence>> {
+        let sql = format!("SELECT {COLUMNS} {VISIBLE} ORDER BY g.id");
+        let rows = sqlx::query(&sql)
+            .bind(tenant_code)
+            .bind(tenant_path)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(geofence_from_row).collect()
+    }
+
+    /// One geofence, if visible from the tenant.
+    pub async fn get_geofence(
+        &self,
+        tenant_code: &str,
+        tenant_path: &str,
+        id: i64,
+    ) -> StoreResult<Option<StoredGeofence>> {
+        let sql = format!("SELECT {COLUMNS} {VISIBLE} AND g.id = $3");
+        let row = sqlx::query(&sql)
+            .bind(tenant_code)
+            .bind(tenant_path)
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(geofence_from_row).transpose()
+    }
+
+    /// Inserts a validated geofence; `Conflict` when the tenant already has the name.
+    pub async fn create_geofence(&self, tenant_code: &str, geofence: &Geofence) -> StoreResult<i64> {
+        let row = sqlx::query(
+            "INSERT INTO geofences (tenant_code, name, name_key, geofence_type,
+                applies_to_subtenants, doc, etag, updated_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
+        )
+        .bind(tenant_code)
+        .bind(geofence.name.clone().unwrap_or_default())
+        .bind(name_key(geofence))
+        .bind(geofence.geofence_type.clone().unwrap_or_default())
+        .bind(geofence.applies_to_subtenants as i64)
+        .bind(to_doc(geofence)?)
+        .bind(new_etag())
+        .bind(time_text(now()))
+        .fetch_one(&self.pool)
+        .await
+        .map_err(|e| conflict_on_duplicate(e, DUPLICATE))?;
+        Ok(row.try_get("id")?)
+    }
+
+    /// Replaces a geofence owned by the tenant.
+    pub async fn update_geofence(
+        &self,
+        tenant_code: &str,
+        id: i64,
+        geofence: &Geofence,
+        if_match: Option<&str>,
+    ) -> StoreResult<()> {
+        let mut tx = self.begin_write().await?;
+        let row = sqlx::query("SELECT etag FROM geofences WHERE id = $1 AND tenant_code = $2")
+            .bind(id)
+            .bind(tenant_code)
+            .fetch_optional(&mut *tx)
+            .await?
+            .ok_or(StoreError::NotFound)?;
+        check_etag(&row.try_get::<String, _>("etag")?, if_match)?;
+        sqlx::query(
+            "UPDATE geofences SET name = $1, name_key = $2, geofence_type = $3,
+                applies_to_subtenants = $4, doc = $5, etag = $6, updated_at = $7
+             WHERE id = $8",
+        )
+        .bind(geofence.name.clone().unwrap_or_default())
+        .bind(name_key(geofence))
+        .bind(geofence.geofence_type.clone().unwrap_or_default())
+        .bind(geofence.applies_to_subtenants as i64)
+        .bind(to_doc(geofence)?)
+        .bind(new_etag())
+        .bind(time_text(now()))
+        .bind(id)
+        .execute(&mut *tx)
+        .await
+        .map_err(|e| conflict_on_duplicate(e, DUPLICATE))?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Deletes a geofence owned by the tenant.
+    pub async fn delete_geofence(
+        &self,
+        tenant_code: &str,
+        id: i64,
+        if_match: Option<&str>,
+    ) -> StoreResult<()> {
+        let mut tx = self.begin_write().await?;
+        let row = sqlx::query("SELECT etag FROM geofences WHERE id = $1 AND tenant_code = $2")
+            .bind(id)
+            .bind(tenant_code)
+            .fetch_optional(&mut *tx)
+            .await?
+            .ok_or(StoreError::NotFound)?;
+        check_etag(&row.try_get::<String, _>("etag")?, if_match)?;
+        sqlx::query("DELETE FROM geofences WHERE id = $1")
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,68 @@
+//! Webhook settings: one row per tenant that saved some.
+
+use sqlx::Row;
+
+use super::{
+    Store, StoreError, StoreResult, check_etag, from_doc, new_etag, time_text, to_doc,
+};
+use crate::domain::time::now;
+use crate::domain::webhook::WebhookSettings;
+
+impl Store {
+    /// The tenant's settings including the stored secret, or `None` if never saved.
+    pub async fn get_webhooks(&self, tenant_code: &str) -> StoreResult<Option<WebhookSettings>> {
+        let row = sqlx::query(
+            "SELECT doc, password, etag FROM webhook_settings WHERE tenant_code = $1",
+        )
+        .bind(tenant_code)
+        .fetch_optional(&self.pool)
+        .await?;
+        let Some(row) = row else { return Ok(None) };
+        let mut settings: WebhookSettings = from_doc(&row, "doc")?;
+        settings.password = row.try_get("password")?;
+        settings.etag = Some(row.try_get("etag")?);
+        Ok(Some(settings))
+    }
+
+    /// Saves validated settings. `expected` is the version the caller's decision was
+    /// based on (`None`: none was stored); anything else stored meanwhile is a
+    /// `PreconditionFailed`, so a kept secret is never one the caller did not see.
+    pub async fn put_webhooks(
+        &self,
+        tenant_code: &str,
+        settings: &WebhookSettings,
+        expected: Option<&str>,
+    ) -> StoreResult<()> {
+        let mut tx = self.begin_write().await?;
+        let row = sqlx::query("SELECT etag FROM webhook_settings WHERE tenant_code = $1")
+            .bind(tenant_code)
+            .fetch_optional(&mut *tx)
+            .await?;
+        match (&row, expected) {
+            (Some(row), _) => check_etag(&row.try_get::<String, _>("etag")?, expected)?,
+            (None, Some(_)) => return Err(StoreError::PreconditionFailed),
+            (None, None) => {}
+        }
+        let doc = WebhookSettings {
+            password: None,
+            etag: None,
+            ..settings.clone()
+        };
+        sqlx::query(
+            "INSERT INTO webhook_settings (tenant_code, doc, password, etag, updated_at)
+             VALUES ($1, $2, $3, $4, $5)
+             ON CONFLICT (tenant_code) DO UPDATE SET doc = excluded.doc,
+                password = excluded.password, etag = excluded.etag,
+                updated_at = excluded.updated_at",
+        )
+        .bind(tenant_code)
+        .bind(to_doc(&doc)?)
+        .bind(settings.password.clone())
+        .bind(new_etag())
+        .bind(time_text(now()))
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+}
