@@ -25,8 +25,9 @@ pub const MAX_CIRCLE_RADIUS_M: f64 = 20_000_000.0;
 pub const MAX_FENCE_WIDTH_M: i64 = 1_000_000;
 pub const TYPES: [&str; 3] = ["circle", "polygon", "polyline"];
 
-/// A position in WGS 84 degrees.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, ToSchema)]
+/// A position in WGS 84 degrees. Only the object form is read: an array such as
+/// `[51.5, -0.12]` is refused, since GeoJSON's `[lon, lat]` order would silently swap.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
 #[serde(rename_all = "PascalCase")]
 pub struct LatLon {
     /// Latitude, -90 to 90.
@@ -80,6 +81,7 @@ pub struct Geofence {
     pub circle_centre: Option<LatLon>,
     /// Polygon rings, each of at least 3 distinct points; an open ring is closed by the
     /// server. Rings must not cross themselves; holes must lie inside the outline.
+    #[serde(default, deserialize_with = "positions_serde::rings")]
     pub polygon_positions: Option<Vec<Vec<LatLon>>>,
     /// At least 2 distinct points. Polyline only.
     pub polyline_positions: Option<Vec<LatLon>>,
@@ -402,6 +404,9 @@ fn describe(problem: &InvalidPolygon) -> (usize, String) {
     };
     (ring, message)
 }
+
+#[path = "geofence_serde.rs"]
+mod positions_serde;
 
 #[cfg(test)]
 #[path = "geofence_tests.rs"]

@@ -3,6 +3,9 @@
 mod auth;
 mod common;
 mod conventions;
+mod external_links;
+mod geofences;
 mod profiles;
 mod tenants;
 mod users;
+mod webhooks;
