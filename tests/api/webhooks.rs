@@ -1,0 +1,263 @@
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+
+use safetrack::app::AppConfig;
+
+use crate::backend_tests;
+use crate::common::{Backend, TestApp, assert_problem, problem_fields, spawn_app_with};
+
+backend_tests!(
+    empty_settings_are_an_empty_object,
+    put_then_get_never_returns_the_password,
+    refused_urls_store_nothing,
+    wrong_types_and_missing_fields_are_refused,
+    credentials_are_checked_per_type,
+    null_password_keeps_the_stored_secret,
+    url_count_and_duplicates,
+    if_match_is_honoured,
+    sibling_404_and_permissions,
+);
+
+const PATH: &str = "/V2/1000/webhooks";
+
+fn url(u: &str) -> Value {
+    json!({"Url": u, "Device": true, "EventNotification": false, "MoMessage": true,
+           "MtMessage": false, "Tenant": false, "User": true})
+}
+
+fn empty() -> Value {
+    json!({"Urls": [], "Authentication": "None", "Username": null, "Password": null})
+}
+
+async fn empty_settings_are_an_empty_object(app: TestApp) {
+    let got = app.admin.get_json(PATH).await;
+    assert_eq!(got, empty());
+    let child = app.create_tenant("1000", "Child").await;
+    assert_eq!(
+        app.admin.get_json(&format!("/V2/{child}/webhooks")).await,
+        empty()
+    );
+}
+
+async fn put_then_get_never_returns_the_password(app: TestApp) {
+    let body = json!({
+        "Urls": [url("https://hooks.example.com/a"), url("http://93.184.216.34:8080/b")],
+        "Authentication": "basic",
+        "Username": "hook-user",
+        "Password": "hook-secret",
+    });
+    let response = app.admin.put(PATH, &body).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let response = app.admin.get(PATH).await;
+    assert!(response.headers().contains_key("etag"));
+    let got: Value = response.json().await.unwrap();
+    assert_eq!(got["Authentication"], "Basic");
+    assert_eq!(got["Username"], "hook-user");
+    assert!(got["Password"].is_null(), "{got}");
+    assert_eq!(got["Urls"], json!([url("https://hooks.example.com/a"), url("http://93.184.216.34:8080/b")]));
+    // Not in XML either.
+    let xml = app
+        .admin
+        .request(Method::GET, PATH)
+        .header("accept", "application/xml")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(!xml.contains("hook-secret"), "{xml}");
+    assert!(xml.contains("<WebhookSettings>"), "{xml}");
+}
+
+/// Non-http(s) URLs and loopback/private literals and localhost: 400 naming the entry.
+async fn refused_urls_store_nothing(app: TestApp) {
+    for bad in [
+        "ftp://example.com/hook",
+        "http://127.0.0.1/hook",
+        "http://10.0.0.1/hook",
+        "http://[::1]:8080/hook",
+        "http://localhost:9000/hook",
+        "https://api.localhost/hook",
+        "http://192.168.1.20/hook",
+        "http://169.254.169.254/latest/meta-data",
+        "http://[::ffff:127.0.0.1]/hook",
+        "http://0.0.0.0/hook",
+        "not a url",
+        "/relative/hook",
+        "https://user:pw@example.com/hook",
+    ] {
+        let body = json!({"Urls": [url("https://ok.example.com/"), url(bad)]});
+        let problem = assert_problem(app.admin.put(PATH, &body).await, 400, "validation_failed").await;
+        assert_eq!(problem_fields(&problem), ["Urls[1].Url"], "{bad}");
+    }
+    assert_eq!(app.admin.get_json(PATH).await, empty());
+}
+
+async fn wrong_types_and_missing_fields_are_refused(app: TestApp) {
+    let cases = [
+        (json!({"Urls": "https://example.com/"}), "Urls"),
+        (json!({"Urls": [{"Url": "https://example.com/", "Device": "yes"}]}), "Urls[0].Device"),
+        (json!({"Urls": [{"Url": 5}]}), "Urls[0].Url"),
+        (json!({"Urls": [{"Device": true}]}), "Urls[0].Url"),
+        (json!({"Urls": [{"Url": ""}]}), "Urls[0].Url"),
+        (json!({"Authentication": 1}), "Authentication"),
+        (json!({"Authentication": "Digest"}), "Authentication"),
+        (json!({"Authentication": "Bearer", "Password": 12345}), "Password"),
+    ];
+    for (body, field) in cases {
+        let problem = assert_problem(app.admin.put(PATH, &body).await, 400, "validation_failed").await;
+        assert_eq!(problem_fields(&problem), [field], "{body}");
+    }
+    assert_eq!(app.admin.get_json(PATH).await, empty());
+}
+
+async fn credentials_are_checked_per_type(app: TestApp) {
+    let cases = [
+        (json!({"Authentication": "Basic"}), vec!["Username", "Password"]),
+        (json!({"Authentication": "Basic", "Username": "u"}), vec!["Password"]),
+        (json!({"Authentication": "Basic", "Password": "p"}), vec!["Username"]),
+        (json!({"Authentication": "Bearer"}), vec!["Password"]),
+        (json!({"Authentication": "HmacSha256"}), vec!["Password"]),
+        (json!({"Authentication": "HmacSha256", "Password": "fifteen-chars!!"}), vec!["Password"]),
+    ];
+    for (body, fields) in cases {
+        let problem = assert_problem(app.admin.put(PATH, &body).await, 400, "validation_failed").await;
+        assert_eq!(problem_fields(&problem), fields, "{body}");
+    }
+    assert_eq!(app.admin.get_json(PATH).await, empty());
+    let ok = json!({"Authentication": "HmacSha256", "Password": "sixteen-chars!!!", "Username": "ignored"});
+    assert_eq!(app.admin.put(PATH, &ok).await.status(), StatusCode::OK);
+    let got = app.admin.get_json(PATH).await;
+    assert_eq!(got["Authentication"], "HmacSha256");
+    assert!(got["Username"].is_null(), "Username is kept only for Basic");
+    assert!(got["Password"].is_null());
+}
+
+async fn null_password_keeps_the_stored_secret(app: TestApp) {
+    let basic = json!({"Urls": [url("https://hooks.example.com/")], "Authentication": "Basic",
+                       "Username": "u", "Password": "short-secret"});
+    assert_eq!(app.admin.put(PATH, &basic).await.status(), StatusCode::OK);
+    // Switching to Bearer with no Password succeeds only because the stored one is kept.
+    let bearer = json!({"Urls": [url("https://hooks.example.com/")], "Authentication": "Bearer",
+                        "Password": null});
+    assert_eq!(app.admin.put(PATH, &bearer).await.status(), StatusCode::OK);
+    let got = app.admin.get_json(PATH).await;
+    assert_eq!(got["Authentication"], "Bearer");
+    assert!(got["Password"].is_null());
+    // The kept secret is checked against the new type: 12 characters is too short a key.
+    let hmac = json!({"Authentication": "HmacSha256"});
+    let problem = assert_problem(app.admin.put(PATH, &hmac).await, 400, "validation_failed").await;
+    assert_eq!(problem_fields(&problem), ["Password"]);
+    assert_eq!(app.admin.get_json(PATH).await["Authentication"], "Bearer");
+    // None drops the stored secret: Bearer then needs a new one.
+    assert_eq!(
+        app.admin.put(PATH, &json!({"Authentication": null})).await.status(),
+        StatusCode::OK
+    );
+    assert_eq!(app.admin.get_json(PATH).await, empty());
+    let problem = assert_problem(app.admin.put(PATH, &bearer).await, 400, "validation_failed").await;
+    assert_eq!(problem_fields(&problem), ["Password"]);
+}
+
+async fn url_count_and_duplicates(app: TestApp) {
+    let eleven: Vec<Value> = (0..11)
+        .map(|i| url(&format!("https://hooks.example.com/{i}")))
+        .collect();
+    let problem = assert_problem(
+        app.admin.put(PATH, &json!({"Urls": eleven})).await,
+        400,
+        "validation_failed",
+    )
+    .await;
+    assert_eq!(problem_fields(&problem), ["Urls"]);
+    let dup = json!({"Urls": [url("https://Hooks.example.com:443/a"), url("https://hooks.example.com/a")]});
+    let problem = assert_problem(app.admin.put(PATH, &dup).await, 400, "validation_failed").await;
+    assert_eq!(problem_fields(&problem), ["Urls[1].Url"]);
+    assert_eq!(app.admin.get_json(PATH).await, empty());
+    let ten = json!({"Urls": (0..10).map(|i| url(&format!("https://hooks.example.com/{i}"))).collect::<Vec<_>>()});
+    assert_eq!(app.admin.put(PATH, &ten).await.status(), StatusCode::OK);
+    assert_eq!(app.admin.get_json(PATH).await["Urls"].as_array().unwrap().len(), 10);
+}
+
+async fn if_match_is_honoured(app: TestApp) {
+    let body = json!({"Urls": [url("https://hooks.example.com/")]});
+    // Nothing stored yet: no version can match.
+    let response = app
+        .admin
+        .request(Method::PUT, PATH)
+        .header("if-match", "\"abc\"")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_problem(response, 412, "precondition_failed").await;
+    assert_eq!(app.admin.put(PATH, &body).await.status(), StatusCode::OK);
+    let etag = app.admin.get(PATH).await.headers()["etag"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    let stale = app
+        .admin
+        .request(Method::PUT, PATH)
+        .header("if-match", "\"stale\"")
+        .json(&json!({"Urls": []}))
+        .send()
+        .await
+        .unwrap();
+    assert_problem(stale, 412, "precondition_failed").await;
+    let ok = app
+        .admin
+        .request(Method::PUT, PATH)
+        .header("if-match", &etag)
+        .json(&json!({"Urls": []}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ok.status(), StatusCode::OK);
+    assert_eq!(app.admin.get_json(PATH).await, empty());
+}
+
+async fn sibling_404_and_permissions(app: TestApp) {
+    let a = app.create_tenant("1000", "A").await;
+    let b = app.create_tenant("1000", "B").await;
+    let body = json!({"Urls": [url("https://a.example.com/")]});
+    let a_path = format!("/V2/{a}/webhooks");
+    assert_eq!(app.admin.put(&a_path, &body).await.status(), StatusCode::OK);
+    let (_, b_admin) = app.create_user(&b, "b@example.com", "Administrator").await;
+    assert_problem(b_admin.get(&a_path).await, 404, "not_found").await;
+    assert_problem(b_admin.put(&a_path, &json!({"Urls": []})).await, 404, "not_found").await;
+    // Each tenant has its own settings.
+    assert_eq!(b_admin.get_json(&format!("/V2/{b}/webhooks")).await, empty());
+
+    let (_, reader) = app.create_user(&a, "reader@example.com", "ReadOnly").await;
+    let (_, user) = app.create_user(&a, "user@example.com", "User").await;
+    for client in [&reader, &user] {
+        assert_problem(client.put(&a_path, &json!({"Urls": []})).await, 403, "forbidden").await;
+        // URLs may hold secrets: reading needs ManageConfiguration too.
+        assert_problem(client.get(&a_path).await, 403, "forbidden").await;
+    }
+    let (_, manager) = app.create_user(&a, "manager@example.com", "Manager").await;
+    assert_eq!(manager.get_json(&a_path).await["Urls"][0]["Url"], "https://a.example.com/");
+}
+
+/// With `--allow-private-webhooks`, loopback and private addresses are accepted.
+#[tokio::test]
+async fn operator_can_allow_private_addresses() {
+    for backend in [Backend::Sqlite, Backend::Postgres] {
+        let config = AppConfig {
+            allow_private_webhooks: true,
+            ..AppConfig::default()
+        };
+        let Some(app) = spawn_app_with(backend, config).await else {
+            continue;
+        };
+        let body = json!({"Urls": [url("http://127.0.0.1:9000/hook"), url("http://10.0.0.1/"),
+                                   url("http://[::1]/"), url("http://localhost/")]});
+        assert_eq!(app.admin.put(PATH, &body).await.status(), StatusCode::OK);
+        assert_eq!(app.admin.get_json(PATH).await["Urls"].as_array().unwrap().len(), 4);
+        // The scheme rule still holds.
+        let ftp = json!({"Urls": [url("ftp://127.0.0.1/")]});
+        assert_problem(app.admin.put(PATH, &ftp).await, 400, "validation_failed").await;
+    }
+}
