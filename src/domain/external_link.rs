@@ -14,10 +14,19 @@ pub const NAME_MAX_CHARS: usize = 200;
 pub struct ExternalLink {
     #[schema(read_only, example = "3")]
     pub link_id: Option<String>,
-    #[schema(required = true, min_length = 1, max_length = 200, example = "Safety handbook")]
+    #[schema(
+        required = true,
+        min_length = 1,
+        max_length = 200,
+        example = "Safety handbook"
+    )]
     pub name: Option<String>,
     /// Absolute http(s) URL (private and intranet addresses are fine here).
-    #[schema(required = true, min_length = 1, example = "https://intranet.example.com/safety")]
+    #[schema(
+        required = true,
+        min_length = 1,
+        example = "https://intranet.example.com/safety"
+    )]
     pub link: Option<String>,
     /// Position in the list; lists are sorted by `Order`, then `LinkId`.
     #[schema(required = true, example = 1)]
@@ -81,7 +90,15 @@ mod tests {
             .map(|e| e.field)
             .collect();
         assert_eq!(fields, ["Name", "Link", "Order"]);
-        assert!(link(Some("a"), Some("not a url"), Some(1)).validated().is_err());
-        assert!(link(Some("a"), Some("javascript:alert(1)"), Some(1)).validated().is_err());
+        assert!(
+            link(Some("a"), Some("not a url"), Some(1))
+                .validated()
+                .is_err()
+        );
+        assert!(
+            link(Some("a"), Some("javascript:alert(1)"), Some(1))
+                .validated()
+                .is_err()
+        );
     }
 }

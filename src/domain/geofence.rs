@@ -320,8 +320,7 @@ impl Geofence {
             .chain(polygon.interiors())
             .enumerate()
         {
-            if !reported.contains(&i) && Polygon::new(ring.clone(), vec![]).unsigned_area() == 0.0
-            {
+            if !reported.contains(&i) && Polygon::new(ring.clone(), vec![]).unsigned_area() == 0.0 {
                 v.add(
                     format!("PolygonPositions[{i}]"),
                     "the ring encloses no area (its points are collinear)",
@@ -351,7 +350,10 @@ fn check_zoom(v: &mut Validator, min: Option<f64>, max: Option<f64>) {
     if let (Some(min), Some(max)) = (min, max)
         && min > max
     {
-        v.add("MinZoom", format!("must not be greater than MaxZoom ({max})"));
+        v.add(
+            "MinZoom",
+            format!("must not be greater than MaxZoom ({max})"),
+        );
     }
 }
 

@@ -60,7 +60,10 @@ fn valid_circle_contains_its_centre_only_within_radius() {
 fn type_is_case_insensitive_and_required() {
     let mut g = circle();
     g.geofence_type = Some("Circle".into());
-    assert_eq!(g.validated().unwrap().0.geofence_type.as_deref(), Some("circle"));
+    assert_eq!(
+        g.validated().unwrap().0.geofence_type.as_deref(),
+        Some("circle")
+    );
     let mut g = circle();
     g.geofence_type = None;
     assert_eq!(fields(g), ["GeofenceType"]);
@@ -176,7 +179,12 @@ fn collinear_polygon_is_refused() {
 
 #[test]
 fn bow_tie_polygon_is_refused() {
-    let g = polygon(vec![vec![p(0.0, 0.0), p(1.0, 1.0), p(1.0, 0.0), p(0.0, 1.0)]]);
+    let g = polygon(vec![vec![
+        p(0.0, 0.0),
+        p(1.0, 1.0),
+        p(1.0, 0.0),
+        p(0.0, 1.0),
+    ]]);
     let errors = g.validated().unwrap_err().0;
     assert_eq!(errors.len(), 1);
     assert_eq!(errors[0].field, "PolygonPositions[0]");
@@ -190,7 +198,10 @@ fn holes_must_lie_inside() {
     assert!(!shape.contains(0.3, 0.3), "inside the hole is outside");
     assert!(shape.contains(0.7, 0.7));
     let outside = vec![p(5.0, 5.0), p(5.0, 6.0), p(6.0, 6.0)];
-    assert_eq!(fields(polygon(vec![square(), outside])), ["PolygonPositions[1]"]);
+    assert_eq!(
+        fields(polygon(vec![square(), outside])),
+        ["PolygonPositions[1]"]
+    );
 }
 
 #[test]

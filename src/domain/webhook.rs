@@ -241,10 +241,7 @@ pub fn parse_http_url(raw: &str) -> Result<Url, String> {
     }
     let url = Url::parse(raw).map_err(|e| format!("is not an absolute URL ({e})"))?;
     if !matches!(url.scheme(), "http" | "https") {
-        return Err(format!(
-            "must use http or https, not {}",
-            url.scheme()
-        ));
+        return Err(format!("must use http or https, not {}", url.scheme()));
     }
     if url.host().is_none() {
         return Err("must name a host".into());

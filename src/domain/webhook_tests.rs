@@ -137,14 +137,23 @@ fn credentials_per_type() {
         password: password.map(Into::into),
         ..Default::default()
     };
-    assert_eq!(fields(with("Basic", None, None), None), ["Username", "Password"]);
-    assert_eq!(fields(with("Basic", Some("a:b"), Some("pw")), None), ["Username"]);
+    assert_eq!(
+        fields(with("Basic", None, None), None),
+        ["Username", "Password"]
+    );
+    assert_eq!(
+        fields(with("Basic", Some("a:b"), Some("pw")), None),
+        ["Username"]
+    );
     assert_eq!(fields(with("Bearer", None, None), None), ["Password"]);
     assert_eq!(
         fields(with("HmacSha256", None, Some("too-short")), None),
         ["Password"]
     );
-    assert_eq!(fields(with("Bearer", None, Some("a\nb")), None), ["Password"]);
+    assert_eq!(
+        fields(with("Bearer", None, Some("a\nb")), None),
+        ["Password"]
+    );
     assert_eq!(fields(with("Digest", None, None), None), ["Authentication"]);
 
     let basic = with("basic", Some("hook"), Some("secret"))
@@ -169,7 +178,10 @@ fn null_password_keeps_the_stored_secret() {
         authentication: Some("Bearer".into()),
         ..Default::default()
     };
-    let stored = switch.clone().validated(Some("stored-secret"), false).unwrap();
+    let stored = switch
+        .clone()
+        .validated(Some("stored-secret"), false)
+        .unwrap();
     assert_eq!(stored.password.as_deref(), Some("stored-secret"));
     // The stored secret is checked against the new type's rules too.
     let hmac = WebhookSettings {

@@ -31,11 +31,12 @@ impl Store {
         tenant_code: &str,
         id: i64,
     ) -> StoreResult<Option<ExternalLink>> {
-        let row = sqlx::query("SELECT id, doc FROM external_links WHERE tenant_code = $1 AND id = $2")
-            .bind(tenant_code)
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?;
+        let row =
+            sqlx::query("SELECT id, doc FROM external_links WHERE tenant_code = $1 AND id = $2")
+                .bind(tenant_code)
+                .bind(id)
+                .fetch_optional(&self.pool)
+                .await?;
         row.as_ref().map(link_from_row).transpose()
     }
 

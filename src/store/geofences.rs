@@ -84,7 +84,11 @@ impl Store {
     }
 
     /// Inserts a validated geofence; `Conflict` when the tenant already has the name.
-    pub async fn create_geofence(&self, tenant_code: &str, geofence: &Geofence) -> StoreResult<i64> {
+    pub async fn create_geofence(
+        &self,
+        tenant_code: &str,
+        geofence: &Geofence,
+    ) -> StoreResult<i64> {
         let row = sqlx::query(
             "INSERT INTO geofences (tenant_code, name, name_key, geofence_type,
                 applies_to_subtenants, doc, etag, updated_at)

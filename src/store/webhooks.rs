@@ -2,21 +2,18 @@
 
 use sqlx::Row;
 
-use super::{
-    Store, StoreError, StoreResult, check_etag, from_doc, new_etag, time_text, to_doc,
-};
+use super::{Store, StoreError, StoreResult, check_etag, from_doc, new_etag, time_text, to_doc};
 use crate::domain::time::now;
 use crate::domain::webhook::WebhookSettings;
 
 impl Store {
     /// The tenant's settings including the stored secret, or `None` if never saved.
     pub async fn get_webhooks(&self, tenant_code: &str) -> StoreResult<Option<WebhookSettings>> {
-        let row = sqlx::query(
-            "SELECT doc, password, etag FROM webhook_settings WHERE tenant_code = $1",
-        )
-        .bind(tenant_code)
-        .fetch_optional(&self.pool)
-        .await?;
+        let row =
+            sqlx::query("SELECT doc, password, etag FROM webhook_settings WHERE tenant_code = $1")
+                .bind(tenant_code)
+                .fetch_optional(&self.pool)
+                .await?;
         let Some(row) = row else { return Ok(None) };
         let mut settings: WebhookSettings = from_doc(&row, "doc")?;
         settings.password = row.try_get("password")?;

@@ -81,19 +81,49 @@ async fn create_list_sorted_get_delete(app: TestApp) {
 
 async fn invalid_links_are_refused_and_nothing_stored(app: TestApp) {
     let cases: Vec<(Value, Vec<&str>)> = vec![
-        (json!({"Link": "https://example.com", "Order": 1}), vec!["Name"]),
-        (json!({"Name": "", "Link": "https://example.com", "Order": 1}), vec!["Name"]),
+        (
+            json!({"Link": "https://example.com", "Order": 1}),
+            vec!["Name"],
+        ),
+        (
+            json!({"Name": "", "Link": "https://example.com", "Order": 1}),
+            vec!["Name"],
+        ),
         (json!({"Name": "n", "Order": 1}), vec!["Link"]),
         (json!({"Name": "n", "Link": "", "Order": 1}), vec!["Link"]),
-        (json!({"Name": "n", "Link": "ftp://example.com/f", "Order": 1}), vec!["Link"]),
-        (json!({"Name": "n", "Link": "example.com", "Order": 1}), vec!["Link"]),
-        (json!({"Name": "n", "Link": "javascript:alert(1)", "Order": 1}), vec!["Link"]),
-        (json!({"Name": "n", "Link": "https://example.com"}), vec!["Order"]),
+        (
+            json!({"Name": "n", "Link": "ftp://example.com/f", "Order": 1}),
+            vec!["Link"],
+        ),
+        (
+            json!({"Name": "n", "Link": "example.com", "Order": 1}),
+            vec!["Link"],
+        ),
+        (
+            json!({"Name": "n", "Link": "javascript:alert(1)", "Order": 1}),
+            vec!["Link"],
+        ),
+        (
+            json!({"Name": "n", "Link": "https://example.com"}),
+            vec!["Order"],
+        ),
         (json!({}), vec!["Name", "Link", "Order"]),
-        (json!({"Name": "n", "Link": "https://example.com", "Order": 1.5}), vec!["Order"]),
-        (json!({"Name": "n", "Link": "https://example.com", "Order": "first"}), vec!["Order"]),
-        (json!({"Name": "n", "Link": "https://example.com", "Order": 3_000_000_000_i64}), vec!["Order"]),
-        (json!({"Name": ["n"], "Link": "https://example.com", "Order": 1}), vec!["Name"]),
+        (
+            json!({"Name": "n", "Link": "https://example.com", "Order": 1.5}),
+            vec!["Order"],
+        ),
+        (
+            json!({"Name": "n", "Link": "https://example.com", "Order": "first"}),
+            vec!["Order"],
+        ),
+        (
+            json!({"Name": "n", "Link": "https://example.com", "Order": 3_000_000_000_i64}),
+            vec!["Order"],
+        ),
+        (
+            json!({"Name": ["n"], "Link": "https://example.com", "Order": 1}),
+            vec!["Name"],
+        ),
         (json!({"Name": "n", "Link": 5, "Order": 1}), vec!["Link"]),
     ];
     for (body, fields) in cases {

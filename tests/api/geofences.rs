@@ -36,9 +36,7 @@ fn square() -> Value {
 
 /// POSTs a geofence that must be accepted; returns its id.
 async fn create(client: &Client, tenant: &str, body: &Value) -> String {
-    let response = client
-        .post(&format!("/V2/{tenant}/geofences"), body)
-        .await;
+    let response = client.post(&format!("/V2/{tenant}/geofences"), body).await;
     assert_eq!(response.status(), StatusCode::OK, "create geofence {body}");
     let location = response.headers()["location"].to_str().unwrap().to_string();
     let id = location.rsplit('/').next().unwrap().to_string();
@@ -73,7 +71,10 @@ async fn circle_create_get_list_put_delete(app: TestApp) {
     assert_eq!(got["Properties"]["colour"], "red");
     assert_eq!(got["AppliesToSubtenants"], false);
     assert!(got["Timestamp"].is_string());
-    assert!(got.get("ETag").is_none(), "the record itself has no ETag field");
+    assert!(
+        got.get("ETag").is_none(),
+        "the record itself has no ETag field"
+    );
     assert_eq!(names(&app.admin, "1000").await, ["Depot"]);
 
     let mut changed = circle("Depot 2");
@@ -83,7 +84,10 @@ async fn circle_create_get_list_put_delete(app: TestApp) {
         .put(&format!("/V2/1000/geofences/{id}"), &changed)
         .await;
     assert_eq!(put.status(), StatusCode::OK);
-    let got = app.admin.get_json(&format!("/V2/1000/geofences/{id}")).await;
+    let got = app
+        .admin
+        .get_json(&format!("/V2/1000/geofences/{id}"))
+        .await;
     assert_eq!(got["Name"], "Depot 2");
     assert_eq!(got["CircleRadius"], 500.0);
 
@@ -105,7 +109,10 @@ async fn polygon_ring_is_closed_and_polyline_kept(app: TestApp) {
         &json!({"Name": "Yard", "GeofenceType": "polygon", "PolygonPositions": square()}),
     )
     .await;
-    let got = app.admin.get_json(&format!("/V2/1000/geofences/{id}")).await;
+    let got = app
+        .admin
+        .get_json(&format!("/V2/1000/geofences/{id}"))
+        .await;
     let ring = got["PolygonPositions"][0].as_array().unwrap();
     assert_eq!(ring.len(), 5, "closed by the server");
     assert_eq!(ring[0], ring[4]);
@@ -118,7 +125,10 @@ async fn polygon_ring_is_closed_and_polyline_kept(app: TestApp) {
                 "PolylinePositions": [{"Lat": 0, "Lon": 0}, {"Lat": 0.5, "Lon": 0.5}]}),
     )
     .await;
-    let got = app.admin.get_json(&format!("/V2/1000/geofences/{id}")).await;
+    let got = app
+        .admin
+        .get_json(&format!("/V2/1000/geofences/{id}"))
+        .await;
     assert_eq!(got["FenceWidth"], 40);
     assert_eq!(got["PolylinePositions"].as_array().unwrap().len(), 2);
 }
@@ -264,7 +274,10 @@ async fn wrong_types_and_missing_fields_are_refused(app: TestApp) {
 
 async fn invalid_put_changes_nothing(app: TestApp) {
     let id = create(&app.admin, "1000", &circle("Depot")).await;
-    let before = app.admin.get_json(&format!("/V2/1000/geofences/{id}")).await;
+    let before = app
+        .admin
+        .get_json(&format!("/V2/1000/geofences/{id}"))
+        .await;
     let mut bad = circle("Renamed");
     bad["CircleRadius"] = json!(-3);
     let response = app
@@ -285,7 +298,10 @@ async fn invalid_put_changes_nothing(app: TestApp) {
         problem_fields(&problem),
         ["CircleCentre", "CircleRadius", "PolygonPositions"]
     );
-    let after = app.admin.get_json(&format!("/V2/1000/geofences/{id}")).await;
+    let after = app
+        .admin
+        .get_json(&format!("/V2/1000/geofences/{id}"))
+        .await;
     assert_eq!(before, after);
 }
 
@@ -456,14 +472,8 @@ async fn applies_to_subtenants_is_read_only_below(app: TestApp) {
     )
     .await;
     let path = format!("/V2/{child}/geofences/{child_shared_id}");
-    assert_eq!(
-        child_admin.delete(&path).await.status(),
-        StatusCode::OK
-    );
-    assert_eq!(
-        names(&app.admin, &grandchild).await,
-        ["Shared", "Own"]
-    );
+    assert_eq!(child_admin.delete(&path).await.status(), StatusCode::OK);
+    assert_eq!(names(&app.admin, &grandchild).await, ["Shared", "Own"]);
     assert_eq!(
         app.admin
             .get_json(&format!("/V2/1000/geofences/{shared_id}"))
@@ -531,7 +541,10 @@ async fn xml_round_trip_and_ieee754(app: TestApp) {
         .unwrap();
     assert_eq!(put.status(), StatusCode::OK, "{xml}");
     let json_after = app.admin.get_json(&path).await;
-    assert_eq!(json_before["PolygonPositions"], json_after["PolygonPositions"]);
+    assert_eq!(
+        json_before["PolygonPositions"],
+        json_after["PolygonPositions"]
+    );
     assert_eq!(json_after["PolygonPositions"].as_array().unwrap().len(), 2);
     assert_eq!(json_after["Properties"]["site"], "north");
 

@@ -54,7 +54,13 @@ async fn put_then_get_never_returns_the_password(app: TestApp) {
     assert_eq!(got["Authentication"], "Basic");
     assert_eq!(got["Username"], "hook-user");
     assert!(got["Password"].is_null(), "{got}");
-    assert_eq!(got["Urls"], json!([url("https://hooks.example.com/a"), url("http://93.184.216.34:8080/b")]));
+    assert_eq!(
+        got["Urls"],
+        json!([
+            url("https://hooks.example.com/a"),
+            url("http://93.184.216.34:8080/b")
+        ])
+    );
     // Not in XML either.
     let xml = app
         .admin
@@ -88,7 +94,8 @@ async fn refused_urls_store_nothing(app: TestApp) {
         "https://user:pw@example.com/hook",
     ] {
         let body = json!({"Urls": [url("https://ok.example.com/"), url(bad)]});
-        let problem = assert_problem(app.admin.put(PATH, &body).await, 400, "validation_failed").await;
+        let problem =
+            assert_problem(app.admin.put(PATH, &body).await, 400, "validation_failed").await;
         assert_eq!(problem_fields(&problem), ["Urls[1].Url"], "{bad}");
     }
     assert_eq!(app.admin.get_json(PATH).await, empty());
@@ -97,16 +104,23 @@ async fn refused_urls_store_nothing(app: TestApp) {
 async fn wrong_types_and_missing_fields_are_refused(app: TestApp) {
     let cases = [
         (json!({"Urls": "https://example.com/"}), "Urls"),
-        (json!({"Urls": [{"Url": "https://example.com/", "Device": "yes"}]}), "Urls[0].Device"),
+        (
+            json!({"Urls": [{"Url": "https://example.com/", "Device": "yes"}]}),
+            "Urls[0].Device",
+        ),
         (json!({"Urls": [{"Url": 5}]}), "Urls[0].Url"),
         (json!({"Urls": [{"Device": true}]}), "Urls[0].Url"),
         (json!({"Urls": [{"Url": ""}]}), "Urls[0].Url"),
         (json!({"Authentication": 1}), "Authentication"),
         (json!({"Authentication": "Digest"}), "Authentication"),
-        (json!({"Authentication": "Bearer", "Password": 12345}), "Password"),
+        (
+            json!({"Authentication": "Bearer", "Password": 12345}),
+            "Password",
+        ),
     ];
     for (body, field) in cases {
-        let problem = assert_problem(app.admin.put(PATH, &body).await, 400, "validation_failed").await;
+        let problem =
+            assert_problem(app.admin.put(PATH, &body).await, 400, "validation_failed").await;
         assert_eq!(problem_fields(&problem), [field], "{body}");
     }
     assert_eq!(app.admin.get_json(PATH).await, empty());
@@ -114,15 +128,28 @@ async fn wrong_types_and_missing_fields_are_refused(app: TestApp) {
 
 async fn credentials_are_checked_per_type(app: TestApp) {
     let cases = [
-        (json!({"Authentication": "Basic"}), vec!["Username", "Password"]),
-        (json!({"Authentication": "Basic", "Username": "u"}), vec!["Password"]),
-        (json!({"Authentication": "Basic", "Password": "p"}), vec!["Username"]),
+        (
+            json!({"Authentication": "Basic"}),
+            vec!["Username", "Password"],
+        ),
+        (
+            json!({"Authentication": "Basic", "Username": "u"}),
+            vec!["Password"],
+        ),
+        (
+            json!({"Authentication": "Basic", "Password": "p"}),
+            vec!["Username"],
+        ),
         (json!({"Authentication": "Bearer"}), vec!["Password"]),
         (json!({"Authentication": "HmacSha256"}), vec!["Password"]),
-        (json!({"Authentication": "HmacSha256", "Password": "fifteen-chars!!"}), vec!["Password"]),
+        (
+            json!({"Authentication": "HmacSha256", "Password": "fifteen-chars!!"}),
+            vec!["Password"],
+        ),
     ];
     for (body, fields) in cases {
-        let problem = assert_problem(app.admin.put(PATH, &body).await, 400, "validation_failed").await;
+        let problem =
+            assert_problem(app.admin.put(PATH, &body).await, 400, "validation_failed").await;
         assert_eq!(problem_fields(&problem), fields, "{body}");
     }
     assert_eq!(app.admin.get_json(PATH).await, empty());
@@ -152,11 +179,15 @@ async fn null_password_keeps_the_stored_secret(app: TestApp) {
     assert_eq!(app.admin.get_json(PATH).await["Authentication"], "Bearer");
     // None drops the stored secret: Bearer then needs a new one.
     assert_eq!(
-        app.admin.put(PATH, &json!({"Authentication": null})).await.status(),
+        app.admin
+            .put(PATH, &json!({"Authentication": null}))
+            .await
+            .status(),
         StatusCode::OK
     );
     assert_eq!(app.admin.get_json(PATH).await, empty());
-    let problem = assert_problem(app.admin.put(PATH, &bearer).await, 400, "validation_failed").await;
+    let problem =
+        assert_problem(app.admin.put(PATH, &bearer).await, 400, "validation_failed").await;
     assert_eq!(problem_fields(&problem), ["Password"]);
 }
 
@@ -177,7 +208,13 @@ async fn url_count_and_duplicates(app: TestApp) {
     assert_eq!(app.admin.get_json(PATH).await, empty());
     let ten = json!({"Urls": (0..10).map(|i| url(&format!("https://hooks.example.com/{i}"))).collect::<Vec<_>>()});
     assert_eq!(app.admin.put(PATH, &ten).await.status(), StatusCode::OK);
-    assert_eq!(app.admin.get_json(PATH).await["Urls"].as_array().unwrap().len(), 10);
+    assert_eq!(
+        app.admin.get_json(PATH).await["Urls"]
+            .as_array()
+            .unwrap()
+            .len(),
+        10
+    );
 }
 
 async fn if_match_is_honoured(app: TestApp) {
@@ -226,19 +263,35 @@ async fn sibling_404_and_permissions(app: TestApp) {
     assert_eq!(app.admin.put(&a_path, &body).await.status(), StatusCode::OK);
     let (_, b_admin) = app.create_user(&b, "b@example.com", "Administrator").await;
     assert_problem(b_admin.get(&a_path).await, 404, "not_found").await;
-    assert_problem(b_admin.put(&a_path, &json!({"Urls": []})).await, 404, "not_found").await;
+    assert_problem(
+        b_admin.put(&a_path, &json!({"Urls": []})).await,
+        404,
+        "not_found",
+    )
+    .await;
     // Each tenant has its own settings.
-    assert_eq!(b_admin.get_json(&format!("/V2/{b}/webhooks")).await, empty());
+    assert_eq!(
+        b_admin.get_json(&format!("/V2/{b}/webhooks")).await,
+        empty()
+    );
 
     let (_, reader) = app.create_user(&a, "reader@example.com", "ReadOnly").await;
     let (_, user) = app.create_user(&a, "user@example.com", "User").await;
     for client in [&reader, &user] {
-        assert_problem(client.put(&a_path, &json!({"Urls": []})).await, 403, "forbidden").await;
+        assert_problem(
+            client.put(&a_path, &json!({"Urls": []})).await,
+            403,
+            "forbidden",
+        )
+        .await;
         // URLs may hold secrets: reading needs ManageConfiguration too.
         assert_problem(client.get(&a_path).await, 403, "forbidden").await;
     }
     let (_, manager) = app.create_user(&a, "manager@example.com", "Manager").await;
-    assert_eq!(manager.get_json(&a_path).await["Urls"][0]["Url"], "https://a.example.com/");
+    assert_eq!(
+        manager.get_json(&a_path).await["Urls"][0]["Url"],
+        "https://a.example.com/"
+    );
 }
 
 /// With `--allow-private-webhooks`, loopback and private addresses are accepted.
@@ -255,7 +308,13 @@ async fn operator_can_allow_private_addresses() {
         let body = json!({"Urls": [url("http://127.0.0.1:9000/hook"), url("http://10.0.0.1/"),
                                    url("http://[::1]/"), url("http://localhost/")]});
         assert_eq!(app.admin.put(PATH, &body).await.status(), StatusCode::OK);
-        assert_eq!(app.admin.get_json(PATH).await["Urls"].as_array().unwrap().len(), 4);
+        assert_eq!(
+            app.admin.get_json(PATH).await["Urls"]
+                .as_array()
+                .unwrap()
+                .len(),
+            4
+        );
         // The scheme rule still holds.
         let ftp = json!({"Urls": [url("ftp://127.0.0.1/")]});
         assert_problem(app.admin.put(PATH, &ftp).await, 400, "validation_failed").await;
