@@ -50,8 +50,10 @@ async fn list_links(
     ))
 }
 
-/// Add a link: `Name` (1–200 characters), `Link` (absolute http(s) URL) and `Order` are
-/// required. Answers 200 with `Location`.
+/// Add a link.
+///
+/// `Name` (1–200 characters), `Link` (absolute http(s) URL) and `Order` are required.
+/// Answers 200 with `Location`.
 #[utoipa::path(post, path = "/V2/{tenantVarCode}/tenantexternallinks", tag = "External links",
     params(TenantParam), request_body = ExternalLink,
     responses((status = 200, description = "Created; Location names the new link"),
@@ -78,11 +80,11 @@ async fn create_link(
 async fn get_link(
     scope: TenantScope,
     State(app): State<AppState>,
-    Path(path): Path<(String, String)>,
+    Path(path): Path<LinkPath>,
 ) -> ApiResult<Record<ExternalLink>> {
     let link = app
         .store
-        .get_external_link(scope.code(), link_id(&path.1)?)
+        .get_external_link(scope.code(), link_id(&path.externalLinkId)?)
         .await?
         .ok_or(ApiError::NotFound)?;
     Ok(Record(link))
@@ -96,11 +98,11 @@ async fn get_link(
 async fn delete_link(
     scope: TenantScope,
     State(app): State<AppState>,
-    Path(path): Path<(String, String)>,
+    Path(path): Path<LinkPath>,
 ) -> ApiResult<NoContent> {
     scope.require(Permission::ManageConfiguration)?;
     app.store
-        .delete_external_link(scope.code(), link_id(&path.1)?)
+        .delete_external_link(scope.code(), link_id(&path.externalLinkId)?)
         .await?;
     Ok(NoContent)
 }

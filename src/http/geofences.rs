@@ -59,8 +59,10 @@ async fn find_owned(app: &AppState, scope: &TenantScope, id: &str) -> ApiResult<
     Ok(found)
 }
 
-/// List geofences: the tenant's own and, read-only, those of its ancestors marked
-/// `AppliesToSubtenants`, in id order.
+/// List geofences.
+///
+/// The tenant's own and, read-only, those of its ancestors marked `AppliesToSubtenants`,
+/// in id order.
 #[utoipa::path(get, path = "/V2/{tenantVarCode}/geofences", tag = "Geofences",
     params(TenantParam),
     responses((status = 200, body = [Geofence]), (status = 404, body = Problem)))]
@@ -75,11 +77,13 @@ async fn list_geofences(
     Ok(RecordList(list.into_iter().map(|g| g.geofence).collect()))
 }
 
-/// Create a geofence. The shape is checked by `GeofenceType` (circle: `CircleCentre`
-/// and `CircleRadius`; polygon: `PolygonPositions`, rings of 3+ distinct points that do
-/// not cross themselves, open rings closed by the server; polyline: `PolylinePositions`
-/// of 2+ points and `FenceWidth`); shape fields of another type are a 400. Names are
-/// unique within a tenant (409). Answers 200 with `Location`.
+/// Create a geofence.
+///
+/// The shape is checked by `GeofenceType` (circle: `CircleCentre` and `CircleRadius`;
+/// polygon: `PolygonPositions`, rings of 3+ distinct points that do not cross
+/// themselves, open rings closed by the server; polyline: `PolylinePositions` of 2+
+/// points and `FenceWidth`); shape fields of another type are a 400 naming the field.
+/// Names are unique within a tenant (409). Answers 200 with `Location`.
 #[utoipa::path(post, path = "/V2/{tenantVarCode}/geofences", tag = "Geofences",
     params(TenantParam), request_body = Geofence,
     responses((status = 200, description = "Created; Location names the new geofence"),
@@ -96,7 +100,9 @@ async fn create_geofence(
     Ok(Created(format!("/V2/{}/geofences/{id}", scope.code())))
 }
 
-/// Get a geofence (own or inherited). The `ETag` header carries its version.
+/// Get a geofence.
+///
+/// Own or inherited. The `ETag` header carries its version.
 #[utoipa::path(get, path = "/V2/{tenantVarCode}/geofences/{geofenceId}", tag = "Geofences",
     params(GeofencePath),
     responses((status = 200, body = Geofence, headers(("ETag" = String, description = "Record version"))),
@@ -105,13 +111,15 @@ async fn create_geofence(
 async fn get_geofence(
     scope: TenantScope,
     State(app): State<AppState>,
-    Path(path): Path<(String, String)>,
+    Path(path): Path<GeofencePath>,
 ) -> ApiResult<Record<Geofence>> {
-    Ok(Record(find(&app, &scope, &path.1).await?.geofence))
+    Ok(Record(find(&app, &scope, &path.geofenceId).await?.geofence))
 }
 
-/// Replace a geofence the tenant owns (same rules as POST). `If-Match` is honoured
-/// (412). An inherited geofence answers 403.
+/// Replace a geofence.
+///
+/// Only the owning tenant may (same rules as POST); an inherited geofence answers 403.
+/// `If-Match` is honoured (412).
 #[utoipa::path(put, path = "/V2/{tenantVarCode}/geofences/{geofenceId}", tag = "Geofences",
     params(GeofencePath), request_body = Geofence,
     responses((status = 200, description = "Updated"), (status = 400, body = Problem),
@@ -120,12 +128,12 @@ async fn get_geofence(
 async fn update_geofence(
     scope: TenantScope,
     State(app): State<AppState>,
-    Path(path): Path<(String, String)>,
+    Path(path): Path<GeofencePath>,
     IfMatch(if_match): IfMatch,
     Body(incoming): Body<Geofence>,
 ) -> ApiResult<NoContent> {
     scope.require(Permission::ManageConfiguration)?;
-    let existing = find_owned(&app, &scope, &path.1).await?;
+    let existing = find_owned(&app, &scope, &path.geofenceId).await?;
     let (geofence, _) = incoming.validated()?;
     app.store
         .update_geofence(scope.code(), existing.id, &geofence, if_match.as_deref())
@@ -133,8 +141,10 @@ async fn update_geofence(
     Ok(NoContent)
 }
 
-/// Delete a geofence the tenant owns. An extension: the contract lists no DELETE for
-/// geofences. `If-Match` is honoured (412); an inherited geofence answers 403.
+/// Delete a geofence (extension).
+///
+/// An extension: the contract lists no DELETE for geofences. Only the owning tenant
+/// may; an inherited geofence answers 403. `If-Match` is honoured (412).
 #[utoipa::path(delete, path = "/V2/{tenantVarCode}/geofences/{geofenceId}", tag = "Geofences",
     params(GeofencePath),
     responses((status = 200, description = "Deleted"), (status = 403, body = Problem),
@@ -142,11 +152,11 @@ async fn update_geofence(
 async fn delete_geofence(
     scope: TenantScope,
     State(app): State<AppState>,
-    Path(path): Path<(String, String)>,
+    Path(path): Path<GeofencePath>,
     IfMatch(if_match): IfMatch,
 ) -> ApiResult<NoContent> {
     scope.require(Permission::ManageConfiguration)?;
-    let existing = find_owned(&app, &scope, &path.1).await?;
+    let existing = find_owned(&app, &scope, &path.geofenceId).await?;
     app.store
         .delete_geofence(scope.code(), existing.id, if_match.as_deref())
         .await?;

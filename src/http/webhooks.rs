@@ -22,9 +22,11 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(get_webhooks, put_webhooks))
 }
 
-/// Get the tenant's webhook settings (`Urls: []` when none were saved). `Password` is
-/// always null. Needs the ManageConfiguration permission: webhook URLs often carry
-/// secrets of their own (tokens in the path or query).
+/// Get the webhook settings.
+///
+/// `Urls: []` when none were saved. `Password` is always null. Needs the
+/// ManageConfiguration permission: webhook URLs often carry secrets of their own
+/// (tokens in the path or query).
 #[utoipa::path(get, path = "/V2/{tenantVarCode}/webhooks", tag = "Webhooks",
     params(TenantParam),
     responses((status = 200, body = WebhookSettings), (status = 403, body = Problem),
@@ -45,9 +47,11 @@ async fn get_webhooks(
     Ok(Record(settings.public()))
 }
 
-/// Replace the tenant's webhook settings. At most 10 URLs, no duplicates; each an
-/// absolute http(s) URL, and (unless the server runs with `--allow-private-webhooks`)
-/// not a loopback, private, link-local or unspecified IP literal nor `localhost`.
+/// Replace the webhook settings.
+///
+/// At most 10 URLs, no duplicates; each an absolute http(s) URL and (unless the server
+/// runs with `--allow-private-webhooks`) not a loopback, private, link-local or
+/// unspecified IP literal nor `localhost` (names are not resolved when saving).
 /// `Authentication`: `None` (or null; stored credentials are dropped), `Basic` (needs
 /// `Username` and `Password`), `Bearer` (`Password` is the token), `HmacSha256`
 /// (`Password` is the key, at least 16 characters). A null `Password` keeps the stored
