@@ -50,11 +50,12 @@ async fn find(app: &AppState, scope: &TenantScope, id: &str) -> ApiResult<Stored
 async fn find_owned(app: &AppState, scope: &TenantScope, id: &str) -> ApiResult<StoredGeofence> {
     let found = find(app, scope, id).await?;
     if found.tenant_code != scope.code() {
-        return Err(ApiError::Forbidden(format!(
-            "this geofence belongs to tenant {} and applies to its subtenants; \
-             only that tenant can change it",
-            found.tenant_code
-        )));
+        // Not naming the owner: the caller may have no access to that tenant.
+        return Err(ApiError::Forbidden(
+            "this geofence is inherited from an ancestor tenant (AppliesToSubtenants); \
+             only that tenant can change it"
+                .into(),
+        ));
     }
     Ok(found)
 }

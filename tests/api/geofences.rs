@@ -459,7 +459,10 @@ async fn applies_to_subtenants_is_read_only_below(app: TestApp) {
         (&app.admin, grandchild.as_str(), child_shared_id.as_str()),
     ] {
         let path = format!("/V2/{tenant}/geofences/{id}");
-        assert_problem(client.put(&path, &circle("Mine")).await, 403, "forbidden").await;
+        let problem =
+            assert_problem(client.put(&path, &circle("Mine")).await, 403, "forbidden").await;
+        let detail = problem["detail"].as_str().unwrap();
+        assert!(!detail.contains("1000"), "owner not named: {detail}");
         assert_problem(client.delete(&path).await, 403, "forbidden").await;
     }
     // The owner still manages it; the parent does not see a child's shared geofence.

@@ -74,6 +74,17 @@ async fn put_then_get_never_returns_the_password(app: TestApp) {
         .unwrap();
     assert!(!xml.contains("hook-secret"), "{xml}");
     assert!(xml.contains("<WebhookSettings>"), "{xml}");
+    // The XML as read goes back in unchanged; its null Password keeps the secret.
+    let put = app
+        .admin
+        .request(Method::PUT, PATH)
+        .header("content-type", "application/xml")
+        .body(xml)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(put.status(), StatusCode::OK);
+    assert_eq!(app.admin.get_json(PATH).await, got);
 }
 
 /// Non-http(s) URLs and loopback/private literals and localhost: 400 naming the entry.
