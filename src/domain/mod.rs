@@ -1,6 +1,7 @@
 //! The domain: records, validation rules, roles. No HTTP, no SQL.
 
 pub mod access;
+pub mod device;
 pub mod lockout;
 pub mod password;
 pub mod profile;

@@ -2,8 +2,10 @@
 //! and persist through the store; no SQL here.
 
 pub mod csv_out;
+mod devices;
 pub mod error;
 pub mod extract;
+mod groups;
 mod health;
 pub mod metrics;
 pub mod negotiate;
@@ -67,6 +69,8 @@ fn routes(
         .merge(tenants::router())
         .merge(users::router().layer(DefaultBodyLimit::max(limits.users)))
         .merge(profiles::router().layer(DefaultBodyLimit::max(limits.users)))
+        .merge(groups::router())
+        .merge(devices::router())
         .split_for_parts();
     let (operations, operations_api) = health::router().split_for_parts();
     api.merge(operations_api);

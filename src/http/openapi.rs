@@ -22,6 +22,9 @@ use super::error::{Problem, ProblemField};
         (name = "Tenants", description = "Tenants and the tenant hierarchy"),
         (name = "Users", description = "User accounts"),
         (name = "User profiles", description = "Personal details and emergency contacts"),
+        (name = "Devices", description = "The device registry"),
+        (name = "Groups", description = "Device groups"),
+        (name = "Deleted devices", description = "The log of deleted devices (AccessAllDevices)"),
         (name = "Operations", description = "Health and readiness"),
     )
 )]

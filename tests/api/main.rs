@@ -3,6 +3,7 @@
 mod auth;
 mod common;
 mod conventions;
+mod devices;
 mod profiles;
 mod tenants;
 mod users;
