@@ -1,8 +1,10 @@
 //! HTTP: routing, extractors, negotiation, errors. Handlers validate through the domain
 //! and persist through the store; no SQL here.
 
+mod contacts;
 pub mod csv_out;
 mod devices;
+mod distribution_lists;
 pub mod error;
 pub mod extract;
 mod groups;
@@ -14,6 +16,7 @@ pub mod paging;
 mod patch;
 mod profiles;
 pub mod rate_limit;
+mod recipients;
 pub mod request_context;
 mod tenants;
 mod users;
@@ -71,6 +74,8 @@ fn routes(
         .merge(profiles::router().layer(DefaultBodyLimit::max(limits.users)))
         .merge(groups::router())
         .merge(devices::router())
+        .merge(contacts::router())
+        .merge(distribution_lists::router())
         .split_for_parts();
     let (operations, operations_api) = health::router().split_for_parts();
     api.merge(operations_api);

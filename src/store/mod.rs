@@ -8,6 +8,7 @@
 //! and DOUBLE PRECISION. Timestamps are RFC 3339 UTC text. Record bodies that no query
 //! filters on are stored as a JSON document (`doc`), next to the columns that are queried.
 
+mod address_book;
 mod cache;
 mod devices;
 mod groups;
@@ -27,6 +28,7 @@ use sqlx::{AnyPool, Row};
 use crate::domain::tenant::{Tenant, TenantNode};
 use cache::RecordCache;
 
+pub use address_book::{AddressBook, Owned};
 pub use devices::DeletedDeviceScope;
 pub use tenants::TenantDeletion;
 pub use users::{Credentials, LoginFailure, NewUser, StoredUser, UserListScope};

@@ -1,5 +1,6 @@
 //! API tests through HTTP, on SQLite and (when configured) PostgreSQL.
 
+mod address_book;
 mod auth;
 mod common;
 mod conventions;
