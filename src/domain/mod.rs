@@ -3,6 +3,7 @@
 pub mod access;
 pub mod address_book;
 pub mod device;
+pub mod events;
 pub mod lockout;
 pub mod password;
 pub mod profile;
