@@ -5,6 +5,7 @@ pub mod address_book;
 pub mod device;
 pub mod events;
 pub mod lockout;
+pub mod notification;
 pub mod password;
 pub mod profile;
 pub mod recipient;

@@ -9,7 +9,7 @@ use utoipa_axum::routes;
 use super::error::{ApiError, ApiResult, Problem};
 use super::extract::{IfMatch, TenantScope};
 use super::negotiate::{Body, Created, NoContent, RecordList, Representable, Tagged};
-use super::recipients::{referencing_list, synced_to_devices};
+use super::recipients::{referenced_by, synced_to_devices};
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
 use crate::domain::address_book::Contact;
@@ -188,10 +188,10 @@ async fn delete_contact(
     scope.require(Permission::ManageConfiguration)?;
     let current = owned_contact(&app, &scope, &path.1).await?;
     if let Some(list) =
-        referencing_list(&app, &scope.tenant.path, AddressBook::Contacts, current.id).await?
+        referenced_by(&app, &scope.tenant.path, AddressBook::Contacts, current.id).await?
     {
         return Err(ApiError::Conflict(format!(
-            "the contact is a recipient of distribution list {list}; remove it there first"
+            "the contact is a recipient of {list}; remove it there first"
         )));
     }
     app.store

@@ -10,7 +10,7 @@ use utoipa_axum::routes;
 use super::error::{ApiError, ApiResult, Problem};
 use super::extract::{IfMatch, TenantScope};
 use super::negotiate::{Body, Created, NoContent, RecordList, Representable, Tagged};
-use super::recipients::{check_recipients, referencing_list, synced_to_devices};
+use super::recipients::{check_recipients, referenced_by, synced_to_devices};
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
 use crate::domain::address_book::{DistributionList, DistributionListInput};
@@ -205,10 +205,10 @@ async fn delete_list(
     scope.require(Permission::ManageConfiguration)?;
     let current = owned_list(&app, &scope, &path.1).await?;
     if let Some(list) =
-        referencing_list(&app, &scope.tenant.path, AddressBook::Lists, current.id).await?
+        referenced_by(&app, &scope.tenant.path, AddressBook::Lists, current.id).await?
     {
         return Err(ApiError::Conflict(format!(
-            "the list is a recipient of distribution list {list}; remove it there first"
+            "the list is a recipient of {list}; remove it there first"
         )));
     }
     app.store

@@ -11,6 +11,7 @@ mod groups;
 mod health;
 pub mod metrics;
 pub mod negotiate;
+mod notifications;
 pub mod openapi;
 pub mod paging;
 mod patch;
@@ -76,6 +77,7 @@ fn routes(
         .merge(devices::router())
         .merge(contacts::router())
         .merge(distribution_lists::router())
+        .merge(notifications::router())
         .split_for_parts();
     let (operations, operations_api) = health::router().split_for_parts();
     api.merge(operations_api);

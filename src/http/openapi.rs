@@ -24,6 +24,7 @@ use super::error::{Problem, ProblemField};
         (name = "User profiles", description = "Personal details and emergency contacts"),
         (name = "Address book contacts", description = "Contacts of a tenant's address book"),
         (name = "Address book distribution lists", description = "Distribution lists (strict schema; JSON, XML, text and CSV)"),
+        (name = "Event notifications", description = "When to notify whom: tenant and group level"),
         (name = "Devices", description = "The device registry"),
         (name = "Groups", description = "Device groups"),
         (name = "Deleted devices", description = "The log of deleted devices (AccessAllDevices)"),

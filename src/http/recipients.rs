@@ -122,30 +122,35 @@ pub async fn synced_to_devices(
     Ok((contacts, synced_lists))
 }
 
-/// The first distribution list (in the subtree that can see the record) naming the
-/// contact or list `id`, to refuse deleting it.
-pub async fn referencing_list(
+/// The first distribution list or event notification (in the subtree that can see the
+/// record) naming the contact or list `id`, to refuse deleting it.
+pub async fn referenced_by(
     app: &AppState,
     owner_path: &str,
     book: AddressBook,
     id: i64,
 ) -> ApiResult<Option<String>> {
     let id = id.to_string();
+    let names_it = |recipients: &[Recipient]| {
+        recipients.iter().any(|r| match book {
+            AddressBook::Contacts => r.contact_id.as_deref() == Some(id.as_str()),
+            AddressBook::Lists => r.list_id.as_deref() == Some(id.as_str()),
+        })
+    };
     let lists = app
         .store
         .list_address_book_in_subtree::<DistributionList>(AddressBook::Lists, owner_path)
         .await?;
-    Ok(lists.into_iter().find_map(|list| {
-        let names_it = list.record.recipients.iter().any(|r| match book {
-            AddressBook::Contacts => r.contact_id.as_deref() == Some(id.as_str()),
-            AddressBook::Lists => r.list_id.as_deref() == Some(id.as_str()),
-        });
-        names_it.then(|| {
-            format!(
-                "{} ({})",
-                list.record.list_name.unwrap_or_default(),
-                list.id
-            )
-        })
-    }))
+    if let Some(list) = lists.into_iter().find(|l| names_it(&l.record.recipients)) {
+        let name = list.record.list_name.unwrap_or_default();
+        return Ok(Some(format!("distribution list {name} ({})", list.id)));
+    }
+    let notifications = app.store.list_notifications_in_subtree(owner_path).await?;
+    Ok(notifications
+        .into_iter()
+        .find(|n| names_it(&n.record.recipients))
+        .map(|n| {
+            let name = n.record.notification_name.unwrap_or_default();
+            format!("event notification {name} ({})", n.id)
+        }))
 }

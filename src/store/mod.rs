@@ -12,6 +12,7 @@ mod address_book;
 mod cache;
 mod devices;
 mod groups;
+mod notifications;
 mod settings;
 mod tenants;
 mod users;

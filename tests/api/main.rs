@@ -5,6 +5,7 @@ mod auth;
 mod common;
 mod conventions;
 mod devices;
+mod event_notifications;
 mod profiles;
 mod tenants;
 mod users;
