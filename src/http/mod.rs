@@ -1,19 +1,25 @@
 //! HTTP: routing, extractors, negotiation, errors. Handlers validate through the domain
 //! and persist through the store; no SQL here.
 
+mod contacts;
 pub mod csv_out;
+mod devices;
+mod distribution_lists;
 pub mod error;
 mod external_links;
 pub mod extract;
 mod geofences;
+mod groups;
 mod health;
 pub mod metrics;
 pub mod negotiate;
+mod notifications;
 pub mod openapi;
 pub mod paging;
 mod patch;
 mod profiles;
 pub mod rate_limit;
+mod recipients;
 pub mod request_context;
 mod tenants;
 mod users;
@@ -72,6 +78,11 @@ fn routes(
         .merge(tenants::router())
         .merge(users::router().layer(DefaultBodyLimit::max(limits.users)))
         .merge(profiles::router().layer(DefaultBodyLimit::max(limits.users)))
+        .merge(groups::router())
+        .merge(devices::router())
+        .merge(contacts::router())
+        .merge(distribution_lists::router())
+        .merge(notifications::router())
         .merge(geofences::router())
         .merge(webhooks::router())
         .merge(external_links::router())

@@ -50,6 +50,9 @@ struct Shape {
 /// One record, as 200 with its ETag.
 pub struct Record<T>(pub T);
 
+/// One record whose version is kept beside it rather than in a field: 200 with `ETag`.
+pub struct Tagged<T>(pub T, pub String);
+
 /// A list of records.
 pub struct RecordList<T>(pub Vec<T>);
 
@@ -89,6 +92,16 @@ impl<T: Representable> IntoResponse for Record<T> {
         if let Some(etag) = self.0.etag()
             && let Ok(v) = HeaderValue::from_str(&format!("\"{etag}\""))
         {
+            response.headers_mut().insert(header::ETAG, v);
+        }
+        response
+    }
+}
+
+impl<T: Representable> IntoResponse for Tagged<T> {
+    fn into_response(self) -> Response {
+        let mut response = Record(self.0).into_response();
+        if let Ok(v) = HeaderValue::from_str(&format!("\"{}\"", self.1)) {
             response.headers_mut().insert(header::ETAG, v);
         }
         response
@@ -216,10 +229,10 @@ pub fn field_of(path: &str, message: &str) -> String {
     if let Some(rest) = message.strip_prefix("unknown field `")
         && let Some((name, _)) = rest.split_once('`')
     {
-        return if path == "." {
-            name.to_string()
-        } else {
-            format!("{path}.{name}")
+        return match path {
+            "." => name.to_string(),
+            p if p == name || p.ends_with(&format!(".{name}")) => p.to_string(),
+            p => format!("{p}.{name}"),
         };
     }
     if path == "." {

@@ -22,6 +22,12 @@ use super::error::{Problem, ProblemField};
         (name = "Tenants", description = "Tenants and the tenant hierarchy"),
         (name = "Users", description = "User accounts"),
         (name = "User profiles", description = "Personal details and emergency contacts"),
+        (name = "Address book contacts", description = "Contacts of a tenant's address book"),
+        (name = "Address book distribution lists", description = "Distribution lists (strict schema; JSON, XML, text and CSV)"),
+        (name = "Event notifications", description = "When to notify whom: tenant and group level"),
+        (name = "Devices", description = "The device registry"),
+        (name = "Groups", description = "Device groups"),
+        (name = "Deleted devices", description = "The log of deleted devices (AccessAllDevices)"),
         (name = "Geofences", description = "Circle, polygon and polyline geofences; \
             AppliesToSubtenants shares one read-only with every descendant tenant"),
         (name = "Webhooks", description = "Where and how changes are POSTed to the \

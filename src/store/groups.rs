@@ -1,6 +1,35 @@
 //! Device groups.
 
-use super::{Store, StoreResult};
+use sqlx::Row;
+use sqlx::any::AnyRow;
+
+use super::{
+    Store, StoreError, StoreResult, check_version, conflict_on_duplicate, from_doc, new_etag,
+    parse_time, time_text, to_doc,
+};
+use crate::domain::device::Group;
+use crate::domain::time::now;
+
+const GROUP_COLUMNS: &str = "id, name, doc, etag, updated_at";
+
+fn group_from_row(row: &AnyRow) -> StoreResult<Group> {
+    let mut group: Group = from_doc(row, "doc")?;
+    group.group_id = Some(row.try_get::<i64, _>("id")?.to_string());
+    group.name = Some(row.try_get("name")?);
+    group.etag = Some(row.try_get("etag")?);
+    group.timestamp = parse_time(row.try_get("updated_at")?)?;
+    Ok(group)
+}
+
+fn group_doc(group: &Group) -> StoreResult<String> {
+    to_doc(&Group {
+        group_id: None,
+        name: None,
+        timestamp: None,
+        etag: None,
+        ..group.clone()
+    })
+}
 
 impl Store {
     /// Whether group `id` belongs to this tenant.
@@ -11,5 +40,99 @@ impl Store {
             .fetch_optional(&self.pool)
             .await?;
         Ok(row.is_some())
+    }
+
+    pub async fn list_groups(&self, tenant_code: &str) -> StoreResult<Vec<Group>> {
+        let sql =
+            format!("SELECT {GROUP_COLUMNS} FROM device_groups WHERE tenant_code = $1 ORDER BY id");
+        let rows = sqlx::query(&sql)
+            .bind(tenant_code)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(group_from_row).collect()
+    }
+
+    pub async fn get_group(&self, tenant_code: &str, id: i64) -> StoreResult<Option<Group>> {
+        let sql =
+            format!("SELECT {GROUP_COLUMNS} FROM device_groups WHERE id = $1 AND tenant_code = $2");
+        let row = sqlx::query(&sql)
+            .bind(id)
+            .bind(tenant_code)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(group_from_row).transpose()
+    }
+
+    pub async fn create_group(&self, tenant_code: &str, group: &Group) -> StoreResult<i64> {
+        let row = sqlx::query(
+            "INSERT INTO device_groups (tenant_code, name, doc, etag, updated_at)
+             VALUES ($1, $2, $3, $4, $5) RETURNING id",
+        )
+        .bind(tenant_code)
+        .bind(group.name.as_deref().unwrap_or_default().trim())
+        .bind(group_doc(group)?)
+        .bind(new_etag())
+        .bind(time_text(now()))
+        .fetch_one(&self.pool)
+        .await
+        .map_err(|e| conflict_on_duplicate(e, "a group with this Name"))?;
+        Ok(row.try_get("id")?)
+    }
+
+    pub async fn update_group(
+        &self,
+        tenant_code: &str,
+        id: i64,
+        group: &Group,
+        if_match: Option<&str>,
+    ) -> StoreResult<()> {
+        let mut tx = self.begin_write().await?;
+        let select =
+            sqlx::query("SELECT etag FROM device_groups WHERE id = $1 AND tenant_code = $2")
+                .bind(id)
+                .bind(tenant_code);
+        check_version(&mut tx, select, if_match).await?;
+        sqlx::query("UPDATE device_groups SET name = $1, doc = $2, etag = $3, updated_at = $4 WHERE id = $5")
+            .bind(group.name.as_deref().unwrap_or_default().trim())
+            .bind(group_doc(group)?)
+            .bind(new_etag())
+            .bind(time_text(now()))
+            .bind(id)
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| conflict_on_duplicate(e, "a group with this Name"))?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Deletes a group; `Conflict` while devices are still in it.
+    pub async fn delete_group(
+        &self,
+        tenant_code: &str,
+        id: i64,
+        if_match: Option<&str>,
+    ) -> StoreResult<()> {
+        let mut tx = self.begin_write().await?;
+        let select =
+            sqlx::query("SELECT etag FROM device_groups WHERE id = $1 AND tenant_code = $2")
+                .bind(id)
+                .bind(tenant_code);
+        check_version(&mut tx, select, if_match).await?;
+        let member = sqlx::query("SELECT device_id FROM devices WHERE group_id = $1 LIMIT 1")
+            .bind(id)
+            .fetch_optional(&mut *tx)
+            .await?;
+        if let Some(member) = member {
+            let device: String = member.try_get("device_id")?;
+            return Err(StoreError::Conflict(format!(
+                "the group still has devices (e.g. {device}); move or delete them first"
+            )));
+        }
+        sqlx::query("DELETE FROM device_groups WHERE id = $1")
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
     }
 }

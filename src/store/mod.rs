@@ -8,10 +8,13 @@
 //! and DOUBLE PRECISION. Timestamps are RFC 3339 UTC text. Record bodies that no query
 //! filters on are stored as a JSON document (`doc`), next to the columns that are queried.
 
+mod address_book;
 mod cache;
+mod devices;
 mod external_links;
 mod geofences;
 mod groups;
+mod notifications;
 mod settings;
 mod tenants;
 mod users;
@@ -29,6 +32,8 @@ use sqlx::{AnyPool, Row};
 use crate::domain::tenant::{Tenant, TenantNode};
 use cache::RecordCache;
 
+pub use address_book::{AddressBook, Owned};
+pub use devices::DeletedDeviceScope;
 pub use geofences::StoredGeofence;
 pub use tenants::TenantDeletion;
 pub use users::{Credentials, LoginFailure, NewUser, StoredUser, UserListScope};
@@ -218,4 +223,21 @@ fn check_etag(current: &str, expected: Option<&str>) -> StoreResult<()> {
         Some(e) if e != current => Err(StoreError::PreconditionFailed),
         _ => Ok(()),
     }
+}
+
+type AnyQuery<'q> = sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>>;
+
+/// Inside a write transaction: runs `select_etag` (a `SELECT etag …` of the row about to
+/// change), answers `NotFound` when there is no such row and `PreconditionFailed` when
+/// `if_match` names another version.
+async fn check_version(
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    select_etag: AnyQuery<'_>,
+    if_match: Option<&str>,
+) -> StoreResult<()> {
+    let row = select_etag
+        .fetch_optional(&mut **tx)
+        .await?
+        .ok_or(StoreError::NotFound)?;
+    check_etag(&row.try_get::<String, _>("etag")?, if_match)
 }

@@ -3,9 +3,7 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::{
-    Store, StoreError, StoreResult, check_etag, from_doc, new_etag, parse_time, time_text, to_doc,
-};
+use super::{Store, StoreResult, check_version, from_doc, new_etag, parse_time, time_text, to_doc};
 use crate::domain::tenant::{Tenant, TenantNode};
 use crate::domain::time::now;
 
@@ -135,12 +133,8 @@ impl Store {
         if_match: Option<&str>,
     ) -> StoreResult<Tenant> {
         let mut tx = self.begin_write().await?;
-        let row = sqlx::query("SELECT etag FROM tenants WHERE code = $1")
-            .bind(code)
-            .fetch_optional(&mut *tx)
-            .await?
-            .ok_or(StoreError::NotFound)?;
-        check_etag(&row.try_get::<String, _>("etag")?, if_match)?;
+        let select = sqlx::query("SELECT etag FROM tenants WHERE code = $1").bind(code);
+        check_version(&mut tx, select, if_match).await?;
         let sql = format!(
             "UPDATE tenants SET doc = $1, etag = $2, updated_at = $3 WHERE code = $4 RETURNING {TENANT_COLUMNS}"
         );
@@ -165,12 +159,8 @@ impl Store {
         if_match: Option<&str>,
     ) -> StoreResult<TenantDeletion> {
         let mut tx = self.begin_write().await?;
-        let row = sqlx::query("SELECT etag FROM tenants WHERE code = $1")
-            .bind(code)
-            .fetch_optional(&mut *tx)
-            .await?
-            .ok_or(StoreError::NotFound)?;
-        check_etag(&row.try_get::<String, _>("etag")?, if_match)?;
+        let select = sqlx::query("SELECT etag FROM tenants WHERE code = $1").bind(code);
+        check_version(&mut tx, select, if_match).await?;
         let child = sqlx::query("SELECT code FROM tenants WHERE parent_code = $1 LIMIT 1")
             .bind(code)
             .fetch_optional(&mut *tx)

@@ -5,7 +5,7 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::{
-    Store, StoreError, StoreResult, check_etag, conflict_on_duplicate, from_doc, new_etag,
+    Store, StoreError, StoreResult, check_version, conflict_on_duplicate, from_doc, new_etag,
     parse_time, time_text, to_doc,
 };
 use crate::domain::access::Role;
@@ -256,13 +256,10 @@ impl Store {
         if_match: Option<&str>,
     ) -> StoreResult<()> {
         let mut tx = self.begin_write().await?;
-        let row = sqlx::query("SELECT etag FROM users WHERE id = $1 AND tenant_code = $2")
+        let select = sqlx::query("SELECT etag FROM users WHERE id = $1 AND tenant_code = $2")
             .bind(id)
-            .bind(tenant_code)
-            .fetch_optional(&mut *tx)
-            .await?
-            .ok_or(StoreError::NotFound)?;
-        check_etag(&row.try_get::<String, _>("etag")?, if_match)?;
+            .bind(tenant_code);
+        check_version(&mut tx, select, if_match).await?;
         let username = user.username.clone().unwrap_or_default();
         sqlx::query(
             "UPDATE users SET username = $1, username_key = $2,
@@ -295,13 +292,10 @@ impl Store {
         if_match: Option<&str>,
     ) -> StoreResult<()> {
         let mut tx = self.begin_write().await?;
-        let row = sqlx::query("SELECT etag FROM users WHERE id = $1 AND tenant_code = $2")
+        let select = sqlx::query("SELECT etag FROM users WHERE id = $1 AND tenant_code = $2")
             .bind(id)
-            .bind(tenant_code)
-            .fetch_optional(&mut *tx)
-            .await?
-            .ok_or(StoreError::NotFound)?;
-        check_etag(&row.try_get::<String, _>("etag")?, if_match)?;
+            .bind(tenant_code);
+        check_version(&mut tx, select, if_match).await?;
         sqlx::query("DELETE FROM users WHERE id = $1")
             .bind(id)
             .execute(&mut *tx)

@@ -1,8 +1,11 @@
 //! API tests through HTTP, on SQLite and (when configured) PostgreSQL.
 
+mod address_book;
 mod auth;
 mod common;
 mod conventions;
+mod devices;
+mod event_notifications;
 mod external_links;
 mod geofences;
 mod profiles;

@@ -1,0 +1,253 @@
+//! Devices, device groups and the deleted-devices log (DESIGN.md §4).
+
+use std::collections::BTreeMap;
+
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::serde_util::null_as_default;
+use super::validation::{ValidationErrors, Validator};
+
+pub const STATUSES: [&str; 2] = ["Active", "Inactive"];
+pub const MAX_DEVICE_ID_CHARS: usize = 64;
+
+/// A tracked device. `DeviceId` is chosen by the client (often the IMEI) and is unique
+/// across the platform; it is the key in paths.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "PascalCase")]
+pub struct Device {
+    #[schema(required = true, example = "300234010753370")]
+    pub device_id: Option<String>,
+    #[schema(required = true, example = "InReachMini")]
+    pub device_type: Option<String>,
+    pub friendly_name: Option<String>,
+    /// The assigned user; must exist in the tenant's subtree.
+    pub user_id: Option<String>,
+    /// Must be a group of the same tenant.
+    pub group_id: Option<String>,
+    pub secondary_device_id: Option<String>,
+    /// 15 digits.
+    pub iridium_imei: Option<String>,
+    /// ICCID: 18 to 22 digits.
+    pub sim_number: Option<String>,
+    /// Starts with + and a country code.
+    pub phone_number: Option<String>,
+    /// Active (default) or Inactive.
+    #[schema(example = "Active")]
+    pub status: Option<String>,
+    /// E.g. `VehicleType`, `SpeedLimitKmh` (a positive number).
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub tags: BTreeMap<String, String>,
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub properties: BTreeMap<String, String>,
+    #[schema(read_only, value_type = Option<String>, format = DateTime)]
+    pub timestamp: Option<Timestamp>,
+    #[serde(rename = "ETag")]
+    #[schema(read_only)]
+    pub etag: Option<String>,
+}
+
+pub const DEVICE_READ_ONLY_FIELDS: [&str; 3] = ["DeviceId", "Timestamp", "ETag"];
+
+impl Device {
+    /// Validates the fields that need no lookup. `allowed_types` is the tenant's
+    /// `DeviceTypes` list (empty: any type).
+    pub fn validate(&self, allowed_types: &[String]) -> Result<(), ValidationErrors> {
+        let mut v = Validator::new();
+        if let Some(id) = v.required("DeviceId", self.device_id.as_deref()) {
+            let valid_chars = id
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | ':' | '-'));
+            if id.chars().count() > MAX_DEVICE_ID_CHARS || !valid_chars {
+                v.add(
+                    "DeviceId",
+                    format!("must be 1 to {MAX_DEVICE_ID_CHARS} characters of A-Z, a-z, 0-9, '.', '_', ':' or '-'"),
+                );
+            }
+        }
+        if let Some(t) = v.required("DeviceType", self.device_type.as_deref())
+            && !allowed_types.is_empty()
+            && !allowed_types.iter().any(|a| a == t)
+        {
+            v.add(
+                "DeviceType",
+                format!(
+                    "must be one of the tenant's device types: {}",
+                    allowed_types.join(", ")
+                ),
+            );
+        }
+        v.length("FriendlyName", self.friendly_name.as_deref(), 0, 200);
+        if let Some(imei) = self.iridium_imei.as_deref().filter(|s| !s.is_empty())
+            && !(imei.len() == 15 && imei.chars().all(|c| c.is_ascii_digit()))
+        {
+            v.add("IridiumImei", "must be 15 digits");
+        }
+        if let Some(sim) = self.sim_number.as_deref().filter(|s| !s.is_empty())
+            && !((18..=22).contains(&sim.len()) && sim.chars().all(|c| c.is_ascii_digit()))
+        {
+            v.add("SimNumber", "must be an ICCID of 18 to 22 digits");
+        }
+        v.phone("PhoneNumber", self.phone_number.as_deref());
+        v.one_of("Status", self.status.as_deref(), &STATUSES);
+        for (field, value) in [("UserId", &self.user_id), ("GroupId", &self.group_id)] {
+            if let Some(id) = value.as_deref().filter(|s| !s.is_empty())
+                && id.parse::<i64>().is_err()
+            {
+                v.add(field, format!("'{id}' is not an id"));
+            }
+        }
+        if let Some(limit) = self.tags.get("SpeedLimitKmh")
+            && !limit.parse::<f64>().is_ok_and(|n| n.is_finite() && n > 0.0)
+        {
+            v.add("Tags.SpeedLimitKmh", "must be a positive number");
+        }
+        v.finish()
+    }
+
+    pub fn status_or_default(&self) -> &str {
+        self.status.as_deref().unwrap_or("Active")
+    }
+
+    pub fn user_id_number(&self) -> Option<i64> {
+        self.user_id.as_deref().and_then(|s| s.parse().ok())
+    }
+
+    pub fn group_id_number(&self) -> Option<i64> {
+        self.group_id.as_deref().and_then(|s| s.parse().ok())
+    }
+}
+
+/// The comma-separated `DeviceTypes` of a tenant, as a list.
+pub fn device_type_list(device_types: Option<&str>) -> Vec<String> {
+    device_types
+        .unwrap_or_default()
+        .split(',')
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// A group of devices (notifications and reports can target a group).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "PascalCase")]
+pub struct Group {
+    #[schema(read_only, example = "7")]
+    pub group_id: Option<String>,
+    /// Unique within the tenant.
+    #[schema(required = true, min_length = 1, max_length = 100)]
+    pub name: Option<String>,
+    pub description: Option<String>,
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub properties: BTreeMap<String, String>,
+    #[schema(read_only, value_type = Option<String>, format = DateTime)]
+    pub timestamp: Option<Timestamp>,
+    #[serde(rename = "ETag")]
+    #[schema(read_only)]
+    pub etag: Option<String>,
+}
+
+impl Group {
+    pub fn validate(&self) -> Result<(), ValidationErrors> {
+        let mut v = Validator::new();
+        if let Some(name) = v.required("Name", self.name.as_deref()) {
+            v.length("Name", Some(name), 1, 100);
+        }
+        v.length("Description", self.description.as_deref(), 0, 1000);
+        v.finish()
+    }
+}
+
+/// A device removed from the registry, as the deleted-devices log keeps it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "PascalCase")]
+pub struct DeletedDevice {
+    pub tenant_code: Option<String>,
+    pub tenant_description: Option<String>,
+    pub device_id: Option<String>,
+    pub device_type: Option<String>,
+    pub friendly_name: Option<String>,
+    /// The last assigned user's e-mail, redacted (`j***@example.com`).
+    pub username: Option<String>,
+    pub secondary_device_id: Option<String>,
+    pub iridium_imei: Option<String>,
+    pub sim_number: Option<String>,
+    pub phone_number: Option<String>,
+    #[schema(value_type = String, format = DateTime)]
+    pub date_deleted: Timestamp,
+    /// The deleting user's e-mail, redacted.
+    pub deleted_by: Option<String>,
+}
+
+/// `jane@example.com` → `j***@example.com`; anything without an `@` → `***`.
+pub fn redact_email(email: &str) -> String {
+    match email.split_once('@') {
+        Some((local, domain)) => {
+            let first: String = local.chars().take(1).collect();
+            format!("{first}***@{domain}")
+        }
+        None => "***".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn device() -> Device {
+        Device {
+            device_id: Some("300234010753370".into()),
+            device_type: Some("InReach".into()),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn redaction() {
+        assert_eq!(redact_email("jane@example.com"), "j***@example.com");
+        assert_eq!(redact_email("élodie@example.fr"), "é***@example.fr");
+        assert_eq!(redact_email("nonsense"), "***");
+    }
+
+    #[test]
+    fn device_rules() {
+        assert!(device().validate(&[]).is_ok());
+        assert!(device().validate(&["InReach".into()]).is_ok());
+        assert!(device().validate(&["Other".into()]).is_err());
+        let bad = Device {
+            device_id: Some("has spaces".into()),
+            iridium_imei: Some("123".into()),
+            sim_number: Some("12ab".into()),
+            phone_number: Some("0123".into()),
+            status: Some("Lost".into()),
+            tags: [("SpeedLimitKmh".to_string(), "-5".to_string())].into(),
+            ..device()
+        };
+        let fields: Vec<_> = bad
+            .validate(&[])
+            .unwrap_err()
+            .0
+            .into_iter()
+            .map(|e| e.field)
+            .collect();
+        assert_eq!(
+            fields,
+            [
+                "DeviceId",
+                "IridiumImei",
+                "SimNumber",
+                "PhoneNumber",
+                "Status",
+                "Tags.SpeedLimitKmh"
+            ]
+        );
+    }
+
+    #[test]
+    fn device_types_list() {
+        assert_eq!(device_type_list(Some("A, B,,C ")), ["A", "B", "C"]);
+        assert!(device_type_list(None).is_empty());
+    }
+}

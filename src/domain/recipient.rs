@@ -1,0 +1,380 @@
+//! Recipients of distribution lists and event notifications: who or what a notification
+//! reaches. Each `Type` carries only its own fields (DESIGN.md; spec "Recipient").
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::validation::{Validator, is_email, is_phone};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub enum RecipientType {
+    DeviceList,
+    TenantList,
+    DeviceContact,
+    TenantContact,
+    MessagingAddress,
+    NearestDevices,
+    DeviceUserEmail,
+    DeviceUserSms,
+    DeviceUserManagerEmail,
+    DeviceUserManagerSms,
+    DeviceUserEmergencyContacts,
+    OtherDevicesInGroup,
+    SendCheckInRequest,
+    SendLocationRequest,
+    ChangeReportingFrequency,
+    SendTextMessage,
+    StartMonitoring,
+    StopMonitoring,
+    ForceStopMonitoring,
+    DeviceUserCall,
+    DeviceUserManagerCall,
+    DeviceCall,
+    StartCheckInSchedule,
+    StopCheckInSchedule,
+    ChangeGroup,
+    DeviceUserEmergencyContactsCall,
+    DeviceUserEmergencyContactsEmail,
+}
+
+/// One recipient. Unknown properties are refused.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "PascalCase", deny_unknown_fields)]
+pub struct Recipient {
+    #[schema(required = true)]
+    pub r#type: Option<RecipientType>,
+    /// Tenant lists and tenant contacts only: the tenant owning the list or contact.
+    pub tenant_code: Option<String>,
+    /// Device and tenant contacts only.
+    pub contact_id: Option<String>,
+    /// Device and tenant contacts only: an `EntryId` of the contact.
+    pub contact_detail_id: Option<String>,
+    /// Device and tenant lists only.
+    pub list_id: Option<String>,
+    /// MessagingAddress only: `mail:` + e-mail or `sms:` + phone.
+    #[schema(example = "mail:ops@example.com")]
+    pub messaging_address: Option<String>,
+    /// NearestDevices only: kilometres.
+    pub radius: Option<String>,
+    /// ChangeReportingFrequency only: minutes.
+    pub reporting_frequency: Option<String>,
+    /// SendCheckInRequest only: minutes.
+    pub interval: Option<String>,
+    /// ChangeGroup only.
+    pub group_id: Option<String>,
+}
+
+/// A record a recipient names, to be looked up in the caller's scope.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RecipientTarget {
+    List {
+        id: i64,
+        tenant_code: Option<String>,
+    },
+    Contact {
+        id: i64,
+        tenant_code: Option<String>,
+        detail_id: Option<String>,
+    },
+    Group {
+        id: i64,
+    },
+}
+
+/// A reference with the field path to blame when it does not resolve.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecipientReference {
+    pub field_prefix: String,
+    pub target: RecipientTarget,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Field {
+    TenantCode,
+    ContactId,
+    ContactDetailId,
+    ListId,
+    MessagingAddress,
+    Radius,
+    ReportingFrequency,
+    Interval,
+    GroupId,
+}
+
+impl Field {
+    fn name(self) -> &'static str {
+        match self {
+            Field::TenantCode => "TenantCode",
+            Field::ContactId => "ContactId",
+            Field::ContactDetailId => "ContactDetailId",
+            Field::ListId => "ListId",
+            Field::MessagingAddress => "MessagingAddress",
+            Field::Radius => "Radius",
+            Field::ReportingFrequency => "ReportingFrequency",
+            Field::Interval => "Interval",
+            Field::GroupId => "GroupId",
+        }
+    }
+}
+
+impl RecipientType {
+    /// (fields allowed, fields required) for this type.
+    fn fields(self) -> (&'static [Field], &'static [Field]) {
+        use Field::*;
+        use RecipientType::*;
+        match self {
+            DeviceList => (&[ListId], &[ListId]),
+            TenantList => (&[TenantCode, ListId], &[ListId]),
+            DeviceContact => (&[ContactId, ContactDetailId], &[ContactId]),
+            TenantContact => (&[TenantCode, ContactId, ContactDetailId], &[ContactId]),
+            RecipientType::MessagingAddress => {
+                (&[Field::MessagingAddress], &[Field::MessagingAddress])
+            }
+            NearestDevices => (&[Radius], &[Radius]),
+            ChangeReportingFrequency => (&[ReportingFrequency], &[ReportingFrequency]),
+            SendCheckInRequest => (&[Interval], &[Interval]),
+            ChangeGroup => (&[GroupId], &[GroupId]),
+            _ => (&[], &[]),
+        }
+    }
+}
+
+impl Recipient {
+    fn value(&self, field: Field) -> Option<&str> {
+        match field {
+            Field::TenantCode => self.tenant_code.as_deref(),
+            Field::ContactId => self.contact_id.as_deref(),
+            Field::ContactDetailId => self.contact_detail_id.as_deref(),
+            Field::ListId => self.list_id.as_deref(),
+            Field::MessagingAddress => self.messaging_address.as_deref(),
+            Field::Radius => self.radius.as_deref(),
+            Field::ReportingFrequency => self.reporting_frequency.as_deref(),
+            Field::Interval => self.interval.as_deref(),
+            Field::GroupId => self.group_id.as_deref(),
+        }
+    }
+}
+
+const ALL_FIELDS: [Field; 9] = [
+    Field::TenantCode,
+    Field::ContactId,
+    Field::ContactDetailId,
+    Field::ListId,
+    Field::MessagingAddress,
+    Field::Radius,
+    Field::ReportingFrequency,
+    Field::Interval,
+    Field::GroupId,
+];
+
+/// Checks every recipient's own rules into `v` (fields named `Recipients[i].Field`) and
+/// returns the references that still need looking up.
+pub fn validate_recipients(recipients: &[Recipient], v: &mut Validator) -> Vec<RecipientReference> {
+    let mut references = Vec::new();
+    for (index, recipient) in recipients.iter().enumerate() {
+        let prefix = format!("Recipients[{index}]");
+        let Some(kind) = recipient.r#type else {
+            v.add(format!("{prefix}.Type"), "is required");
+            continue;
+        };
+        let (allowed, required) = kind.fields();
+        for field in ALL_FIELDS {
+            let value = recipient.value(field);
+            let name = format!("{prefix}.{}", field.name());
+            if value.is_some() && !allowed.contains(&field) {
+                v.add(name, format!("is not allowed on a {kind:?} recipient"));
+            } else if value.is_none_or(|s| s.trim().is_empty()) && required.contains(&field) {
+                v.add(name, format!("is required on a {kind:?} recipient"));
+            }
+        }
+        if let Some(address) = recipient.messaging_address.as_deref()
+            && allowed.contains(&Field::MessagingAddress)
+        {
+            check_messaging_address(&format!("{prefix}.MessagingAddress"), address, v);
+        }
+        for field in [Field::Radius, Field::ReportingFrequency, Field::Interval] {
+            if let Some(value) = recipient.value(field)
+                && allowed.contains(&field)
+                && !value
+                    .trim()
+                    .parse::<f64>()
+                    .is_ok_and(|n| n.is_finite() && n > 0.0)
+            {
+                v.add(
+                    format!("{prefix}.{}", field.name()),
+                    "must be a positive number",
+                );
+            }
+        }
+        let id_of = |field: Field, v: &mut Validator| -> Option<i64> {
+            let raw = recipient.value(field)?;
+            match raw.trim().parse::<i64>() {
+                Ok(id) => Some(id),
+                Err(_) => {
+                    v.add(
+                        format!("{prefix}.{}", field.name()),
+                        format!("'{raw}' is not an id"),
+                    );
+                    None
+                }
+            }
+        };
+        let target = match kind {
+            RecipientType::DeviceList | RecipientType::TenantList => {
+                id_of(Field::ListId, v).map(|id| RecipientTarget::List {
+                    id,
+                    tenant_code: recipient.tenant_code.clone(),
+                })
+            }
+            RecipientType::DeviceContact | RecipientType::TenantContact => {
+                id_of(Field::ContactId, v).map(|id| RecipientTarget::Contact {
+                    id,
+                    tenant_code: recipient.tenant_code.clone(),
+                    detail_id: recipient.contact_detail_id.clone(),
+                })
+            }
+            RecipientType::ChangeGroup => {
+                id_of(Field::GroupId, v).map(|id| RecipientTarget::Group { id })
+            }
+            _ => None,
+        };
+        if let Some(target) = target {
+            references.push(RecipientReference {
+                field_prefix: prefix,
+                target,
+            });
+        }
+    }
+    references
+}
+
+fn check_messaging_address(field: &str, address: &str, v: &mut Validator) {
+    if let Some(email) = address.strip_prefix("mail:") {
+        if !is_email(email) {
+            v.add(
+                field,
+                format!("'{email}' after mail: is not a valid e-mail address"),
+            );
+        }
+    } else if let Some(phone) = address.strip_prefix("sms:") {
+        if !is_phone(phone) {
+            v.add(
+                field,
+                format!("'{phone}' after sms: must start with + and a country code"),
+            );
+        }
+    } else {
+        v.add(field, "must start with mail: or sms:");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fields_of(recipients: &[Recipient]) -> Vec<String> {
+        let mut v = Validator::new();
+        validate_recipients(recipients, &mut v);
+        v.finish()
+            .err()
+            .map(|e| e.0.into_iter().map(|f| f.field).collect())
+            .unwrap_or_default()
+    }
+
+    fn of(kind: RecipientType) -> Recipient {
+        Recipient {
+            r#type: Some(kind),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn each_type_allows_only_its_fields() {
+        let r = Recipient {
+            list_id: Some("1".into()),
+            radius: Some("5".into()),
+            ..of(RecipientType::DeviceList)
+        };
+        assert_eq!(fields_of(&[r]), ["Recipients[0].Radius"]);
+        assert_eq!(
+            fields_of(&[of(RecipientType::DeviceList)]),
+            ["Recipients[0].ListId"]
+        );
+        assert!(fields_of(&[of(RecipientType::DeviceUserEmail)]).is_empty());
+        let r = Recipient {
+            group_id: Some("3".into()),
+            ..of(RecipientType::SendLocationRequest)
+        };
+        assert_eq!(fields_of(&[r]), ["Recipients[0].GroupId"]);
+        assert_eq!(fields_of(&[Recipient::default()]), ["Recipients[0].Type"]);
+    }
+
+    #[test]
+    fn messaging_addresses_and_numbers() {
+        let ok = [
+            Recipient {
+                messaging_address: Some("mail:ops@example.com".into()),
+                ..of(RecipientType::MessagingAddress)
+            },
+            Recipient {
+                messaging_address: Some("sms:+447700900123".into()),
+                ..of(RecipientType::MessagingAddress)
+            },
+            Recipient {
+                radius: Some("2.5".into()),
+                ..of(RecipientType::NearestDevices)
+            },
+        ];
+        assert!(fields_of(&ok).is_empty());
+        let bad = [
+            Recipient {
+                messaging_address: Some("ops@example.com".into()),
+                ..of(RecipientType::MessagingAddress)
+            },
+            Recipient {
+                messaging_address: Some("sms:07700".into()),
+                ..of(RecipientType::MessagingAddress)
+            },
+            Recipient {
+                radius: Some("-1".into()),
+                ..of(RecipientType::NearestDevices)
+            },
+            Recipient {
+                interval: Some("soon".into()),
+                ..of(RecipientType::SendCheckInRequest)
+            },
+            Recipient {
+                reporting_frequency: Some("0".into()),
+                ..of(RecipientType::ChangeReportingFrequency)
+            },
+        ];
+        assert_eq!(fields_of(&bad).len(), 5);
+    }
+
+    #[test]
+    fn references_are_collected() {
+        let mut v = Validator::new();
+        let refs = validate_recipients(
+            &[
+                Recipient {
+                    list_id: Some("4".into()),
+                    ..of(RecipientType::TenantList)
+                },
+                Recipient {
+                    group_id: Some("x".into()),
+                    ..of(RecipientType::ChangeGroup)
+                },
+            ],
+            &mut v,
+        );
+        assert_eq!(refs.len(), 1);
+        assert_eq!(
+            refs[0].target,
+            RecipientTarget::List {
+                id: 4,
+                tenant_code: None
+            }
+        );
+        assert!(!v.is_empty());
+    }
+}

@@ -1,0 +1,206 @@
+//! Address book contacts: `/V2/{t}/addressbookcontacts`.
+
+use axum::extract::{Path, State};
+use serde::Deserialize;
+use utoipa::IntoParams;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::error::{ApiError, ApiResult, Problem};
+use super::extract::{IfMatch, TenantScope};
+use super::negotiate::{Body, Created, NoContent, RecordList, Representable, Tagged};
+use super::recipients::{referenced_by, synced_to_devices};
+use super::{AppState, TenantParam};
+use crate::domain::access::Permission;
+use crate::domain::address_book::Contact;
+use crate::domain::time::now;
+use crate::store::{AddressBook, Owned};
+
+impl Representable for Contact {
+    const NAME: &'static str = "Contact";
+}
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_contacts, create_contact))
+        .routes(routes!(get_contact, update_contact, delete_contact))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+#[allow(non_snake_case, dead_code)]
+struct ContactPath {
+    tenantVarCode: String,
+    contactId: String,
+}
+
+fn present(owned: Owned<Contact>, synced: bool) -> Contact {
+    Contact {
+        contact_id: Some(owned.id.to_string()),
+        sync_to_devices: Some(synced),
+        ..owned.record
+    }
+}
+
+/// Without the read-only fields, as stored.
+fn storable(contact: Contact) -> Contact {
+    Contact {
+        contact_id: None,
+        sync_to_devices: None,
+        ..contact
+    }
+}
+
+/// A contact visible from the path tenant, that the path tenant may change (not an
+/// ancestor's shared contact: 403).
+async fn owned_contact(
+    app: &AppState,
+    scope: &TenantScope,
+    raw_id: &str,
+) -> ApiResult<Owned<Contact>> {
+    let id: i64 = raw_id.parse().map_err(|_| ApiError::NotFound)?;
+    let contact = app
+        .store
+        .get_address_book::<Contact>(AddressBook::Contacts, &scope.tenant, id)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    if contact.owner != scope.code() {
+        return Err(ApiError::Forbidden(format!(
+            "contact {id} belongs to tenant {} and is shared read-only with subtenants",
+            contact.owner
+        )));
+    }
+    Ok(contact)
+}
+
+/// List contacts: the tenant's own, then those ancestors share with subtenants.
+#[utoipa::path(get, path = "/V2/{tenantVarCode}/addressbookcontacts", tag = "Address book contacts",
+    params(TenantParam), responses((status = 200, body = [Contact]), (status = 404, body = Problem)))]
+async fn list_contacts(
+    scope: TenantScope,
+    State(app): State<AppState>,
+) -> ApiResult<RecordList<Contact>> {
+    let (synced, _) = synced_to_devices(&app, &scope).await?;
+    let contacts = app
+        .store
+        .list_address_book::<Contact>(AddressBook::Contacts, &scope.tenant)
+        .await?;
+    Ok(RecordList(
+        contacts
+            .into_iter()
+            .map(|c| {
+                let is_synced = synced.contains(&c.id.to_string());
+                present(c, is_synced)
+            })
+            .collect(),
+    ))
+}
+
+/// Create a contact; entries get server-assigned `EntryId`s.
+#[utoipa::path(post, path = "/V2/{tenantVarCode}/addressbookcontacts", tag = "Address book contacts",
+    params(TenantParam), request_body = Contact,
+    responses((status = 200, description = "Created; Location names the contact"), (status = 400, body = Problem),
+        (status = 403, body = Problem)))]
+async fn create_contact(
+    scope: TenantScope,
+    State(app): State<AppState>,
+    Body(contact): Body<Contact>,
+) -> ApiResult<Created> {
+    scope.require(Permission::ManageConfiguration)?;
+    contact.validate()?;
+    let mut contact = storable(contact);
+    contact.assign_entries(&[], now());
+    let id = app
+        .store
+        .create_address_book(
+            AddressBook::Contacts,
+            scope.code(),
+            contact.applies_to_subtenants,
+            &contact,
+        )
+        .await?;
+    Ok(Created(format!(
+        "/V2/{}/addressbookcontacts/{id}",
+        scope.code()
+    )))
+}
+
+/// Get a contact.
+#[utoipa::path(get, path = "/V2/{tenantVarCode}/addressbookcontacts/{contactId}", tag = "Address book contacts",
+    params(ContactPath), responses((status = 200, body = Contact), (status = 404, body = Problem)))]
+async fn get_contact(
+    scope: TenantScope,
+    State(app): State<AppState>,
+    Path(path): Path<(String, String)>,
+) -> ApiResult<Tagged<Contact>> {
+    let id: i64 = path.1.parse().map_err(|_| ApiError::NotFound)?;
+    let contact = app
+        .store
+        .get_address_book::<Contact>(AddressBook::Contacts, &scope.tenant, id)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    let (synced, _) = synced_to_devices(&app, &scope).await?;
+    let etag = contact.etag.clone();
+    Ok(Tagged(present(contact, synced.contains(&path.1)), etag))
+}
+
+/// Replace a contact (entries sent back with their `EntryId` keep it).
+#[utoipa::path(put, path = "/V2/{tenantVarCode}/addressbookcontacts/{contactId}", tag = "Address book contacts",
+    params(ContactPath), request_body = Contact,
+    responses((status = 200, description = "Updated"), (status = 400, body = Problem), (status = 403, body = Problem),
+        (status = 404, body = Problem), (status = 412, body = Problem)))]
+async fn update_contact(
+    scope: TenantScope,
+    State(app): State<AppState>,
+    Path(path): Path<(String, String)>,
+    IfMatch(if_match): IfMatch,
+    Body(contact): Body<Contact>,
+) -> ApiResult<NoContent> {
+    scope.require(Permission::ManageConfiguration)?;
+    let current = owned_contact(&app, &scope, &path.1).await?;
+    contact.validate()?;
+    let mut contact = storable(contact);
+    contact.assign_entries(&current.record.contact_entries, now());
+    app.store
+        .update_address_book(
+            AddressBook::Contacts,
+            scope.code(),
+            current.id,
+            contact.applies_to_subtenants,
+            &contact,
+            if_match.as_deref(),
+        )
+        .await?;
+    Ok(NoContent)
+}
+
+/// Delete a contact; refused (409) while a distribution list names it.
+#[utoipa::path(delete, path = "/V2/{tenantVarCode}/addressbookcontacts/{contactId}", tag = "Address book contacts",
+    params(ContactPath),
+    responses((status = 200, description = "Deleted"), (status = 403, body = Problem), (status = 404, body = Problem),
+        (status = 409, body = Problem), (status = 412, body = Problem)))]
+async fn delete_contact(
+    scope: TenantScope,
+    State(app): State<AppState>,
+    Path(path): Path<(String, String)>,
+    IfMatch(if_match): IfMatch,
+) -> ApiResult<NoContent> {
+    scope.require(Permission::ManageConfiguration)?;
+    let current = owned_contact(&app, &scope, &path.1).await?;
+    if let Some(list) =
+        referenced_by(&app, &scope.tenant.path, AddressBook::Contacts, current.id).await?
+    {
+        return Err(ApiError::Conflict(format!(
+            "the contact is a recipient of {list}; remove it there first"
+        )));
+    }
+    app.store
+        .delete_address_book(
+            AddressBook::Contacts,
+            scope.code(),
+            current.id,
+            if_match.as_deref(),
+        )
+        .await?;
+    Ok(NoContent)
+}

@@ -1,0 +1,241 @@
+//! Devices (`/V2/{t}/devices`) and the deleted-devices log (`/V2/{t}/deleteddevices`).
+
+use axum::extract::{Path, State};
+use serde::Deserialize;
+use utoipa::IntoParams;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::error::{ApiError, ApiResult, Problem};
+use super::extract::{IfMatch, Query, TenantScope};
+use super::negotiate::{Body, Created, NoContent, Record, RecordList, Representable};
+use super::patch::apply_patch;
+use super::{AppState, TenantParam};
+use crate::domain::access::Permission;
+use crate::domain::device::{DEVICE_READ_ONLY_FIELDS, DeletedDevice, Device, device_type_list};
+use crate::store::DeletedDeviceScope;
+
+impl Representable for Device {
+    const NAME: &'static str = "Device";
+    fn etag(&self) -> Option<&str> {
+        self.etag.as_deref()
+    }
+}
+
+impl Representable for DeletedDevice {
+    const NAME: &'static str = "DeletedDevice";
+}
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_devices, create_device))
+        .routes(routes!(
+            get_device,
+            update_device,
+            patch_device,
+            delete_device
+        ))
+        .routes(routes!(list_deleted_devices))
+        .routes(routes!(get_deleted_device))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+#[allow(non_snake_case, dead_code)]
+struct DevicePath {
+    tenantVarCode: String,
+    deviceId: String,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+struct SubtenantsQuery {
+    /// Include the subtenants' deleted devices.
+    #[serde(default)]
+    subtenants: bool,
+}
+
+/// Checks what needs a lookup: the tenant's device types, the group, the assigned user.
+async fn validate_device(app: &AppState, scope: &TenantScope, device: &Device) -> ApiResult<()> {
+    let tenant = app
+        .store
+        .get_tenant(scope.code())
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    device.validate(&device_type_list(tenant.device_types.as_deref()))?;
+    if let Some(group) = device.group_id_number()
+        && !app.store.group_exists(scope.code(), group).await?
+    {
+        return Err(ApiError::field(
+            "GroupId",
+            format!("no group {group} in this tenant"),
+        ));
+    }
+    if let Some(user) = device.user_id_number()
+        && !app
+            .store
+            .user_exists_in_subtree(&scope.tenant.path, user)
+            .await?
+    {
+        return Err(ApiError::field(
+            "UserId",
+            format!("no user {user} in this tenant or its subtenants"),
+        ));
+    }
+    Ok(())
+}
+
+async fn find_device(app: &AppState, scope: &TenantScope, device_id: &str) -> ApiResult<Device> {
+    app.store
+        .get_device(scope.code(), device_id)
+        .await?
+        .ok_or(ApiError::NotFound)
+}
+
+/// List the tenant's devices.
+#[utoipa::path(get, path = "/V2/{tenantVarCode}/devices", tag = "Devices", params(TenantParam),
+    responses((status = 200, body = [Device]), (status = 404, body = Problem)))]
+async fn list_devices(
+    scope: TenantScope,
+    State(app): State<AppState>,
+) -> ApiResult<RecordList<Device>> {
+    Ok(RecordList(app.store.list_devices(scope.code()).await?))
+}
+
+/// Register a device. `DeviceId` is unique across the platform.
+#[utoipa::path(post, path = "/V2/{tenantVarCode}/devices", tag = "Devices", params(TenantParam),
+    request_body = Device,
+    responses((status = 200, description = "Created; Location names the device"), (status = 400, body = Problem),
+        (status = 403, body = Problem), (status = 409, body = Problem)))]
+async fn create_device(
+    scope: TenantScope,
+    State(app): State<AppState>,
+    Body(device): Body<Device>,
+) -> ApiResult<Created> {
+    scope.require(Permission::AccessAllDevices)?;
+    validate_device(&app, &scope, &device).await?;
+    app.store.create_device(scope.code(), &device).await?;
+    let id = device.device_id.unwrap_or_default();
+    Ok(Created(format!("/V2/{}/devices/{id}", scope.code())))
+}
+
+/// Get a device.
+#[utoipa::path(get, path = "/V2/{tenantVarCode}/devices/{deviceId}", tag = "Devices", params(DevicePath),
+    responses((status = 200, body = Device), (status = 404, body = Problem)))]
+async fn get_device(
+    scope: TenantScope,
+    State(app): State<AppState>,
+    Path(path): Path<(String, String)>,
+) -> ApiResult<Record<Device>> {
+    Ok(Record(find_device(&app, &scope, &path.1).await?))
+}
+
+/// Replace a device (its `DeviceId` is the path's).
+#[utoipa::path(put, path = "/V2/{tenantVarCode}/devices/{deviceId}", tag = "Devices", params(DevicePath),
+    request_body = Device,
+    responses((status = 200, description = "Updated"), (status = 400, body = Problem),
+        (status = 404, body = Problem), (status = 412, body = Problem)))]
+async fn update_device(
+    scope: TenantScope,
+    State(app): State<AppState>,
+    Path(path): Path<(String, String)>,
+    IfMatch(if_match): IfMatch,
+    Body(mut device): Body<Device>,
+) -> ApiResult<NoContent> {
+    scope.require(Permission::AccessAllDevices)?;
+    find_device(&app, &scope, &path.1).await?;
+    device.device_id = Some(path.1.clone());
+    validate_device(&app, &scope, &device).await?;
+    app.store
+        .update_device(scope.code(), &path.1, &device, if_match.as_deref())
+        .await?;
+    Ok(NoContent)
+}
+
+/// Patch a device with a JSON Patch.
+#[utoipa::path(patch, path = "/V2/{tenantVarCode}/devices/{deviceId}", tag = "Devices", params(DevicePath),
+    request_body(content = Vec<super::openapi::PatchOperation>, content_type = "application/json-patch+json"),
+    responses((status = 200, description = "Updated"), (status = 400, body = Problem),
+        (status = 404, body = Problem), (status = 412, body = Problem)))]
+async fn patch_device(
+    scope: TenantScope,
+    State(app): State<AppState>,
+    Path(path): Path<(String, String)>,
+    IfMatch(if_match): IfMatch,
+    Body(patch): Body<json_patch::Patch>,
+) -> ApiResult<NoContent> {
+    scope.require(Permission::AccessAllDevices)?;
+    let current = find_device(&app, &scope, &path.1).await?;
+    let expected = if_match.or_else(|| current.etag.clone());
+    let patched = apply_patch(&current, &patch, &DEVICE_READ_ONLY_FIELDS)?;
+    validate_device(&app, &scope, &patched).await?;
+    app.store
+        .update_device(scope.code(), &path.1, &patched, expected.as_deref())
+        .await?;
+    Ok(NoContent)
+}
+
+/// Delete a device; it is recorded in the deleted-devices log.
+#[utoipa::path(delete, path = "/V2/{tenantVarCode}/devices/{deviceId}", tag = "Devices", params(DevicePath),
+    responses((status = 200, description = "Deleted"), (status = 403, body = Problem),
+        (status = 404, body = Problem), (status = 412, body = Problem)))]
+async fn delete_device(
+    scope: TenantScope,
+    State(app): State<AppState>,
+    Path(path): Path<(String, String)>,
+    IfMatch(if_match): IfMatch,
+) -> ApiResult<NoContent> {
+    scope.require(Permission::AccessAllDevices)?;
+    app.store
+        .delete_device(
+            scope.code(),
+            &path.1,
+            &scope.caller.username,
+            if_match.as_deref(),
+        )
+        .await?;
+    Ok(NoContent)
+}
+
+fn deleted_scope<'a>(scope: &'a TenantScope, subtenants: bool) -> DeletedDeviceScope<'a> {
+    if subtenants {
+        DeletedDeviceScope::Subtree(&scope.tenant.path)
+    } else {
+        DeletedDeviceScope::Tenant(scope.code())
+    }
+}
+
+/// List deleted devices (needs AccessAllDevices).
+#[utoipa::path(get, path = "/V2/{tenantVarCode}/deleteddevices", tag = "Deleted devices",
+    params(TenantParam, SubtenantsQuery),
+    responses((status = 200, body = [DeletedDevice]), (status = 403, body = Problem), (status = 404, body = Problem)))]
+async fn list_deleted_devices(
+    scope: TenantScope,
+    State(app): State<AppState>,
+    Query(query): Query<SubtenantsQuery>,
+) -> ApiResult<RecordList<DeletedDevice>> {
+    scope.require(Permission::AccessAllDevices)?;
+    let scope_filter = deleted_scope(&scope, query.subtenants);
+    Ok(RecordList(
+        app.store.list_deleted_devices(scope_filter, None).await?,
+    ))
+}
+
+/// The deletions of one device id, newest first (needs AccessAllDevices).
+#[utoipa::path(get, path = "/V2/{tenantVarCode}/deleteddevices/{deviceId}", tag = "Deleted devices",
+    params(DevicePath, SubtenantsQuery),
+    responses((status = 200, body = [DeletedDevice]), (status = 403, body = Problem), (status = 404, body = Problem)))]
+async fn get_deleted_device(
+    scope: TenantScope,
+    State(app): State<AppState>,
+    Path(path): Path<(String, String)>,
+    Query(query): Query<SubtenantsQuery>,
+) -> ApiResult<RecordList<DeletedDevice>> {
+    scope.require(Permission::AccessAllDevices)?;
+    let scope_filter = deleted_scope(&scope, query.subtenants);
+    Ok(RecordList(
+        app.store
+            .list_deleted_devices(scope_filter, Some(&path.1))
+            .await?,
+    ))
+}

@@ -1,0 +1,335 @@
+//! Event notifications, at tenant level (`/V2/{t}/eventnotifications`) and at group level
+//! (`/V2/{t}/groups/{groupId}/eventnotifications`). Both levels share one implementation;
+//! the handlers below only say which level a path addresses.
+
+use axum::extract::{Path, State};
+use serde::Deserialize;
+use utoipa::IntoParams;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::error::{ApiError, ApiResult, Problem};
+use super::extract::{IfMatch, TenantScope};
+use super::groups::{GroupPath, group_id};
+use super::negotiate::{Body, Created, NoContent, RecordList, Representable, Tagged};
+use super::recipients::check_recipients;
+use super::{AppState, TenantParam};
+use crate::domain::access::Permission;
+use crate::domain::notification::{EventNotification, NotificationLevel};
+use crate::domain::validation::Validator;
+use crate::store::Owned;
+
+impl Representable for EventNotification {
+    const NAME: &'static str = "EventNotification";
+}
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(
+            list_tenant_notifications,
+            create_tenant_notification
+        ))
+        .routes(routes!(
+            get_tenant_notification,
+            update_tenant_notification,
+            delete_tenant_notification
+        ))
+        .routes(routes!(list_group_notifications, create_group_notification))
+        .routes(routes!(
+            get_group_notification,
+            update_group_notification,
+            delete_group_notification
+        ))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+#[allow(non_snake_case, dead_code)]
+struct NotificationPath {
+    tenantVarCode: String,
+    notificationId: String,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+#[allow(non_snake_case, dead_code)]
+struct GroupNotificationPath {
+    tenantVarCode: String,
+    groupId: String,
+    notificationId: String,
+}
+
+// ---- the shared implementation --------------------------------------------------------
+
+/// The level a group path addresses; an unknown group is a 404.
+async fn group_level(
+    app: &AppState,
+    scope: &TenantScope,
+    raw_group: &str,
+) -> ApiResult<NotificationLevel> {
+    let id = group_id(raw_group)?;
+    if !app.store.group_exists(scope.code(), id).await? {
+        return Err(ApiError::NotFound);
+    }
+    Ok(NotificationLevel::Group(id))
+}
+
+fn present(owned: Owned<EventNotification>) -> EventNotification {
+    EventNotification {
+        notification_id: Some(owned.id.to_string()),
+        ..owned.record
+    }
+}
+
+async fn validated(
+    app: &AppState,
+    scope: &TenantScope,
+    level: NotificationLevel,
+    notification: EventNotification,
+) -> ApiResult<EventNotification> {
+    let mut v = Validator::new();
+    notification.validate(level, &mut v);
+    check_recipients(app, scope, &notification.recipients, &mut v).await?;
+    // On group level `Devices` is refused outright; its entries are not looked up.
+    let devices = match level {
+        NotificationLevel::Tenant => notification.device_ids(),
+        NotificationLevel::Group(_) => Vec::new(),
+    };
+    for device in devices {
+        if !app.store.device_exists(scope.code(), &device).await? {
+            v.add("Devices", format!("no device '{device}' in this tenant"));
+        }
+    }
+    v.finish()?;
+    Ok(EventNotification {
+        notification_id: None,
+        ..notification
+    })
+}
+
+fn notification_id(raw: &str) -> ApiResult<i64> {
+    raw.parse().map_err(|_| ApiError::NotFound)
+}
+
+async fn list(
+    app: &AppState,
+    scope: &TenantScope,
+    level: NotificationLevel,
+) -> ApiResult<RecordList<EventNotification>> {
+    let found = app.store.list_notifications(scope.code(), level).await?;
+    Ok(RecordList(found.into_iter().map(present).collect()))
+}
+
+async fn create(
+    app: &AppState,
+    scope: &TenantScope,
+    level: NotificationLevel,
+    notification: EventNotification,
+) -> ApiResult<Created> {
+    scope.require(Permission::ManageConfiguration)?;
+    let notification = validated(app, scope, level, notification).await?;
+    let id = app
+        .store
+        .create_notification(scope.code(), level, &notification)
+        .await?;
+    let base = match level {
+        NotificationLevel::Tenant => format!("/V2/{}", scope.code()),
+        NotificationLevel::Group(g) => format!("/V2/{}/groups/{g}", scope.code()),
+    };
+    Ok(Created(format!("{base}/eventnotifications/{id}")))
+}
+
+async fn get(
+    app: &AppState,
+    scope: &TenantScope,
+    level: NotificationLevel,
+    raw_id: &str,
+) -> ApiResult<Tagged<EventNotification>> {
+    let found = app
+        .store
+        .get_notification(scope.code(), level, notification_id(raw_id)?)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    let etag = found.etag.clone();
+    Ok(Tagged(present(found), etag))
+}
+
+async fn update(
+    app: &AppState,
+    scope: &TenantScope,
+    level: NotificationLevel,
+    raw_id: &str,
+    if_match: Option<String>,
+    notification: EventNotification,
+) -> ApiResult<NoContent> {
+    scope.require(Permission::ManageConfiguration)?;
+    let id = notification_id(raw_id)?;
+    app.store
+        .get_notification(scope.code(), level, id)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    let notification = validated(app, scope, level, notification).await?;
+    app.store
+        .update_notification(scope.code(), level, id, &notification, if_match.as_deref())
+        .await?;
+    Ok(NoContent)
+}
+
+async fn delete(
+    app: &AppState,
+    scope: &TenantScope,
+    level: NotificationLevel,
+    raw_id: &str,
+    if_match: Option<String>,
+) -> ApiResult<NoContent> {
+    scope.require(Permission::ManageConfiguration)?;
+    app.store
+        .delete_notification(
+            scope.code(),
+            level,
+            notification_id(raw_id)?,
+            if_match.as_deref(),
+        )
+        .await?;
+    Ok(NoContent)
+}
+
+// ---- tenant level ---------------------------------------------------------------------
+
+/// List the tenant's notifications.
+#[utoipa::path(get, path = "/V2/{tenantVarCode}/eventnotifications", tag = "Event notifications",
+    params(TenantParam), responses((status = 200, body = [EventNotification]), (status = 404, body = Problem)))]
+async fn list_tenant_notifications(
+    scope: TenantScope,
+    State(app): State<AppState>,
+) -> ApiResult<RecordList<EventNotification>> {
+    list(&app, &scope, NotificationLevel::Tenant).await
+}
+
+/// Create a tenant-level notification. `EventsExpression` is parsed; a failure names the
+/// position and what was expected.
+#[utoipa::path(post, path = "/V2/{tenantVarCode}/eventnotifications", tag = "Event notifications",
+    params(TenantParam), request_body = EventNotification,
+    responses((status = 200, description = "Created; Location names it"), (status = 400, body = Problem), (status = 403, body = Problem)))]
+async fn create_tenant_notification(
+    scope: TenantScope,
+    State(app): State<AppState>,
+    Body(notification): Body<EventNotification>,
+) -> ApiResult<Created> {
+    create(&app, &scope, NotificationLevel::Tenant, notification).await
+}
+
+/// Get a tenant-level notification.
+#[utoipa::path(get, path = "/V2/{tenantVarCode}/eventnotifications/{notificationId}", tag = "Event notifications",
+    params(NotificationPath), responses((status = 200, body = EventNotification), (status = 404, body = Problem)))]
+async fn get_tenant_notification(
+    scope: TenantScope,
+    State(app): State<AppState>,
+    Path(path): Path<(String, String)>,
+) -> ApiResult<Tagged<EventNotification>> {
+    get(&app, &scope, NotificationLevel::Tenant, &path.1).await
+}
+
+/// Replace a tenant-level notification.
+#[utoipa::path(put, path = "/V2/{tenantVarCode}/eventnotifications/{notificationId}", tag = "Event notifications",
+    params(NotificationPath), request_body = EventNotification,
+    responses((status = 200, description = "Updated"), (status = 400, body = Problem), (status = 404, body = Problem), (status = 412, body = Problem)))]
+async fn update_tenant_notification(
+    scope: TenantScope,
+    State(app): State<AppState>,
+    Path(path): Path<(String, String)>,
+    IfMatch(if_match): IfMatch,
+    Body(notification): Body<EventNotification>,
+) -> ApiResult<NoContent> {
+    update(
+        &app,
+        &scope,
+        NotificationLevel::Tenant,
+        &path.1,
+        if_match,
+        notification,
+    )
+    .await
+}
+
+/// Delete a tenant-level notification.
+#[utoipa::path(delete, path = "/V2/{tenantVarCode}/eventnotifications/{notificationId}", tag = "Event notifications",
+    params(NotificationPath),
+    responses((status = 200, description = "Deleted"), (status = 404, body = Problem), (status = 412, body = Problem)))]
+async fn delete_tenant_notification(
+    scope: TenantScope,
+    State(app): State<AppState>,
+    Path(path): Path<(String, String)>,
+    IfMatch(if_match): IfMatch,
+) -> ApiResult<NoContent> {
+    delete(&app, &scope, NotificationLevel::Tenant, &path.1, if_match).await
+}
+
+// ---- group level ----------------------------------------------------------------------
+
+/// List a group's notifications.
+#[utoipa::path(get, path = "/V2/{tenantVarCode}/groups/{groupId}/eventnotifications", tag = "Event notifications",
+    params(GroupPath), responses((status = 200, body = [EventNotification]), (status = 404, body = Problem)))]
+async fn list_group_notifications(
+    scope: TenantScope,
+    State(app): State<AppState>,
+    Path(path): Path<(String, String)>,
+) -> ApiResult<RecordList<EventNotification>> {
+    let level = group_level(&app, &scope, &path.1).await?;
+    list(&app, &scope, level).await
+}
+
+/// Create a group-level notification (`DeviceType` and `Devices` are not allowed here).
+#[utoipa::path(post, path = "/V2/{tenantVarCode}/groups/{groupId}/eventnotifications", tag = "Event notifications",
+    params(GroupPath), request_body = EventNotification,
+    responses((status = 200, description = "Created; Location names it"), (status = 400, body = Problem), (status = 404, body = Problem)))]
+async fn create_group_notification(
+    scope: TenantScope,
+    State(app): State<AppState>,
+    Path(path): Path<(String, String)>,
+    Body(notification): Body<EventNotification>,
+) -> ApiResult<Created> {
+    let level = group_level(&app, &scope, &path.1).await?;
+    create(&app, &scope, level, notification).await
+}
+
+/// Get a group-level notification.
+#[utoipa::path(get, path = "/V2/{tenantVarCode}/groups/{groupId}/eventnotifications/{notificationId}", tag = "Event notifications",
+    params(GroupNotificationPath), responses((status = 200, body = EventNotification), (status = 404, body = Problem)))]
+async fn get_group_notification(
+    scope: TenantScope,
+    State(app): State<AppState>,
+    Path(path): Path<(String, String, String)>,
+) -> ApiResult<Tagged<EventNotification>> {
+    let level = group_level(&app, &scope, &path.1).await?;
+    get(&app, &scope, level, &path.2).await
+}
+
+/// Replace a group-level notification.
+#[utoipa::path(put, path = "/V2/{tenantVarCode}/groups/{groupId}/eventnotifications/{notificationId}", tag = "Event notifications",
+    params(GroupNotificationPath), request_body = EventNotification,
+    responses((status = 200, description = "Updated"), (status = 400, body = Problem), (status = 404, body = Problem), (status = 412, body = Problem)))]
+async fn update_group_notification(
+    scope: TenantScope,
+    State(app): State<AppState>,
+    Path(path): Path<(String, String, String)>,
+    IfMatch(if_match): IfMatch,
+    Body(notification): Body<EventNotification>,
+) -> ApiResult<NoContent> {
+    let level = group_level(&app, &scope, &path.1).await?;
+    update(&app, &scope, level, &path.2, if_match, notification).await
+}
+
+/// Delete a group-level notification.
+#[utoipa::path(delete, path = "/V2/{tenantVarCode}/groups/{groupId}/eventnotifications/{notificationId}", tag = "Event notifications",
+    params(GroupNotificationPath),
+    responses((status = 200, description = "Deleted"), (status = 404, body = Problem), (status = 412, body = Problem)))]
+async fn delete_group_notification(
+    scope: TenantScope,
+    State(app): State<AppState>,
+    Path(path): Path<(String, String, String)>,
+    IfMatch(if_match): IfMatch,
+) -> ApiResult<NoContent> {
+    let level = group_level(&app, &scope, &path.1).await?;
+    delete(&app, &scope, level, &path.2, if_match).await
+}

@@ -1,0 +1,219 @@
+//! Devices and the deleted-devices log.
+
+use sqlx::Row;
+use sqlx::any::AnyRow;
+
+use super::{
+    Store, StoreResult, check_version, conflict_on_duplicate, from_doc, new_etag, parse_time,
+    time_text, to_doc,
+};
+use crate::domain::device::{DeletedDevice, Device, redact_email};
+use crate::domain::time::now;
+
+const DEVICE_COLUMNS: &str =
+    "d.device_id, d.group_id, d.user_id, d.device_type, d.status, d.doc, d.etag, d.updated_at";
+
+/// Whose deleted devices a listing covers.
+pub enum DeletedDeviceScope<'a> {
+    Tenant(&'a str),
+    /// The tenant with this path and its descendants.
+    Subtree(&'a str),
+}
+
+fn device_from_row(row: &AnyRow) -> StoreResult<Device> {
+    let mut device: Device = from_doc(row, "doc")?;
+    device.device_id = Some(row.try_get("device_id")?);
+    device.group_id = row
+        .try_get::<Option<i64>, _>("group_id")?
+        .map(|id| id.to_string());
+    device.user_id = row
+        .try_get::<Option<i64>, _>("user_id")?
+        .map(|id| id.to_string());
+    device.device_type = Some(row.try_get("device_type")?);
+    device.status = Some(row.try_get("status")?);
+    device.etag = Some(row.try_get("etag")?);
+    device.timestamp = parse_time(row.try_get("updated_at")?)?;
+    Ok(device)
+}
+
+/// What `doc` holds: everything without a column of its own.
+fn device_doc(device: &Device) -> StoreResult<String> {
+    to_doc(&Device {
+        device_id: None,
+        group_id: None,
+        user_id: None,
+        device_type: None,
+        status: None,
+        timestamp: None,
+        etag: None,
+        ..device.clone()
+    })
+}
+
+impl Store {
+    pub async fn device_exists(&self, tenant_code: &str, device_id: &str) -> StoreResult<bool> {
+        let row = sqlx::query("SELECT id FROM devices WHERE device_id = $1 AND tenant_code = $2")
+            .bind(device_id)
+            .bind(tenant_code)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row.is_some())
+    }
+
+    pub async fn list_devices(&self, tenant_code: &str) -> StoreResult<Vec<Device>> {
+        let sql = format!(
+            "SELECT {DEVICE_COLUMNS} FROM devices d WHERE d.tenant_code = $1 ORDER BY d.id"
+        );
+        let rows = sqlx::query(&sql)
+            .bind(tenant_code)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(device_from_row).collect()
+    }
+
+    pub async fn get_device(
+        &self,
+        tenant_code: &str,
+        device_id: &str,
+    ) -> StoreResult<Option<Device>> {
+        let sql = format!(
+            "SELECT {DEVICE_COLUMNS} FROM devices d WHERE d.device_id = $1 AND d.tenant_code = $2"
+        );
+        let row = sqlx::query(&sql)
+            .bind(device_id)
+            .bind(tenant_code)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(device_from_row).transpose()
+    }
+
+    /// Inserts a validated device; `Conflict` when the DeviceId is taken anywhere.
+    pub async fn create_device(&self, tenant_code: &str, device: &Device) -> StoreResult<()> {
+        sqlx::query(
+            "INSERT INTO devices (device_id, tenant_code, group_id, user_id, device_type, status, doc, etag, updated_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+        )
+        .bind(device.device_id.as_deref().unwrap_or_default())
+        .bind(tenant_code)
+        .bind(device.group_id_number())
+        .bind(device.user_id_number())
+        .bind(device.device_type.as_deref().unwrap_or_default())
+        .bind(device.status_or_default())
+        .bind(device_doc(device)?)
+        .bind(new_etag())
+        .bind(time_text(now()))
+        .execute(&self.pool)
+        .await
+        .map_err(|e| conflict_on_duplicate(e, "a device with this DeviceId"))?;
+        Ok(())
+    }
+
+    pub async fn update_device(
+        &self,
+        tenant_code: &str,
+        device_id: &str,
+        device: &Device,
+        if_match: Option<&str>,
+    ) -> StoreResult<()> {
+        let mut tx = self.begin_write().await?;
+        let select =
+            sqlx::query("SELECT etag FROM devices WHERE device_id = $1 AND tenant_code = $2")
+                .bind(device_id)
+                .bind(tenant_code);
+        check_version(&mut tx, select, if_match).await?;
+        sqlx::query(
+            "UPDATE devices SET group_id = $1, user_id = $2, device_type = $3, status = $4, doc = $5,
+                etag = $6, updated_at = $7 WHERE device_id = $8",
+        )
+        .bind(device.group_id_number())
+        .bind(device.user_id_number())
+        .bind(device.device_type.as_deref().unwrap_or_default())
+        .bind(device.status_or_default())
+        .bind(device_doc(device)?)
+        .bind(new_etag())
+        .bind(time_text(now()))
+        .bind(device_id)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Deletes a device and records it in the deleted-devices log, in one transaction.
+    pub async fn delete_device(
+        &self,
+        tenant_code: &str,
+        device_id: &str,
+        deleted_by: &str,
+        if_match: Option<&str>,
+    ) -> StoreResult<()> {
+        let mut tx = self.begin_write().await?;
+        let select =
+            sqlx::query("SELECT etag FROM devices WHERE device_id = $1 AND tenant_code = $2")
+                .bind(device_id)
+                .bind(tenant_code);
+        check_version(&mut tx, select, if_match).await?;
+        let sql = format!(
+            "SELECT {DEVICE_COLUMNS}, u.username AS owner, t.doc AS tenant_doc
+             FROM devices d JOIN tenants t ON t.code = d.tenant_code
+             LEFT JOIN users u ON u.id = d.user_id WHERE d.device_id = $1"
+        );
+        let row = sqlx::query(&sql)
+            .bind(device_id)
+            .fetch_one(&mut *tx)
+            .await?;
+        let device = device_from_row(&row)?;
+        let tenant: crate::domain::tenant::Tenant = from_doc(&row, "tenant_doc")?;
+        let owner: Option<String> = row.try_get("owner")?;
+        let at = now();
+        let record = DeletedDevice {
+            tenant_code: Some(tenant_code.to_string()),
+            tenant_description: tenant.description,
+            device_id: device.device_id,
+            device_type: device.device_type,
+            friendly_name: device.friendly_name,
+            username: owner.as_deref().map(redact_email),
+            secondary_device_id: device.secondary_device_id,
+            iridium_imei: device.iridium_imei,
+            sim_number: device.sim_number,
+            phone_number: device.phone_number,
+            date_deleted: at,
+            deleted_by: Some(redact_email(deleted_by)),
+        };
+        sqlx::query("INSERT INTO deleted_devices (tenant_code, device_id, doc, deleted_at) VALUES ($1, $2, $3, $4)")
+            .bind(tenant_code)
+            .bind(device_id)
+            .bind(to_doc(&record)?)
+            .bind(time_text(at))
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("DELETE FROM devices WHERE device_id = $1")
+            .bind(device_id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Deleted devices, newest first, optionally of one device id.
+    pub async fn list_deleted_devices(
+        &self,
+        scope: DeletedDeviceScope<'_>,
+        device_id: Option<&str>,
+    ) -> StoreResult<Vec<DeletedDevice>> {
+        let (filter, key) = match scope {
+            DeletedDeviceScope::Tenant(code) => ("x.tenant_code = $1", code.to_string()),
+            DeletedDeviceScope::Subtree(path) => ("t.path LIKE $1", format!("{path}%")),
+        };
+        let sql = format!(
+            "SELECT x.doc FROM deleted_devices x JOIN tenants t ON t.code = x.tenant_code
+             WHERE {filter} AND ($2 = '' OR x.device_id = $2) ORDER BY x.deleted_at DESC, x.id DESC"
+        );
+        let rows = sqlx::query(&sql)
+            .bind(key)
+            .bind(device_id.unwrap_or_default())
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(|r| from_doc(r, "doc")).collect()
+    }
+}
