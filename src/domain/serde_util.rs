@@ -2,6 +2,24 @@
 
 use serde::{Deserialize, Deserializer};
 
+tokio::task_local! {
+    static IEEE754_COMPATIBLE: bool;
+}
+
+/// Runs `future` (a request's handling) with the `IEEE754Compatible` choice the client
+/// made; serialisers of 64-bit fields read it with `ieee754_compatible()`.
+pub async fn with_ieee754_compatible<F: std::future::Future>(
+    enabled: bool,
+    future: F,
+) -> F::Output {
+    IEEE754_COMPATIBLE.scope(enabled, future).await
+}
+
+/// Whether 64-bit integers are being written as strings (false outside a request).
+pub fn ieee754_compatible() -> bool {
+    IEEE754_COMPATIBLE.try_with(|v| *v).unwrap_or(false)
+}
+
 /// `null` (or absent, with `#[serde(default)]`) becomes the type's default, e.g. an empty map.
 pub fn null_as_default<'de, D, T>(d: D) -> Result<T, D::Error>
 where
@@ -22,9 +40,7 @@ pub mod opt_int64 {
     pub fn serialize<S: Serializer>(value: &Option<i64>, s: S) -> Result<S::Ok, S::Error> {
         match value {
             None => s.serialize_none(),
-            Some(v) if crate::http::negotiate::ieee754_compatible() => {
-                s.serialize_str(&v.to_string())
-            }
+            Some(v) if super::ieee754_compatible() => s.serialize_str(&v.to_string()),
             Some(v) => s.serialize_i64(*v),
         }
     }

@@ -131,9 +131,9 @@ async fn create_contact(
 async fn get_contact(
     scope: TenantScope,
     State(app): State<AppState>,
-    Path(path): Path<(String, String)>,
+    Path(path): Path<ContactPath>,
 ) -> ApiResult<Tagged<Contact>> {
-    let id: i64 = path.1.parse().map_err(|_| ApiError::NotFound)?;
+    let id: i64 = path.contactId.parse().map_err(|_| ApiError::NotFound)?;
     let contact = app
         .store
         .get_address_book::<Contact>(AddressBook::Contacts, &scope.tenant, id)
@@ -141,7 +141,10 @@ async fn get_contact(
         .ok_or(ApiError::NotFound)?;
     let (synced, _) = synced_to_devices(&app, &scope).await?;
     let etag = contact.etag.clone();
-    Ok(Tagged(present(contact, synced.contains(&path.1)), etag))
+    Ok(Tagged(
+        present(contact, synced.contains(&path.contactId)),
+        etag,
+    ))
 }
 
 /// Replace a contact (entries sent back with their `EntryId` keep it).
@@ -152,12 +155,12 @@ async fn get_contact(
 async fn update_contact(
     scope: TenantScope,
     State(app): State<AppState>,
-    Path(path): Path<(String, String)>,
+    Path(path): Path<ContactPath>,
     IfMatch(if_match): IfMatch,
     Body(contact): Body<Contact>,
 ) -> ApiResult<NoContent> {
     scope.require(Permission::ManageConfiguration)?;
-    let current = owned_contact(&app, &scope, &path.1).await?;
+    let current = owned_contact(&app, &scope, &path.contactId).await?;
     contact.validate()?;
     let mut contact = storable(contact);
     contact.assign_entries(&current.record.contact_entries, now());
@@ -182,11 +185,11 @@ async fn update_contact(
 async fn delete_contact(
     scope: TenantScope,
     State(app): State<AppState>,
-    Path(path): Path<(String, String)>,
+    Path(path): Path<ContactPath>,
     IfMatch(if_match): IfMatch,
 ) -> ApiResult<NoContent> {
     scope.require(Permission::ManageConfiguration)?;
-    let current = owned_contact(&app, &scope, &path.1).await?;
+    let current = owned_contact(&app, &scope, &path.contactId).await?;
     if let Some(list) =
         referenced_by(&app, &scope.tenant.path, AddressBook::Contacts, current.id).await?
     {

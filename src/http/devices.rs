@@ -125,9 +125,9 @@ async fn create_device(
 async fn get_device(
     scope: TenantScope,
     State(app): State<AppState>,
-    Path(path): Path<(String, String)>,
+    Path(path): Path<DevicePath>,
 ) -> ApiResult<Record<Device>> {
-    Ok(Record(find_device(&app, &scope, &path.1).await?))
+    Ok(Record(find_device(&app, &scope, &path.deviceId).await?))
 }
 
 /// Replace a device (its `DeviceId` is the path's).
@@ -138,16 +138,16 @@ async fn get_device(
 async fn update_device(
     scope: TenantScope,
     State(app): State<AppState>,
-    Path(path): Path<(String, String)>,
+    Path(path): Path<DevicePath>,
     IfMatch(if_match): IfMatch,
     Body(mut device): Body<Device>,
 ) -> ApiResult<NoContent> {
     scope.require(Permission::AccessAllDevices)?;
-    find_device(&app, &scope, &path.1).await?;
-    device.device_id = Some(path.1.clone());
+    find_device(&app, &scope, &path.deviceId).await?;
+    device.device_id = Some(path.deviceId.clone());
     validate_device(&app, &scope, &device).await?;
     app.store
-        .update_device(scope.code(), &path.1, &device, if_match.as_deref())
+        .update_device(scope.code(), &path.deviceId, &device, if_match.as_deref())
         .await?;
     Ok(NoContent)
 }
@@ -160,17 +160,17 @@ async fn update_device(
 async fn patch_device(
     scope: TenantScope,
     State(app): State<AppState>,
-    Path(path): Path<(String, String)>,
+    Path(path): Path<DevicePath>,
     IfMatch(if_match): IfMatch,
     Body(patch): Body<json_patch::Patch>,
 ) -> ApiResult<NoContent> {
     scope.require(Permission::AccessAllDevices)?;
-    let current = find_device(&app, &scope, &path.1).await?;
+    let current = find_device(&app, &scope, &path.deviceId).await?;
     let expected = if_match.or_else(|| current.etag.clone());
     let patched = apply_patch(&current, &patch, &DEVICE_READ_ONLY_FIELDS)?;
     validate_device(&app, &scope, &patched).await?;
     app.store
-        .update_device(scope.code(), &path.1, &patched, expected.as_deref())
+        .update_device(scope.code(), &path.deviceId, &patched, expected.as_deref())
         .await?;
     Ok(NoContent)
 }
@@ -182,14 +182,14 @@ async fn patch_device(
 async fn delete_device(
     scope: TenantScope,
     State(app): State<AppState>,
-    Path(path): Path<(String, String)>,
+    Path(path): Path<DevicePath>,
     IfMatch(if_match): IfMatch,
 ) -> ApiResult<NoContent> {
     scope.require(Permission::AccessAllDevices)?;
     app.store
         .delete_device(
             scope.code(),
-            &path.1,
+            &path.deviceId,
             &scope.caller.username,
             if_match.as_deref(),
         )
@@ -228,14 +228,14 @@ async fn list_deleted_devices(
 async fn get_deleted_device(
     scope: TenantScope,
     State(app): State<AppState>,
-    Path(path): Path<(String, String)>,
+    Path(path): Path<DevicePath>,
     Query(query): Query<SubtenantsQuery>,
 ) -> ApiResult<RecordList<DeletedDevice>> {
     scope.require(Permission::AccessAllDevices)?;
     let scope_filter = deleted_scope(&scope, query.subtenants);
     Ok(RecordList(
         app.store
-            .list_deleted_devices(scope_filter, Some(&path.1))
+            .list_deleted_devices(scope_filter, Some(&path.deviceId))
             .await?,
     ))
 }

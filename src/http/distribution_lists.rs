@@ -149,9 +149,9 @@ async fn create_list(
 async fn get_list(
     scope: TenantScope,
     State(app): State<AppState>,
-    Path(path): Path<(String, String)>,
+    Path(path): Path<ListPath>,
 ) -> ApiResult<Tagged<DistributionList>> {
-    let id: i64 = path.1.parse().map_err(|_| ApiError::NotFound)?;
+    let id: i64 = path.listId.parse().map_err(|_| ApiError::NotFound)?;
     let list = app
         .store
         .get_address_book::<DistributionList>(AddressBook::Lists, &scope.tenant, id)
@@ -159,7 +159,7 @@ async fn get_list(
         .ok_or(ApiError::NotFound)?;
     let (_, synced) = synced_to_devices(&app, &scope).await?;
     let etag = list.etag.clone();
-    Ok(Tagged(present(list, synced.contains(&path.1)), etag))
+    Ok(Tagged(present(list, synced.contains(&path.listId)), etag))
 }
 
 /// Replace a distribution list.
@@ -171,12 +171,12 @@ async fn get_list(
 async fn update_list(
     scope: TenantScope,
     State(app): State<AppState>,
-    Path(path): Path<(String, String)>,
+    Path(path): Path<ListPath>,
     IfMatch(if_match): IfMatch,
     Body(input): Body<DistributionListInput>,
 ) -> ApiResult<NoContent> {
     scope.require(Permission::ManageConfiguration)?;
-    let current = owned_list(&app, &scope, &path.1).await?;
+    let current = owned_list(&app, &scope, &path.listId).await?;
     let list = validated(&app, &scope, input, Some(current.id)).await?;
     app.store
         .update_address_book(
@@ -199,11 +199,11 @@ async fn update_list(
 async fn delete_list(
     scope: TenantScope,
     State(app): State<AppState>,
-    Path(path): Path<(String, String)>,
+    Path(path): Path<ListPath>,
     IfMatch(if_match): IfMatch,
 ) -> ApiResult<NoContent> {
     scope.require(Permission::ManageConfiguration)?;
-    let current = owned_list(&app, &scope, &path.1).await?;
+    let current = owned_list(&app, &scope, &path.listId).await?;
     if let Some(list) =
         referenced_by(&app, &scope.tenant.path, AddressBook::Lists, current.id).await?
     {

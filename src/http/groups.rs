@@ -30,8 +30,8 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[into_params(parameter_in = Path)]
 #[allow(non_snake_case, dead_code)]
 pub struct GroupPath {
-    tenantVarCode: String,
-    groupId: String,
+    pub tenantVarCode: String,
+    pub groupId: String,
 }
 
 /// A numeric group id of the path tenant, or 404.
@@ -71,11 +71,11 @@ async fn create_group(
 async fn get_group(
     scope: TenantScope,
     State(app): State<AppState>,
-    Path(path): Path<(String, String)>,
+    Path(path): Path<GroupPath>,
 ) -> ApiResult<Record<Group>> {
     let group = app
         .store
-        .get_group(scope.code(), group_id(&path.1)?)
+        .get_group(scope.code(), group_id(&path.groupId)?)
         .await?
         .ok_or(ApiError::NotFound)?;
     Ok(Record(group))
@@ -89,12 +89,12 @@ async fn get_group(
 async fn update_group(
     scope: TenantScope,
     State(app): State<AppState>,
-    Path(path): Path<(String, String)>,
+    Path(path): Path<GroupPath>,
     IfMatch(if_match): IfMatch,
     Body(group): Body<Group>,
 ) -> ApiResult<NoContent> {
     scope.require(Permission::AccessAllDevices)?;
-    let id = group_id(&path.1)?;
+    let id = group_id(&path.groupId)?;
     group.validate()?;
     app.store
         .update_group(scope.code(), id, &group, if_match.as_deref())
@@ -109,12 +109,12 @@ async fn update_group(
 async fn delete_group(
     scope: TenantScope,
     State(app): State<AppState>,
-    Path(path): Path<(String, String)>,
+    Path(path): Path<GroupPath>,
     IfMatch(if_match): IfMatch,
 ) -> ApiResult<NoContent> {
     scope.require(Permission::AccessAllDevices)?;
     app.store
-        .delete_group(scope.code(), group_id(&path.1)?, if_match.as_deref())
+        .delete_group(scope.code(), group_id(&path.groupId)?, if_match.as_deref())
         .await?;
     Ok(NoContent)
 }

@@ -20,15 +20,7 @@ use serde::de::DeserializeOwned;
 use super::error::ApiError;
 use super::extract::unquote_etag;
 use super::xml;
-
-tokio::task_local! {
-    static IEEE754_COMPATIBLE: bool;
-}
-
-/// Whether the current response should write 64-bit integers as strings.
-pub fn ieee754_compatible() -> bool {
-    IEEE754_COMPATIBLE.try_with(|v| *v).unwrap_or(false)
-}
+use crate::domain::serde_util;
 
 /// A record type as the API names it; the XML root element and CSV/list naming use it.
 pub trait Representable: Serialize {
@@ -362,9 +354,7 @@ pub async fn negotiate(request: Request, next: Next) -> Response {
     let is_get = request.method() == Method::GET;
     let if_none_match = request.headers().get(header::IF_NONE_MATCH).cloned();
 
-    let response = IEEE754_COMPATIBLE
-        .scope(preference.ieee754, next.run(request))
-        .await;
+    let response = serde_util::with_ieee754_compatible(preference.ieee754, next.run(request)).await;
 
     let Some(shape) = response.extensions().get::<Shape>().copied() else {
         return response;

@@ -225,9 +225,15 @@ async fn create_tenant_notification(
 async fn get_tenant_notification(
     scope: TenantScope,
     State(app): State<AppState>,
-    Path(path): Path<(String, String)>,
+    Path(path): Path<NotificationPath>,
 ) -> ApiResult<Tagged<EventNotification>> {
-    get(&app, &scope, NotificationLevel::Tenant, &path.1).await
+    get(
+        &app,
+        &scope,
+        NotificationLevel::Tenant,
+        &path.notificationId,
+    )
+    .await
 }
 
 /// Replace a tenant-level notification.
@@ -237,7 +243,7 @@ async fn get_tenant_notification(
 async fn update_tenant_notification(
     scope: TenantScope,
     State(app): State<AppState>,
-    Path(path): Path<(String, String)>,
+    Path(path): Path<NotificationPath>,
     IfMatch(if_match): IfMatch,
     Body(notification): Body<EventNotification>,
 ) -> ApiResult<NoContent> {
@@ -245,7 +251,7 @@ async fn update_tenant_notification(
         &app,
         &scope,
         NotificationLevel::Tenant,
-        &path.1,
+        &path.notificationId,
         if_match,
         notification,
     )
@@ -259,10 +265,17 @@ async fn update_tenant_notification(
 async fn delete_tenant_notification(
     scope: TenantScope,
     State(app): State<AppState>,
-    Path(path): Path<(String, String)>,
+    Path(path): Path<NotificationPath>,
     IfMatch(if_match): IfMatch,
 ) -> ApiResult<NoContent> {
-    delete(&app, &scope, NotificationLevel::Tenant, &path.1, if_match).await
+    delete(
+        &app,
+        &scope,
+        NotificationLevel::Tenant,
+        &path.notificationId,
+        if_match,
+    )
+    .await
 }
 
 // ---- group level ----------------------------------------------------------------------
@@ -273,9 +286,9 @@ async fn delete_tenant_notification(
 async fn list_group_notifications(
     scope: TenantScope,
     State(app): State<AppState>,
-    Path(path): Path<(String, String)>,
+    Path(path): Path<GroupPath>,
 ) -> ApiResult<RecordList<EventNotification>> {
-    let level = group_level(&app, &scope, &path.1).await?;
+    let level = group_level(&app, &scope, &path.groupId).await?;
     list(&app, &scope, level).await
 }
 
@@ -286,10 +299,10 @@ async fn list_group_notifications(
 async fn create_group_notification(
     scope: TenantScope,
     State(app): State<AppState>,
-    Path(path): Path<(String, String)>,
+    Path(path): Path<GroupPath>,
     Body(notification): Body<EventNotification>,
 ) -> ApiResult<Created> {
-    let level = group_level(&app, &scope, &path.1).await?;
+    let level = group_level(&app, &scope, &path.groupId).await?;
     create(&app, &scope, level, notification).await
 }
 
@@ -299,10 +312,10 @@ async fn create_group_notification(
 async fn get_group_notification(
     scope: TenantScope,
     State(app): State<AppState>,
-    Path(path): Path<(String, String, String)>,
+    Path(path): Path<GroupNotificationPath>,
 ) -> ApiResult<Tagged<EventNotification>> {
-    let level = group_level(&app, &scope, &path.1).await?;
-    get(&app, &scope, level, &path.2).await
+    let level = group_level(&app, &scope, &path.groupId).await?;
+    get(&app, &scope, level, &path.notificationId).await
 }
 
 /// Replace a group-level notification.
@@ -312,12 +325,20 @@ async fn get_group_notification(
 async fn update_group_notification(
     scope: TenantScope,
     State(app): State<AppState>,
-    Path(path): Path<(String, String, String)>,
+    Path(path): Path<GroupNotificationPath>,
     IfMatch(if_match): IfMatch,
     Body(notification): Body<EventNotification>,
 ) -> ApiResult<NoContent> {
-    let level = group_level(&app, &scope, &path.1).await?;
-    update(&app, &scope, level, &path.2, if_match, notification).await
+    let level = group_level(&app, &scope, &path.groupId).await?;
+    update(
+        &app,
+        &scope,
+        level,
+        &path.notificationId,
+        if_match,
+        notification,
+    )
+    .await
 }
 
 /// Delete a group-level notification.
@@ -327,9 +348,9 @@ async fn update_group_notification(
 async fn delete_group_notification(
     scope: TenantScope,
     State(app): State<AppState>,
-    Path(path): Path<(String, String, String)>,
+    Path(path): Path<GroupNotificationPath>,
     IfMatch(if_match): IfMatch,
 ) -> ApiResult<NoContent> {
-    let level = group_level(&app, &scope, &path.1).await?;
-    delete(&app, &scope, level, &path.2, if_match).await
+    let level = group_level(&app, &scope, &path.groupId).await?;
+    delete(&app, &scope, level, &path.notificationId, if_match).await
 }

@@ -70,9 +70,9 @@ async fn list_profiles(
 async fn get_profile(
     scope: TenantScope,
     State(app): State<AppState>,
-    Path(path): Path<(String, String)>,
+    Path(path): Path<ProfilePath>,
 ) -> ApiResult<Record<UserProfile>> {
-    Ok(Record(find_profile(&app, &scope, &path.1).await?.1))
+    Ok(Record(find_profile(&app, &scope, &path.userId).await?.1))
 }
 
 /// Replace a user's profile.
@@ -83,10 +83,10 @@ async fn get_profile(
 async fn update_profile(
     scope: TenantScope,
     State(app): State<AppState>,
-    Path(path): Path<(String, String)>,
+    Path(path): Path<ProfilePath>,
     Body(incoming): Body<UserProfile>,
 ) -> ApiResult<NoContent> {
-    let (id, _) = find_profile(&app, &scope, &path.1).await?;
+    let (id, _) = find_profile(&app, &scope, &path.userId).await?;
     require_self_or_manager(&scope, id)?;
     incoming.validate()?;
     app.store
@@ -104,10 +104,10 @@ async fn update_profile(
 async fn patch_profile(
     scope: TenantScope,
     State(app): State<AppState>,
-    Path(path): Path<(String, String)>,
+    Path(path): Path<ProfilePath>,
     Body(patch): Body<json_patch::Patch>,
 ) -> ApiResult<NoContent> {
-    let (id, current) = find_profile(&app, &scope, &path.1).await?;
+    let (id, current) = find_profile(&app, &scope, &path.userId).await?;
     require_self_or_manager(&scope, id)?;
     let patched = apply_patch(&current, &patch, &profile::READ_ONLY_FIELDS)?;
     patched.validate()?;

@@ -149,11 +149,13 @@ async fn find_user(
 async fn get_user(
     scope: TenantScope,
     State(app): State<AppState>,
-    Path(path): Path<(String, String)>,
+    Path(path): Path<UserPath>,
     Query(query): Query<PhotoQuery>,
 ) -> ApiResult<Record<User>> {
     Ok(Record(
-        find_user(&app, &scope, &path.1, query.photo).await?.user,
+        find_user(&app, &scope, &path.userId, query.photo)
+            .await?
+            .user,
     ))
 }
 
@@ -165,12 +167,12 @@ async fn get_user(
 async fn update_user(
     scope: TenantScope,
     State(app): State<AppState>,
-    Path(path): Path<(String, String)>,
+    Path(path): Path<UserPath>,
     IfMatch(if_match): IfMatch,
     Body(incoming): Body<User>,
 ) -> ApiResult<NoContent> {
     scope.require(Permission::ManageUsers)?;
-    let existing = find_user(&app, &scope, &path.1, true).await?;
+    let existing = find_user(&app, &scope, &path.userId, true).await?;
     save_user(&app, &scope, existing, incoming, if_match).await
 }
 
@@ -182,12 +184,12 @@ async fn update_user(
 async fn patch_user(
     scope: TenantScope,
     State(app): State<AppState>,
-    Path(path): Path<(String, String)>,
+    Path(path): Path<UserPath>,
     IfMatch(if_match): IfMatch,
     Body(patch): Body<json_patch::Patch>,
 ) -> ApiResult<NoContent> {
     scope.require(Permission::ManageUsers)?;
-    let existing = find_user(&app, &scope, &path.1, true).await?;
+    let existing = find_user(&app, &scope, &path.userId, true).await?;
     let patched = apply_patch(&existing.user, &patch, &user::READ_ONLY_FIELDS)?;
     // Without If-Match, still refuse to overwrite a change made since we read the record.
     let expected = if_match.or_else(|| existing.user.etag.clone());
@@ -201,11 +203,11 @@ async fn patch_user(
 async fn delete_user(
     scope: TenantScope,
     State(app): State<AppState>,
-    Path(path): Path<(String, String)>,
+    Path(path): Path<UserPath>,
     IfMatch(if_match): IfMatch,
 ) -> ApiResult<NoContent> {
     scope.require(Permission::ManageUsers)?;
-    let existing = find_user(&app, &scope, &path.1, false).await?;
+    let existing = find_user(&app, &scope, &path.userId, false).await?;
     if existing.id == scope.caller.user_id {
         return Err(ApiError::Forbidden(
             "you cannot delete your own account".into(),

@@ -138,8 +138,58 @@ async fn openapi_describes_every_route(app: TestApp) {
             "/V2/{tenantVarCode}/userprofile/{userId}",
             &["get", "put", "patch"],
         ),
+        ("/V2/{tenantVarCode}/devices", &["get", "post"]),
+        (
+            "/V2/{tenantVarCode}/devices/{deviceId}",
+            &["get", "put", "patch", "delete"],
+        ),
+        ("/V2/{tenantVarCode}/groups", &["get", "post"]),
+        (
+            "/V2/{tenantVarCode}/groups/{groupId}",
+            &["get", "put", "delete"],
+        ),
+        ("/V2/{tenantVarCode}/deleteddevices", &["get"]),
+        ("/V2/{tenantVarCode}/deleteddevices/{deviceId}", &["get"]),
+        ("/V2/{tenantVarCode}/addressbookcontacts", &["get", "post"]),
+        (
+            "/V2/{tenantVarCode}/addressbookcontacts/{contactId}",
+            &["get", "put", "delete"],
+        ),
+        (
+            "/V2/{tenantVarCode}/addressbookdistributionlists",
+            &["get", "post"],
+        ),
+        (
+            "/V2/{tenantVarCode}/addressbookdistributionlists/{listId}",
+            &["get", "put", "delete"],
+        ),
+        ("/V2/{tenantVarCode}/eventnotifications", &["get", "post"]),
+        (
+            "/V2/{tenantVarCode}/eventnotifications/{notificationId}",
+            &["get", "put", "delete"],
+        ),
+        (
+            "/V2/{tenantVarCode}/groups/{groupId}/eventnotifications",
+            &["get", "post"],
+        ),
+        (
+            "/V2/{tenantVarCode}/groups/{groupId}/eventnotifications/{notificationId}",
+            &["get", "put", "delete"],
+        ),
+        ("/V2/{tenantVarCode}/geofences", &["get", "post"]),
+        (
+            "/V2/{tenantVarCode}/geofences/{geofenceId}",
+            &["get", "put", "delete"],
+        ),
+        ("/V2/{tenantVarCode}/webhooks", &["get", "put"]),
+        ("/V2/{tenantVarCode}/tenantexternallinks", &["get", "post"]),
+        (
+            "/V2/{tenantVarCode}/tenantexternallinks/{externalLinkId}",
+            &["get", "delete"],
+        ),
         ("/healthz", &["get"]),
         ("/readyz", &["get"]),
+        ("/metrics", &["get"]),
     ] {
         for method in methods {
             assert!(
@@ -148,6 +198,42 @@ async fn openapi_describes_every_route(app: TestApp) {
             );
         }
     }
+    // Every operation declares each of its parameters once, and every path parameter.
+    for (path, item) in paths {
+        for (method, operation) in item.as_object().unwrap() {
+            let names: Vec<String> = operation["parameters"]
+                .as_array()
+                .map(|ps| {
+                    ps.iter()
+                        .map(|p| format!("{}:{}", p["in"], p["name"]))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let mut unique = names.clone();
+            unique.sort();
+            unique.dedup();
+            assert_eq!(
+                unique.len(),
+                names.len(),
+                "duplicate parameters in {method} {path}: {names:?}"
+            );
+            for segment in path.split('/').filter(|s| s.starts_with('{')) {
+                let name = segment.trim_matches(|c| c == '{' || c == '}');
+                assert!(
+                    names.contains(&format!("\"path\":\"{name}\"")),
+                    "{method} {path} declares {name}"
+                );
+            }
+        }
+    }
+    let list = &doc["components"]["schemas"]["DistributionListInput"];
+    assert_eq!(list["additionalProperties"], false);
+    assert!(
+        list["required"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("ListName"))
+    );
     let tenant = &doc["components"]["schemas"]["Tenant"];
     assert_eq!(tenant["properties"]["Description"]["maxLength"], 250);
     assert!(
