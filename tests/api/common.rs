@@ -55,6 +55,9 @@ pub struct TestApp {
     #[allow(dead_code)]
     pub backend: Backend,
     temp_dir: Option<PathBuf>,
+    url: String,
+    config: AppConfig,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
 }
 
 impl Drop for TestApp {
@@ -99,25 +102,62 @@ pub async fn spawn_app_with(backend: Backend, config: AppConfig) -> Option<TestA
             )
         }
     };
-    let store = app::open_store(&url).await.expect("open store");
-    app::bootstrap(&store, ADMIN_EMAIL, Some(ADMIN_PASSWORD.into()))
-        .await
-        .expect("bootstrap");
-    let router = app::build_router(store, config).await.expect("router");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let base = format!("http://{}", listener.local_addr().expect("addr"));
-    tokio::spawn(app::serve(listener, router, std::future::pending()));
+    let (base, shutdown) = start_server(&url, config).await;
     Some(TestApp {
         admin: Client::new(&base, Some((ADMIN_EMAIL, ADMIN_PASSWORD))),
         base,
         backend,
         temp_dir,
+        url,
+        config,
+        shutdown: Some(shutdown),
     })
 }
 
+/// Opens (migrating, bootstrapping) the database at `url` and serves it on port 0.
+/// Sending on the returned channel stops the server gracefully.
+async fn start_server(url: &str, config: AppConfig) -> (String, tokio::sync::oneshot::Sender<()>) {
+    let store = app::open_store(url).await.expect("open store");
+    app::bootstrap(&store, ADMIN_EMAIL, Some(ADMIN_PASSWORD.into()))
+        .await
+        .expect("bootstrap");
+    let router = app::build_router(store.clone(), config)
+        .await
+        .expect("router");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        let shutdown = async {
+            let _ = stopped.await;
+        };
+        app::serve(listener, router, shutdown).await.expect("serve");
+        store.close().await;
+    });
+    (base, stop)
+}
+
 impl TestApp {
+    /// Stops this server and starts a new one on the same database: what survives is
+    /// what was stored.
+    pub async fn restart(mut self) -> TestApp {
+        if let Some(stop) = self.shutdown.take() {
+            let _ = stop.send(());
+        }
+        let (base, shutdown) = start_server(&self.url, self.config).await;
+        TestApp {
+            admin: Client::new(&base, Some((ADMIN_EMAIL, ADMIN_PASSWORD))),
+            base,
+            backend: self.backend,
+            temp_dir: self.temp_dir.take(),
+            url: self.url.clone(),
+            config: self.config,
+            shutdown: Some(shutdown),
+        }
+    }
+
     pub fn anonymous(&self) -> Client {
         Client::new(&self.base, None)
     }

@@ -17,6 +17,7 @@ backend_tests!(
     xml_and_text_inputs_round_trip,
     ieee754_parameter_is_echoed,
     metrics_are_exported,
+    data_and_tokens_survive_a_restart,
 );
 
 async fn unknown_routes_and_methods_are_problems(app: TestApp) {
@@ -414,4 +415,43 @@ async fn rate_limit_answers_429_with_retry_after() {
         app.anonymous().get("/healthz").await.status(),
         StatusCode::OK
     );
+}
+
+async fn data_and_tokens_survive_a_restart(app: TestApp) {
+    let code = app.create_tenant("1000", "Durable").await;
+    app.create_user(&code, "first@example.com", "User").await;
+    app.create_user(&code, "second@example.com", "User").await;
+    let first_page = app.admin.get(&format!("/V2/{code}/users?pageSize=1")).await;
+    let token = first_page.headers()["x-continuationtoken"]
+        .to_str()
+        .unwrap()
+        .to_string();
+
+    let app = app.restart().await;
+    assert_eq!(
+        app.admin.get_json(&format!("/V2/{code}")).await["Description"],
+        "Durable"
+    );
+    let user = app.client("second@example.com", crate::common::PASSWORD);
+    assert_eq!(
+        user.get(&format!("/V2/{code}")).await.status(),
+        StatusCode::OK
+    );
+    let next = app
+        .admin
+        .request(Method::GET, &format!("/V2/{code}/users?pageSize=1"))
+        .header("X-CONTINUATIONTOKEN", token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        next.status(),
+        StatusCode::OK,
+        "tokens are signed with the stored secret"
+    );
+    let page: Value = next.json().await.unwrap();
+    assert_eq!(page[0]["Username"], "second@example.com");
+    // Bootstrapping again created no second administrator.
+    let admins = app.admin.get_json("/V2/1000/users").await;
+    assert_eq!(admins.as_array().unwrap().len(), 1);
 }
