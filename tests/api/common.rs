@@ -298,3 +298,8 @@ pub fn problem_fields(problem: &Value) -> Vec<String> {
         })
         .unwrap_or_default()
 }
+
+/// Asserts the 404 problem every out-of-scope or missing record answers with.
+pub async fn assert_not_found(response: Response) -> Value {
+    assert_problem(response, 404, "not_found").await
+}

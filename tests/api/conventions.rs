@@ -2,7 +2,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use crate::backend_tests;
-use crate::common::{TestApp, assert_problem};
+use crate::common::{TestApp, assert_not_found, assert_problem};
 
 backend_tests!(
     unknown_routes_and_methods_are_problems,
@@ -21,13 +21,8 @@ backend_tests!(
 );
 
 async fn unknown_routes_and_methods_are_problems(app: TestApp) {
-    assert_problem(app.admin.get("/nope").await, 404, "not_found").await;
-    assert_problem(
-        app.admin.get("/V2/1000/nothing-here").await,
-        404,
-        "not_found",
-    )
-    .await;
+    assert_not_found(app.admin.get("/nope").await).await;
+    assert_not_found(app.admin.get("/V2/1000/nothing-here").await).await;
     let patch = app
         .admin
         .request(Method::PATCH, "/V2/1000")

@@ -2,7 +2,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use crate::backend_tests;
-use crate::common::{TestApp, assert_problem, problem_fields};
+use crate::common::{TestApp, assert_not_found, assert_problem, problem_fields};
 
 backend_tests!(
     groups_crud_and_unique_names,
@@ -94,13 +94,8 @@ async fn groups_crud_and_unique_names(app: TestApp) {
             .status(),
         StatusCode::OK
     );
-    assert_problem(
-        app.admin.get(&format!("/V2/1000/groups/{id}")).await,
-        404,
-        "not_found",
-    )
-    .await;
-    assert_problem(app.admin.get("/V2/1000/groups/abc").await, 404, "not_found").await;
+    assert_not_found(app.admin.get(&format!("/V2/1000/groups/{id}")).await).await;
+    assert_not_found(app.admin.get("/V2/1000/groups/abc").await).await;
 }
 
 async fn group_with_devices_cannot_be_deleted(app: TestApp) {
@@ -334,12 +329,7 @@ async fn deleting_a_device_records_it_redacted(app: TestApp) {
         app.admin.delete("/V2/1000/devices/gone-1").await.status(),
         StatusCode::OK
     );
-    assert_problem(
-        app.admin.get("/V2/1000/devices/gone-1").await,
-        404,
-        "not_found",
-    )
-    .await;
+    assert_not_found(app.admin.get("/V2/1000/devices/gone-1").await).await;
     let log = app.admin.get_json("/V2/1000/deleteddevices").await;
     assert_eq!(log.as_array().unwrap().len(), 1);
     let entry = &log[0];
@@ -440,40 +430,18 @@ async fn devices_of_other_tenants_are_404(app: TestApp) {
     let (_, a_admin) = app
         .create_user(&a, "admin@a.example", "Administrator")
         .await;
-    assert_problem(
-        a_admin.get(&format!("/V2/{a}/devices/b-dev")).await,
-        404,
-        "not_found",
-    )
-    .await;
-    assert_problem(
-        a_admin.get(&format!("/V2/{b}/devices/b-dev")).await,
-        404,
-        "not_found",
-    )
-    .await;
-    assert_problem(
-        a_admin.delete(&format!("/V2/{a}/devices/b-dev")).await,
-        404,
-        "not_found",
-    )
-    .await;
-    assert_problem(
+    assert_not_found(a_admin.get(&format!("/V2/{a}/devices/b-dev")).await).await;
+    assert_not_found(a_admin.get(&format!("/V2/{b}/devices/b-dev")).await).await;
+    assert_not_found(a_admin.delete(&format!("/V2/{a}/devices/b-dev")).await).await;
+    assert_not_found(
         a_admin
             .put(
                 &format!("/V2/{a}/devices/b-dev"),
                 &json!({"DeviceType": "X"}),
             )
             .await,
-        404,
-        "not_found",
     )
     .await;
-    assert_problem(
-        a_admin.get(&format!("/V2/{b}/deleteddevices")).await,
-        404,
-        "not_found",
-    )
-    .await;
+    assert_not_found(a_admin.get(&format!("/V2/{b}/deleteddevices")).await).await;
     assert_eq!(device_count(&app, &b).await, 1);
 }

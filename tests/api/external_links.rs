@@ -2,7 +2,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use crate::backend_tests;
-use crate::common::{Client, TestApp, assert_problem, problem_fields};
+use crate::common::{Client, TestApp, assert_not_found, assert_problem, problem_fields};
 
 backend_tests!(
     create_list_sorted_get_delete,
@@ -65,18 +65,13 @@ async fn create_list_sorted_get_delete(app: TestApp) {
 
     let path = format!("/V2/1000/tenantexternallinks/{third}");
     assert_eq!(app.admin.delete(&path).await.status(), StatusCode::OK);
-    assert_problem(app.admin.get(&path).await, 404, "not_found").await;
-    assert_problem(app.admin.delete(&path).await, 404, "not_found").await;
+    assert_not_found(app.admin.get(&path).await).await;
+    assert_not_found(app.admin.delete(&path).await).await;
     assert_eq!(
         names(&app.admin, "1000").await,
         ["first", "second-a", "second-b", "Intranet"]
     );
-    assert_problem(
-        app.admin.get("/V2/1000/tenantexternallinks/abc").await,
-        404,
-        "not_found",
-    )
-    .await;
+    assert_not_found(app.admin.get("/V2/1000/tenantexternallinks/abc").await).await;
 }
 
 async fn invalid_links_are_refused_and_nothing_stored(app: TestApp) {
@@ -144,22 +139,18 @@ async fn sibling_404_and_permissions(app: TestApp) {
         format!("/V2/{b}/tenantexternallinks/{id}"),
         format!("/V2/{a}/tenantexternallinks"),
     ] {
-        assert_problem(b_admin.get(&path).await, 404, "not_found").await;
+        assert_not_found(b_admin.get(&path).await).await;
     }
-    assert_problem(
+    assert_not_found(
         b_admin
             .delete(&format!("/V2/{b}/tenantexternallinks/{id}"))
             .await,
-        404,
-        "not_found",
     )
     .await;
-    assert_problem(
+    assert_not_found(
         b_admin
             .post(&format!("/V2/{a}/tenantexternallinks"), &link("x", 1))
             .await,
-        404,
-        "not_found",
     )
     .await;
     // Links are not inherited: the parent's are not listed below it.

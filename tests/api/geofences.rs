@@ -2,7 +2,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use crate::backend_tests;
-use crate::common::{Client, TestApp, assert_problem, problem_fields};
+use crate::common::{Client, TestApp, assert_not_found, assert_problem, problem_fields};
 
 backend_tests!(
     circle_create_get_list_put_delete,
@@ -93,12 +93,7 @@ async fn circle_create_get_list_put_delete(app: TestApp) {
 
     let delete = app.admin.delete(&format!("/V2/1000/geofences/{id}")).await;
     assert_eq!(delete.status(), StatusCode::OK);
-    assert_problem(
-        app.admin.get(&format!("/V2/1000/geofences/{id}")).await,
-        404,
-        "not_found",
-    )
-    .await;
+    assert_not_found(app.admin.get(&format!("/V2/1000/geofences/{id}")).await).await;
     assert!(names(&app.admin, "1000").await.is_empty());
 }
 
@@ -397,30 +392,20 @@ async fn sibling_and_unknown_geofences_are_404(app: TestApp) {
         format!("/V2/{a}/geofences/{id}"),
         format!("/V2/{a}/geofences"),
     ] {
-        assert_problem(b_admin.get(&path).await, 404, "not_found").await;
+        assert_not_found(b_admin.get(&path).await).await;
     }
     for path in [
         format!("/V2/{b}/geofences/{id}"),
         format!("/V2/{a}/geofences/{id}"),
     ] {
-        assert_problem(b_admin.put(&path, &circle("x")).await, 404, "not_found").await;
-        assert_problem(b_admin.delete(&path).await, 404, "not_found").await;
+        assert_not_found(b_admin.put(&path, &circle("x")).await).await;
+        assert_not_found(b_admin.delete(&path).await).await;
     }
     assert!(names(&b_admin, &b).await.is_empty());
     // A parent's geofence without AppliesToSubtenants is not visible below.
-    assert_problem(
-        app.admin.get(&format!("/V2/{b}/geofences/{id}")).await,
-        404,
-        "not_found",
-    )
-    .await;
+    assert_not_found(app.admin.get(&format!("/V2/{b}/geofences/{id}")).await).await;
     for bad in ["abc", "99999", "-1"] {
-        assert_problem(
-            app.admin.get(&format!("/V2/{a}/geofences/{bad}")).await,
-            404,
-            "not_found",
-        )
-        .await;
+        assert_not_found(app.admin.get(&format!("/V2/{a}/geofences/{bad}")).await).await;
     }
     assert_eq!(names(&app.admin, &a).await, ["A's"]);
 }
@@ -466,12 +451,10 @@ async fn applies_to_subtenants_is_read_only_below(app: TestApp) {
         assert_problem(client.delete(&path).await, 403, "forbidden").await;
     }
     // The owner still manages it; the parent does not see a child's shared geofence.
-    assert_problem(
+    assert_not_found(
         app.admin
             .get(&format!("/V2/1000/geofences/{child_shared_id}"))
             .await,
-        404,
-        "not_found",
     )
     .await;
     let path = format!("/V2/{child}/geofences/{child_shared_id}");

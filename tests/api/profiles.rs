@@ -2,7 +2,7 @@ use reqwest::StatusCode;
 use serde_json::json;
 
 use crate::backend_tests;
-use crate::common::{TestApp, assert_problem, problem_fields};
+use crate::common::{TestApp, assert_not_found, assert_problem, problem_fields};
 
 backend_tests!(
     profile_round_trip_by_id_and_username,
@@ -160,27 +160,15 @@ async fn profiles_of_other_tenants_are_404(app: TestApp) {
     let (_, a_admin) = app
         .create_user(&a, "admin@a.example", "Administrator")
         .await;
-    assert_problem(
-        a_admin.get(&format!("/V2/{a}/userprofile/{b_id}")).await,
-        404,
-        "not_found",
-    )
-    .await;
-    assert_problem(
-        a_admin.get(&format!("/V2/{b}/userprofile/{b_id}")).await,
-        404,
-        "not_found",
-    )
-    .await;
-    assert_problem(
+    assert_not_found(a_admin.get(&format!("/V2/{a}/userprofile/{b_id}")).await).await;
+    assert_not_found(a_admin.get(&format!("/V2/{b}/userprofile/{b_id}")).await).await;
+    assert_not_found(
         a_admin
             .put(
                 &format!("/V2/{b}/userprofile/{b_id}"),
                 &json!({"City": "x"}),
             )
             .await,
-        404,
-        "not_found",
     )
     .await;
     assert_eq!(

@@ -2,7 +2,7 @@ use reqwest::StatusCode;
 use serde_json::json;
 
 use crate::backend_tests;
-use crate::common::{TestApp, assert_problem, problem_fields};
+use crate::common::{TestApp, assert_not_found, assert_problem, problem_fields};
 
 backend_tests!(
     root_tenant_is_bootstrapped,
@@ -160,12 +160,7 @@ async fn delete_refuses_while_subtenants_exist_and_removes_users(app: TestApp) {
         app.admin.delete(&format!("/V2/{child}")).await.status(),
         StatusCode::OK
     );
-    assert_problem(
-        app.admin.get(&format!("/V2/{child}")).await,
-        404,
-        "not_found",
-    )
-    .await;
+    assert_not_found(app.admin.get(&format!("/V2/{child}")).await).await;
     // The tenant's users went with it.
     assert_problem(
         child_user.get(&format!("/V2/{parent}")).await,
@@ -200,31 +195,22 @@ async fn tenants_outside_the_subtree_are_404(app: TestApp) {
         .create_user(&a, "admin@a.example", "Administrator")
         .await;
     let sibling = a_admin.get(&format!("/V2/{b}")).await;
-    let sibling = assert_problem(sibling, 404, "not_found").await;
-    let missing = assert_problem(a_admin.get("/V2/987654").await, 404, "not_found").await;
+    let sibling = assert_not_found(sibling).await;
+    let missing = assert_not_found(a_admin.get("/V2/987654").await).await;
     assert_eq!(sibling["detail"], missing["detail"], "no existence leak");
-    assert_problem(a_admin.get("/V2/1000").await, 404, "not_found").await;
-    assert_problem(
-        a_admin.get(&format!("/V2/{b}/users")).await,
-        404,
-        "not_found",
-    )
-    .await;
-    assert_problem(
+    assert_not_found(a_admin.get("/V2/1000").await).await;
+    assert_not_found(a_admin.get(&format!("/V2/{b}/users")).await).await;
+    assert_not_found(
         a_admin
             .put(&format!("/V2/{b}"), &json!({"Description": "hijacked"}))
             .await,
-        404,
-        "not_found",
     )
     .await;
-    assert_problem(a_admin.delete(&format!("/V2/{b}")).await, 404, "not_found").await;
-    assert_problem(
+    assert_not_found(a_admin.delete(&format!("/V2/{b}")).await).await;
+    assert_not_found(
         a_admin
             .post(&format!("/V2/{b}"), &json!({"Description": "x"}))
             .await,
-        404,
-        "not_found",
     )
     .await;
     assert_eq!(

@@ -2,7 +2,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use crate::backend_tests;
-use crate::common::{PASSWORD, TestApp, assert_problem, problem_fields};
+use crate::common::{PASSWORD, TestApp, assert_not_found, assert_problem, problem_fields};
 
 backend_tests!(
     create_and_get_by_id_and_username,
@@ -63,18 +63,8 @@ async fn create_and_get_by_id_and_username(app: TestApp) {
         .get_json("/V2/1000/users/jane.doe@example.com")
         .await;
     assert_eq!(by_name, by_id);
-    assert_problem(
-        app.admin.get("/V2/1000/users/nobody@example.com").await,
-        404,
-        "not_found",
-    )
-    .await;
-    assert_problem(
-        app.admin.get("/V2/1000/users/not-an-id").await,
-        404,
-        "not_found",
-    )
-    .await;
+    assert_not_found(app.admin.get("/V2/1000/users/nobody@example.com").await).await;
+    assert_not_found(app.admin.get("/V2/1000/users/not-an-id").await).await;
 }
 
 async fn password_is_write_only_and_photo_on_request(app: TestApp) {
@@ -361,19 +351,9 @@ async fn delete_removes_user_and_login(app: TestApp) {
             .status(),
         StatusCode::OK
     );
-    assert_problem(
-        app.admin.get(&format!("/V2/1000/users/{id}")).await,
-        404,
-        "not_found",
-    )
-    .await;
+    assert_not_found(app.admin.get(&format!("/V2/1000/users/{id}")).await).await;
     assert_problem(user.get("/V2/1000").await, 401, "unauthorized").await;
-    assert_problem(
-        app.admin.delete(&format!("/V2/1000/users/{id}")).await,
-        404,
-        "not_found",
-    )
-    .await;
+    assert_not_found(app.admin.delete(&format!("/V2/1000/users/{id}")).await).await;
     let me = app
         .admin
         .get_json("/V2/1000/users/admin@safetrack.test")
@@ -527,41 +507,19 @@ async fn users_of_other_tenants_are_404(app: TestApp) {
         .create_user(&a, "admin@a.example", "Administrator")
         .await;
     // Through the own tenant's path, a user of another tenant does not exist.
-    assert_problem(
-        a_admin.get(&format!("/V2/{a}/users/{b_id}")).await,
-        404,
-        "not_found",
-    )
-    .await;
-    assert_problem(
-        a_admin.get(&format!("/V2/{a}/users/b@example.com")).await,
-        404,
-        "not_found",
-    )
-    .await;
-    assert_problem(
+    assert_not_found(a_admin.get(&format!("/V2/{a}/users/{b_id}")).await).await;
+    assert_not_found(a_admin.get(&format!("/V2/{a}/users/b@example.com")).await).await;
+    assert_not_found(
         a_admin
             .put(
                 &format!("/V2/{a}/users/{b_id}"),
                 &json!({"Username": "x@example.com"}),
             )
             .await,
-        404,
-        "not_found",
     )
     .await;
-    assert_problem(
-        a_admin.delete(&format!("/V2/{a}/users/{b_id}")).await,
-        404,
-        "not_found",
-    )
-    .await;
-    assert_problem(
-        a_admin.get(&format!("/V2/{b}/users/{b_id}")).await,
-        404,
-        "not_found",
-    )
-    .await;
+    assert_not_found(a_admin.delete(&format!("/V2/{a}/users/{b_id}")).await).await;
+    assert_not_found(a_admin.get(&format!("/V2/{b}/users/{b_id}")).await).await;
     assert_eq!(
         app.admin.get_json(&format!("/V2/{b}/users/{b_id}")).await["Username"],
         "b@example.com"
@@ -636,10 +594,5 @@ async fn user_bodies_allow_large_photos_but_not_beyond_the_limit(app: TestApp) {
         )
         .await;
     assert_problem(response, 413, "payload_too_large").await;
-    assert_problem(
-        app.admin.get("/V2/1000/users/huge@example.com").await,
-        404,
-        "not_found",
-    )
-    .await;
+    assert_not_found(app.admin.get("/V2/1000/users/huge@example.com").await).await;
 }

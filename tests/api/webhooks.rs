@@ -4,7 +4,9 @@ use serde_json::{Value, json};
 use safetrack::app::AppConfig;
 
 use crate::backend_tests;
-use crate::common::{Backend, TestApp, assert_problem, problem_fields, spawn_app_with};
+use crate::common::{
+    Backend, TestApp, assert_not_found, assert_problem, problem_fields, spawn_app_with,
+};
 
 backend_tests!(
     empty_settings_are_an_empty_object,
@@ -273,13 +275,8 @@ async fn sibling_404_and_permissions(app: TestApp) {
     let a_path = format!("/V2/{a}/webhooks");
     assert_eq!(app.admin.put(&a_path, &body).await.status(), StatusCode::OK);
     let (_, b_admin) = app.create_user(&b, "b@example.com", "Administrator").await;
-    assert_problem(b_admin.get(&a_path).await, 404, "not_found").await;
-    assert_problem(
-        b_admin.put(&a_path, &json!({"Urls": []})).await,
-        404,
-        "not_found",
-    )
-    .await;
+    assert_not_found(b_admin.get(&a_path).await).await;
+    assert_not_found(b_admin.put(&a_path, &json!({"Urls": []})).await).await;
     // Each tenant has its own settings.
     assert_eq!(
         b_admin.get_json(&format!("/V2/{b}/webhooks")).await,
