@@ -34,7 +34,7 @@ pub struct Device {
     /// Starts with + and a country code.
     pub phone_number: Option<String>,
     /// Active (default) or Inactive.
-    #[schema(example = "Active")]
+    #[schema(example = "Active", pattern = "^(Active|Inactive)$")]
     pub status: Option<String>,
     /// E.g. `VehicleType`, `SpeedLimitKmh` (a positive number).
     #[serde(default, deserialize_with = "null_as_default")]

@@ -36,7 +36,7 @@ pub struct EventNotification {
     #[serde(default)]
     pub raise_alert: bool,
     /// "0" None, "1" Warning, "2" High.
-    #[schema(example = "2")]
+    #[schema(example = "2", pattern = "^[012]$")]
     pub severity: Option<String>,
     /// Tenant-level only: applies to every device of this type.
     pub device_type: Option<String>,

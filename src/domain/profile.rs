@@ -37,10 +37,13 @@ pub struct UserProfile {
     pub culture_name: Option<String>,
     pub ui_language: Option<String>,
     /// kmh, mph or knots.
+    #[schema(pattern = "^(kmh|mph|knots)$")]
     pub speed_units: Option<String>,
     /// m or ft.
+    #[schema(pattern = "^(m|ft)$")]
     pub distance_units: Option<String>,
     /// Decimal, DegreeMinute or Utm.
+    #[schema(pattern = "^(Decimal|DegreeMinute|Utm)$")]
     pub position_format: Option<String>,
     pub emergency_contact_name: Option<String>,
     pub emergency_contact_address: Option<String>,

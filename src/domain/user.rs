@@ -31,7 +31,7 @@ pub struct User {
     pub first_name: Option<String>,
     pub last_name: Option<String>,
     /// Administrator, Manager, User (default) or ReadOnly.
-    #[schema(example = "User")]
+    #[schema(example = "User", pattern = "^(Administrator|Manager|User|ReadOnly)$")]
     pub user_role_id: Option<String>,
     #[serde(default)]
     pub is_approved: bool,
@@ -59,6 +59,7 @@ pub struct User {
     /// Must name an existing user within the caller's tenant subtree.
     pub manager_user_id: Option<String>,
     /// One of Male, Female, Transgender, Non-Binary, Other.
+    #[schema(pattern = "^(Male|Female|Transgender|Non-Binary|Other)$")]
     pub gender: Option<String>,
     pub job_title: Option<String>,
     pub employee_id: Option<String>,
