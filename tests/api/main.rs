@@ -5,6 +5,7 @@ mod auth;
 mod common;
 mod conventions;
 mod devices;
+mod event_notification_rules;
 mod event_notifications;
 mod external_links;
 mod geofences;
