@@ -35,11 +35,7 @@ pub async fn bootstrap(
     admin_email: &str,
     admin_password: Option<String>,
 ) -> anyhow::Result<Option<Bootstrapped>> {
-    let root = Tenant {
-        description: Some("Root".into()),
-        ..Default::default()
-    };
-    store.ensure_root_tenant(ROOT_TENANT_CODE, &root).await?;
+    ensure_root_tenant(store).await?;
     if store.count_users().await? > 0 {
         return Ok(None);
     }
@@ -59,6 +55,16 @@ pub async fn bootstrap(
         email: admin_email.to_string(),
         generated_password: generated.then_some(password),
     }))
+}
+
+/// Creates the root tenant `1000` if it does not exist yet.
+pub async fn ensure_root_tenant(store: &Store) -> anyhow::Result<()> {
+    let root = Tenant {
+        description: Some("Root".into()),
+        ..Default::default()
+    };
+    store.ensure_root_tenant(ROOT_TENANT_CODE, &root).await?;
+    Ok(())
 }
 
 /// Creates a user from the command line, with the same validation as the API.

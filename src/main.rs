@@ -20,9 +20,8 @@ async fn main() -> anyhow::Result<()> {
         Some(Command::Admin(AdminCommand::Create(args))) => {
             init_logging(LogFormat::Text);
             let store = app::open_store(&args.database.url()?).await?;
-            app::bootstrap(&store, "admin@safetrack.local", None)
-                .await
-                .ok();
+            // The user created here may be the first one: no default admin besides it.
+            app::ensure_root_tenant(&store).await?;
             let id = app::create_user(
                 &store,
                 &args.tenant,

@@ -6,11 +6,36 @@ use axum::http::header;
 use axum::response::IntoResponse;
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 
+/// Latency buckets in seconds: fixed buckets keep memory constant however many requests
+/// are recorded.
+const LATENCY_BUCKETS: [f64; 12] = [
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+];
+
 /// The process-wide recorder (a process can install only one; tests start many apps).
 fn handle() -> Option<&'static PrometheusHandle> {
     static HANDLE: OnceLock<Option<PrometheusHandle>> = OnceLock::new();
     HANDLE
-        .get_or_init(|| PrometheusBuilder::new().install_recorder().ok())
+        .get_or_init(|| {
+            let handle = PrometheusBuilder::new()
+                .set_buckets(&LATENCY_BUCKETS)
+                .ok()?
+                .install_recorder()
+                .ok()?;
+            // Recorded samples wait in a queue until upkeep folds them into the buckets;
+            // without it they would pile up between scrapes.
+            let upkeep = handle.clone();
+            std::thread::Builder::new()
+                .name("metrics-upkeep".into())
+                .spawn(move || {
+                    loop {
+                        std::thread::sleep(std::time::Duration::from_secs(5));
+                        upkeep.run_upkeep();
+                    }
+                })
+                .ok()?;
+            Some(handle)
+        })
         .as_ref()
 }
 

@@ -377,7 +377,10 @@ async fn metrics_are_exported(app: TestApp) {
     assert_eq!(response.status(), StatusCode::OK);
     let text = response.text().await.unwrap();
     assert!(text.contains("safetrack_http_requests_total"), "{text}");
-    assert!(text.contains("safetrack_http_request_duration_seconds"));
+    assert!(
+        text.contains("safetrack_http_request_duration_seconds_bucket"),
+        "fixed buckets"
+    );
 }
 
 /// With a limit configured, a client over it gets 429 with Retry-After.

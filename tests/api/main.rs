@@ -2,6 +2,7 @@
 
 mod address_book;
 mod auth;
+mod cli;
 mod common;
 mod conventions;
 mod devices;
