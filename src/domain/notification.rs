@@ -38,9 +38,11 @@ pub struct EventNotification {
     /// "0" None, "1" Warning, "2" High.
     #[schema(example = "2", pattern = "^[012]$")]
     pub severity: Option<String>,
-    /// Tenant-level only: applies to every device of this type.
+    /// Tenant-level only: applies to every device of this type (one of the tenant's
+    /// `DeviceTypes` when the tenant lists any).
     pub device_type: Option<String>,
-    /// Tenant-level only: comma-separated device ids; null means all devices.
+    /// Tenant-level only: comma-separated ids of devices of the tenant (at most 1000,
+    /// no empty entries); null or blank means all devices.
     pub devices: Option<String>,
 }
 
@@ -51,10 +53,17 @@ pub enum NotificationLevel {
     Group(i64),
 }
 
+/// Most device ids one notification may list (each is looked up on every write; larger
+/// sets are what `DeviceType` and group-level notifications are for).
+pub const MAX_DEVICES: usize = 1000;
+/// Most recipients one notification may have.
+pub const MAX_RECIPIENTS: usize = 1000;
+
 impl EventNotification {
     /// Checks the rules that need no lookup into `v` (recipients and devices are checked
-    /// against the store by the caller).
-    pub fn validate(&self, level: NotificationLevel, v: &mut Validator) {
+    /// against the store by the caller). `device_types` is the tenant's `DeviceTypes`
+    /// list (empty: any type).
+    pub fn validate(&self, level: NotificationLevel, device_types: &[String], v: &mut Validator) {
         if let Some(name) = v.required("NotificationName", self.notification_name.as_deref()) {
             v.length("NotificationName", Some(name), 1, 200);
         }
@@ -71,28 +80,70 @@ impl EventNotification {
         }
         v.time_zone("TimeZoneId", self.time_zone_id.as_deref());
         v.one_of("Severity", self.severity.as_deref(), &SEVERITIES);
-        if let NotificationLevel::Group(_) = level {
-            for (field, value) in [
-                ("DeviceType", &self.device_type),
-                ("Devices", &self.devices),
-            ] {
-                if value.is_some() {
-                    v.add(field, "is only allowed on tenant-level notifications");
+        if self.recipients.len() > MAX_RECIPIENTS {
+            v.add(
+                "Recipients",
+                format!(
+                    "at most {MAX_RECIPIENTS} recipients (got {})",
+                    self.recipients.len()
+                ),
+            );
+        }
+        match level {
+            NotificationLevel::Group(_) => {
+                for (field, value) in [
+                    ("DeviceType", &self.device_type),
+                    ("Devices", &self.devices),
+                ] {
+                    if value.is_some() {
+                        v.add(field, "is only allowed on tenant-level notifications");
+                    }
                 }
             }
+            NotificationLevel::Tenant => self.validate_device_filters(device_types, v),
         }
     }
 
-    /// The device ids named by `Devices`.
+    fn validate_device_filters(&self, device_types: &[String], v: &mut Validator) {
+        if let Some(t) = self.device_type.as_deref().filter(|t| !t.is_empty())
+            && !device_types.is_empty()
+            && !device_types.iter().any(|a| a == t)
+        {
+            v.add(
+                "DeviceType",
+                format!(
+                    "must be one of the tenant's device types: {}",
+                    device_types.join(", ")
+                ),
+            );
+        }
+        // A blank `Devices` means all devices, like null; otherwise no entry may be empty
+        // (`a,,b` is more likely a mistake than a wish).
+        let Some(devices) = self.devices.as_deref().filter(|d| !d.trim().is_empty()) else {
+            return;
+        };
+        if let Some(n) = devices.split(',').position(|d| d.trim().is_empty()) {
+            v.add("Devices", format!("entry {} is empty", n + 1));
+        }
+        let count = self.device_ids().len();
+        if count > MAX_DEVICES {
+            v.add(
+                "Devices",
+                format!("at most {MAX_DEVICES} devices (got {count})"),
+            );
+        }
+    }
+
+    /// The distinct device ids named by `Devices`, in their first order.
     pub fn device_ids(&self) -> Vec<String> {
-        self.devices
-            .as_deref()
-            .unwrap_or_default()
-            .split(',')
-            .map(str::trim)
-            .filter(|d| !d.is_empty())
-            .map(str::to_string)
-            .collect()
+        let mut ids: Vec<String> = Vec::new();
+        for id in self.devices.as_deref().unwrap_or_default().split(',') {
+            let id = id.trim();
+            if !id.is_empty() && !ids.iter().any(|seen| seen == id) {
+                ids.push(id.to_string());
+            }
+        }
+        ids
     }
 }
 
@@ -100,23 +151,37 @@ impl EventNotification {
 mod tests {
     use super::*;
 
-    fn fields(n: &EventNotification, level: NotificationLevel) -> Vec<String> {
+    fn fields_with(
+        n: &EventNotification,
+        level: NotificationLevel,
+        device_types: &[String],
+    ) -> Vec<String> {
         let mut v = Validator::new();
-        n.validate(level, &mut v);
+        n.validate(level, device_types, &mut v);
         v.finish()
             .err()
             .map(|e| e.0.into_iter().map(|f| f.field).collect())
             .unwrap_or_default()
     }
 
+    fn fields(n: &EventNotification, level: NotificationLevel) -> Vec<String> {
+        fields_with(n, level, &[])
+    }
+
+    fn sos() -> EventNotification {
+        EventNotification {
+            notification_name: Some("SOS".into()),
+            events_expression: Some("Emergency".into()),
+            ..Default::default()
+        }
+    }
+
     #[test]
     fn rules() {
         let ok = EventNotification {
-            notification_name: Some("SOS".into()),
-            events_expression: Some("Emergency".into()),
             severity: Some("2".into()),
             devices: Some("a, b".into()),
-            ..Default::default()
+            ..sos()
         };
         assert!(fields(&ok, NotificationLevel::Tenant).is_empty());
         assert_eq!(fields(&ok, NotificationLevel::Group(1)), ["Devices"]);
@@ -136,5 +201,76 @@ mod tests {
                 "Severity"
             ]
         );
+        for severity in ["0", "1", "2"] {
+            let n = EventNotification {
+                severity: Some(severity.into()),
+                ..sos()
+            };
+            assert!(fields(&n, NotificationLevel::Tenant).is_empty());
+        }
+        for severity in ["3", "", "High", " 1"] {
+            let n = EventNotification {
+                severity: Some(severity.into()),
+                ..sos()
+            };
+            assert_eq!(fields(&n, NotificationLevel::Tenant), ["Severity"]);
+        }
+    }
+
+    #[test]
+    fn device_filters() {
+        let types = ["InReach".to_string(), "Spot".to_string()];
+        let typed = |t: &str| EventNotification {
+            device_type: Some(t.into()),
+            ..sos()
+        };
+        assert!(fields_with(&typed("Spot"), NotificationLevel::Tenant, &types).is_empty());
+        assert!(fields_with(&typed(""), NotificationLevel::Tenant, &types).is_empty());
+        assert!(fields(&typed("Anything"), NotificationLevel::Tenant).is_empty());
+        assert_eq!(
+            fields_with(&typed("spot"), NotificationLevel::Tenant, &types),
+            ["DeviceType"]
+        );
+        let listed = |d: &str| EventNotification {
+            devices: Some(d.into()),
+            ..sos()
+        };
+        assert!(fields(&listed(""), NotificationLevel::Tenant).is_empty());
+        assert!(fields(&listed("  "), NotificationLevel::Tenant).is_empty());
+        assert_eq!(listed(" ").device_ids(), Vec::<String>::new());
+        assert_eq!(
+            fields(&listed("a,,b"), NotificationLevel::Tenant),
+            ["Devices"]
+        );
+        assert_eq!(
+            fields(&listed("a,"), NotificationLevel::Tenant),
+            ["Devices"]
+        );
+        assert_eq!(listed("b, a,b").device_ids(), ["b", "a"]);
+        let many: Vec<String> = (0..=MAX_DEVICES).map(|i| format!("d{i}")).collect();
+        assert_eq!(
+            fields(&listed(&many.join(",")), NotificationLevel::Tenant),
+            ["Devices"]
+        );
+        let same = vec!["d"; MAX_DEVICES + 5].join(",");
+        assert!(fields(&listed(&same), NotificationLevel::Tenant).is_empty());
+        // On group level even an empty string is refused: the field does not exist there.
+        assert_eq!(
+            fields(&listed(""), NotificationLevel::Group(1)),
+            ["Devices"]
+        );
+        assert_eq!(
+            fields(&typed(""), NotificationLevel::Group(1)),
+            ["DeviceType"]
+        );
+    }
+
+    #[test]
+    fn recipient_count_is_bounded() {
+        let n = EventNotification {
+            recipients: vec![Recipient::default(); MAX_RECIPIENTS + 1],
+            ..sos()
+        };
+        assert_eq!(fields(&n, NotificationLevel::Tenant), ["Recipients"]);
     }
 }

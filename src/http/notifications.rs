@@ -15,7 +15,10 @@ use super::negotiate::{Body, Created, NoContent, RecordList, Representable, Tagg
 use super::recipients::check_recipients;
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
-use crate::domain::notification::{EventNotification, NotificationLevel};
+use crate::domain::device::device_type_list;
+use crate::domain::notification::{
+    EventNotification, MAX_DEVICES, MAX_RECIPIENTS, NotificationLevel,
+};
 use crate::domain::validation::Validator;
 use crate::store::Owned;
 
@@ -87,17 +90,34 @@ async fn validated(
     level: NotificationLevel,
     notification: EventNotification,
 ) -> ApiResult<EventNotification> {
+    let device_types = match level {
+        NotificationLevel::Tenant => {
+            let tenant = app
+                .store
+                .get_tenant(scope.code())
+                .await?
+                .ok_or(ApiError::NotFound)?;
+            device_type_list(tenant.device_types.as_deref())
+        }
+        // Group level refuses `DeviceType` outright: no list to check against.
+        NotificationLevel::Group(_) => Vec::new(),
+    };
     let mut v = Validator::new();
-    notification.validate(level, &mut v);
-    check_recipients(app, scope, &notification.recipients, &mut v).await?;
-    // On group level `Devices` is refused outright; its entries are not looked up.
+    notification.validate(level, &device_types, &mut v);
+    if notification.recipients.len() <= MAX_RECIPIENTS {
+        check_recipients(app, scope, &notification.recipients, &mut v).await?;
+    }
+    // On group level `Devices` is refused outright, and an oversized list is already an
+    // error: neither is looked up.
     let devices = match level {
         NotificationLevel::Tenant => notification.device_ids(),
         NotificationLevel::Group(_) => Vec::new(),
     };
-    for device in devices {
-        if !app.store.device_exists(scope.code(), &device).await? {
-            v.add("Devices", format!("no device '{device}' in this tenant"));
+    if devices.len() <= MAX_DEVICES {
+        for device in devices {
+            if !app.store.device_exists(scope.code(), &device).await? {
+                v.add("Devices", format!("no device '{device}' in this tenant"));
+            }
         }
     }
     v.finish()?;

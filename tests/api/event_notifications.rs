@@ -15,13 +15,13 @@ backend_tests!(
     recipients_in_use_by_notifications_cannot_be_deleted,
 );
 
-async fn location_id(response: reqwest::Response) -> String {
+pub(crate) async fn location_id(response: reqwest::Response) -> String {
     assert_eq!(response.status(), StatusCode::OK);
     let location = response.headers()["location"].to_str().unwrap().to_string();
     location.rsplit('/').next().unwrap().to_string()
 }
 
-fn sos() -> Value {
+pub(crate) fn sos() -> Value {
     json!({
         "NotificationName": "SOS", "NotificationText": "Worker needs help",
         "EventsExpression": "Emergency OR (MissedCheckIn AND NOT Day IN (Sat, Sun))",
@@ -30,11 +30,11 @@ fn sos() -> Value {
     })
 }
 
-async fn count(app: &TestApp, path: &str) -> usize {
+pub(crate) async fn count(app: &TestApp, path: &str) -> usize {
     app.admin.get_json(path).await.as_array().unwrap().len()
 }
 
-async fn create_group(app: &TestApp, tenant: &str) -> String {
+pub(crate) async fn create_group(app: &TestApp, tenant: &str) -> String {
     location_id(
         app.admin
             .post(

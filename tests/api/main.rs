@@ -6,6 +6,7 @@ mod cli;
 mod common;
 mod conventions;
 mod devices;
+mod event_notification_rules;
 mod event_notifications;
 mod external_links;
 mod geofences;

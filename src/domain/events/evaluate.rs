@@ -2,7 +2,10 @@
 
 use std::collections::BTreeMap;
 
-use super::expression::{Comparison, Expression, GeofenceEvent, Metric, Weekday};
+use jiff::Timestamp;
+use jiff::tz::TimeZone;
+
+use super::expression::{EventName, Expression, GeofenceEvent, Metric, Weekday};
 
 /// A geofence as facts name it: by id and by name (expressions may use either).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,32 +43,36 @@ fn matches_geofence(facts: &[GeofenceFact], target: Option<&str>) -> bool {
     }
 }
 
-fn compare(actual: f64, op: Comparison, wanted: f64) -> bool {
-    match op {
-        Comparison::Lt => actual < wanted,
-        Comparison::Le => actual <= wanted,
-        Comparison::Gt => actual > wanted,
-        Comparison::Ge => actual >= wanted,
-        Comparison::Eq => actual == wanted,
-        Comparison::Ne => actual != wanted,
+impl EventFacts {
+    /// Sets the local clock facts (`Time`, `Day`) for the instant `at` seen in `zone`
+    /// (the notification's `TimeZoneId`, UTC when it has none).
+    pub fn with_local_time(mut self, at: Timestamp, zone: &TimeZone) -> Self {
+        let local = at.to_zoned(zone.clone());
+        let minutes = i32::from(local.hour()) * 60 + i32::from(local.minute());
+        self.local_minutes = u16::try_from(minutes).ok();
+        self.local_weekday = Some(local.weekday().into());
+        self
     }
 }
 
 /// Whether the facts satisfy the expression. A comparison on a value the message does not
-/// carry (no speed, no battery level, no time) is false.
+/// carry (no speed, no battery level, no time) is false; `Property("k") != "v"` is true
+/// when the message has no property `k`.
 pub fn evaluate_expression(expression: &Expression, facts: &EventFacts) -> bool {
     match expression {
-        Expression::And(a, b) => evaluate_expression(a, facts) && evaluate_expression(b, facts),
-        Expression::Or(a, b) => evaluate_expression(a, facts) || evaluate_expression(b, facts),
+        Expression::And(items) => items.iter().all(|e| evaluate_expression(e, facts)),
+        Expression::Or(items) => items.iter().any(|e| evaluate_expression(e, facts)),
         Expression::Not(e) => !evaluate_expression(e, facts),
-        Expression::Event(name) => match *name {
-            "Emergency" => facts.emergency,
-            "EmergencyCancelled" => facts.emergency_cancelled,
-            "MissedCheckIn" => facts.missed_check_in,
-            other => facts
-                .message_type
-                .as_deref()
-                .is_some_and(|t| t.eq_ignore_ascii_case(other)),
+        Expression::Event(name) => match name {
+            EventName::Emergency => facts.emergency,
+            EventName::EmergencyCancelled => facts.emergency_cancelled,
+            EventName::MissedCheckIn => facts.missed_check_in,
+            other => other.message_type().is_some_and(|wanted| {
+                facts
+                    .message_type
+                    .as_deref()
+                    .is_some_and(|t| t.eq_ignore_ascii_case(wanted))
+            }),
         },
         Expression::Geofence { event, target } => {
             let list = match event {
@@ -80,20 +87,17 @@ pub fn evaluate_expression(expression: &Expression, facts: &EventFacts) -> bool 
                 Metric::Speed => facts.speed_kmh,
                 Metric::Battery => facts.battery_percent,
             };
-            actual.is_some_and(|a| compare(a, *op, *value))
+            actual.is_some_and(|a| op.holds(a, *value))
         }
         Expression::Property { key, equal, value } => {
-            let actual = facts.properties.get(key);
-            if *equal {
-                actual == Some(value)
-            } else {
-                actual != Some(value)
-            }
+            let matches = facts.properties.get(key) == Some(value);
+            matches == *equal
         }
         Expression::TimeBetween { from, to } => facts.local_minutes.is_some_and(|t| {
             if from <= to {
                 *from <= t && t <= *to
             } else {
+                // Wraps past midnight: 18:00–06:00 is 18:00..=23:59 or 00:00..=06:00.
                 t >= *from || t <= *to
             }
         }),
@@ -107,7 +111,8 @@ mod tests {
     use super::*;
 
     fn eval(expression: &str, facts: &EventFacts) -> bool {
-        evaluate_expression(&parse_expression(expression).unwrap(), facts)
+        let parsed = parse_expression(expression).unwrap_or_else(|e| panic!("{expression}: {e}"));
+        evaluate_expression(&parsed, facts)
     }
 
     #[test]
@@ -121,6 +126,25 @@ mod tests {
         assert!(eval("Emergency AND checkin", &facts));
         assert!(!eval("FreeText OR MissedCheckIn", &facts));
         assert!(eval("NOT FreeText", &facts));
+        assert!(!eval("EmergencyCancelled", &facts));
+        assert!(eval("FreeText OR Waypoint OR CheckIn", &facts));
+        assert!(!eval("CheckIn AND Emergency AND FreeText", &facts));
+        // Precedence decides: NOT CheckIn AND FreeText OR Emergency = ((¬C ∧ F) ∨ E).
+        assert!(eval("NOT CheckIn AND FreeText OR Emergency", &facts));
+        assert!(!eval("NOT (CheckIn AND FreeText OR Emergency)", &facts));
+        // Derived events are not message types.
+        let typed = EventFacts {
+            message_type: Some("Emergency".into()),
+            ..Default::default()
+        };
+        assert!(!eval("Emergency", &typed));
+        let cancelled = EventFacts {
+            emergency_cancelled: true,
+            missed_check_in: true,
+            ..Default::default()
+        };
+        assert!(eval("EmergencyCancelled AND MissedCheckIn", &cancelled));
+        assert!(!eval("CheckIn", &EventFacts::default()));
     }
 
     #[test]
@@ -129,38 +153,116 @@ mod tests {
             id: "7".into(),
             name: "Depot".into(),
         };
+        let yard = GeofenceFact {
+            id: "8".into(),
+            name: "Yard".into(),
+        };
         let facts = EventFacts {
             entered: vec![depot.clone()],
+            exited: vec![yard.clone()],
             inside: vec![depot],
             ..Default::default()
         };
         assert!(eval("GeofenceEnter(\"7\")", &facts));
         assert!(eval("GeofenceEnter(\"depot\")", &facts));
+        assert!(!eval("GeofenceEnter(\"8\")", &facts));
         assert!(!eval("GeofenceExit(\"Depot\")", &facts));
+        assert!(eval("GeofenceExit(\"YARD\") AND InGeofence(\"7\")", &facts));
+        assert!(!eval("InGeofence(\"Yard\")", &facts));
         assert!(eval("InGeofence", &facts));
+        assert!(eval("InGeofence()", &facts));
         assert!(!eval("InGeofence", &EventFacts::default()));
+        assert!(eval("NOT InGeofence", &EventFacts::default()));
     }
 
     #[test]
-    fn comparisons_properties_and_time() {
+    fn comparisons_and_properties() {
         let facts = EventFacts {
             speed_kmh: Some(120.0),
             battery_percent: Some(15.0),
             properties: [("shift".to_string(), "night".to_string())].into(),
-            local_minutes: Some(23 * 60),
+            ..Default::default()
+        };
+        for (expression, expected) in [
+            ("Speed > 100 AND Battery < 20", true),
+            ("Speed > 120", false),
+            ("Speed >= 120", true),
+            ("Speed < 120", false),
+            ("Speed <= 120", true),
+            ("Speed = 120", true),
+            ("Speed != 120", false),
+            ("Battery != 15.5", true),
+            ("Property(\"shift\") = \"night\"", true),
+            ("Property(\"shift\") = \"Night\"", false),
+            ("Property(\"shift\") != \"night\"", false),
+            ("Property(\"missing\") = \"x\"", false),
+            ("Property(\"missing\") != \"x\"", true),
+        ] {
+            assert_eq!(eval(expression, &facts), expected, "{expression}");
+        }
+        let nothing = EventFacts::default();
+        assert!(!eval("Speed > 1", &nothing), "no speed: false");
+        assert!(!eval("Speed <= 1", &nothing), "no speed: false either way");
+        assert!(!eval("Battery < 101", &nothing));
+    }
+
+    #[test]
+    fn time_windows_wrap_and_are_inclusive() {
+        let at = |h: u16, m: u16| EventFacts {
+            local_minutes: Some(h * 60 + m),
             local_weekday: Some(Weekday::Sat),
             ..Default::default()
         };
-        assert!(eval("Speed > 100 AND Battery < 20", &facts));
-        assert!(!eval("Speed <= 100", &facts));
-        assert!(eval("Property(\"shift\") = \"night\"", &facts));
-        assert!(eval("Property(\"missing\") != \"x\"", &facts));
-        assert!(eval("Time BETWEEN \"18:00\" AND \"06:00\"", &facts));
-        assert!(!eval("Time BETWEEN \"08:00\" AND \"17:00\"", &facts));
-        assert!(eval("Day IN (Sat, Sun)", &facts));
-        assert!(
-            !eval("Speed > 1", &EventFacts::default()),
-            "no speed: false"
-        );
+        let night = "Time BETWEEN \"18:00\" AND \"06:00\"";
+        assert!(eval(night, &at(23, 0)));
+        assert!(eval(night, &at(18, 0)));
+        assert!(eval(night, &at(0, 0)));
+        assert!(eval(night, &at(6, 0)));
+        assert!(!eval(night, &at(6, 1)));
+        assert!(!eval(night, &at(17, 59)));
+        let day = "Time BETWEEN \"08:00\" AND \"17:00\"";
+        assert!(!eval(day, &at(23, 0)));
+        assert!(eval(day, &at(8, 0)));
+        assert!(eval(day, &at(17, 0)));
+        assert!(eval("Time BETWEEN \"12:00\" AND \"12:00\"", &at(12, 0)));
+        assert!(!eval("Time BETWEEN \"12:00\" AND \"12:00\"", &at(12, 1)));
+        assert!(eval("Day IN (Sat, Sun)", &at(1, 0)));
+        assert!(!eval("Day IN (Mon, Fri)", &at(1, 0)));
+        assert!(!eval(night, &EventFacts::default()), "no clock: false");
+        assert!(!eval("Day IN (Sat)", &EventFacts::default()));
+    }
+
+    #[test]
+    fn local_time_follows_the_zone() {
+        // 2026-07-04 (a Saturday) 23:30 UTC is Sunday 00:30 in London (BST) and Saturday
+        // 19:30 in New York (EDT).
+        let at: Timestamp = "2026-07-04T23:30:00Z".parse().unwrap();
+        let london =
+            EventFacts::default().with_local_time(at, &TimeZone::get("Europe/London").unwrap());
+        assert_eq!(london.local_minutes, Some(30));
+        assert_eq!(london.local_weekday, Some(Weekday::Sun));
+        let new_york =
+            EventFacts::default().with_local_time(at, &TimeZone::get("America/New_York").unwrap());
+        assert_eq!(new_york.local_minutes, Some(19 * 60 + 30));
+        assert_eq!(new_york.local_weekday, Some(Weekday::Sat));
+        let utc = EventFacts::default().with_local_time(at, &TimeZone::UTC);
+        assert!(eval(
+            "Day IN (Saturday) AND Time BETWEEN \"23:00\" AND \"23:59\"",
+            &utc
+        ));
+        assert!(eval(
+            "Day IN (Sun) AND Time BETWEEN \"18:00\" AND \"06:00\"",
+            &london
+        ));
+    }
+
+    #[test]
+    fn the_longest_chain_evaluates() {
+        let longest = "FreeText||".repeat(390) + "CheckIn";
+        let facts = EventFacts {
+            message_type: Some("CheckIn".into()),
+            ..Default::default()
+        };
+        assert!(eval(&longest, &facts));
     }
 }

@@ -4,9 +4,8 @@
 mod evaluate;
 mod expression;
 mod lexer;
+mod parser;
 
 pub use evaluate::{EventFacts, GeofenceFact, evaluate_expression};
-pub use expression::{
-    Comparison, EVENT_NAMES, Expression, GeofenceEvent, Metric, ParseError, Weekday,
-    parse_expression,
-};
+pub use expression::{Comparison, EventName, Expression, GeofenceEvent, Metric, Weekday};
+pub use parser::{MAX_DEPTH, MAX_EXPRESSION_CHARS, ParseError, parse_expression};
