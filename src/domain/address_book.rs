@@ -4,7 +4,7 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::recipient::Recipient;
+use super::recipient::{Recipient, check_recipient_count};
 use super::serde_util::null_as_default;
 use super::validation::{ValidationErrors, Validator, is_email, is_phone};
 
@@ -139,8 +139,11 @@ impl DistributionListInput {
         if let Some(name) = v.required("ListName", self.list_name.as_deref()) {
             v.length("ListName", Some(name), 1, 200);
         }
-        if self.recipients.is_none() {
-            v.add("Recipients", "is required (an empty array is allowed)");
+        match &self.recipients {
+            None => v.add("Recipients", "is required (an empty array is allowed)"),
+            Some(recipients) => {
+                check_recipient_count(recipients, v);
+            }
         }
     }
 

@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::events::parse_expression;
-use super::recipient::Recipient;
+use super::recipient::{Recipient, check_recipient_count};
 use super::serde_util::null_as_default;
 use super::validation::Validator;
 
@@ -56,8 +56,7 @@ pub enum NotificationLevel {
 /// Most device ids one notification may list (each is looked up on every write; larger
 /// sets are what `DeviceType` and group-level notifications are for).
 pub const MAX_DEVICES: usize = 1000;
-/// Most recipients one notification may have.
-pub const MAX_RECIPIENTS: usize = 1000;
+pub use super::recipient::MAX_RECIPIENTS;
 
 impl EventNotification {
     /// Checks the rules that need no lookup into `v` (recipients and devices are checked
@@ -80,15 +79,7 @@ impl EventNotification {
         }
         v.time_zone("TimeZoneId", self.time_zone_id.as_deref());
         v.one_of("Severity", self.severity.as_deref(), &SEVERITIES);
-        if self.recipients.len() > MAX_RECIPIENTS {
-            v.add(
-                "Recipients",
-                format!(
-                    "at most {MAX_RECIPIENTS} recipients (got {})",
-                    self.recipients.len()
-                ),
-            );
-        }
+        check_recipient_count(&self.recipients, v);
         match level {
             NotificationLevel::Group(_) => {
                 for (field, value) in [

@@ -167,6 +167,25 @@ const ALL_FIELDS: [Field; 9] = [
     Field::GroupId,
 ];
 
+/// Most recipients one list or notification may have: each reference is looked up on
+/// every write.
+pub const MAX_RECIPIENTS: usize = 1000;
+
+/// Adds an error when there are more than `MAX_RECIPIENTS`; returns whether the count is fine.
+pub fn check_recipient_count(recipients: &[Recipient], v: &mut Validator) -> bool {
+    if recipients.len() > MAX_RECIPIENTS {
+        v.add(
+            "Recipients",
+            format!(
+                "at most {MAX_RECIPIENTS} recipients (got {})",
+                recipients.len()
+            ),
+        );
+        return false;
+    }
+    true
+}
+
 /// Checks every recipient's own rules into `v` (fields named `Recipients[i].Field`) and
 /// returns the references that still need looking up.
 pub fn validate_recipients(recipients: &[Recipient], v: &mut Validator) -> Vec<RecipientReference> {

@@ -16,9 +16,7 @@ use super::recipients::check_recipients;
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
 use crate::domain::device::device_type_list;
-use crate::domain::notification::{
-    EventNotification, MAX_DEVICES, MAX_RECIPIENTS, NotificationLevel,
-};
+use crate::domain::notification::{EventNotification, MAX_DEVICES, NotificationLevel};
 use crate::domain::validation::Validator;
 use crate::store::Owned;
 
@@ -104,9 +102,7 @@ async fn validated(
     };
     let mut v = Validator::new();
     notification.validate(level, &device_types, &mut v);
-    if notification.recipients.len() <= MAX_RECIPIENTS {
-        check_recipients(app, scope, &notification.recipients, &mut v).await?;
-    }
+    check_recipients(app, scope, &notification.recipients, &mut v).await?;
     // On group level `Devices` is refused outright, and an oversized list is already an
     // error: neither is looked up.
     let devices = match level {
