@@ -8,7 +8,7 @@ use serde::de::DeserializeOwned;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::{Store, StoreResult, check_version, from_doc, new_etag, parse_time, time_text, to_doc};
+use super::{Store, StoreResult, from_doc, new_etag, parse_time, time_text, to_doc};
 use crate::domain::tenant::TenantNode;
 use crate::domain::time::now;
 
@@ -144,31 +144,26 @@ impl Store {
         record: &T,
         if_match: Option<&str>,
     ) -> StoreResult<()> {
-        let mut tx = self.begin_write().await?;
         let select = format!(
             "SELECT etag FROM {} WHERE id = $1 AND tenant_code = $2",
             book.table()
         );
-        check_version(
-            &mut tx,
-            sqlx::query(&select).bind(id).bind(tenant_code),
-            if_match,
-        )
-        .await?;
         let update = format!(
             "UPDATE {} SET applies_to_subtenants = $1, doc = $2, etag = $3, updated_at = $4 WHERE id = $5",
             book.table()
         );
-        sqlx::query(&update)
+        let change = sqlx::query(&update)
             .bind(applies_to_subtenants as i64)
             .bind(to_doc(record)?)
             .bind(new_etag())
             .bind(time_text(now()))
-            .bind(id)
-            .execute(&mut *tx)
-            .await?;
-        tx.commit().await?;
-        Ok(())
+            .bind(id);
+        self.write_versioned(
+            sqlx::query(&select).bind(id).bind(tenant_code),
+            if_match,
+            change,
+        )
+        .await
     }
 
     /// Deletes a record the tenant owns.
@@ -179,20 +174,16 @@ impl Store {
         id: i64,
         if_match: Option<&str>,
     ) -> StoreResult<()> {
-        let mut tx = self.begin_write().await?;
         let select = format!(
             "SELECT etag FROM {} WHERE id = $1 AND tenant_code = $2",
             book.table()
         );
-        check_version(
-            &mut tx,
+        let delete = format!("DELETE FROM {} WHERE id = $1", book.table());
+        self.write_versioned(
             sqlx::query(&select).bind(id).bind(tenant_code),
             if_match,
+            sqlx::query(&delete).bind(id),
         )
-        .await?;
-        let delete = format!("DELETE FROM {} WHERE id = $1", book.table());
-        sqlx::query(&delete).bind(id).execute(&mut *tx).await?;
-        tx.commit().await?;
-        Ok(())
+        .await
     }
 }

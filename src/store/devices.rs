@@ -115,13 +115,11 @@ impl Store {
         device: &Device,
         if_match: Option<&str>,
     ) -> StoreResult<()> {
-        let mut tx = self.begin_write().await?;
         let select =
             sqlx::query("SELECT etag FROM devices WHERE device_id = $1 AND tenant_code = $2")
                 .bind(device_id)
                 .bind(tenant_code);
-        check_version(&mut tx, select, if_match).await?;
-        sqlx::query(
+        let change = sqlx::query(
             "UPDATE devices SET group_id = $1, user_id = $2, device_type = $3, status = $4, doc = $5,
                 etag = $6, updated_at = $7 WHERE device_id = $8",
         )
@@ -132,11 +130,8 @@ impl Store {
         .bind(device_doc(device)?)
         .bind(new_etag())
         .bind(time_text(now()))
-        .bind(device_id)
-        .execute(&mut *tx)
-        .await?;
-        tx.commit().await?;
-        Ok(())
+        .bind(device_id);
+        self.write_versioned(select, if_match, change).await
     }
 
     /// Deletes a device and records it in the deleted-devices log, in one transaction.

@@ -178,6 +178,21 @@ impl Store {
         })
     }
 
+    /// The common shape of an update or delete: in one write transaction, check the row's
+    /// version (`select_etag`, see `check_version`), then run `change`.
+    async fn write_versioned(
+        &self,
+        select_etag: AnyQuery<'_>,
+        if_match: Option<&str>,
+        change: AnyQuery<'_>,
+    ) -> StoreResult<()> {
+        let mut tx = self.begin_write().await?;
+        check_version(&mut tx, select_etag, if_match).await?;
+        change.execute(&mut *tx).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
     pub async fn close(&self) {
         self.pool.close().await;
     }

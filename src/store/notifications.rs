@@ -3,9 +3,7 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::{
-    Owned, Store, StoreResult, check_version, from_doc, new_etag, parse_time, time_text, to_doc,
-};
+use super::{Owned, Store, StoreResult, from_doc, new_etag, parse_time, time_text, to_doc};
 use crate::domain::notification::{EventNotification, NotificationLevel};
 use crate::domain::time::now;
 
@@ -111,24 +109,19 @@ impl Store {
         notification: &EventNotification,
         if_match: Option<&str>,
     ) -> StoreResult<()> {
-        let mut tx = self.begin_write().await?;
         let select = format!("SELECT etag FROM event_notifications WHERE {AT_LEVEL} AND id = $3");
         let select = sqlx::query(&select)
             .bind(tenant_code)
             .bind(group_key(level))
             .bind(id);
-        check_version(&mut tx, select, if_match).await?;
-        sqlx::query(
+        let change = sqlx::query(
             "UPDATE event_notifications SET doc = $1, etag = $2, updated_at = $3 WHERE id = $4",
         )
         .bind(to_doc(notification)?)
         .bind(new_etag())
         .bind(time_text(now()))
-        .bind(id)
-        .execute(&mut *tx)
-        .await?;
-        tx.commit().await?;
-        Ok(())
+        .bind(id);
+        self.write_versioned(select, if_match, change).await
     }
 
     pub async fn delete_notification(
@@ -138,18 +131,12 @@ impl Store {
         id: i64,
         if_match: Option<&str>,
     ) -> StoreResult<()> {
-        let mut tx = self.begin_write().await?;
         let select = format!("SELECT etag FROM event_notifications WHERE {AT_LEVEL} AND id = $3");
         let select = sqlx::query(&select)
             .bind(tenant_code)
             .bind(group_key(level))
             .bind(id);
-        check_version(&mut tx, select, if_match).await?;
-        sqlx::query("DELETE FROM event_notifications WHERE id = $1")
-            .bind(id)
-            .execute(&mut *tx)
-            .await?;
-        tx.commit().await?;
-        Ok(())
+        let delete = sqlx::query("DELETE FROM event_notifications WHERE id = $1").bind(id);
+        self.write_versioned(select, if_match, delete).await
     }
 }

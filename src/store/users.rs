@@ -291,16 +291,11 @@ impl Store {
         id: i64,
         if_match: Option<&str>,
     ) -> StoreResult<()> {
-        let mut tx = self.begin_write().await?;
         let select = sqlx::query("SELECT etag FROM users WHERE id = $1 AND tenant_code = $2")
             .bind(id)
             .bind(tenant_code);
-        check_version(&mut tx, select, if_match).await?;
-        sqlx::query("DELETE FROM users WHERE id = $1")
-            .bind(id)
-            .execute(&mut *tx)
-            .await?;
-        tx.commit().await?;
+        let delete = sqlx::query("DELETE FROM users WHERE id = $1").bind(id);
+        self.write_versioned(select, if_match, delete).await?;
         self.users.remove(&id);
         Ok(())
     }
