@@ -153,7 +153,7 @@ impl Group {
     pub fn validate(&self) -> Result<(), ValidationErrors> {
         let mut v = Validator::new();
         if let Some(name) = v.required("Name", self.name.as_deref()) {
-            v.length("Name", Some(name), 1, 100);
+            v.length("Name", Some(name.trim()), 1, 100);
         }
         v.length("Description", self.description.as_deref(), 0, 1000);
         v.finish()

@@ -5,8 +5,8 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::{
-    Store, StoreError, StoreResult, check_etag, conflict_on_duplicate, from_doc, new_etag,
-    parse_time, time_text, to_doc,
+    Store, StoreResult, check_version, conflict_on_duplicate, from_doc, new_etag, parse_time,
+    time_text, to_doc,
 };
 use crate::domain::geofence::Geofence;
 use crate::domain::time::now;
@@ -117,13 +117,10 @@ impl Store {
         if_match: Option<&str>,
     ) -> StoreResult<()> {
         let mut tx = self.begin_write().await?;
-        let row = sqlx::query("SELECT etag FROM geofences WHERE id = $1 AND tenant_code = $2")
+        let select = sqlx::query("SELECT etag FROM geofences WHERE id = $1 AND tenant_code = $2")
             .bind(id)
-            .bind(tenant_code)
-            .fetch_optional(&mut *tx)
-            .await?
-            .ok_or(StoreError::NotFound)?;
-        check_etag(&row.try_get::<String, _>("etag")?, if_match)?;
+            .bind(tenant_code);
+        check_version(&mut tx, select, if_match).await?;
         sqlx::query(
             "UPDATE geofences SET name = $1, name_key = $2, geofence_type = $3,
                 applies_to_subtenants = $4, doc = $5, etag = $6, updated_at = $7
@@ -151,19 +148,10 @@ impl Store {
         id: i64,
         if_match: Option<&str>,
     ) -> StoreResult<()> {
-        let mut tx = self.begin_write().await?;
-        let row = sqlx::query("SELECT etag FROM geofences WHERE id = $1 AND tenant_code = $2")
+        let select = sqlx::query("SELECT etag FROM geofences WHERE id = $1 AND tenant_code = $2")
             .bind(id)
-            .bind(tenant_code)
-            .fetch_optional(&mut *tx)
-            .await?
-            .ok_or(StoreError::NotFound)?;
-        check_etag(&row.try_get::<String, _>("etag")?, if_match)?;
-        sqlx::query("DELETE FROM geofences WHERE id = $1")
-            .bind(id)
-            .execute(&mut *tx)
-            .await?;
-        tx.commit().await?;
-        Ok(())
+            .bind(tenant_code);
+        let delete = sqlx::query("DELETE FROM geofences WHERE id = $1").bind(id);
+        self.write_versioned(select, if_match, delete).await
     }
 }

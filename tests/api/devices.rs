@@ -58,6 +58,11 @@ async fn groups_crud_and_unique_names(app: TestApp) {
         "conflict",
     )
     .await;
+    let other_case = app
+        .admin
+        .post("/V2/1000/groups", &json!({"Name": " vans "}))
+        .await;
+    assert_problem(other_case, 409, "conflict").await;
     let missing = app
         .admin
         .post("/V2/1000/groups", &json!({"Description": "no name"}))
