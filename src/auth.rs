@@ -121,7 +121,7 @@ impl Authenticator {
                 .store
                 .record_login_failure(creds.id, &self.config.lockout, at)
                 .await?;
-            return Err(match self.config.lockout.locked_until(&failure.state, at) {
+            return Err(match self.config.lockout.locked_until(&failure, at) {
                 Some(until) => AuthError::Locked(until),
                 None => AuthError::InvalidCredentials,
             });

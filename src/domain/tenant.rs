@@ -86,9 +86,10 @@ pub struct TenantNode {
 }
 
 impl TenantNode {
-    /// Whether `other` is this tenant or one of its descendants.
-    pub fn contains(&self, other: &TenantNode) -> bool {
-        other.path.starts_with(&self.path)
+    /// Whether this tenant is the tenant with path `ancestor_path` or one of its
+    /// descendants: the tenant-scope rule.
+    pub fn is_within(&self, ancestor_path: &str) -> bool {
+        self.path.starts_with(ancestor_path)
     }
 
     pub fn child_path(&self, child_code: &str) -> String {
@@ -141,8 +142,8 @@ mod tests {
             parent_code: Some("1000".into()),
             path: root.child_path("1001"),
         };
-        assert!(root.contains(&child));
-        assert!(!child.contains(&root));
-        assert!(root.contains(&root));
+        assert!(child.is_within(&root.path));
+        assert!(!root.is_within(&child.path));
+        assert!(root.is_within(&root.path));
     }
 }

@@ -72,11 +72,6 @@ impl TenantScope {
     pub fn code(&self) -> &str {
         &self.tenant.code
     }
-
-    /// Whether `node` (e.g. a parent) is within the caller's reach.
-    pub fn can_access(&self, node_path: &str) -> bool {
-        node_path.starts_with(&self.caller.tenant_path)
-    }
 }
 
 impl FromRequestParts<AppState> for TenantScope {
@@ -96,7 +91,7 @@ impl FromRequestParts<AppState> for TenantScope {
             .store
             .tenant_node(&code)
             .await?
-            .filter(|node| node.path.starts_with(&caller.tenant_path))
+            .filter(|node| node.is_within(&caller.tenant_path))
             .ok_or(ApiError::NotFound)?;
         Ok(TenantScope { caller, tenant })
     }

@@ -36,7 +36,7 @@ pub use address_book::{AddressBook, Owned};
 pub use devices::DeletedDeviceScope;
 pub use geofences::StoredGeofence;
 pub use tenants::TenantDeletion;
-pub use users::{Credentials, LoginFailure, NewUser, StoredUser, UserListScope};
+pub use users::{Credentials, NewUser, StoredUser, UserListScope};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {

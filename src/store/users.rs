@@ -50,11 +50,6 @@ pub enum UserListScope<'a> {
     Subtree(&'a str),
 }
 
-/// The login state after a failure, and whether it locked the account.
-pub struct LoginFailure {
-    pub state: LoginState,
-}
-
 const USER_COLUMNS: &str = "u.id, u.tenant_code, u.username, u.role, u.is_disabled, u.failed_count, \
      u.failed_window_start, u.last_lockout, u.last_logged_in, u.doc, u.etag, u.updated_at";
 
@@ -334,7 +329,7 @@ impl Store {
         id: i64,
         policy: &LockoutPolicy,
         at: Timestamp,
-    ) -> StoreResult<LoginFailure> {
+    ) -> StoreResult<LoginState> {
         let mut tx = self.begin_write().await?;
         let row = sqlx::query(
             "SELECT failed_count, failed_window_start, last_lockout FROM users WHERE id = $1",
@@ -360,7 +355,7 @@ impl Store {
         .await?;
         tx.commit().await?;
         self.users.remove(&id);
-        Ok(LoginFailure { state })
+        Ok(state)
     }
 
     pub async fn record_login_success(&self, id: i64, at: Timestamp) -> StoreResult<()> {
