@@ -12,7 +12,12 @@ use crate::domain::user::User;
 use crate::http::paging::TokenSigner;
 use crate::http::rate_limit::RateLimit;
 use crate::http::{self, AppState, BodyLimits};
+use crate::services::escalation::Escalator;
+use crate::services::ingest::{Pipeline, PipelineConfig};
+use crate::services::stream::EventHub;
 use crate::store::{NewUser, Store};
+use crate::workers::escalations::EscalationWorker;
+use crate::workers::{self, check_ins::CheckInScheduler};
 
 /// Connects and applies migrations.
 pub async fn open_store(url: &str) -> anyhow::Result<Store> {
@@ -83,7 +88,7 @@ pub async fn create_user(
         is_portal_enabled: true,
         ..Default::default()
     };
-    let role = user.validate(true).map_err(|e| {
+    let (user, role) = user.validated(true).map_err(|e| {
         anyhow::anyhow!(
             "invalid user: {}",
             e.0.iter()
@@ -120,36 +125,124 @@ fn generate_password() -> String {
 }
 
 /// Runtime settings of the HTTP application.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone)]
 pub struct AppConfig {
     pub limits: BodyLimits,
     pub auth: AuthConfig,
     pub rate_limit: RateLimit,
     /// Accept webhook URLs on loopback/private addresses (`--allow-private-webhooks`).
     pub allow_private_webhooks: bool,
+    /// Proxies whose `X-Forwarded-For` names the client (`--trusted-proxy`).
+    pub trusted_proxies: Vec<std::net::IpAddr>,
+    /// Configured delivery channels and escalation.
+    pub pipeline: PipelineConfig,
+    /// How often idle workers look for due work (the check-in scheduler at least every
+    /// 5 seconds, as promised).
+    pub worker_interval: Duration,
 }
 
-pub async fn build_router(store: Store, config: AppConfig) -> anyhow::Result<axum::Router> {
+impl Default for AppConfig {
+    fn default() -> Self {
+        Self {
+            limits: BodyLimits::default(),
+            auth: AuthConfig::default(),
+            rate_limit: RateLimit::default(),
+            allow_private_webhooks: false,
+            trusted_proxies: Vec::new(),
+            pipeline: PipelineConfig::default(),
+            worker_interval: Duration::from_secs(1),
+        }
+    }
+}
+
+/// The HTTP application, the background workers that run beside it, and the live
+/// event hub `serve` closes when shutdown begins (open streams would otherwise hold
+/// graceful shutdown up for ever).
+pub struct App {
+    pub router: axum::Router,
+    pub hub: Arc<EventHub>,
+    store: Store,
+    pipeline: Arc<Pipeline>,
+    pipeline_config: PipelineConfig,
+    worker_interval: Duration,
+}
+
+pub async fn build_app(store: Store, config: AppConfig) -> anyhow::Result<App> {
     let secret = store.server_secret().await?;
+    let hub = Arc::new(EventHub::default());
+    let pipeline = Pipeline::new(store.clone(), hub.clone(), config.pipeline);
     let state = AppState {
+        pipeline: pipeline.clone(),
         auth: Arc::new(Authenticator::new(store.clone(), config.auth, &secret)),
         paging: Arc::new(TokenSigner::new(&secret)),
         allow_private_webhooks: config.allow_private_webhooks,
-        store,
+        store: store.clone(),
     };
-    Ok(http::router(state, config.limits, config.rate_limit))
+    let trusted = http::client_address::TrustedProxies(Arc::new(config.trusted_proxies));
+    Ok(App {
+        router: http::router(state, config.limits, config.rate_limit, trusted),
+        hub,
+        store,
+        pipeline,
+        pipeline_config: config.pipeline,
+        worker_interval: config.worker_interval,
+    })
 }
 
-/// Serves until `shutdown` resolves, then finishes in-flight requests.
+/// Serves until `shutdown` resolves, with the workers running beside; then ends the live
+/// streams, finishes in-flight requests, stops the workers between steps (work in
+/// progress stays in the database for the next start) and returns.
 pub async fn serve(
     listener: TcpListener,
-    router: axum::Router,
+    app: App,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
-    let service = router.into_make_service_with_connect_info::<std::net::SocketAddr>();
-    axum::serve(listener, service)
-        .with_graceful_shutdown(shutdown)
-        .await?;
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let scheduler = Arc::new(CheckInScheduler::new(
+        app.store.clone(),
+        app.pipeline.clone(),
+    ));
+    let escalations = Arc::new(EscalationWorker::new(
+        app.store.clone(),
+        Escalator::new(app.store.clone(), app.pipeline_config),
+    ));
+    let workers = vec![
+        workers::spawn_loop(
+            "check-ins",
+            app.worker_interval,
+            stopped.clone(),
+            move || {
+                let scheduler = scheduler.clone();
+                async move { scheduler.step().await }
+            },
+        ),
+        workers::spawn_loop(
+            "escalations",
+            app.worker_interval,
+            stopped.clone(),
+            move || {
+                let escalations = escalations.clone();
+                async move { escalations.step().await }
+            },
+        ),
+    ];
+    let service = app
+        .router
+        .into_make_service_with_connect_info::<std::net::SocketAddr>();
+    let stop_on_shutdown = stop.clone();
+    let hub = app.hub.clone();
+    let served = axum::serve(listener, service)
+        .with_graceful_shutdown(async move {
+            shutdown.await;
+            hub.close();
+            let _ = stop_on_shutdown.send(true);
+        })
+        .await;
+    let _ = stop.send(true);
+    for worker in workers {
+        let _ = worker.await;
+    }
+    served?;
     Ok(())
 }
 

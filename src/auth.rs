@@ -5,8 +5,14 @@
 //! cache never holds a password. Entries are dropped when the user changes (password,
 //! role, disable, delete) and expire after `ttl` regardless — the bound on how long
 //! another process sharing a PostgreSQL database may keep serving a stale entry.
+//!
+//! Lockout is per account and client address (`domain::lockout`). A lock is checked
+//! before the cache is consulted, so a cached credential never opens a locked door: the
+//! locks this process recorded are kept in memory, and on PostgreSQL (where another
+//! process may have recorded one) a cache hit also asks the database.
 
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::RwLock;
 use std::time::{Duration, Instant};
 
@@ -18,7 +24,7 @@ use crate::domain::lockout::LockoutPolicy;
 use crate::domain::password;
 use crate::domain::time::now;
 use crate::domain::user::User;
-use crate::store::{Store, StoreError};
+use crate::store::{Backend, Store, StoreError};
 
 /// The authenticated caller.
 #[derive(Debug, Clone)]
@@ -73,6 +79,8 @@ pub struct Authenticator {
     config: AuthConfig,
     key: Vec<u8>,
     cache: RwLock<HashMap<[u8; 32], CacheEntry>>,
+    /// Locks this process recorded, by (user id, client address): until when.
+    locks: RwLock<HashMap<(i64, IpAddr), jiff::Timestamp>>,
 }
 
 impl Authenticator {
@@ -82,6 +90,7 @@ impl Authenticator {
             config,
             key: secret.to_vec(),
             cache: RwLock::new(HashMap::new()),
+            locks: RwLock::new(HashMap::new()),
         }
     }
 
@@ -99,14 +108,17 @@ impl Authenticator {
         &self,
         username: &str,
         password: &str,
+        client: IpAddr,
     ) -> Result<Principal, AuthError> {
         let username_key = User::username_key(username);
         let key = self.cache_key(&username_key, password);
         if let Some(principal) = self.cached(&key) {
+            self.refuse_if_locked(principal.user_id, client).await?;
             return Ok(principal);
         }
 
-        let Some(creds) = self.store.credentials(&username_key).await? else {
+        let client_text = client.to_string();
+        let Some(creds) = self.store.credentials(&username_key, &client_text).await? else {
             // Pay the same price as a real check so timing does not reveal unknown users.
             verify_off_runtime(password::decoy_hash().to_string(), password.to_string()).await?;
             return Err(AuthError::InvalidCredentials);
@@ -117,19 +129,24 @@ impl Authenticator {
         }
         let hash = creds.password_hash.clone().unwrap_or_default();
         if !verify_off_runtime(hash, password.to_string()).await? {
-            let failure = self
+            let state = self
                 .store
-                .record_login_failure(creds.id, &self.config.lockout, at)
+                .record_login_failure(creds.id, &client_text, &self.config.lockout, at)
                 .await?;
-            return Err(match self.config.lockout.locked_until(&failure, at) {
-                Some(until) => AuthError::Locked(until),
+            return Err(match self.config.lockout.locked_until(&state, at) {
+                Some(until) => {
+                    self.remember_lock(creds.id, client, until);
+                    AuthError::Locked(until)
+                }
                 None => AuthError::InvalidCredentials,
             });
         }
         if creds.is_disabled {
             return Err(AuthError::Disabled);
         }
-        self.store.record_login_success(creds.id, at).await?;
+        self.store
+            .record_login_success(creds.id, &client_text, at)
+            .await?;
         let principal = Principal {
             user_id: creds.id,
             username: creds.username,
@@ -139,6 +156,40 @@ impl Authenticator {
         };
         self.remember(key, principal.clone());
         Ok(principal)
+    }
+
+    /// `Locked` when this user is locked for this client address.
+    async fn refuse_if_locked(&self, user_id: i64, client: IpAddr) -> Result<(), AuthError> {
+        let at = now();
+        let known = self
+            .locks
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&(user_id, client))
+            .copied()
+            .filter(|until| *until > at);
+        if let Some(until) = known {
+            return Err(AuthError::Locked(until));
+        }
+        if self.store.backend() == Backend::Postgres {
+            let state = self
+                .store
+                .client_login_state(user_id, &client.to_string())
+                .await?;
+            if let Some(until) = self.config.lockout.locked_until(&state, at) {
+                return Err(AuthError::Locked(until));
+            }
+        }
+        Ok(())
+    }
+
+    fn remember_lock(&self, user_id: i64, client: IpAddr, until: jiff::Timestamp) {
+        let mut locks = self.locks.write().unwrap_or_else(|e| e.into_inner());
+        if locks.len() >= CACHE_CAPACITY {
+            let at = now();
+            locks.retain(|_, until| *until > at);
+        }
+        locks.insert((user_id, client), until);
     }
 
     fn cached(&self, key: &[u8; 32]) -> Option<Principal> {

@@ -112,6 +112,27 @@ pub struct ServeArgs {
     /// (and `localhost`). Off by default: webhooks must not reach the server's own network.
     #[arg(long, env = "SAFETRACK_ALLOW_PRIVATE_WEBHOOKS")]
     pub allow_private_webhooks: bool,
+    /// A reverse proxy whose `X-Forwarded-For` header names the client (repeat the flag,
+    /// or comma-separate in the env var). Without it the TCP peer is the client: lockout
+    /// and rate limits key on that address.
+    #[arg(
+        long = "trusted-proxy",
+        env = "SAFETRACK_TRUSTED_PROXIES",
+        value_delimiter = ','
+    )]
+    pub trusted_proxies: Vec<std::net::IpAddr>,
+    /// An open Warning or High alert that nobody acknowledged this long after it was
+    /// raised notifies the tenant's escalation contacts, and again every as long
+    /// (0: no escalation).
+    #[arg(
+        long,
+        env = "SAFETRACK_ESCALATION_AFTER_SECONDS",
+        default_value_t = 300
+    )]
+    pub escalation_after_seconds: u64,
+    /// Escalation rounds in all.
+    #[arg(long, env = "SAFETRACK_ESCALATION_REPEATS", default_value_t = 3)]
+    pub escalation_repeats: u32,
     /// Log format.
     #[arg(long, env = "SAFETRACK_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,

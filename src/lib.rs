@@ -6,4 +6,6 @@ pub mod auth;
 pub mod config;
 pub mod domain;
 pub mod http;
+pub mod services;
 pub mod store;
+pub mod workers;

@@ -4,6 +4,7 @@ use tracing_subscriber::EnvFilter;
 use safetrack::app::{self, AppConfig};
 use safetrack::config::{AdminCommand, Cli, Command, LogFormat, ServeArgs};
 use safetrack::http::BodyLimits;
+use safetrack::services::ingest::PipelineConfig;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
@@ -81,11 +82,22 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             burst: args.rate_limit_burst,
         },
         allow_private_webhooks: args.allow_private_webhooks,
+        trusted_proxies: args.trusted_proxies.clone(),
+        pipeline: PipelineConfig {
+            escalation_after: (args.escalation_after_seconds > 0).then(|| {
+                jiff::SignedDuration::from_secs(
+                    i64::try_from(args.escalation_after_seconds).unwrap_or(i64::MAX),
+                )
+            }),
+            escalation_rounds: i64::from(args.escalation_repeats.max(1)),
+            ..PipelineConfig::default()
+        },
+        ..AppConfig::default()
     };
-    let router = app::build_router(store.clone(), config).await?;
+    let app = app::build_app(store.clone(), config).await?;
     let listener = tokio::net::TcpListener::bind(args.listen).await?;
     tracing::info!(address = %listener.local_addr()?, backend = ?store.backend(), "safetrack listening");
-    app::serve(listener, router, app::shutdown_signal()).await?;
+    app::serve(listener, app, app::shutdown_signal()).await?;
     store.close().await;
     Ok(())
 }

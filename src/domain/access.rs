@@ -23,8 +23,15 @@ pub enum Permission {
     ManageConfiguration,
     /// Devices and groups, including the deleted-devices log.
     AccessAllDevices,
-    /// Post mobile-originated messages.
-    PostMoMessages,
+    /// Device traffic: post MO messages, queue MT messages and report their progress.
+    DeviceMessages,
+    /// Acknowledge and resolve alerts.
+    HandleAlerts,
+    /// Every itinerary in scope: read, change, delete, and decide `ApprovalState`.
+    ManageItineraries,
+    /// One's own itineraries (created by the caller or naming the caller as a traveler):
+    /// create, change, delete. Reading one's own needs only `Read`.
+    KeepOwnItineraries,
     /// Read anything in scope.
     Read,
 }
@@ -51,7 +58,10 @@ impl Role {
         match self {
             Role::Administrator => true,
             Role::Manager => !matches!(permission, ManageTenants),
-            Role::User => matches!(permission, Read | PostMoMessages),
+            Role::User => matches!(
+                permission,
+                Read | DeviceMessages | HandleAlerts | KeepOwnItineraries
+            ),
             Role::ReadOnly => matches!(permission, Read),
         }
     }
@@ -103,7 +113,11 @@ mod tests {
         assert!(Role::Manager.grants(Permission::AccessAllDevices));
         assert!(!Role::User.grants(Permission::ManageUsers));
         assert!(Role::ReadOnly.grants(Permission::Read));
-        assert!(!Role::ReadOnly.grants(Permission::PostMoMessages));
+        assert!(!Role::ReadOnly.grants(Permission::DeviceMessages));
+        assert!(Role::Manager.grants(Permission::ManageItineraries));
+        assert!(!Role::User.grants(Permission::ManageItineraries));
+        assert!(Role::User.grants(Permission::KeepOwnItineraries));
+        assert!(!Role::ReadOnly.grants(Permission::KeepOwnItineraries));
     }
 
     #[test]

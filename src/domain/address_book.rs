@@ -4,9 +4,11 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::recipient::{Recipient, check_recipient_count};
+use super::address::ContactAddress;
+use super::recipient::{Recipient, RecipientReference, check_recipient_count, validate_recipients};
+use super::record::ServerFields;
 use super::serde_util::null_as_default;
-use super::validation::{ValidationErrors, Validator, is_email, is_phone};
+use super::validation::{ValidationErrors, Validator};
 
 /// An address book contact. `SyncToDevices` is read-only.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
@@ -27,11 +29,16 @@ pub struct Contact {
     #[schema(read_only)]
     pub sync_to_devices: Option<bool>,
     pub culture_name: Option<String>,
+    #[schema(nullable)]
     #[serde(default, deserialize_with = "null_as_default")]
     pub contact_entries: Vec<ContactEntry>,
+    /// The contact's version: the `ETag` header only.
+    #[serde(skip)]
+    pub etag: Option<String>,
 }
 
-/// One way to reach a contact: an e-mail address or a phone number.
+/// One way to reach a contact: an e-mail address or a phone number, plain or with the
+/// `mail:`/`sms:` prefix (kept as sent; `ContactAddress::parse` reads it).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "PascalCase")]
 pub struct ContactEntry {
@@ -44,7 +51,9 @@ pub struct ContactEntry {
 }
 
 impl Contact {
-    pub fn validate(&self) -> Result<(), ValidationErrors> {
+    /// Checks every rule; returns the contact as stored (entries get their ids from
+    /// `assign_entries`).
+    pub fn validated(self) -> Result<Contact, ValidationErrors> {
         let mut v = Validator::new();
         if let Some(name) = v.required("ContactName", self.contact_name.as_deref()) {
             v.length("ContactName", Some(name), 1, 200);
@@ -54,16 +63,29 @@ impl Contact {
             let field = format!("ContactEntries[{i}].Address");
             match entry.address.as_deref().map(str::trim) {
                 None | Some("") => v.add(field, "is required"),
-                Some(a) if !(is_email(a) || is_phone(a)) => v.add(
-                    field,
-                    format!(
-                        "'{a}' is neither an e-mail address nor a phone number starting with +"
-                    ),
-                ),
-                Some(_) => {}
+                Some(a) => {
+                    if let Err(message) = ContactAddress::parse(a) {
+                        v.add(field, message);
+                    }
+                }
             }
         }
-        v.finish()
+        v.finish()?;
+        Ok(self.without_read_only())
+    }
+
+    /// The `EntryId`s of `previous` this contact no longer has.
+    pub fn removed_entries(&self, previous: &[ContactEntry]) -> Vec<String> {
+        previous
+            .iter()
+            .filter_map(|old| old.entry_id.clone())
+            .filter(|id| {
+                !self
+                    .contact_entries
+                    .iter()
+                    .any(|e| e.entry_id.as_deref() == Some(id.as_str()))
+            })
+            .collect()
     }
 
     /// Gives entries their ids and times: an entry sent back with a known `EntryId` keeps
@@ -101,6 +123,17 @@ impl Contact {
     }
 }
 
+impl ServerFields for Contact {
+    const READ_ONLY_FIELDS: &'static [&'static str] = &["ContactId", "SyncToDevices"];
+
+    fn without_read_only(mut self) -> Self {
+        self.contact_id = None;
+        self.sync_to_devices = None;
+        self.etag = None;
+        self
+    }
+}
+
 /// A distribution list as written: no `SyncToDevices`, and no unknown properties.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "PascalCase", deny_unknown_fields)]
@@ -131,31 +164,54 @@ pub struct DistributionList {
     pub recipients: Vec<Recipient>,
     /// True when another list of the tenant names this one in a `DeviceList` recipient.
     pub sync_to_devices: bool,
+    /// The list's version: the `ETag` header only.
+    #[serde(skip)]
+    pub etag: Option<String>,
 }
 
 impl DistributionListInput {
-    /// Validates what needs no lookup (recipients are checked against the store too).
-    pub fn validate(&self, v: &mut Validator) {
+    /// Checks every rule that needs no lookup (`own_id`: the list being replaced, which
+    /// may not name itself); returns the list as stored and the references its recipients
+    /// make, which the store resolves in the writing transaction.
+    pub fn validated(
+        self,
+        own_id: Option<i64>,
+    ) -> Result<(DistributionList, Vec<RecipientReference>), ValidationErrors> {
+        let mut v = Validator::new();
         if let Some(name) = v.required("ListName", self.list_name.as_deref()) {
             v.length("ListName", Some(name), 1, 200);
         }
-        match &self.recipients {
-            None => v.add("Recipients", "is required (an empty array is allowed)"),
-            Some(recipients) => {
-                check_recipient_count(recipients, v);
+        let references = match &self.recipients {
+            None => {
+                v.add("Recipients", "is required (an empty array is allowed)");
+                Vec::new()
+            }
+            // Too many is one error; nothing is looked up then.
+            Some(recipients) if !check_recipient_count(recipients, &mut v) => Vec::new(),
+            Some(recipients) => validate_recipients(recipients, &mut v),
+        };
+        let recipients = self.recipients.unwrap_or_default();
+        if let Some(id) = own_id.map(|id| id.to_string()) {
+            for (i, r) in recipients.iter().enumerate() {
+                if r.list_id.as_deref() == Some(id.as_str()) {
+                    v.add(
+                        format!("Recipients[{i}].ListId"),
+                        "a list cannot contain itself",
+                    );
+                }
             }
         }
-    }
-
-    pub fn into_list(self) -> DistributionList {
-        DistributionList {
+        v.finish()?;
+        let list = DistributionList {
             list_id: None,
             list_name: self.list_name.map(|n| n.trim().to_string()),
             applies_to_subtenants: self.applies_to_subtenants,
             last_updated: None,
-            recipients: self.recipients.unwrap_or_default(),
+            recipients,
             sync_to_devices: false,
-        }
+            etag: None,
+        };
+        Ok((list, references))
     }
 }
 
@@ -220,6 +276,37 @@ mod tests {
             }],
             ..Default::default()
         };
-        assert_eq!(bad.validate().unwrap_err().0.len(), 2);
+        assert_eq!(bad.validated().unwrap_err().0.len(), 2);
+    }
+
+    #[test]
+    fn entry_addresses_plain_or_prefixed() {
+        let with = |addresses: &[&str]| Contact {
+            contact_name: Some("Ops".into()),
+            contact_entries: addresses
+                .iter()
+                .map(|a| ContactEntry {
+                    address: Some(a.to_string()),
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        };
+        let good = [
+            "ops@example.com",
+            "mail:ops@example.com",
+            "+441234567890",
+            "sms:+441234567890",
+        ];
+        assert!(with(&good).validated().is_ok());
+        let bad = with(&["mail:+441234567890", "ops@example.com", "sms:a@b.co"])
+            .validated()
+            .unwrap_err();
+        let fields: Vec<_> = bad.0.iter().map(|e| e.field.as_str()).collect();
+        assert_eq!(
+            fields,
+            ["ContactEntries[0].Address", "ContactEntries[2].Address"]
+        );
+        assert!(bad.0[0].message.contains("sms:"), "{:?}", bad.0[0]);
     }
 }

@@ -6,6 +6,9 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use super::device_state::{DeviceState, LastPosition};
+use super::mo_message::GeofenceRef;
+use super::record::ServerFields;
 use super::serde_util::null_as_default;
 use super::validation::{ValidationErrors, Validator};
 
@@ -37,10 +40,32 @@ pub struct Device {
     #[schema(example = "Active", pattern = "^(Active|Inactive)$")]
     pub status: Option<String>,
     /// E.g. `VehicleType`, `SpeedLimitKmh` (a positive number).
+    #[schema(nullable)]
     #[serde(default, deserialize_with = "null_as_default")]
     pub tags: BTreeMap<String, String>,
+    #[schema(nullable)]
     #[serde(default, deserialize_with = "null_as_default")]
     pub properties: BTreeMap<String, String>,
+    /// Minutes without a message after which a `MissedCheckIn` is raised (0: no schedule).
+    /// A PUT or PATCH that omits it (null) keeps the current interval. Also set by a
+    /// `SendCheckInRequest` recipient's `Interval`.
+    #[schema(minimum = 0, maximum = 10080, example = 60)]
+    pub check_in_interval_minutes: Option<i64>,
+    /// The time of the newest message (read-only device state).
+    #[schema(read_only, value_type = Option<String>, format = DateTime)]
+    pub last_message_time: Option<Timestamp>,
+    #[schema(read_only)]
+    pub last_position: Option<LastPosition>,
+    /// `None` or `Active` (read-only device state).
+    #[schema(read_only)]
+    pub emergency_state: Option<String>,
+    /// From the newest message's `Properties.battery` (read-only device state).
+    #[schema(read_only)]
+    pub battery_percentage: Option<f64>,
+    /// The geofences the device is in (read-only device state).
+    #[schema(read_only)]
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub containing_geofences: Vec<GeofenceRef>,
     #[schema(read_only, value_type = Option<String>, format = DateTime)]
     pub timestamp: Option<Timestamp>,
     #[serde(rename = "ETag")]
@@ -48,12 +73,52 @@ pub struct Device {
     pub etag: Option<String>,
 }
 
-pub const DEVICE_READ_ONLY_FIELDS: [&str; 3] = ["DeviceId", "Timestamp", "ETag"];
+/// Most minutes a check-in interval may have (a week).
+pub const MAX_CHECK_IN_MINUTES: i64 = 7 * 24 * 60;
+
+/// `DeviceId` is the key: chosen on POST, fixed after (PUT takes the path's, PATCH may
+/// not change it). The device state comes from messages.
+impl ServerFields for Device {
+    const READ_ONLY_FIELDS: &'static [&'static str] = &[
+        "DeviceId",
+        "LastMessageTime",
+        "LastPosition",
+        "EmergencyState",
+        "BatteryPercentage",
+        "ContainingGeofences",
+        "Timestamp",
+        "ETag",
+    ];
+
+    fn without_read_only(mut self) -> Self {
+        self.last_message_time = None;
+        self.last_position = None;
+        self.emergency_state = None;
+        self.battery_percentage = None;
+        self.containing_geofences = Vec::new();
+        self.timestamp = None;
+        self.etag = None;
+        self
+    }
+}
 
 impl Device {
-    /// Validates the fields that need no lookup. `allowed_types` is the tenant's
-    /// `DeviceTypes` list (empty: any type).
-    pub fn validate(&self, allowed_types: &[String]) -> Result<(), ValidationErrors> {
+    /// Shows the device's state on the record.
+    pub fn with_state(mut self, state: &DeviceState) -> Self {
+        self.check_in_interval_minutes = state.check_in_interval_minutes;
+        self.last_message_time = state.last_message_time;
+        self.last_position = state.last_position.clone();
+        self.emergency_state = state.emergency_state.clone();
+        self.battery_percentage = state.battery_percentage;
+        self.containing_geofences = state.containing_geofences.clone();
+        self
+    }
+}
+
+impl Device {
+    /// Checks every rule that needs no lookup; returns the device as stored.
+    /// `allowed_types` is the tenant's `DeviceTypes` list (empty: any type).
+    pub fn validated(self, allowed_types: &[String]) -> Result<Device, ValidationErrors> {
         let mut v = Validator::new();
         if let Some(id) = v.required("DeviceId", self.device_id.as_deref()) {
             let valid_chars = id
@@ -103,7 +168,17 @@ impl Device {
         {
             v.add("Tags.SpeedLimitKmh", "must be a positive number");
         }
-        v.finish()
+        if self
+            .check_in_interval_minutes
+            .is_some_and(|m| !(0..=MAX_CHECK_IN_MINUTES).contains(&m))
+        {
+            v.add(
+                "CheckInIntervalMinutes",
+                format!("must be between 0 and {MAX_CHECK_IN_MINUTES} minutes"),
+            );
+        }
+        v.finish()?;
+        Ok(self.without_read_only())
     }
 
     pub fn status_or_default(&self) -> &str {
@@ -140,6 +215,7 @@ pub struct Group {
     #[schema(required = true, min_length = 1, max_length = 100)]
     pub name: Option<String>,
     pub description: Option<String>,
+    #[schema(nullable)]
     #[serde(default, deserialize_with = "null_as_default")]
     pub properties: BTreeMap<String, String>,
     #[schema(read_only, value_type = Option<String>, format = DateTime)]
@@ -150,13 +226,26 @@ pub struct Group {
 }
 
 impl Group {
-    pub fn validate(&self) -> Result<(), ValidationErrors> {
+    /// Checks every rule; returns the group as stored.
+    pub fn validated(self) -> Result<Group, ValidationErrors> {
         let mut v = Validator::new();
         if let Some(name) = v.required("Name", self.name.as_deref()) {
             v.length("Name", Some(name.trim()), 1, 100);
         }
         v.length("Description", self.description.as_deref(), 0, 1000);
-        v.finish()
+        v.finish()?;
+        Ok(self.without_read_only())
+    }
+}
+
+impl ServerFields for Group {
+    const READ_ONLY_FIELDS: &'static [&'static str] = &["GroupId", "Timestamp", "ETag"];
+
+    fn without_read_only(mut self) -> Self {
+        self.group_id = None;
+        self.timestamp = None;
+        self.etag = None;
+        self
     }
 }
 
@@ -213,9 +302,9 @@ mod tests {
 
     #[test]
     fn device_rules() {
-        assert!(device().validate(&[]).is_ok());
-        assert!(device().validate(&["InReach".into()]).is_ok());
-        assert!(device().validate(&["Other".into()]).is_err());
+        assert!(device().validated(&[]).is_ok());
+        assert!(device().validated(&["InReach".into()]).is_ok());
+        assert!(device().validated(&["Other".into()]).is_err());
         let bad = Device {
             device_id: Some("has spaces".into()),
             iridium_imei: Some("123".into()),
@@ -226,7 +315,7 @@ mod tests {
             ..device()
         };
         let fields: Vec<_> = bad
-            .validate(&[])
+            .validated(&[])
             .unwrap_err()
             .0
             .into_iter()

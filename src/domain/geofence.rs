@@ -13,6 +13,7 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use super::record::ServerFields;
 use super::serde_util::{null_as_default, opt_int64};
 use super::validation::{ValidationErrors, Validator};
 
@@ -85,6 +86,7 @@ pub struct Geofence {
     pub polygon_positions: Option<Vec<Vec<LatLon>>>,
     /// At least 2 distinct points. Polyline only.
     pub polyline_positions: Option<Vec<LatLon>>,
+    #[schema(nullable)]
     #[serde(default, deserialize_with = "null_as_default")]
     pub properties: BTreeMap<String, String>,
     /// `circle`, `polygon` or `polyline` (any case; stored in lower case).
@@ -93,6 +95,7 @@ pub struct Geofence {
     #[schema(read_only, value_type = Option<String>, format = DateTime)]
     pub timestamp: Option<Timestamp>,
     /// Shown (read-only) to every descendant tenant as well.
+    #[schema(nullable)]
     #[serde(default, deserialize_with = "null_as_default")]
     pub applies_to_subtenants: bool,
     /// Record version: sent as the `ETag` header only (the contract's record has no
@@ -124,6 +127,17 @@ impl Shape {
                 Closest::Indeterminate => false,
             },
         }
+    }
+}
+
+impl ServerFields for Geofence {
+    const READ_ONLY_FIELDS: &'static [&'static str] = &["GeofenceId", "Timestamp"];
+
+    fn without_read_only(mut self) -> Self {
+        self.geofence_id = None;
+        self.timestamp = None;
+        self.etag = None;
+        self
     }
 }
 
@@ -179,10 +193,7 @@ impl Geofence {
             ValidationErrors::single("GeofenceType", "the shape is invalid")
         })?;
         self.geofence_type = kind.map(str::to_string);
-        self.geofence_id = None;
-        self.timestamp = None;
-        self.etag = None;
-        Ok((self, shape))
+        Ok((self.without_read_only(), shape))
     }
 
     /// The shape of a stored (already validated) record.

@@ -1,17 +1,17 @@
-//! Reading positions from every input format. JSON nests rings as arrays of arrays; the
-//! XML form (one `<PolygonPositions>` element per ring holding `<Item>` points) reaches
-//! us as a map with repeated `Item` keys, so a ring accepts both shapes.
+//! Reading positions from every input format. A position is read only as an object with
+//! `Lat` and `Lon`; asking for a struct (with its field names) rather than any map lets
+//! the XML reader tell a wrapped array of positions from a single position.
 
 use std::fmt;
 
 use serde::Deserialize;
-use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 
 use super::LatLon;
 
 impl<'de> Deserialize<'de> for LatLon {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_map(LatLonVisitor)
+        d.deserialize_struct("LatLon", &["Lat", "Lon"], LatLonVisitor)
     }
 }
 
@@ -42,59 +42,8 @@ impl<'de> Visitor<'de> for LatLonVisitor {
     }
 }
 
-struct Ring(Vec<LatLon>);
-
-impl<'de> Deserialize<'de> for Ring {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(RingVisitor)
-    }
-}
-
-struct RingVisitor;
-
-impl<'de> Visitor<'de> for RingVisitor {
-    type Value = Ring;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an array of {Lat, Lon} objects")
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Ring, A::Error> {
-        let mut points = Vec::new();
-        while let Some(p) = seq.next_element::<LatLon>()? {
-            points.push(p);
-        }
-        Ok(Ring(points))
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Ring, A::Error> {
-        let mut points = Vec::new();
-        while let Some(key) = map.next_key::<String>()? {
-            if key == "Item" {
-                points.extend(map.next_value::<Vec<LatLon>>()?);
-            } else {
-                return Err(de::Error::unknown_field(&key, &["Item"]));
-            }
-        }
-        Ok(Ring(points))
-    }
-
-    /// An empty XML element.
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Ring, E> {
-        if v.trim().is_empty() {
-            Ok(Ring(Vec::new()))
-        } else {
-            Err(E::invalid_type(de::Unexpected::Str(v), &self))
-        }
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<Ring, E> {
-        Ok(Ring(Vec::new()))
-    }
-}
-
-/// `PolygonPositions`: null, or a list of rings.
+/// `PolygonPositions`: null, or a list of rings (XML: repeated or wrapped, see
+/// `http::xml`).
 pub fn rings<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<Vec<LatLon>>>, D::Error> {
-    let rings = Option::<Vec<Ring>>::deserialize(d)?;
-    Ok(rings.map(|r| r.into_iter().map(|ring| ring.0).collect()))
+    Option::<Vec<Vec<LatLon>>>::deserialize(d)
 }

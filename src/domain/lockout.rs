@@ -1,4 +1,10 @@
 //! Account lockout after repeated failed logins (DESIGN.md §2).
+//!
+//! Failures are counted per account *and client address*: `threshold` failures from one
+//! address within `window` lock the account for that address only, for `duration`. A
+//! stranger who knows someone's e-mail can lock only themselves out; the owner, from
+//! their own address, still gets in (docs/decisions.md). The account keeps a summary of
+//! all its failures for display (`account_after_failure`).
 
 use jiff::{SignedDuration, Timestamp};
 
@@ -62,6 +68,31 @@ impl LockoutPolicy {
     }
 }
 
+impl LockoutPolicy {
+    /// The account-wide summary after a failure from any address: failures within a
+    /// rolling window, and `last_lockout` = when an address last got locked (`client_locked`).
+    pub fn account_after_failure(
+        &self,
+        account: &LoginState,
+        client_locked: Option<Timestamp>,
+        now: Timestamp,
+    ) -> LoginState {
+        let window_open = account
+            .window_start
+            .is_some_and(|start| now.duration_since(start) < self.window);
+        let (failed_count, window_start) = if window_open {
+            (account.failed_count.saturating_add(1), account.window_start)
+        } else {
+            (1, Some(now))
+        };
+        LoginState {
+            failed_count,
+            window_start,
+            last_lockout: client_locked.or(account.last_lockout),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -105,5 +136,28 @@ mod tests {
         let s = policy.after_failure(&s, t0 + SignedDuration::from_mins(20));
         assert_eq!(s.failed_count, 1);
         assert_eq!(s.last_lockout, None);
+    }
+
+    #[test]
+    fn the_account_summary_counts_every_address_and_records_locks() {
+        let policy = LockoutPolicy::default();
+        let t0: Timestamp = "2026-01-01T00:00:00Z".parse().unwrap();
+        let mut account = LoginState::default();
+        for i in 0..7 {
+            account =
+                policy.account_after_failure(&account, None, t0 + SignedDuration::from_secs(i));
+        }
+        assert_eq!(account.failed_count, 7);
+        assert_eq!(account.last_lockout, None);
+        let t1 = t0 + SignedDuration::from_mins(1);
+        account = policy.account_after_failure(&account, Some(t1), t1);
+        assert_eq!((account.failed_count, account.last_lockout), (8, Some(t1)));
+        let later = t0 + SignedDuration::from_mins(20);
+        account = policy.account_after_failure(&account, None, later);
+        assert_eq!(
+            (account.failed_count, account.window_start),
+            (1, Some(later))
+        );
+        assert_eq!(account.last_lockout, Some(t1));
     }
 }

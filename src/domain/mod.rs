@@ -1,19 +1,30 @@
 //! The domain: records, validation rules, roles. No HTTP, no SQL.
 
 pub mod access;
+pub mod address;
 pub mod address_book;
+pub mod alert;
+pub mod delivery;
 pub mod device;
+pub mod device_state;
 pub mod events;
 pub mod external_link;
 pub mod geofence;
+pub mod itinerary;
 pub mod lockout;
+pub mod mo_message;
+pub mod mt_message;
 pub mod notification;
 pub mod password;
 pub mod profile;
 pub mod recipient;
+pub mod record;
+pub mod risk_region;
 pub mod serde_util;
+pub mod shared;
 pub mod tenant;
 pub mod time;
 pub mod user;
 pub mod validation;
 pub mod webhook;
+pub mod webhook_event;

@@ -4,9 +4,12 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::events::parse_expression;
-use super::recipient::{Recipient, check_recipient_count};
+use std::collections::HashSet;
+
+use super::recipient::{Recipient, RecipientReference, check_recipient_count, validate_recipients};
+use super::record::ServerFields;
 use super::serde_util::null_as_default;
-use super::validation::Validator;
+use super::validation::{ValidationErrors, Validator};
 
 pub const SEVERITIES: [&str; 3] = ["0", "1", "2"];
 
@@ -21,6 +24,7 @@ pub struct EventNotification {
     pub notification_text: Option<String>,
     #[serde(default)]
     pub notification_disabled: bool,
+    #[schema(nullable)]
     #[serde(default, deserialize_with = "null_as_default")]
     pub recipients: Vec<Recipient>,
     /// When to notify, in the events grammar (see docs/events-expressions.md),
@@ -44,6 +48,19 @@ pub struct EventNotification {
     /// Tenant-level only: comma-separated ids of devices of the tenant (at most 1000,
     /// no empty entries); null or blank means all devices.
     pub devices: Option<String>,
+    /// The notification's version: the `ETag` header only.
+    #[serde(skip)]
+    pub etag: Option<String>,
+}
+
+impl ServerFields for EventNotification {
+    const READ_ONLY_FIELDS: &'static [&'static str] = &["NotificationId"];
+
+    fn without_read_only(mut self) -> Self {
+        self.notification_id = None;
+        self.etag = None;
+        self
+    }
 }
 
 /// Where a notification is defined.
@@ -59,10 +76,36 @@ pub const MAX_DEVICES: usize = 1000;
 pub use super::recipient::MAX_RECIPIENTS;
 
 impl EventNotification {
-    /// Checks the rules that need no lookup into `v` (recipients and devices are checked
-    /// against the store by the caller). `device_types` is the tenant's `DeviceTypes`
-    /// list (empty: any type).
-    pub fn validate(&self, level: NotificationLevel, device_types: &[String], v: &mut Validator) {
+    /// Checks every rule; returns the notification as stored and the references its
+    /// recipients make (the store resolves them in the writing transaction).
+    /// `device_types` is the tenant's `DeviceTypes` list (empty: any type); `known_devices`
+    /// which of `device_ids()` are devices of the tenant.
+    pub fn validated(
+        self,
+        level: NotificationLevel,
+        device_types: &[String],
+        known_devices: &HashSet<String>,
+    ) -> Result<(EventNotification, Vec<RecipientReference>), ValidationErrors> {
+        let mut v = Validator::new();
+        self.check_rules(level, device_types, &mut v);
+        let references = if self.recipients.len() <= MAX_RECIPIENTS {
+            validate_recipients(&self.recipients, &mut v)
+        } else {
+            Vec::new()
+        };
+        if level == NotificationLevel::Tenant {
+            let ids = self.device_ids();
+            if ids.len() <= MAX_DEVICES {
+                for device in ids.iter().filter(|d| !known_devices.contains(*d)) {
+                    v.add("Devices", format!("no device '{device}' in this tenant"));
+                }
+            }
+        }
+        v.finish()?;
+        Ok((self.without_read_only(), references))
+    }
+
+    fn check_rules(&self, level: NotificationLevel, device_types: &[String], v: &mut Validator) {
         if let Some(name) = v.required("NotificationName", self.notification_name.as_deref()) {
             v.length("NotificationName", Some(name), 1, 200);
         }
@@ -147,9 +190,8 @@ mod tests {
         level: NotificationLevel,
         device_types: &[String],
     ) -> Vec<String> {
-        let mut v = Validator::new();
-        n.validate(level, device_types, &mut v);
-        v.finish()
+        n.clone()
+            .validated(level, device_types, &n.device_ids().into_iter().collect())
             .err()
             .map(|e| e.0.into_iter().map(|f| f.field).collect())
             .unwrap_or_default()

@@ -6,6 +6,7 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use super::record::ServerFields;
 use super::serde_util::null_as_default;
 use super::validation::{ValidationErrors, Validator};
 
@@ -54,14 +55,17 @@ pub struct UserProfile {
     pub emergency_information: Option<String>,
     #[schema(read_only, value_type = Option<String>, format = DateTime)]
     pub timestamp: Option<Timestamp>,
+    #[schema(nullable)]
     #[serde(default, deserialize_with = "null_as_default")]
     pub properties: BTreeMap<String, String>,
+    /// The profile's version: the `ETag` header only (the contract shows no such field).
+    #[serde(skip)]
+    pub etag: Option<String>,
 }
 
-pub const READ_ONLY_FIELDS: [&str; 2] = ["Username", "Timestamp"];
-
 impl UserProfile {
-    pub fn validate(&self) -> Result<(), ValidationErrors> {
+    /// Checks every rule; returns the profile as stored.
+    pub fn validated(self) -> Result<UserProfile, ValidationErrors> {
         let mut v = Validator::new();
         for (field, value) in [
             ("DaytimePhone", &self.daytime_phone),
@@ -97,12 +101,18 @@ impl UserProfile {
         {
             v.add("DateOfBirth", "must not be in the future");
         }
-        v.finish()
+        v.finish()?;
+        Ok(self.without_read_only())
     }
+}
 
-    pub fn without_read_only(mut self) -> Self {
+impl ServerFields for UserProfile {
+    const READ_ONLY_FIELDS: &'static [&'static str] = &["Username", "Timestamp"];
+
+    fn without_read_only(mut self) -> Self {
         self.username = None;
         self.timestamp = None;
+        self.etag = None;
         self
     }
 }
@@ -120,7 +130,7 @@ mod tests {
             position_format: Some("Utm".into()),
             ..Default::default()
         };
-        assert!(ok.validate().is_ok());
+        assert!(ok.validated().is_ok());
         let bad = UserProfile {
             cell_phone: Some("07700900123".into()),
             speed_units: Some("furlongs".into()),
@@ -128,6 +138,6 @@ mod tests {
             position_format: Some("DMS".into()),
             ..Default::default()
         };
-        assert_eq!(bad.validate().unwrap_err().0.len(), 4);
+        assert_eq!(bad.validated().unwrap_err().0.len(), 4);
     }
 }

@@ -1,12 +1,15 @@
 //! Recipients of distribution lists and event notifications: who or what a notification
 //! reaches. Each `Type` carries only its own fields (DESIGN.md; spec "Recipient").
 
+use std::collections::{HashMap, HashSet};
+
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::validation::{Validator, is_email, is_phone};
+use super::address::ContactAddress;
+use super::validation::Validator;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
 pub enum RecipientType {
     DeviceList,
     TenantList,
@@ -65,7 +68,7 @@ pub struct Recipient {
 }
 
 /// A record a recipient names, to be looked up in the caller's scope.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum RecipientTarget {
     List {
         id: i64,
@@ -85,7 +88,90 @@ pub enum RecipientTarget {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RecipientReference {
     pub field_prefix: String,
+    pub kind: RecipientType,
     pub target: RecipientTarget,
+}
+
+/// A contact as far as references care: who owns it and its entries' ids.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ContactTarget {
+    pub owner: String,
+    pub entries: Vec<String>,
+}
+
+/// The records a set of references name that exist and are visible from the tenant
+/// (found by the store): lists and contacts by id with their owner, group ids.
+#[derive(Debug, Clone, Default)]
+pub struct ReferencedRecords {
+    pub lists: HashMap<i64, String>,
+    pub contacts: HashMap<i64, ContactTarget>,
+    pub groups: HashSet<i64>,
+}
+
+/// Adds an error for every reference that does not resolve in `found`. The message for
+/// a record that does not resolve is the same whether it exists in another tenant or not
+/// at all.
+pub fn check_references(
+    references: &[RecipientReference],
+    found: &ReferencedRecords,
+    v: &mut Validator,
+) {
+    for reference in references {
+        let prefix = &reference.field_prefix;
+        match &reference.target {
+            RecipientTarget::List { id, tenant_code } => match found.lists.get(id) {
+                None => v.add(
+                    format!("{prefix}.ListId"),
+                    format!("no distribution list {id} in this tenant"),
+                ),
+                Some(owner) if tenant_code.as_ref().is_some_and(|t| t != owner) => v.add(
+                    format!("{prefix}.TenantCode"),
+                    format!(
+                        "list {id} does not belong to tenant {}",
+                        tenant_code.as_deref().unwrap_or_default()
+                    ),
+                ),
+                Some(_) => {}
+            },
+            RecipientTarget::Contact {
+                id,
+                tenant_code,
+                detail_id,
+            } => match found.contacts.get(id) {
+                None => v.add(
+                    format!("{prefix}.ContactId"),
+                    format!("no contact {id} in this tenant"),
+                ),
+                Some(contact) => {
+                    if tenant_code.as_ref().is_some_and(|t| *t != contact.owner) {
+                        v.add(
+                            format!("{prefix}.TenantCode"),
+                            format!(
+                                "contact {id} does not belong to tenant {}",
+                                tenant_code.as_deref().unwrap_or_default()
+                            ),
+                        );
+                    }
+                    if let Some(detail) = detail_id
+                        && !contact.entries.contains(detail)
+                    {
+                        v.add(
+                            format!("{prefix}.ContactDetailId"),
+                            format!("contact {id} has no entry {detail}"),
+                        );
+                    }
+                }
+            },
+            RecipientTarget::Group { id } => {
+                if !found.groups.contains(id) {
+                    v.add(
+                        format!("{prefix}.GroupId"),
+                        format!("no group {id} in this tenant"),
+                    );
+                }
+            }
+        }
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -260,6 +346,7 @@ pub fn validate_recipients(recipients: &[Recipient], v: &mut Validator) -> Vec<R
         if let Some(target) = target {
             references.push(RecipientReference {
                 field_prefix: prefix,
+                kind,
                 target,
             });
         }
@@ -268,22 +355,8 @@ pub fn validate_recipients(recipients: &[Recipient], v: &mut Validator) -> Vec<R
 }
 
 fn check_messaging_address(field: &str, address: &str, v: &mut Validator) {
-    if let Some(email) = address.strip_prefix("mail:") {
-        if !is_email(email) {
-            v.add(
-                field,
-                format!("'{email}' after mail: is not a valid e-mail address"),
-            );
-        }
-    } else if let Some(phone) = address.strip_prefix("sms:") {
-        if !is_phone(phone) {
-            v.add(
-                field,
-                format!("'{phone}' after sms: must start with + and a country code"),
-            );
-        }
-    } else {
-        v.add(field, "must start with mail: or sms:");
+    if let Err(message) = ContactAddress::parse_prefixed(address) {
+        v.add(field, message);
     }
 }
 

@@ -6,6 +6,7 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use super::record::ServerFields;
 use super::validation::{ValidationErrors, Validator};
 
 pub const ROOT_TENANT_CODE: &str = "1000";
@@ -39,6 +40,7 @@ pub struct Tenant {
     pub default_ui_language: Option<String>,
     /// IANA (`Europe/London`) or Windows (`GMT Standard Time`) time zone id.
     pub time_zone_id: Option<String>,
+    #[schema(nullable)]
     #[serde(default, deserialize_with = "super::serde_util::null_as_default")]
     pub properties: BTreeMap<String, String>,
     /// Returned only when the caller can access the parent tenant.
@@ -52,8 +54,8 @@ pub struct Tenant {
 }
 
 impl Tenant {
-    /// Validates the writable fields.
-    pub fn validate(&self) -> Result<(), ValidationErrors> {
+    /// Checks every rule; returns the tenant as stored.
+    pub fn validated(self) -> Result<Tenant, ValidationErrors> {
         let mut v = Validator::new();
         if let Some(d) = v.required("Description", self.description.as_deref()) {
             v.length("Description", Some(d), 1, DESCRIPTION_MAX_CHARS);
@@ -63,11 +65,16 @@ impl Tenant {
         v.time_zone("TimeZoneId", self.time_zone_id.as_deref());
         v.culture("CultureName", self.culture_name.as_deref());
         v.culture("DefaultUiLanguage", self.default_ui_language.as_deref());
-        v.finish()
+        v.finish()?;
+        Ok(self.without_read_only())
     }
+}
 
-    /// Drops the fields a client may not set.
-    pub fn without_read_only(mut self) -> Self {
+impl ServerFields for Tenant {
+    const READ_ONLY_FIELDS: &'static [&'static str] =
+        &["TenantCode", "ParentTenantCode", "Timestamp", "ETag"];
+
+    fn without_read_only(mut self) -> Self {
         self.tenant_code = None;
         self.parent_tenant_code = None;
         self.timestamp = None;
@@ -110,11 +117,11 @@ mod tests {
 
     #[test]
     fn description_bounds() {
-        assert!(tenant("Acme").validate().is_ok());
-        assert!(tenant("").validate().is_err());
-        assert!(tenant(&"x".repeat(250)).validate().is_ok());
-        assert!(tenant(&"x".repeat(251)).validate().is_err());
-        assert!(Tenant::default().validate().is_err());
+        assert!(tenant("Acme").validated().is_ok());
+        assert!(tenant("").validated().is_err());
+        assert!(tenant(&"x".repeat(250)).validated().is_ok());
+        assert!(tenant(&"x".repeat(251)).validated().is_err());
+        assert!(Tenant::default().validated().is_err());
     }
 
     #[test]
@@ -123,11 +130,11 @@ mod tests {
         t.admin_contacts = Some("a@example.com; b@example.org".into());
         t.time_zone_id = Some("GMT Standard Time".into());
         t.culture_name = Some("en-GB".into());
-        assert!(t.validate().is_ok());
+        assert!(t.clone().validated().is_ok());
         t.sales_contacts = Some("a@example.com;nope".into());
         t.time_zone_id = Some("Nowhere/Special".into());
         t.culture_name = Some("en_GB!".into());
-        assert_eq!(t.validate().unwrap_err().0.len(), 3);
+        assert_eq!(t.validated().unwrap_err().0.len(), 3);
     }
 
     #[test]

@@ -8,6 +8,7 @@ use utoipa::ToSchema;
 
 use super::access::Role;
 use super::password;
+use super::record::ServerFields;
 use super::serde_util::null_as_default;
 use super::validation::{ValidationErrors, Validator};
 
@@ -26,7 +27,8 @@ pub struct User {
     #[schema(read_only, example = "42")]
     pub user_id: Option<String>,
     /// Write-only: at least 10 characters. Required on POST; omit on PUT to keep it.
-    #[schema(write_only, min_length = 10)]
+    /// Always `null` on read (the field is kept in responses, with no value).
+    #[schema(min_length = 10)]
     pub password: Option<String>,
     pub first_name: Option<String>,
     pub last_name: Option<String>,
@@ -68,31 +70,46 @@ pub struct User {
     #[serde(rename = "ETag")]
     #[schema(read_only)]
     pub etag: Option<String>,
+    #[schema(nullable)]
     #[serde(default, deserialize_with = "null_as_default")]
     pub tags: BTreeMap<String, String>,
+    #[schema(nullable)]
     #[serde(default, deserialize_with = "null_as_default")]
     pub custom_fields: BTreeMap<String, String>,
 }
 
-/// JSON-pointer roots a PATCH may not touch.
-pub const READ_ONLY_FIELDS: [&str; 8] = [
-    "TenantCode",
-    "UserId",
-    "FailedPasswordAttemptCount",
-    "FailedPasswordAttemptWindowStart",
-    "LastLockoutDate",
-    "LastLoggedIn",
-    "Timestamp",
-    "ETag",
-];
+impl ServerFields for User {
+    const READ_ONLY_FIELDS: &'static [&'static str] = &[
+        "TenantCode",
+        "UserId",
+        "FailedPasswordAttemptCount",
+        "FailedPasswordAttemptWindowStart",
+        "LastLockoutDate",
+        "LastLoggedIn",
+        "Timestamp",
+        "ETag",
+    ];
+
+    fn without_read_only(mut self) -> Self {
+        self.tenant_code = None;
+        self.user_id = None;
+        self.failed_password_attempt_count = 0;
+        self.failed_password_attempt_window_start = None;
+        self.last_lockout_date = None;
+        self.last_logged_in = None;
+        self.timestamp = None;
+        self.etag = None;
+        self
+    }
+}
 
 /// Largest accepted photo, as Base64 text (≈ 3 MiB of image).
 pub const MAX_PHOTO_BASE64_CHARS: usize = 4 * 1024 * 1024;
 
 impl User {
-    /// Validates the writable fields; `password_required` on create.
-    /// Returns the parsed role (default `User`).
-    pub fn validate(&self, password_required: bool) -> Result<Role, ValidationErrors> {
+    /// Checks every rule (`password_required` on create); returns the user as stored
+    /// and its parsed role (default `User`).
+    pub fn validated(self, password_required: bool) -> Result<(User, Role), ValidationErrors> {
         let mut v = Validator::new();
         if let Some(u) = v.required("Username", self.username.as_deref()) {
             v.email("Username", Some(u));
@@ -144,7 +161,7 @@ impl User {
             v.add("ManagerUserId", format!("'{m}' is not a user id"));
         }
         v.finish()?;
-        Ok(role.unwrap_or(Role::User))
+        Ok((self.without_read_only(), role.unwrap_or(Role::User)))
     }
 
     /// Canonical (case-insensitive) form of a username, the key it is unique by.
@@ -196,7 +213,7 @@ mod tests {
 
     #[test]
     fn valid_user_defaults_to_user_role() {
-        assert_eq!(user().validate(true).unwrap(), Role::User);
+        assert_eq!(user().validated(true).unwrap().1, Role::User);
     }
 
     #[test]
@@ -209,7 +226,7 @@ mod tests {
             ..Default::default()
         };
         let fields: Vec<_> = u
-            .validate(true)
+            .validated(true)
             .unwrap_err()
             .0
             .into_iter()

@@ -76,16 +76,22 @@ pub struct WebhookUrl {
     /// and `localhost` are refused unless the server runs with `--allow-private-webhooks`.
     #[schema(required = true, example = "https://hooks.example.com/safetrack")]
     pub url: Option<String>,
+    #[schema(nullable)]
     #[serde(default, deserialize_with = "null_as_default")]
     pub device: bool,
+    #[schema(nullable)]
     #[serde(default, deserialize_with = "null_as_default")]
     pub event_notification: bool,
+    #[schema(nullable)]
     #[serde(default, deserialize_with = "null_as_default")]
     pub mo_message: bool,
+    #[schema(nullable)]
     #[serde(default, deserialize_with = "null_as_default")]
     pub mt_message: bool,
+    #[schema(nullable)]
     #[serde(default, deserialize_with = "null_as_default")]
     pub tenant: bool,
+    #[schema(nullable)]
     #[serde(default, deserialize_with = "null_as_default")]
     pub user: bool,
 }
@@ -109,6 +115,7 @@ impl WebhookUrl {
 #[serde(rename_all = "PascalCase")]
 pub struct WebhookSettings {
     /// At most 10, no two alike.
+    #[schema(nullable)]
     #[serde(default, deserialize_with = "null_as_default")]
     pub urls: Vec<WebhookUrl>,
     /// `None` (also null), `Basic`, `Bearer` or `HmacSha256`.
@@ -117,8 +124,7 @@ pub struct WebhookSettings {
     /// Basic only; ignored (and not kept) for the other types.
     pub username: Option<String>,
     /// Basic: the password. Bearer: the token. HmacSha256: the signing key (at least 16
-    /// characters). Not kept when `Authentication` is `None`.
-    #[schema(write_only)]
+    /// characters). Not kept when `Authentication` is `None`. Always `null` on read.
     pub password: Option<String>,
     /// Record version: sent as the `ETag` header only.
     #[serde(skip)]

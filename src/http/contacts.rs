@@ -8,16 +8,19 @@ use utoipa_axum::routes;
 
 use super::error::{ApiError, ApiResult, Problem};
 use super::extract::{IfMatch, TenantScope};
-use super::negotiate::{Body, Created, NoContent, RecordList, Representable, Tagged};
-use super::recipients::{referenced_by, synced_to_devices};
+use super::negotiate::{Body, Created, NoContent, Record, RecordList, Representable};
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
 use crate::domain::address_book::Contact;
+use crate::domain::shared::ensure_owner;
 use crate::domain::time::now;
-use crate::store::{AddressBook, Owned};
+use crate::store::{AddressBook, AddressBookWrite, Owned};
 
 impl Representable for Contact {
     const NAME: &'static str = "Contact";
+    fn etag(&self) -> Option<&str> {
+        self.etag.as_deref()
+    }
 }
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -38,16 +41,8 @@ fn present(owned: Owned<Contact>, synced: bool) -> Contact {
     Contact {
         contact_id: Some(owned.id.to_string()),
         sync_to_devices: Some(synced),
+        etag: Some(owned.etag),
         ..owned.record
-    }
-}
-
-/// Without the read-only fields, as stored.
-fn storable(contact: Contact) -> Contact {
-    Contact {
-        contact_id: None,
-        sync_to_devices: None,
-        ..contact
     }
 }
 
@@ -64,12 +59,7 @@ async fn owned_contact(
         .get_address_book::<Contact>(AddressBook::Contacts, &scope.tenant, id)
         .await?
         .ok_or(ApiError::NotFound)?;
-    if contact.owner != scope.code() {
-        return Err(ApiError::Forbidden(format!(
-            "contact {id} belongs to tenant {} and is shared read-only with subtenants",
-            contact.owner
-        )));
-    }
+    ensure_owner(&contact.owner, scope.code(), "contact")?;
     Ok(contact)
 }
 
@@ -80,7 +70,7 @@ async fn list_contacts(
     scope: TenantScope,
     State(app): State<AppState>,
 ) -> ApiResult<RecordList<Contact>> {
-    let (synced, _) = synced_to_devices(&app, &scope).await?;
+    let (synced, _) = app.store.synced_to_devices(&scope.tenant).await?;
     let contacts = app
         .store
         .list_address_book::<Contact>(AddressBook::Contacts, &scope.tenant)
@@ -89,7 +79,7 @@ async fn list_contacts(
         contacts
             .into_iter()
             .map(|c| {
-                let is_synced = synced.contains(&c.id.to_string());
+                let is_synced = synced.contains(&c.id);
                 present(c, is_synced)
             })
             .collect(),
@@ -107,17 +97,17 @@ async fn create_contact(
     Body(contact): Body<Contact>,
 ) -> ApiResult<Created> {
     scope.require(Permission::ManageConfiguration)?;
-    contact.validate()?;
-    let mut contact = storable(contact);
+    let mut contact = contact.validated()?;
     contact.assign_entries(&[], now());
+    let write = AddressBookWrite {
+        record: &contact,
+        applies_to_subtenants: contact.applies_to_subtenants,
+        references: &[],
+        removed_entries: &[],
+    };
     let id = app
         .store
-        .create_address_book(
-            AddressBook::Contacts,
-            scope.code(),
-            contact.applies_to_subtenants,
-            &contact,
-        )
+        .create_address_book(AddressBook::Contacts, &scope.tenant, write)
         .await?;
     Ok(Created(format!(
         "/V2/{}/addressbookcontacts/{id}",
@@ -132,19 +122,16 @@ async fn get_contact(
     scope: TenantScope,
     State(app): State<AppState>,
     Path(path): Path<ContactPath>,
-) -> ApiResult<Tagged<Contact>> {
+) -> ApiResult<Record<Contact>> {
     let id: i64 = path.contactId.parse().map_err(|_| ApiError::NotFound)?;
     let contact = app
         .store
         .get_address_book::<Contact>(AddressBook::Contacts, &scope.tenant, id)
         .await?
         .ok_or(ApiError::NotFound)?;
-    let (synced, _) = synced_to_devices(&app, &scope).await?;
-    let etag = contact.etag.clone();
-    Ok(Tagged(
-        present(contact, synced.contains(&path.contactId)),
-        etag,
-    ))
+    let (synced, _) = app.store.synced_to_devices(&scope.tenant).await?;
+    let is_synced = synced.contains(&contact.id);
+    Ok(Record(present(contact, is_synced)))
 }
 
 /// Replace a contact (entries sent back with their `EntryId` keep it).
@@ -161,17 +148,24 @@ async fn update_contact(
 ) -> ApiResult<NoContent> {
     scope.require(Permission::ManageConfiguration)?;
     let current = owned_contact(&app, &scope, &path.contactId).await?;
-    contact.validate()?;
-    let mut contact = storable(contact);
+    let mut contact = contact.validated()?;
     contact.assign_entries(&current.record.contact_entries, now());
+    let removed = contact.removed_entries(&current.record.contact_entries);
+    let write = AddressBookWrite {
+        record: &contact,
+        applies_to_subtenants: contact.applies_to_subtenants,
+        references: &[],
+        removed_entries: &removed,
+    };
+    // Entry ids were kept against the version read: refuse if another write came between.
+    let expected = if_match.unwrap_or(current.etag);
     app.store
         .update_address_book(
             AddressBook::Contacts,
-            scope.code(),
+            &scope.tenant,
             current.id,
-            contact.applies_to_subtenants,
-            &contact,
-            if_match.as_deref(),
+            write,
+            Some(&expected),
         )
         .await?;
     Ok(NoContent)
@@ -190,13 +184,6 @@ async fn delete_contact(
 ) -> ApiResult<NoContent> {
     scope.require(Permission::ManageConfiguration)?;
     let current = owned_contact(&app, &scope, &path.contactId).await?;
-    if let Some(list) =
-        referenced_by(&app, &scope.tenant.path, AddressBook::Contacts, current.id).await?
-    {
-        return Err(ApiError::Conflict(format!(
-            "the contact is a recipient of {list}; remove it there first"
-        )));
-    }
     app.store
         .delete_address_book(
             AddressBook::Contacts,

@@ -12,7 +12,7 @@ use super::negotiate::{Body, Created, NoContent, Record, RecordList, Representab
 use super::patch::apply_patch;
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
-use crate::domain::device::{DEVICE_READ_ONLY_FIELDS, DeletedDevice, Device, device_type_list};
+use crate::domain::device::{DeletedDevice, Device, device_type_list};
 use crate::store::DeletedDeviceScope;
 
 impl Representable for Device {
@@ -55,14 +55,15 @@ struct SubtenantsQuery {
     subtenants: bool,
 }
 
-/// Checks what needs a lookup: the tenant's device types, the group, the assigned user.
-async fn validate_device(app: &AppState, scope: &TenantScope, device: &Device) -> ApiResult<()> {
+/// The device as stored, its rules checked against the tenant's device types, and the
+/// group and assigned user looked up.
+async fn validated(app: &AppState, scope: &TenantScope, device: Device) -> ApiResult<Device> {
     let tenant = app
         .store
         .get_tenant(scope.code())
         .await?
         .ok_or(ApiError::NotFound)?;
-    device.validate(&device_type_list(tenant.device_types.as_deref()))?;
+    let device = device.validated(&device_type_list(tenant.device_types.as_deref()))?;
     if let Some(group) = device.group_id_number()
         && !app.store.group_exists(scope.code(), group).await?
     {
@@ -82,7 +83,7 @@ async fn validate_device(app: &AppState, scope: &TenantScope, device: &Device) -
             format!("no user {user} in this tenant or its subtenants"),
         ));
     }
-    Ok(())
+    Ok(device)
 }
 
 async fn find_device(app: &AppState, scope: &TenantScope, device_id: &str) -> ApiResult<Device> {
@@ -113,7 +114,7 @@ async fn create_device(
     Body(device): Body<Device>,
 ) -> ApiResult<Created> {
     scope.require(Permission::AccessAllDevices)?;
-    validate_device(&app, &scope, &device).await?;
+    let device = validated(&app, &scope, device).await?;
     app.store.create_device(scope.code(), &device).await?;
     let id = device.device_id.unwrap_or_default();
     Ok(Created(format!("/V2/{}/devices/{id}", scope.code())))
@@ -145,7 +146,7 @@ async fn update_device(
     scope.require(Permission::AccessAllDevices)?;
     find_device(&app, &scope, &path.deviceId).await?;
     device.device_id = Some(path.deviceId.clone());
-    validate_device(&app, &scope, &device).await?;
+    let device = validated(&app, &scope, device).await?;
     app.store
         .update_device(scope.code(), &path.deviceId, &device, if_match.as_deref())
         .await?;
@@ -167,8 +168,7 @@ async fn patch_device(
     scope.require(Permission::AccessAllDevices)?;
     let current = find_device(&app, &scope, &path.deviceId).await?;
     let expected = if_match.or_else(|| current.etag.clone());
-    let patched = apply_patch(&current, &patch, &DEVICE_READ_ONLY_FIELDS)?;
-    validate_device(&app, &scope, &patched).await?;
+    let patched = validated(&app, &scope, apply_patch(&current, &patch)?).await?;
     app.store
         .update_device(scope.code(), &path.deviceId, &patched, expected.as_deref())
         .await?;

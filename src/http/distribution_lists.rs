@@ -9,16 +9,18 @@ use utoipa_axum::routes;
 
 use super::error::{ApiError, ApiResult, Problem};
 use super::extract::{IfMatch, TenantScope};
-use super::negotiate::{Body, Created, NoContent, RecordList, Representable, Tagged};
-use super::recipients::{check_recipients, referenced_by, synced_to_devices};
+use super::negotiate::{Body, Created, NoContent, Record, RecordList, Representable};
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
 use crate::domain::address_book::{DistributionList, DistributionListInput};
-use crate::domain::validation::Validator;
-use crate::store::{AddressBook, Owned};
+use crate::domain::shared::ensure_owner;
+use crate::store::{AddressBook, AddressBookWrite, Owned};
 
 impl Representable for DistributionList {
     const NAME: &'static str = "DistributionList";
+    fn etag(&self) -> Option<&str> {
+        self.etag.as_deref()
+    }
 }
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -40,36 +42,12 @@ fn present(owned: Owned<DistributionList>, synced: bool) -> DistributionList {
         list_id: Some(owned.id.to_string()),
         last_updated: owned.updated_at,
         sync_to_devices: synced,
+        etag: Some(owned.etag),
         ..owned.record
     }
 }
 
 /// Validates a written list, its recipients against the store included.
-async fn validated(
-    app: &AppState,
-    scope: &TenantScope,
-    input: DistributionListInput,
-    own_id: Option<i64>,
-) -> ApiResult<DistributionList> {
-    let mut v = Validator::new();
-    input.validate(&mut v);
-    let list = input.into_list();
-    check_recipients(app, scope, &list.recipients, &mut v).await?;
-    if let Some(id) = own_id {
-        let id = id.to_string();
-        for (i, r) in list.recipients.iter().enumerate() {
-            if r.list_id.as_deref() == Some(id.as_str()) {
-                v.add(
-                    format!("Recipients[{i}].ListId"),
-                    "a list cannot contain itself",
-                );
-            }
-        }
-    }
-    v.finish()?;
-    Ok(list)
-}
-
 async fn owned_list(
     app: &AppState,
     scope: &TenantScope,
@@ -81,12 +59,7 @@ async fn owned_list(
         .get_address_book::<DistributionList>(AddressBook::Lists, &scope.tenant, id)
         .await?
         .ok_or(ApiError::NotFound)?;
-    if list.owner != scope.code() {
-        return Err(ApiError::Forbidden(format!(
-            "list {id} belongs to tenant {} and is shared read-only with subtenants",
-            list.owner
-        )));
-    }
+    ensure_owner(&list.owner, scope.code(), "list")?;
     Ok(list)
 }
 
@@ -98,7 +71,7 @@ async fn list_lists(
     scope: TenantScope,
     State(app): State<AppState>,
 ) -> ApiResult<RecordList<DistributionList>> {
-    let (_, synced) = synced_to_devices(&app, &scope).await?;
+    let (_, synced) = app.store.synced_to_devices(&scope.tenant).await?;
     let lists = app
         .store
         .list_address_book::<DistributionList>(AddressBook::Lists, &scope.tenant)
@@ -107,7 +80,7 @@ async fn list_lists(
         lists
             .into_iter()
             .map(|l| {
-                let is_synced = synced.contains(&l.id.to_string());
+                let is_synced = synced.contains(&l.id);
                 present(l, is_synced)
             })
             .collect(),
@@ -126,15 +99,16 @@ async fn create_list(
     Body(input): Body<DistributionListInput>,
 ) -> ApiResult<Created> {
     scope.require(Permission::ManageConfiguration)?;
-    let list = validated(&app, &scope, input, None).await?;
+    let (list, references) = input.validated(None)?;
+    let write = AddressBookWrite {
+        record: &list,
+        applies_to_subtenants: list.applies_to_subtenants,
+        references: &references,
+        removed_entries: &[],
+    };
     let id = app
         .store
-        .create_address_book(
-            AddressBook::Lists,
-            scope.code(),
-            list.applies_to_subtenants,
-            &list,
-        )
+        .create_address_book(AddressBook::Lists, &scope.tenant, write)
         .await?;
     Ok(Created(format!(
         "/V2/{}/addressbookdistributionlists/{id}",
@@ -150,16 +124,16 @@ async fn get_list(
     scope: TenantScope,
     State(app): State<AppState>,
     Path(path): Path<ListPath>,
-) -> ApiResult<Tagged<DistributionList>> {
+) -> ApiResult<Record<DistributionList>> {
     let id: i64 = path.listId.parse().map_err(|_| ApiError::NotFound)?;
     let list = app
         .store
         .get_address_book::<DistributionList>(AddressBook::Lists, &scope.tenant, id)
         .await?
         .ok_or(ApiError::NotFound)?;
-    let (_, synced) = synced_to_devices(&app, &scope).await?;
-    let etag = list.etag.clone();
-    Ok(Tagged(present(list, synced.contains(&path.listId)), etag))
+    let (_, synced) = app.store.synced_to_devices(&scope.tenant).await?;
+    let is_synced = synced.contains(&list.id);
+    Ok(Record(present(list, is_synced)))
 }
 
 /// Replace a distribution list.
@@ -177,14 +151,19 @@ async fn update_list(
 ) -> ApiResult<NoContent> {
     scope.require(Permission::ManageConfiguration)?;
     let current = owned_list(&app, &scope, &path.listId).await?;
-    let list = validated(&app, &scope, input, Some(current.id)).await?;
+    let (list, references) = input.validated(Some(current.id))?;
+    let write = AddressBookWrite {
+        record: &list,
+        applies_to_subtenants: list.applies_to_subtenants,
+        references: &references,
+        removed_entries: &[],
+    };
     app.store
         .update_address_book(
             AddressBook::Lists,
-            scope.code(),
+            &scope.tenant,
             current.id,
-            list.applies_to_subtenants,
-            &list,
+            write,
             if_match.as_deref(),
         )
         .await?;
@@ -204,13 +183,6 @@ async fn delete_list(
 ) -> ApiResult<NoContent> {
     scope.require(Permission::ManageConfiguration)?;
     let current = owned_list(&app, &scope, &path.listId).await?;
-    if let Some(list) =
-        referenced_by(&app, &scope.tenant.path, AddressBook::Lists, current.id).await?
-    {
-        return Err(ApiError::Conflict(format!(
-            "the list is a recipient of {list}; remove it there first"
-        )));
-    }
     app.store
         .delete_address_book(
             AddressBook::Lists,

@@ -35,6 +35,9 @@ pub enum ApiError {
     PreconditionFailed,
     #[error("{0}")]
     PayloadTooLarge(String),
+    /// Parts of the body over their own limits (413 naming each).
+    #[error("too large")]
+    TooLarge(Vec<FieldError>),
     #[error("{0}")]
     UnsupportedMediaType(String),
     #[error("rate limited")]
@@ -120,6 +123,19 @@ impl ApiError {
                 "payload_too_large",
                 detail.clone(),
             ),
+            TooLarge(errors) => (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "payload_too_large",
+                format!(
+                    "{} part(s) are too large: {}",
+                    errors.len(),
+                    errors
+                        .iter()
+                        .map(|e| e.field.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ),
             UnsupportedMediaType(detail) => (
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
                 "unsupported_media_type",
@@ -147,7 +163,7 @@ impl IntoResponse for ApiError {
             tracing::error!(request_id = request_id.as_deref().unwrap_or("-"), error = %format!("{err:#}"), "internal error");
         }
         let errors = match &self {
-            ApiError::Validation(errors) => errors
+            ApiError::Validation(errors) | ApiError::TooLarge(errors) => errors
                 .iter()
                 .map(|e| ProblemField {
                     field: e.field.clone(),
@@ -190,6 +206,12 @@ impl IntoResponse for ApiError {
     }
 }
 
+impl From<crate::domain::shared::SharedReadOnly> for ApiError {
+    fn from(e: crate::domain::shared::SharedReadOnly) -> Self {
+        ApiError::Forbidden(e.to_string())
+    }
+}
+
 impl From<ValidationErrors> for ApiError {
     fn from(e: ValidationErrors) -> Self {
         ApiError::Validation(e.0)
@@ -204,6 +226,8 @@ impl From<StoreError> for ApiError {
             StoreError::PreconditionFailed => ApiError::PreconditionFailed,
             StoreError::Database(err) => ApiError::Internal(err.into()),
             StoreError::Corrupt(detail) => ApiError::Internal(anyhow::anyhow!(detail)),
+            StoreError::Invalid(errors) => ApiError::Validation(errors.0),
+            StoreError::Unavailable(detail) => ApiError::Internal(anyhow::anyhow!(detail)),
         }
     }
 }

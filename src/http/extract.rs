@@ -7,7 +7,10 @@ use axum::http::request::Parts;
 use base64::Engine;
 use serde::de::DeserializeOwned;
 
+use std::net::{IpAddr, Ipv4Addr};
+
 use super::AppState;
+use super::client_address::ClientAddress;
 use super::error::ApiError;
 use crate::auth::Principal;
 use crate::domain::access::Permission;
@@ -39,7 +42,11 @@ impl FromRequestParts<AppState> for Caller {
         if username.is_empty() || password.is_empty() || password.len() > 1024 {
             return Err(unauthorized());
         }
-        let principal = app.auth.authenticate(username, password).await?;
+        let client = parts
+            .extensions
+            .get::<ClientAddress>()
+            .map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |c| c.0);
+        let principal = app.auth.authenticate(username, password, client).await?;
         Ok(Caller(principal))
     }
 }
@@ -82,6 +89,11 @@ impl FromRequestParts<AppState> for TenantScope {
         let params = RawPathParams::from_request_parts(parts, app)
             .await
             .map_err(|_| ApiError::NotFound)?;
+        // No tenant or record has an id with NUL in it (and PostgreSQL cannot even be
+        // asked: its text type cannot hold the character).
+        if params.iter().any(|(_, value)| value.contains('\0')) {
+            return Err(ApiError::NotFound);
+        }
         let code = params
             .iter()
             .find(|(name, _)| *name == "tenantVarCode")
@@ -105,6 +117,15 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for Query<T> {
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
         let query = parts.uri.query().unwrap_or_default();
+        // No value may hold NUL: PostgreSQL's text type cannot, and no id or filter does.
+        if let Some((name, _)) =
+            form_urlencoded::parse(query.as_bytes()).find(|(_, value)| value.contains('\0'))
+        {
+            return Err(ApiError::field(
+                name.into_owned(),
+                "must not contain the NUL character (U+0000)",
+            ));
+        }
         let deserializer =
             serde_urlencoded::Deserializer::new(form_urlencoded::parse(query.as_bytes()));
         serde_path_to_error::deserialize(deserializer)

@@ -12,6 +12,7 @@ use super::negotiate::{Body, Created, NoContent, Record, RecordList, Representab
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
 use crate::domain::geofence::Geofence;
+use crate::domain::shared::ensure_owner;
 use crate::store::StoredGeofence;
 
 impl Representable for Geofence {
@@ -49,14 +50,7 @@ async fn find(app: &AppState, scope: &TenantScope, id: &str) -> ApiResult<Stored
 /// A geofence the path tenant may change: one it owns. Inherited ones are read-only (403).
 async fn find_owned(app: &AppState, scope: &TenantScope, id: &str) -> ApiResult<StoredGeofence> {
     let found = find(app, scope, id).await?;
-    if found.tenant_code != scope.code() {
-        // Not naming the owner: the caller may have no access to that tenant.
-        return Err(ApiError::Forbidden(
-            "this geofence is inherited from an ancestor tenant (AppliesToSubtenants); \
-             only that tenant can change it"
-                .into(),
-        ));
-    }
+    ensure_owner(&found.tenant_code, scope.code(), "geofence")?;
     Ok(found)
 }
 

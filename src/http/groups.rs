@@ -60,7 +60,7 @@ async fn create_group(
     Body(group): Body<Group>,
 ) -> ApiResult<Created> {
     scope.require(Permission::AccessAllDevices)?;
-    group.validate()?;
+    let group = group.validated()?;
     let id = app.store.create_group(scope.code(), &group).await?;
     Ok(Created(format!("/V2/{}/groups/{id}", scope.code())))
 }
@@ -95,7 +95,7 @@ async fn update_group(
 ) -> ApiResult<NoContent> {
     scope.require(Permission::AccessAllDevices)?;
     let id = group_id(&path.groupId)?;
-    group.validate()?;
+    let group = group.validated()?;
     app.store
         .update_group(scope.code(), id, &group, if_match.as_deref())
         .await?;

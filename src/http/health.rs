@@ -18,14 +18,15 @@ pub fn router() -> OpenApiRouter<AppState> {
 
 /// The process is up.
 #[utoipa::path(get, path = "/healthz", tag = "Operations", security(()),
-    responses((status = 200, body = String, content_type = "text/plain")))]
+    responses((status = 200, body = String, content_type = "text/plain", description = "`ok`")))]
 async fn healthz() -> &'static str {
     "ok"
 }
 
 /// The database answers.
 #[utoipa::path(get, path = "/readyz", tag = "Operations", security(()),
-    responses((status = 200, body = String, content_type = "text/plain"), (status = 503, body = Problem)))]
+    responses((status = 200, body = String, content_type = "text/plain", description = "`ready`"),
+        (status = 503, body = Problem, description = "The database does not answer")))]
 async fn readyz(State(app): State<AppState>) -> axum::response::Response {
     match app.store.ping().await {
         Ok(()) => (StatusCode::OK, "ready").into_response(),

@@ -54,7 +54,8 @@ pub fn record_request(method: &str, status: u16, seconds: f64) {
 
 /// Prometheus text exposition.
 #[utoipa::path(get, path = "/metrics", tag = "Operations", security(()),
-    responses((status = 200, body = String, content_type = "text/plain")))]
+    responses((status = 200, body = String, content_type = "text/plain",
+        description = "Prometheus text exposition format 0.0.4")))]
 pub async fn metrics() -> impl IntoResponse {
     let body = handle().map(|h| h.render()).unwrap_or_default();
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], body)

@@ -1,8 +1,11 @@
 //! HTTP: routing, extractors, negotiation, errors. Handlers validate through the domain
 //! and persist through the store; no SQL here.
 
+mod alerts;
+pub mod client_address;
 mod contacts;
 pub mod csv_out;
+mod deliveries;
 mod devices;
 mod distribution_lists;
 pub mod error;
@@ -11,7 +14,11 @@ pub mod extract;
 mod geofences;
 mod groups;
 mod health;
+mod itineraries;
+mod itinerary_parts;
 pub mod metrics;
+mod mo_messages;
+mod mt_messages;
 pub mod negotiate;
 mod notifications;
 pub mod openapi;
@@ -19,8 +26,9 @@ pub mod paging;
 mod patch;
 mod profiles;
 pub mod rate_limit;
-mod recipients;
 pub mod request_context;
+mod risk_regions;
+mod stream;
 mod tenants;
 mod users;
 mod webhooks;
@@ -38,6 +46,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_swagger_ui::SwaggerUi;
 
 use crate::auth::Authenticator;
+use crate::services::ingest::Pipeline;
 use crate::store::Store;
 use error::ApiError;
 pub use openapi::TenantParam;
@@ -49,6 +58,8 @@ pub struct BodyLimits {
     pub default: usize,
     /// User bodies carry a Base64 photo.
     pub users: usize,
+    /// MO message batches carry files (4 MB each).
+    pub mo_messages: usize,
 }
 
 impl Default for BodyLimits {
@@ -56,6 +67,7 @@ impl Default for BodyLimits {
         Self {
             default: 1024 * 1024,
             users: 4 * 1024 * 1024 + 64 * 1024,
+            mo_messages: 64 * 1024 * 1024,
         }
     }
 }
@@ -67,9 +79,12 @@ pub struct AppState {
     pub paging: Arc<TokenSigner>,
     /// Webhook URLs may point at loopback/private addresses (operator's choice).
     pub allow_private_webhooks: bool,
+    /// Ingest, the events engine and the live event hub.
+    pub pipeline: Arc<Pipeline>,
 }
 
-/// Every route with its OpenAPI description. The /V2 routes get content negotiation.
+/// Every route with its OpenAPI description. The /V2 routes get content negotiation
+/// (except the live stream, which only speaks text/event-stream).
 fn routes(
     limits: BodyLimits,
     limiter: Option<rate_limit::ClientLimiter>,
@@ -80,18 +95,27 @@ fn routes(
         .merge(profiles::router().layer(DefaultBodyLimit::max(limits.users)))
         .merge(groups::router())
         .merge(devices::router())
+        .merge(mo_messages::router().layer(DefaultBodyLimit::max(limits.mo_messages)))
+        .merge(mt_messages::router())
+        .merge(alerts::router())
+        .merge(deliveries::router())
         .merge(contacts::router())
         .merge(distribution_lists::router())
         .merge(notifications::router())
         .merge(geofences::router())
         .merge(webhooks::router())
         .merge(external_links::router())
+        .merge(itineraries::router())
+        .merge(itinerary_parts::router())
+        .merge(risk_regions::router())
+        .layer(middleware::from_fn(negotiate::negotiate))
+        // The live stream has one representation (text/event-stream): no negotiation.
+        .merge(stream::router())
         .split_for_parts();
     let (operations, operations_api) = health::router().split_for_parts();
     api.merge(operations_api);
-    let mut v2 = v2
-        .layer(middleware::from_fn(negotiate::negotiate))
-        .layer(DefaultBodyLimit::max(limits.default));
+    openapi::complete(&mut api);
+    let mut v2 = v2.layer(DefaultBodyLimit::max(limits.default));
     if let Some(limiter) = limiter {
         v2 = v2.layer(middleware::from_fn_with_state(
             limiter,
@@ -106,7 +130,12 @@ pub fn openapi_document() -> utoipa::openapi::OpenApi {
     routes(BodyLimits::default(), None).1
 }
 
-pub fn router(state: AppState, limits: BodyLimits, rate_limit: rate_limit::RateLimit) -> Router {
+pub fn router(
+    state: AppState,
+    limits: BodyLimits,
+    rate_limit: rate_limit::RateLimit,
+    trusted_proxies: client_address::TrustedProxies,
+) -> Router {
     metrics::init();
     let (routes, api) = routes(limits, rate_limit::ClientLimiter::new(rate_limit));
     routes
@@ -114,6 +143,10 @@ pub fn router(state: AppState, limits: BodyLimits, rate_limit: rate_limit::RateL
         .fallback(|| async { ApiError::NotFound })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         .layer(CatchPanicLayer::custom(|_| panic_response()))
+        .layer(middleware::from_fn_with_state(
+            trusted_proxies,
+            client_address::client_address,
+        ))
         .layer(middleware::from_fn(request_context::request_context))
         .with_state(state)
 }

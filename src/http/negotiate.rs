@@ -10,7 +10,7 @@
 //! produced, answers `If-None-Match` with 304, and scopes the `IEEE754Compatible` flag.
 
 use axum::body::{Body as AxumBody, Bytes};
-use axum::extract::{FromRequest, Request};
+use axum::extract::{FromRequest, OptionalFromRequest, Request};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -26,7 +26,7 @@ use crate::domain::serde_util;
 pub trait Representable: Serialize {
     const NAME: &'static str;
 
-    /// The record version, sent as the `ETag` header.
+    /// The record version, sent as the `ETag` header (see `domain::record`).
     fn etag(&self) -> Option<&str> {
         None
     }
@@ -39,11 +39,8 @@ struct Shape {
     list: bool,
 }
 
-/// One record, as 200 with its ETag.
+/// One record, as 200 with its version (`Representable::etag`) as the `ETag` header.
 pub struct Record<T>(pub T);
-
-/// One record whose version is kept beside it rather than in a field: 200 with `ETag`.
-pub struct Tagged<T>(pub T, pub String);
 
 /// A list of records.
 pub struct RecordList<T>(pub Vec<T>);
@@ -84,16 +81,6 @@ impl<T: Representable> IntoResponse for Record<T> {
         if let Some(etag) = self.0.etag()
             && let Ok(v) = HeaderValue::from_str(&format!("\"{etag}\""))
         {
-            response.headers_mut().insert(header::ETAG, v);
-        }
-        response
-    }
-}
-
-impl<T: Representable> IntoResponse for Tagged<T> {
-    fn into_response(self) -> Response {
-        let mut response = Record(self.0).into_response();
-        if let Ok(v) = HeaderValue::from_str(&format!("\"{}\"", self.1)) {
             response.headers_mut().insert(header::ETAG, v);
         }
         response
@@ -163,32 +150,56 @@ fn input_format(headers: &HeaderMap) -> Result<InputFormat, ApiError> {
 /// A request body in any supported input format, deserialised into `T`.
 pub struct Body<T>(pub T);
 
+/// The request body's bytes (413 past the endpoint's limit).
+async fn body_bytes<S: Send + Sync>(request: Request, state: &S) -> Result<Bytes, ApiError> {
+    Bytes::from_request(request, state)
+        .await
+        .map_err(|rejection| {
+            if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                ApiError::PayloadTooLarge(
+                    "the request body is larger than this endpoint accepts".into(),
+                )
+            } else {
+                ApiError::bad_request("unreadable_body", rejection.body_text())
+            }
+        })
+}
+
+fn parse_body<T: DeserializeOwned>(format: InputFormat, bytes: &[u8]) -> Result<T, ApiError> {
+    match format {
+        InputFormat::Json => parse_json(bytes),
+        InputFormat::Xml => xml::from_xml(bytes),
+    }
+}
+
 impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Body<T> {
     type Rejection = ApiError;
 
     async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
         let format = input_format(request.headers())?;
-        let bytes = Bytes::from_request(request, state)
-            .await
-            .map_err(|rejection| {
-                if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                    ApiError::PayloadTooLarge(
-                        "the request body is larger than this endpoint accepts".into(),
-                    )
-                } else {
-                    ApiError::bad_request("unreadable_body", rejection.body_text())
-                }
-            })?;
+        let bytes = body_bytes(request, state).await?;
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return Err(ApiError::bad_request(
                 "missing_body",
                 "a request body is required",
             ));
         }
-        match format {
-            InputFormat::Json => parse_json(&bytes).map(Body),
-            InputFormat::Xml => xml::from_xml(&bytes).map(Body),
+        parse_body(format, &bytes).map(Body)
+    }
+}
+
+/// `Option<Body<T>>`: an optional body. No body, or one of only whitespace, is `None`
+/// whatever its `Content-Type` says; anything else is read as `Body<T>` reads it.
+impl<S: Send + Sync, T: DeserializeOwned> OptionalFromRequest<S> for Body<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Option<Self>, ApiError> {
+        let format = input_format(request.headers());
+        let bytes = body_bytes(request, state).await?;
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(None);
         }
+        parse_body(format?, &bytes).map(|t| Some(Body(t)))
     }
 }
 
@@ -213,7 +224,59 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     deserializer.end().map_err(|e| {
         ApiError::bad_request("malformed_json", format!("the body is not valid JSON: {e}"))
     })?;
+    if has_nul_escape(bytes) {
+        return Err(ApiError::field(
+            nul_field(bytes),
+            "must not contain the NUL character (U+0000)",
+        ));
+    }
     Ok(value)
+}
+
+/// Whether a JSON text holds the NUL character, which it can only write as `\u0000`.
+/// No text may hold one, as in XML (where it is not well-formed) and PostgreSQL (whose
+/// text type cannot store it): refused on every input, on both backends alike.
+fn has_nul_escape(bytes: &[u8]) -> bool {
+    let mut rest = bytes;
+    while let Some(at) = rest.iter().position(|&b| b == b'\\') {
+        if rest.get(at + 1..at + 6) == Some(b"u0000".as_slice()) {
+            return true;
+        }
+        // Skip the escaped character, so that `\\u0000` (a backslash, then text) is not one.
+        rest = rest.get(at + 2..).unwrap_or_default();
+    }
+    false
+}
+
+/// The path of the first key or string value holding NUL, as serde names fields.
+fn nul_field(bytes: &[u8]) -> String {
+    fn find(value: &serde_json::Value, path: &str) -> Option<String> {
+        match value {
+            serde_json::Value::String(s) if s.contains('\0') => Some(path.to_string()),
+            serde_json::Value::Array(items) => items
+                .iter()
+                .enumerate()
+                .find_map(|(i, item)| find(item, &format!("{path}[{i}]"))),
+            serde_json::Value::Object(fields) => fields.iter().find_map(|(key, item)| {
+                let field = if path.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{path}.{key}")
+                };
+                if key.contains('\0') {
+                    Some(field)
+                } else {
+                    find(item, &field)
+                }
+            }),
+            _ => None,
+        }
+    }
+    serde_json::from_slice(bytes)
+        .ok()
+        .and_then(|value| find(&value, ""))
+        .filter(|field| !field.is_empty())
+        .unwrap_or_else(|| "body".into())
 }
 
 /// The field a serde error is about: its path, or for unknown fields the field's own name.

@@ -2,6 +2,8 @@
 //! (`/V2/{t}/groups/{groupId}/eventnotifications`). Both levels share one implementation;
 //! the handlers below only say which level a path addresses.
 
+use std::collections::HashSet;
+
 use axum::extract::{Path, State};
 use serde::Deserialize;
 use utoipa::IntoParams;
@@ -11,17 +13,19 @@ use utoipa_axum::routes;
 use super::error::{ApiError, ApiResult, Problem};
 use super::extract::{IfMatch, TenantScope};
 use super::groups::{GroupPath, group_id};
-use super::negotiate::{Body, Created, NoContent, RecordList, Representable, Tagged};
-use super::recipients::check_recipients;
+use super::negotiate::{Body, Created, NoContent, Record, RecordList, Representable};
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
 use crate::domain::device::device_type_list;
 use crate::domain::notification::{EventNotification, MAX_DEVICES, NotificationLevel};
-use crate::domain::validation::Validator;
+use crate::domain::recipient::RecipientReference;
 use crate::store::Owned;
 
 impl Representable for EventNotification {
     const NAME: &'static str = "EventNotification";
+    fn etag(&self) -> Option<&str> {
+        self.etag.as_deref()
+    }
 }
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -78,16 +82,19 @@ async fn group_level(
 fn present(owned: Owned<EventNotification>) -> EventNotification {
     EventNotification {
         notification_id: Some(owned.id.to_string()),
+        etag: Some(owned.etag),
         ..owned.record
     }
 }
 
+/// The notification with its rules checked (devices looked up in one query), and the
+/// references its recipients make (the store resolves them in the writing transaction).
 async fn validated(
     app: &AppState,
     scope: &TenantScope,
     level: NotificationLevel,
     notification: EventNotification,
-) -> ApiResult<EventNotification> {
+) -> ApiResult<(EventNotification, Vec<RecipientReference>)> {
     let device_types = match level {
         NotificationLevel::Tenant => {
             let tenant = app
@@ -100,27 +107,18 @@ async fn validated(
         // Group level refuses `DeviceType` outright: no list to check against.
         NotificationLevel::Group(_) => Vec::new(),
     };
-    let mut v = Validator::new();
-    notification.validate(level, &device_types, &mut v);
-    check_recipients(app, scope, &notification.recipients, &mut v).await?;
     // On group level `Devices` is refused outright, and an oversized list is already an
     // error: neither is looked up.
     let devices = match level {
         NotificationLevel::Tenant => notification.device_ids(),
         NotificationLevel::Group(_) => Vec::new(),
     };
-    if devices.len() <= MAX_DEVICES {
-        for device in devices {
-            if !app.store.device_exists(scope.code(), &device).await? {
-                v.add("Devices", format!("no device '{device}' in this tenant"));
-            }
-        }
-    }
-    v.finish()?;
-    Ok(EventNotification {
-        notification_id: None,
-        ..notification
-    })
+    let known = if devices.len() <= MAX_DEVICES {
+        app.store.existing_devices(scope.code(), &devices).await?
+    } else {
+        HashSet::new()
+    };
+    Ok(notification.validated(level, &device_types, &known)?)
 }
 
 fn notification_id(raw: &str) -> ApiResult<i64> {
@@ -143,10 +141,10 @@ async fn create(
     notification: EventNotification,
 ) -> ApiResult<Created> {
     scope.require(Permission::ManageConfiguration)?;
-    let notification = validated(app, scope, level, notification).await?;
+    let (notification, references) = validated(app, scope, level, notification).await?;
     let id = app
         .store
-        .create_notification(scope.code(), level, &notification)
+        .create_notification(&scope.tenant, level, &notification, &references)
         .await?;
     let base = match level {
         NotificationLevel::Tenant => format!("/V2/{}", scope.code()),
@@ -160,14 +158,13 @@ async fn get(
     scope: &TenantScope,
     level: NotificationLevel,
     raw_id: &str,
-) -> ApiResult<Tagged<EventNotification>> {
+) -> ApiResult<Record<EventNotification>> {
     let found = app
         .store
         .get_notification(scope.code(), level, notification_id(raw_id)?)
         .await?
         .ok_or(ApiError::NotFound)?;
-    let etag = found.etag.clone();
-    Ok(Tagged(present(found), etag))
+    Ok(Record(present(found)))
 }
 
 async fn update(
@@ -184,9 +181,16 @@ async fn update(
         .get_notification(scope.code(), level, id)
         .await?
         .ok_or(ApiError::NotFound)?;
-    let notification = validated(app, scope, level, notification).await?;
+    let (notification, references) = validated(app, scope, level, notification).await?;
     app.store
-        .update_notification(scope.code(), level, id, &notification, if_match.as_deref())
+        .update_notification(
+            &scope.tenant,
+            level,
+            id,
+            &notification,
+            &references,
+            if_match.as_deref(),
+        )
         .await?;
     Ok(NoContent)
 }
@@ -242,7 +246,7 @@ async fn get_tenant_notification(
     scope: TenantScope,
     State(app): State<AppState>,
     Path(path): Path<NotificationPath>,
-) -> ApiResult<Tagged<EventNotification>> {
+) -> ApiResult<Record<EventNotification>> {
     get(
         &app,
         &scope,
@@ -329,7 +333,7 @@ async fn get_group_notification(
     scope: TenantScope,
     State(app): State<AppState>,
     Path(path): Path<GroupNotificationPath>,
-) -> ApiResult<Tagged<EventNotification>> {
+) -> ApiResult<Record<EventNotification>> {
     let level = group_level(&app, &scope, &path.groupId).await?;
     get(&app, &scope, level, &path.notificationId).await
 }

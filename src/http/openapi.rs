@@ -1,7 +1,15 @@
 //! The OpenAPI document's frame: metadata, security scheme, shared schemas. Routes add
 //! themselves through `utoipa_axum::routes!`, so the document lists exactly what exists.
 
+use std::collections::BTreeSet;
+
+use utoipa::openapi::content::Content;
+use utoipa::openapi::header::Header;
+use utoipa::openapi::path::{HttpMethod, Operation, ParameterBuilder, ParameterIn, PathItem};
+use utoipa::openapi::response::Response;
+use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::openapi::{Ref, RefOr, Required};
 use utoipa::{IntoParams, Modify, OpenApi, ToSchema};
 
 use super::error::{Problem, ProblemField};
@@ -26,13 +34,26 @@ use super::error::{Problem, ProblemField};
         (name = "Address book distribution lists", description = "Distribution lists (strict schema; JSON, XML, text and CSV)"),
         (name = "Event notifications", description = "When to notify whom: tenant and group level"),
         (name = "Devices", description = "The device registry"),
+        (name = "MO messages", description = "Messages from devices: stored, processed by the events engine, listed by message time"),
+        (name = "MT messages", description = "Messages and commands queued for a device; \
+            a device gateway lists the Queued ones and reports their progress"),
+        (name = "Alerts", description = "Alerts raised by notifications with RaiseAlert: \
+            Open, Acknowledged (the first acknowledgement wins), Resolved"),
+        (name = "Deliveries", description = "The delivery outbox: one row per target of a \
+            notification's match, with its status"),
         (name = "Groups", description = "Device groups"),
         (name = "Deleted devices", description = "The log of deleted devices (AccessAllDevices)"),
         (name = "Geofences", description = "Circle, polygon and polyline geofences; \
             AppliesToSubtenants shares one read-only with every descendant tenant"),
+        (name = "Live stream", description = "Server-Sent Events of MO messages, alerts and \
+            device state changes as they happen; resumable with Last-Event-ID"),
         (name = "Webhooks", description = "Where and how changes are POSTed to the \
             tenant's own systems"),
         (name = "External links", description = "Links a tenant shows its users"),
+        (name = "Itineraries", description = "Travel plans: travelers, flights, journeys, \
+            hotel stays and risk regions, with derived Start/End and OverallRisk"),
+        (name = "Risk regions", description = "A tenant's catalogue of risk areas \
+            (polygon and RiskLevel 1-5) that itineraries attach or fall into"),
         (name = "Operations", description = "Health and readiness"),
     )
 )]
@@ -54,14 +75,28 @@ impl Modify for BasicAuth {
 #[derive(ToSchema)]
 #[allow(dead_code)]
 pub struct PatchOperation {
-    /// add, remove, replace, move, copy or test
-    #[schema(example = "replace")]
-    op: String,
+    #[schema(inline, example = "replace")]
+    op: PatchOp,
     /// JSON Pointer to the field, e.g. `/FirstName`.
     #[schema(example = "/FirstName")]
     path: String,
+    /// For add, replace and test.
     value: Option<serde_json::Value>,
-    from: Option<String>,
+    /// For move and copy: a JSON Pointer. The other operations ignore it, whatever it
+    /// holds (RFC 6902 §4).
+    from: Option<serde_json::Value>,
+}
+
+#[derive(ToSchema)]
+#[schema(rename_all = "lowercase")]
+#[allow(dead_code)]
+enum PatchOp {
+    Add,
+    Remove,
+    Replace,
+    Move,
+    Copy,
+    Test,
 }
 
 /// The `{tenantVarCode}` path parameter every /V2 route has.
@@ -71,4 +106,405 @@ pub struct PatchOperation {
 pub struct TenantParam {
     /// Tenant var code, e.g. `1000`.
     tenantVarCode: String,
+}
+
+// ---- what the shared machinery answers -----------------------------------------------
+
+const PROBLEM_SCHEMA: &str = "#/components/schemas/Problem";
+const PROBLEM_JSON: &str = "application/problem+json";
+
+/// Records whose version travels only in the `ETag` header (the contract's record has no
+/// such field). Records with an `ETag` field are recognised from their schema.
+const HEADER_VERSIONED: &[&str] = &[
+    "Contact",
+    "DistributionList",
+    "EventNotification",
+    "Flight",
+    "Geofence",
+    "Hotel",
+    "Itinerary",
+    "Journey",
+    "RiskRegion",
+    "Traveler",
+    "UserProfile",
+    "WebhookSettings",
+];
+
+/// Media types the `negotiate` middleware renders a /V2 JSON response body in, besides
+/// `application/json` (negotiate.rs): each carries the same JSON, or its XML form.
+const ALTERNATIVE_MEDIA_TYPES: &[&str] = &[
+    "text/json",
+    "text/plain",
+    "application/octet-stream",
+    "application/xml",
+    "text/xml",
+];
+
+/// Completes the assembled document with what the shared machinery answers, so that it
+/// tells the whole truth: handler annotations state what is specific to an operation
+/// (its body, its 400/403/409/412 and their wording); this adds, from one place, what
+/// every operation can answer because of the extractors and middleware it runs through
+/// (`TenantScope` → 401/404, `negotiate` → 406/304 and the other media types, `Body` →
+/// 400/413/415, `IfMatch` → 412, the rate limiter → 429, `ApiError::Internal` → 500) and
+/// the rule every write follows (a permission check → 403),
+/// and rewrites every error response to its real media type, `application/problem+json`.
+pub fn complete(api: &mut utoipa::openapi::OpenApi) {
+    let versioned_schemas = versioned_schemas(api);
+    for (path, item) in api.paths.paths.iter_mut() {
+        let versioned = item
+            .get
+            .as_ref()
+            .and_then(|get| single_record_schema(get, "200"))
+            .is_some_and(|name| versioned_schemas.contains(name));
+        let v2 = path.starts_with("/V2/");
+        for (method, operation) in operations_mut(item) {
+            if method == HttpMethod::Put {
+                path_named_fields_optional(operation, api.components.as_ref());
+            }
+            if v2 {
+                complete_v2(method, operation, &versioned_schemas, versioned);
+            }
+            for response in operation.responses.responses.values_mut() {
+                if let RefOr::T(response) = response {
+                    problem_json(response);
+                }
+            }
+            describe_responses(operation);
+        }
+    }
+}
+
+/// A PUT replaces the record the path names, with the path's id: a required body field
+/// that the path already names (a device's `DeviceId`) may be left out. The body gets its
+/// own copy of the schema with that field optional.
+fn path_named_fields_optional(
+    operation: &mut Operation,
+    components: Option<&utoipa::openapi::Components>,
+) {
+    let path_names: Vec<String> = operation
+        .parameters
+        .iter()
+        .flatten()
+        .filter(|p| p.parameter_in == ParameterIn::Path)
+        .map(|p| p.name.to_ascii_lowercase())
+        .collect();
+    let Some(body) = operation.request_body.as_mut() else {
+        return;
+    };
+    for content in body.content.values_mut() {
+        let Some(RefOr::Ref(reference)) = &content.schema else {
+            continue;
+        };
+        let Some(RefOr::T(Schema::Object(object))) = reference
+            .ref_location
+            .strip_prefix("#/components/schemas/")
+            .and_then(|name| components?.schemas.get(name))
+        else {
+            continue;
+        };
+        if !object
+            .required
+            .iter()
+            .any(|field| path_names.contains(&field.to_ascii_lowercase()))
+        {
+            continue;
+        }
+        let mut object = object.clone();
+        object
+            .required
+            .retain(|field| !path_names.contains(&field.to_ascii_lowercase()));
+        content.schema = Some(RefOr::T(Schema::Object(object)));
+    }
+}
+
+/// Names of the record schemas that carry a version (`ETag`).
+fn versioned_schemas(api: &utoipa::openapi::OpenApi) -> BTreeSet<String> {
+    let mut names: BTreeSet<String> = HEADER_VERSIONED.iter().map(|s| s.to_string()).collect();
+    if let Some(components) = &api.components {
+        for (name, schema) in &components.schemas {
+            if let RefOr::T(Schema::Object(object)) = schema
+                && object.properties.contains_key("ETag")
+            {
+                names.insert(name.clone());
+            }
+        }
+    }
+    names
+}
+
+fn operations_mut(item: &mut PathItem) -> Vec<(HttpMethod, &mut Operation)> {
+    [
+        (HttpMethod::Get, item.get.as_mut()),
+        (HttpMethod::Put, item.put.as_mut()),
+        (HttpMethod::Post, item.post.as_mut()),
+        (HttpMethod::Delete, item.delete.as_mut()),
+        (HttpMethod::Patch, item.patch.as_mut()),
+        (HttpMethod::Head, item.head.as_mut()),
+        (HttpMethod::Options, item.options.as_mut()),
+        (HttpMethod::Trace, item.trace.as_mut()),
+    ]
+    .into_iter()
+    .filter_map(|(method, operation)| operation.map(|operation| (method, operation)))
+    .collect()
+}
+
+/// The component a response of `status` returns one of as `application/json`, if any.
+fn single_record_schema<'a>(operation: &'a Operation, status: &str) -> Option<&'a str> {
+    let RefOr::T(response) = operation.responses.responses.get(status)? else {
+        return None;
+    };
+    let RefOr::Ref(reference) = response.content.get("application/json")?.schema.as_ref()? else {
+        return None;
+    };
+    reference.ref_location.strip_prefix("#/components/schemas/")
+}
+
+fn complete_v2(
+    method: HttpMethod,
+    operation: &mut Operation,
+    versioned_schemas: &BTreeSet<String>,
+    versioned: bool,
+) {
+    let has_body = operation.request_body.is_some();
+    let is_write = matches!(
+        method,
+        HttpMethod::Put | HttpMethod::Patch | HttpMethod::Delete
+    );
+    if versioned && method == HttpMethod::Get {
+        add_header_parameter(
+            operation,
+            "If-None-Match",
+            "An ETag of the record: answered with 304 while it is still current",
+        );
+    }
+    if versioned && is_write {
+        add_header_parameter(
+            operation,
+            "If-Match",
+            "The ETag the change is based on: 412 when the record has changed since (`*` or \
+             absent: any version)",
+        );
+    }
+    // Query parameters and request headers are parsed, and can be malformed; a path
+    // parameter that names nothing is a 404, and `If-None-Match` is only compared.
+    let has_parameters = operation.parameters.iter().flatten().any(|p| {
+        p.parameter_in != ParameterIn::Path && !p.name.eq_ignore_ascii_case("If-None-Match")
+    });
+
+    // Success: the negotiated representations, and the version where the record has one.
+    let returns_versioned =
+        single_record_schema(operation, "200").is_some_and(|name| versioned_schemas.contains(name));
+    if let Some(RefOr::T(ok)) = operation.responses.responses.get_mut("200") {
+        if returns_versioned && !ok.headers.contains_key("ETag") {
+            ok.headers.insert("ETag".into(), etag_header());
+        }
+        negotiated_media_types(ok);
+        if method == HttpMethod::Post
+            && ok.content.is_empty()
+            && !ok.headers.contains_key("Location")
+        {
+            ok.headers.insert(
+                "Location".into(),
+                header(string_schema(), "The path of the created record"),
+            );
+        }
+    }
+    if versioned && method == HttpMethod::Get {
+        add_response(operation, "304", || {
+            Response::new("Not modified: `If-None-Match` names the record's current version")
+        });
+        if let Some(RefOr::T(not_modified)) = operation.responses.responses.get_mut("304") {
+            not_modified
+                .headers
+                .entry("ETag".into())
+                .or_insert_with(etag_header);
+        }
+    }
+
+    // Errors, in status order.
+    if has_parameters || has_body {
+        add_problem(operation, "400");
+    }
+    add_response(operation, "401", || {
+        let mut response = problem_response("401");
+        response.headers.insert(
+            "WWW-Authenticate".into(),
+            header(
+                string_schema(),
+                "`Basic realm=\"safetrack\", charset=\"UTF-8\"`",
+            ),
+        );
+        response
+    });
+    // Every write checks a permission first (ARCHITECTURE.md), and ReadOnly has none.
+    if is_write || method == HttpMethod::Post {
+        add_problem(operation, "403");
+    }
+    add_problem(operation, "404");
+    add_problem(operation, "406");
+    if versioned && is_write {
+        add_problem(operation, "412");
+    }
+    if has_body {
+        add_problem(operation, "413");
+        add_problem(operation, "415");
+    }
+    add_response(operation, "429", || {
+        let mut response = problem_response("429");
+        response.headers.insert(
+            "Retry-After".into(),
+            header(
+                ObjectBuilder::new().schema_type(Type::Integer),
+                "Seconds to wait before the next request",
+            ),
+        );
+        response
+    });
+    add_problem(operation, "500");
+}
+
+/// Adds the media types `negotiate` can render a JSON body in (and CSV for lists).
+fn negotiated_media_types(response: &mut Response) {
+    let Some(json) = response.content.get("application/json") else {
+        return;
+    };
+    let schema = json.schema.clone();
+    let is_list = matches!(&schema, Some(RefOr::T(Schema::Array(_))));
+    for media_type in ALTERNATIVE_MEDIA_TYPES {
+        if !response.content.contains_key(*media_type) {
+            response
+                .content
+                .insert(media_type.to_string(), Content::new(schema.clone()));
+        }
+    }
+    if is_list && !response.content.contains_key("text/csv") {
+        response
+            .content
+            .insert("text/csv".into(), Content::new(Some(string_schema())));
+    }
+}
+
+fn add_header_parameter(operation: &mut Operation, name: &str, description: &str) {
+    let parameters = operation.parameters.get_or_insert_with(Vec::new);
+    if parameters
+        .iter()
+        .any(|p| p.parameter_in == ParameterIn::Header && p.name.eq_ignore_ascii_case(name))
+    {
+        return;
+    }
+    parameters.push(
+        ParameterBuilder::new()
+            .name(name)
+            .parameter_in(ParameterIn::Header)
+            .required(Required::False)
+            .description(Some(description))
+            .schema(Some(string_schema()))
+            .build(),
+    );
+}
+
+fn add_response(operation: &mut Operation, status: &str, response: impl FnOnce() -> Response) {
+    operation
+        .responses
+        .responses
+        .entry(status.to_string())
+        .or_insert_with(|| RefOr::T(response()));
+}
+
+fn add_problem(operation: &mut Operation, status: &str) {
+    add_response(operation, status, || problem_response(status));
+}
+
+fn problem_response(status: &str) -> Response {
+    let mut response = Response::new(error_description(status).unwrap_or_default());
+    response.content.insert(
+        PROBLEM_JSON.into(),
+        Content::new(Some(Ref::from_schema_name("Problem"))),
+    );
+    response
+}
+
+/// Every response whose body is a `Problem` is served as `application/problem+json`.
+fn problem_json(response: &mut Response) {
+    let keys: Vec<String> = response
+        .content
+        .iter()
+        .filter(|(media_type, content)| {
+            media_type.as_str() != PROBLEM_JSON
+                && matches!(&content.schema, Some(RefOr::Ref(r)) if r.ref_location == PROBLEM_SCHEMA)
+        })
+        .map(|(media_type, _)| media_type.clone())
+        .collect();
+    for key in keys {
+        if let Some(content) = response.content.shift_remove(&key) {
+            response
+                .content
+                .entry(PROBLEM_JSON.into())
+                .or_insert(content);
+        }
+    }
+}
+
+/// Responses the annotations left without words get the standard ones.
+fn describe_responses(operation: &mut Operation) {
+    for (status, response) in operation.responses.responses.iter_mut() {
+        if let RefOr::T(response) = response
+            && response.description.is_empty()
+        {
+            let description = match error_description(status) {
+                Some(description) => description,
+                None if status == "200" => {
+                    match response.content.values().next().map(|c| &c.schema) {
+                        Some(Some(RefOr::T(Schema::Array(_)))) => "The records",
+                        Some(Some(RefOr::Ref(_))) => "The record",
+                        None => "Done",
+                        Some(_) => continue,
+                    }
+                }
+                None => continue,
+            };
+            response.description = description.into();
+        }
+    }
+}
+
+fn error_description(status: &str) -> Option<&'static str> {
+    Some(match status {
+        "400" => {
+            "The request is invalid: a body, query or header value is malformed or fails \
+             validation (`errors` names each offending field)"
+        }
+        "401" => {
+            "Missing or wrong credentials, or the account is locked or disabled (HTTP Basic \
+             with the user's e-mail and password)"
+        }
+        "403" => "The caller's role does not allow this",
+        "404" => "The tenant or the record does not exist, or is outside the caller's scope",
+        "406" => "None of the media types in `Accept` can be produced",
+        "409" => "Conflicts with the stored records",
+        "412" => "`If-Match` does not name the record's current version",
+        "413" => "The request body is larger than this endpoint accepts",
+        "415" => "The `Content-Type` is neither JSON nor XML",
+        "429" => {
+            "Too many requests from this client address (only when the operator configured a \
+             rate limit); `Retry-After` says when to try again"
+        }
+        "500" => "An internal error; the problem carries the request id to quote",
+        "503" => "The database does not answer",
+        _ => return None,
+    })
+}
+
+fn etag_header() -> Header {
+    header(string_schema(), "The record's version (quoted)")
+}
+
+fn header(schema: ObjectBuilder, description: &str) -> Header {
+    let mut header = Header::new(schema);
+    header.description = Some(description.into());
+    header
+}
+
+fn string_schema() -> ObjectBuilder {
+    ObjectBuilder::new().schema_type(Type::String)
 }

@@ -1,9 +1,10 @@
 //! Continuation paging (DESIGN.md §3): while more records exist the response carries
 //! `X-CONTINUATIONTOKEN`; the client echoes it in the request header of the same name.
 //!
-//! A token names the listing it belongs to (its scope) and the last id returned, and is
-//! signed with the server secret: a forged token, or one from another listing, is a 400.
-//! Records are paged in id order, so records added between pages appear exactly once.
+//! A token names the listing it belongs to (its scope) and where the last page ended (a
+//! `Cursor`: an id, or a (time, id) pair), and is signed with the server secret: a forged
+//! token, or one from another listing, is a 400. Records are paged in cursor order, so
+//! records added between pages appear exactly once.
 
 use axum::http::{HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
@@ -21,11 +22,26 @@ pub struct TokenSigner {
     key: Vec<u8>,
 }
 
+/// A position in a listing's order, as a token carries it.
+pub trait Cursor: Sized {
+    fn encode(&self) -> String;
+    fn decode(text: &str) -> Option<Self>;
+}
+
+impl Cursor for i64 {
+    fn encode(&self) -> String {
+        self.to_string()
+    }
+    fn decode(text: &str) -> Option<Self> {
+        text.parse().ok()
+    }
+}
+
 /// Where the next page starts.
 #[derive(Debug, Clone, Copy)]
-pub struct PageRequest {
-    /// Return records with an id strictly greater than this.
-    pub after: i64,
+pub struct PageRequest<C> {
+    /// Return records strictly after this (`None`: from the start).
+    pub after: Option<C>,
     pub size: u32,
 }
 
@@ -44,8 +60,8 @@ impl TokenSigner {
         mac
     }
 
-    pub fn issue(&self, scope: &str, after: i64) -> String {
-        let payload = format!("{scope}|{after}");
+    pub fn issue<C: Cursor>(&self, scope: &str, after: &C) -> String {
+        let payload = format!("{scope}|{}", after.encode());
         let tag = self.mac(&payload).finalize().into_bytes();
         format!(
             "{}.{}",
@@ -54,8 +70,8 @@ impl TokenSigner {
         )
     }
 
-    /// The id the token continues after, if it is genuine and belongs to `scope`.
-    pub fn verify(&self, scope: &str, token: &str) -> Result<i64, ApiError> {
+    /// Where the token continues, if it is genuine and belongs to `scope`.
+    pub fn verify<C: Cursor>(&self, scope: &str, token: &str) -> Result<C, ApiError> {
         let invalid = || {
             ApiError::bad_request(
                 "invalid_continuation_token",
@@ -73,17 +89,17 @@ impl TokenSigner {
         if token_scope != scope {
             return Err(invalid());
         }
-        after.parse().map_err(|_| invalid())
+        C::decode(after).ok_or_else(invalid)
     }
 
     /// Reads the paging request: the continuation header (if any) and `pageSize`.
-    pub fn page_request(
+    pub fn page_request<C: Cursor>(
         &self,
         headers: &HeaderMap,
         scope: &str,
         page_size: Option<u32>,
         max: u32,
-    ) -> Result<PageRequest, ApiError> {
+    ) -> Result<PageRequest<C>, ApiError> {
         let size = match page_size {
             None => max,
             Some(n) if (1..=max).contains(&n) => n,
@@ -95,15 +111,15 @@ impl TokenSigner {
             }
         };
         let after = match headers.get(CONTINUATION_HEADER) {
-            None => 0,
+            None => None,
             Some(v) => {
                 let token = v.to_str().map_err(|_| {
                     ApiError::bad_request("invalid_continuation_token", "token is not text")
                 })?;
                 if token.is_empty() {
-                    0
+                    None
                 } else {
-                    self.verify(scope, token)?
+                    Some(self.verify(scope, token)?)
                 }
             }
         };
@@ -119,17 +135,19 @@ pub struct Page<T> {
 
 impl<T> Page<T> {
     /// `fetched` holds up to `size + 1` records: the extra one only says more exist.
-    pub fn from_fetched(
+    pub fn from_fetched<C: Cursor>(
         mut fetched: Vec<T>,
-        request: PageRequest,
+        request: PageRequest<C>,
         signer: &TokenSigner,
         scope: &str,
-        id_of: impl Fn(&T) -> i64,
+        cursor_of: impl Fn(&T) -> C,
     ) -> Self {
         let more = fetched.len() > request.size as usize;
         fetched.truncate(request.size as usize);
         let next = if more {
-            fetched.last().map(|last| signer.issue(scope, id_of(last)))
+            fetched
+                .last()
+                .map(|last| signer.issue(scope, &cursor_of(last)))
         } else {
             None
         };
@@ -159,20 +177,23 @@ mod tests {
     #[test]
     fn tokens_are_bound_to_scope_and_secret() {
         let signer = TokenSigner::new(b"secret");
-        let token = signer.issue("users:1000:false", 42);
-        assert_eq!(signer.verify("users:1000:false", &token).unwrap(), 42);
-        assert!(signer.verify("users:1001:false", &token).is_err());
+        let token = signer.issue("users:1000:false", &42i64);
+        assert_eq!(
+            signer.verify::<i64>("users:1000:false", &token).unwrap(),
+            42
+        );
+        assert!(signer.verify::<i64>("users:1001:false", &token).is_err());
         assert!(
             TokenSigner::new(b"other")
-                .verify("users:1000:false", &token)
+                .verify::<i64>("users:1000:false", &token)
                 .is_err()
         );
-        assert!(signer.verify("users:1000:false", "garbage").is_err());
+        assert!(signer.verify::<i64>("users:1000:false", "garbage").is_err());
         let forged = format!(
             "{}.{}",
             URL_SAFE_NO_PAD.encode("users:1000:false|1"),
             token.split_once('.').unwrap().1
         );
-        assert!(signer.verify("users:1000:false", &forged).is_err());
+        assert!(signer.verify::<i64>("users:1000:false", &forged).is_err());
     }
 }

@@ -6,14 +6,15 @@ use serde::de::DeserializeOwned;
 
 use super::error::ApiError;
 use super::negotiate::parse_json;
+use crate::domain::record::ServerFields;
 
 /// Applies `patch` to `current` and returns the patched record (not yet validated
 /// against the record's own rules; the caller does that as for a PUT).
-pub fn apply_patch<T: Serialize + DeserializeOwned>(
+pub fn apply_patch<T: Serialize + DeserializeOwned + ServerFields>(
     current: &T,
     patch: &json_patch::Patch,
-    read_only: &[&str],
 ) -> Result<T, ApiError> {
+    let read_only = T::READ_ONLY_FIELDS;
     let ops = serde_json::to_value(patch).map_err(|e| ApiError::Internal(e.into()))?;
     for (index, op) in ops.as_array().into_iter().flatten().enumerate() {
         if op.get("op").and_then(|v| v.as_str()) == Some("test") {

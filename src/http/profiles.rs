@@ -8,16 +8,19 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::error::{ApiError, ApiResult, Problem};
-use super::extract::TenantScope;
+use super::extract::{IfMatch, TenantScope};
 use super::negotiate::{Body, NoContent, Record, RecordList, Representable};
 use super::patch::apply_patch;
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
-use crate::domain::profile::{self, UserProfile};
+use crate::domain::profile::UserProfile;
 use crate::domain::user::UserRef;
 
 impl Representable for UserProfile {
     const NAME: &'static str = "UserProfile";
+    fn etag(&self) -> Option<&str> {
+        self.etag.as_deref()
+    }
 }
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -35,6 +38,7 @@ struct ProfilePath {
     userId: String,
 }
 
+/// (user id, profile).
 async fn find_profile(
     app: &AppState,
     scope: &TenantScope,
@@ -79,18 +83,19 @@ async fn get_profile(
 #[utoipa::path(put, path = "/V2/{tenantVarCode}/userprofile/{userId}", tag = "User profiles",
     params(ProfilePath), request_body = UserProfile,
     responses((status = 200, description = "Updated"), (status = 400, body = Problem),
-        (status = 403, body = Problem), (status = 404, body = Problem)))]
+        (status = 403, body = Problem), (status = 404, body = Problem), (status = 412, body = Problem)))]
 async fn update_profile(
     scope: TenantScope,
     State(app): State<AppState>,
     Path(path): Path<ProfilePath>,
+    IfMatch(if_match): IfMatch,
     Body(incoming): Body<UserProfile>,
 ) -> ApiResult<NoContent> {
     let (id, _) = find_profile(&app, &scope, &path.userId).await?;
     require_self_or_manager(&scope, id)?;
-    incoming.validate()?;
+    let profile = incoming.validated()?;
     app.store
-        .update_profile(scope.code(), id, &incoming)
+        .update_profile(scope.code(), id, &profile, if_match.as_deref())
         .await?;
     Ok(NoContent)
 }
@@ -100,17 +105,21 @@ async fn update_profile(
     params(ProfilePath),
     request_body(content = Vec<super::openapi::PatchOperation>, content_type = "application/json-patch+json"),
     responses((status = 200, description = "Updated"), (status = 400, body = Problem),
-        (status = 403, body = Problem), (status = 404, body = Problem)))]
+        (status = 403, body = Problem), (status = 404, body = Problem), (status = 412, body = Problem)))]
 async fn patch_profile(
     scope: TenantScope,
     State(app): State<AppState>,
     Path(path): Path<ProfilePath>,
+    IfMatch(if_match): IfMatch,
     Body(patch): Body<json_patch::Patch>,
 ) -> ApiResult<NoContent> {
     let (id, current) = find_profile(&app, &scope, &path.userId).await?;
     require_self_or_manager(&scope, id)?;
-    let patched = apply_patch(&current, &patch, &profile::READ_ONLY_FIELDS)?;
-    patched.validate()?;
-    app.store.update_profile(scope.code(), id, &patched).await?;
+    let patched = apply_patch(&current, &patch)?.validated()?;
+    // The patch was applied to the version read: refuse if another write came between.
+    let expected = if_match.or(current.etag);
+    app.store
+        .update_profile(scope.code(), id, &patched, expected.as_deref())
+        .await?;
     Ok(NoContent)
 }

@@ -1,17 +1,18 @@
 //! Per-client rate limiting of /V2 requests (429 with `Retry-After`). Off unless
-//! `--rate-limit-per-second` is set: behind a reverse proxy every client shares one
-//! address, so the operator decides.
+//! `--rate-limit-per-second` is set. Keyed by `ClientAddress` (behind a reverse proxy,
+//! name it with `--trusted-proxy`, or every client shares the proxy's address).
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::IpAddr;
 use std::num::NonZeroU32;
 use std::sync::Arc;
 
-use axum::extract::{ConnectInfo, Request, State};
+use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 
+use super::client_address::ClientAddress;
 use super::error::ApiError;
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -41,8 +42,8 @@ pub async fn rate_limit(
 ) -> Response {
     let client = request
         .extensions()
-        .get::<ConnectInfo<SocketAddr>>()
-        .map(|ConnectInfo(addr)| addr.ip());
+        .get::<ClientAddress>()
+        .map(|ClientAddress(ip)| *ip);
     if let Some(ip) = client
         && let Err(not_until) = limiter.0.check_key(&ip)
     {

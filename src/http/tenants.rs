@@ -61,7 +61,7 @@ async fn create_subtenant(
     Body(tenant): Body<Tenant>,
 ) -> ApiResult<Record<Tenant>> {
     scope.require(Permission::ManageTenants)?;
-    tenant.validate()?;
+    let tenant = tenant.validated()?;
     let created = app.store.create_tenant(&scope.tenant, &tenant).await?;
     Ok(Record(created))
 }
@@ -78,7 +78,7 @@ async fn update_tenant(
     Body(tenant): Body<Tenant>,
 ) -> ApiResult<NoContent> {
     scope.require(Permission::ManageTenants)?;
-    tenant.validate()?;
+    let tenant = tenant.validated()?;
     app.store
         .update_tenant(scope.code(), &tenant, if_match.as_deref())
         .await?;

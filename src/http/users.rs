@@ -15,7 +15,7 @@ use super::patch::apply_patch;
 use super::{AppState, TenantParam};
 use crate::auth::hash_password;
 use crate::domain::access::{Permission, Role};
-use crate::domain::user::{self, User, UserRef};
+use crate::domain::user::{User, UserRef};
 use crate::store::{NewUser, StoredUser, UserListScope};
 
 /// Most users one page returns (the contract's limit).
@@ -81,7 +81,7 @@ async fn list_users(
     let paging_scope = format!("users:{}:{}", scope.code(), query.subtenants);
     let request =
         app.paging
-            .page_request(&headers, &paging_scope, query.page_size, MAX_PAGE_SIZE)?;
+            .page_request::<i64>(&headers, &paging_scope, query.page_size, MAX_PAGE_SIZE)?;
     let list_scope = if query.subtenants {
         UserListScope::Subtree(&scope.tenant.path)
     } else {
@@ -89,7 +89,12 @@ async fn list_users(
     };
     let fetched = app
         .store
-        .list_users(list_scope, request.after, request.size + 1, query.photo)
+        .list_users(
+            list_scope,
+            request.after.unwrap_or(0),
+            request.size + 1,
+            query.photo,
+        )
         .await?;
     let page = Page::from_fetched(fetched, request, &app.paging, &paging_scope, |u| u.id);
     Ok(Page {
@@ -106,10 +111,10 @@ async fn list_users(
 async fn create_user(
     scope: TenantScope,
     State(app): State<AppState>,
-    Body(mut incoming): Body<User>,
+    Body(incoming): Body<User>,
 ) -> ApiResult<Created> {
     scope.require(Permission::ManageUsers)?;
-    let role = incoming.validate(true)?;
+    let (mut incoming, role) = incoming.validated(true)?;
     authorize_role(&scope, None, role)?;
     check_manager(&app, &scope, &incoming, None).await?;
     let password = incoming.password.take().unwrap_or_default();
@@ -190,7 +195,7 @@ async fn patch_user(
 ) -> ApiResult<NoContent> {
     scope.require(Permission::ManageUsers)?;
     let existing = find_user(&app, &scope, &path.userId, true).await?;
-    let patched = apply_patch(&existing.user, &patch, &user::READ_ONLY_FIELDS)?;
+    let patched = apply_patch(&existing.user, &patch)?;
     // Without If-Match, still refuse to overwrite a change made since we read the record.
     let expected = if_match.or_else(|| existing.user.etag.clone());
     save_user(&app, &scope, existing, patched, expected).await
@@ -226,10 +231,10 @@ async fn save_user(
     app: &AppState,
     scope: &TenantScope,
     existing: StoredUser,
-    mut incoming: User,
+    incoming: User,
     if_match: Option<String>,
 ) -> ApiResult<NoContent> {
-    let role = incoming.validate(false)?;
+    let (mut incoming, role) = incoming.validated(false)?;
     authorize_role(scope, Some(existing.role), role)?;
     check_manager(app, scope, &incoming, Some(existing.id)).await?;
     let password_hash = match incoming.password.take() {

@@ -8,7 +8,12 @@ use serde::de::DeserializeOwned;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::{Store, StoreResult, from_doc, new_etag, parse_time, time_text, to_doc};
+use super::references::{Named, Referrer};
+use super::{
+    Key, Store, StoreError, StoreResult, VersionedRow, from_doc, from_micros, new_etag, to_doc,
+    to_micros,
+};
+use crate::domain::recipient::RecipientReference;
 use crate::domain::tenant::TenantNode;
 use crate::domain::time::now;
 
@@ -25,6 +30,24 @@ impl AddressBook {
             AddressBook::Lists => "distribution_lists",
         }
     }
+
+    fn noun(self) -> &'static str {
+        match self {
+            AddressBook::Contacts => "contact",
+            AddressBook::Lists => "list",
+        }
+    }
+}
+
+/// A create or update of an address-book record.
+pub struct AddressBookWrite<'a, T> {
+    /// The record as stored (read-only fields stripped).
+    pub record: &'a T,
+    pub applies_to_subtenants: bool,
+    /// Lists: what the recipients name, checked and recorded in the same transaction.
+    pub references: &'a [RecipientReference],
+    /// Contacts: the `EntryId`s this write removes (refused while a recipient names one).
+    pub removed_entries: &'a [String],
 }
 
 /// A record with who owns it and its version.
@@ -42,7 +65,7 @@ fn owned_from_row<T: DeserializeOwned>(row: &AnyRow) -> StoreResult<Owned<T>> {
         id: row.try_get("id")?,
         owner: row.try_get("tenant_code")?,
         etag: row.try_get("etag")?,
-        updated_at: parse_time(row.try_get("updated_at")?)?,
+        updated_at: from_micros(row.try_get("updated_at")?)?,
         record: from_doc(row, "doc")?,
     })
 }
@@ -111,62 +134,104 @@ impl Store {
         row.as_ref().map(owned_from_row).transpose()
     }
 
+    /// Creates a record owned by `node`; a list's recipients' references are checked
+    /// and recorded in the same transaction.
     pub async fn create_address_book<T: Serialize>(
         &self,
         book: AddressBook,
-        tenant_code: &str,
-        applies_to_subtenants: bool,
-        record: &T,
+        node: &TenantNode,
+        write: AddressBookWrite<'_, T>,
     ) -> StoreResult<i64> {
+        let mut tx = self.begin_write().await?;
+        self.check_references(&mut tx, node, write.references)
+            .await?;
         let sql = format!(
             "INSERT INTO {} (tenant_code, applies_to_subtenants, doc, etag, updated_at)
              VALUES ($1, $2, $3, $4, $5) RETURNING id",
             book.table()
         );
         let row = sqlx::query(&sql)
-            .bind(tenant_code)
-            .bind(applies_to_subtenants as i64)
-            .bind(to_doc(record)?)
+            .bind(&node.code)
+            .bind(write.applies_to_subtenants as i64)
+            .bind(to_doc(write.record)?)
             .bind(new_etag())
-            .bind(time_text(now()))
-            .fetch_one(&self.pool)
+            .bind(to_micros(now()))
+            .fetch_one(&mut *tx)
             .await?;
-        Ok(row.try_get("id")?)
+        let id: i64 = row.try_get("id")?;
+        if book == AddressBook::Lists {
+            self.record_references(&mut tx, Referrer::List(id), &node.code, write.references)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(id)
     }
 
-    /// Replaces a record the tenant owns.
+    /// Replaces a record `node` owns. Refused (`Conflict`) when it would stop sharing a
+    /// record a subtenant's list or notification names, or remove a contact entry one
+    /// names.
     pub async fn update_address_book<T: Serialize>(
         &self,
         book: AddressBook,
-        tenant_code: &str,
+        node: &TenantNode,
         id: i64,
-        applies_to_subtenants: bool,
-        record: &T,
+        write: AddressBookWrite<'_, T>,
         if_match: Option<&str>,
     ) -> StoreResult<()> {
-        let select = format!(
-            "SELECT etag FROM {} WHERE id = $1 AND tenant_code = $2",
-            book.table()
-        );
+        let mut tx = self.begin_write().await?;
+        let keys = [Key::Id(id), Key::Text(&node.code)];
+        self.check_version(&mut tx, VersionedRow::by_id(book.table(), &keys), if_match)
+            .await?;
+        let named = match book {
+            AddressBook::Contacts => Named::Contact(id),
+            AddressBook::Lists => Named::List(id),
+        };
+        if !write.applies_to_subtenants
+            && let Some(referrer) = self
+                .first_referrer(&mut tx, named, Some(&node.code))
+                .await?
+        {
+            return Err(StoreError::Conflict(format!(
+                "the {} is a recipient of {referrer} in a subtenant; it must stay shared \
+                 (AppliesToSubtenants) until that changes",
+                book.noun()
+            )));
+        }
+        if let Some(referrer) = self
+            .first_referrer(
+                &mut tx,
+                Named::ContactEntries(id, write.removed_entries),
+                None,
+            )
+            .await?
+        {
+            return Err(StoreError::Conflict(format!(
+                "a removed entry of the contact is a recipient of {referrer}; remove it there first"
+            )));
+        }
+        self.check_references(&mut tx, node, write.references)
+            .await?;
         let update = format!(
             "UPDATE {} SET applies_to_subtenants = $1, doc = $2, etag = $3, updated_at = $4 WHERE id = $5",
             book.table()
         );
-        let change = sqlx::query(&update)
-            .bind(applies_to_subtenants as i64)
-            .bind(to_doc(record)?)
+        sqlx::query(&update)
+            .bind(write.applies_to_subtenants as i64)
+            .bind(to_doc(write.record)?)
             .bind(new_etag())
-            .bind(time_text(now()))
-            .bind(id);
-        self.write_versioned(
-            sqlx::query(&select).bind(id).bind(tenant_code),
-            if_match,
-            change,
-        )
-        .await
+            .bind(to_micros(now()))
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        if book == AddressBook::Lists {
+            self.record_references(&mut tx, Referrer::List(id), &node.code, write.references)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(())
     }
 
-    /// Deletes a record the tenant owns.
+    /// Deletes a record the tenant owns; `Conflict` while a list or notification names it.
     pub async fn delete_address_book(
         &self,
         book: AddressBook,
@@ -174,16 +239,35 @@ impl Store {
         id: i64,
         if_match: Option<&str>,
     ) -> StoreResult<()> {
-        let select = format!(
-            "SELECT etag FROM {} WHERE id = $1 AND tenant_code = $2",
-            book.table()
-        );
-        let delete = format!("DELETE FROM {} WHERE id = $1", book.table());
-        self.write_versioned(
-            sqlx::query(&select).bind(id).bind(tenant_code),
-            if_match,
-            sqlx::query(&delete).bind(id),
-        )
-        .await
+        let mut tx = self.begin_write().await?;
+        let keys = [Key::Id(id), Key::Text(tenant_code)];
+        self.check_version(&mut tx, VersionedRow::by_id(book.table(), &keys), if_match)
+            .await?;
+        let named = match book {
+            AddressBook::Contacts => Named::Contact(id),
+            AddressBook::Lists => Named::List(id),
+        };
+        let in_use = |referrer: String| {
+            StoreError::Conflict(format!(
+                "the {} is a recipient of {referrer}; remove it there first",
+                book.noun()
+            ))
+        };
+        if let Some(referrer) = self.first_referrer(&mut tx, named, None).await? {
+            return Err(in_use(referrer));
+        }
+        sqlx::query(&format!("DELETE FROM {} WHERE id = $1", book.table()))
+            .bind(id)
+            .execute(&mut *tx)
+            .await
+            // A reference committed after our check: the foreign key refuses.
+            .map_err(|e| match &e {
+                sqlx::Error::Database(db) if db.is_foreign_key_violation() => {
+                    in_use("a list or notification written meanwhile".into())
+                }
+                _ => StoreError::from(e),
+            })?;
+        tx.commit().await?;
+        Ok(())
     }
 }

@@ -3,15 +3,28 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
+use super::device_states::{STATE_COLUMNS, state_from_row};
+use super::webhook_events::emit;
 use super::{
-    Store, StoreResult, check_version, conflict_on_duplicate, from_doc, new_etag, parse_time,
-    time_text, to_doc,
+    Key, Store, StoreError, StoreResult, VersionedRow, conflict_on_duplicate, from_doc,
+    from_micros, new_etag, to_doc, to_micros,
 };
 use crate::domain::device::{DeletedDevice, Device, redact_email};
+use crate::domain::device_state::DeviceState;
+use crate::domain::record::ServerFields;
 use crate::domain::time::now;
+use crate::domain::webhook::Category;
+use crate::domain::webhook_event::{EventType, event_data};
 
-const DEVICE_COLUMNS: &str =
+pub(super) const DEVICE_COLUMNS: &str =
     "d.device_id, d.group_id, d.user_id, d.device_type, d.status, d.doc, d.etag, d.updated_at";
+
+/// A device with its state (`s` may be missing: a LEFT JOIN).
+fn device_columns() -> String {
+    format!("{DEVICE_COLUMNS}, {STATE_COLUMNS}")
+}
+
+const WITH_STATE: &str = "devices d LEFT JOIN device_states s ON s.device_id = d.device_id";
 
 /// Whose deleted devices a listing covers.
 pub enum DeletedDeviceScope<'a> {
@@ -20,7 +33,8 @@ pub enum DeletedDeviceScope<'a> {
     Subtree(&'a str),
 }
 
-fn device_from_row(row: &AnyRow) -> StoreResult<Device> {
+/// The device as stored (without its state).
+pub(super) fn device_from_row(row: &AnyRow) -> StoreResult<Device> {
     let mut device: Device = from_doc(row, "doc")?;
     device.device_id = Some(row.try_get("device_id")?);
     device.group_id = row
@@ -32,11 +46,16 @@ fn device_from_row(row: &AnyRow) -> StoreResult<Device> {
     device.device_type = Some(row.try_get("device_type")?);
     device.status = Some(row.try_get("status")?);
     device.etag = Some(row.try_get("etag")?);
-    device.timestamp = parse_time(row.try_get("updated_at")?)?;
+    device.timestamp = from_micros(row.try_get("updated_at")?)?;
     Ok(device)
 }
 
-/// What `doc` holds: everything without a column of its own.
+/// The device with its state, as the API shows it.
+fn device_with_state(row: &AnyRow) -> StoreResult<Device> {
+    Ok(device_from_row(row)?.with_state(&state_from_row(row)?))
+}
+
+/// What `doc` holds: everything without a column (or a state row) of its own.
 fn device_doc(device: &Device) -> StoreResult<String> {
     to_doc(&Device {
         device_id: None,
@@ -44,10 +63,18 @@ fn device_doc(device: &Device) -> StoreResult<String> {
         user_id: None,
         device_type: None,
         status: None,
-        timestamp: None,
-        etag: None,
-        ..device.clone()
+        check_in_interval_minutes: None,
+        ..device.clone().without_read_only()
     })
+}
+
+fn device_row<'a>(keys: &'a [Key<'a>; 2]) -> VersionedRow<'a> {
+    VersionedRow {
+        table: "devices",
+        column: "etag",
+        filter: "device_id = $1 AND tenant_code = $2",
+        keys,
+    }
 }
 
 impl Store {
@@ -60,15 +87,40 @@ impl Store {
         Ok(row.is_some())
     }
 
+    /// Which of `device_ids` are devices of this tenant (one query per 500 ids).
+    pub async fn existing_devices(
+        &self,
+        tenant_code: &str,
+        device_ids: &[String],
+    ) -> StoreResult<std::collections::HashSet<String>> {
+        let mut found = std::collections::HashSet::new();
+        for chunk in device_ids.chunks(500) {
+            let placeholders: Vec<String> = (2..chunk.len() + 2).map(|i| format!("${i}")).collect();
+            let sql = format!(
+                "SELECT device_id FROM devices WHERE tenant_code = $1 AND device_id IN ({})",
+                placeholders.join(", ")
+            );
+            let mut query = sqlx::query(&sql).bind(tenant_code);
+            for id in chunk {
+                query = query.bind(id.as_str());
+            }
+            for row in query.fetch_all(&self.pool).await? {
+                found.insert(row.try_get("device_id")?);
+            }
+        }
+        Ok(found)
+    }
+
     pub async fn list_devices(&self, tenant_code: &str) -> StoreResult<Vec<Device>> {
         let sql = format!(
-            "SELECT {DEVICE_COLUMNS} FROM devices d WHERE d.tenant_code = $1 ORDER BY d.id"
+            "SELECT {} FROM {WITH_STATE} WHERE d.tenant_code = $1 ORDER BY d.id",
+            device_columns()
         );
         let rows = sqlx::query(&sql)
             .bind(tenant_code)
             .fetch_all(&self.pool)
             .await?;
-        rows.iter().map(device_from_row).collect()
+        rows.iter().map(device_with_state).collect()
     }
 
     pub async fn get_device(
@@ -77,18 +129,22 @@ impl Store {
         device_id: &str,
     ) -> StoreResult<Option<Device>> {
         let sql = format!(
-            "SELECT {DEVICE_COLUMNS} FROM devices d WHERE d.device_id = $1 AND d.tenant_code = $2"
+            "SELECT {} FROM {WITH_STATE} WHERE d.device_id = $1 AND d.tenant_code = $2",
+            device_columns()
         );
         let row = sqlx::query(&sql)
             .bind(device_id)
             .bind(tenant_code)
             .fetch_optional(&self.pool)
             .await?;
-        row.as_ref().map(device_from_row).transpose()
+        row.as_ref().map(device_with_state).transpose()
     }
 
-    /// Inserts a validated device; `Conflict` when the DeviceId is taken anywhere.
+    /// Inserts a validated device with its (empty) state; `Conflict` when the DeviceId is
+    /// taken anywhere.
     pub async fn create_device(&self, tenant_code: &str, device: &Device) -> StoreResult<()> {
+        let mut tx = self.begin_write().await?;
+        let (etag, at) = (new_etag(), now());
         sqlx::query(
             "INSERT INTO devices (device_id, tenant_code, group_id, user_id, device_type, status, doc, etag, updated_at)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
@@ -100,14 +156,42 @@ impl Store {
         .bind(device.device_type.as_deref().unwrap_or_default())
         .bind(device.status_or_default())
         .bind(device_doc(device)?)
-        .bind(new_etag())
-        .bind(time_text(now()))
-        .execute(&self.pool)
+        .bind(&etag)
+        .bind(to_micros(at))
+        .execute(&mut *tx)
         .await
         .map_err(|e| conflict_on_duplicate(e, "a device with this DeviceId"))?;
+        let mut state = DeviceState::default();
+        state.set_check_in_interval(device.check_in_interval_minutes, now());
+        sqlx::query(
+            "INSERT INTO device_states (device_id, tenant_code, check_in_interval_minutes, next_check_in_at)
+             VALUES ($1, $2, $3, $4)",
+        )
+        .bind(device.device_id.as_deref().unwrap_or_default())
+        .bind(tenant_code)
+        .bind(state.check_in_interval_minutes)
+        .bind(state.next_check_in_at.map(to_micros))
+        .execute(&mut *tx)
+        .await?;
+        let shown = Device {
+            etag: Some(etag),
+            timestamp: Some(at),
+            ..device.clone().with_state(&state)
+        };
+        emit(
+            &mut tx,
+            tenant_code,
+            Category::Device,
+            EventType::Created,
+            event_data(&shown),
+        )
+        .await?;
+        tx.commit().await?;
         Ok(())
     }
 
+    /// Replaces a device; a `CheckInIntervalMinutes` given (not null) reschedules its
+    /// check-ins in the same transaction.
     pub async fn update_device(
         &self,
         tenant_code: &str,
@@ -115,11 +199,15 @@ impl Store {
         device: &Device,
         if_match: Option<&str>,
     ) -> StoreResult<()> {
-        let select =
-            sqlx::query("SELECT etag FROM devices WHERE device_id = $1 AND tenant_code = $2")
-                .bind(device_id)
-                .bind(tenant_code);
-        let change = sqlx::query(
+        let mut tx = self.begin().await?;
+        self.check_version(
+            &mut tx.tx,
+            device_row(&[Key::Text(device_id), Key::Text(tenant_code)]),
+            if_match,
+        )
+        .await?;
+        let (etag, at) = (new_etag(), now());
+        sqlx::query(
             "UPDATE devices SET group_id = $1, user_id = $2, device_type = $3, status = $4, doc = $5,
                 etag = $6, updated_at = $7 WHERE device_id = $8",
         )
@@ -128,10 +216,34 @@ impl Store {
         .bind(device.device_type.as_deref().unwrap_or_default())
         .bind(device.status_or_default())
         .bind(device_doc(device)?)
-        .bind(new_etag())
-        .bind(time_text(now()))
-        .bind(device_id);
-        self.write_versioned(select, if_match, change).await
+        .bind(&etag)
+        .bind(to_micros(at))
+        .bind(device_id)
+        .execute(&mut *tx.tx)
+        .await?;
+        let (_, mut state) = tx
+            .lock_device(tenant_code, device_id)
+            .await?
+            .ok_or(StoreError::NotFound)?;
+        if device.check_in_interval_minutes.is_some() {
+            state.set_check_in_interval(device.check_in_interval_minutes, now());
+            tx.save_state(device_id, &state).await?;
+        }
+        let shown = Device {
+            device_id: Some(device_id.to_string()),
+            etag: Some(etag),
+            timestamp: Some(at),
+            ..device.clone().with_state(&state)
+        };
+        emit(
+            &mut tx.tx,
+            tenant_code,
+            Category::Device,
+            EventType::Updated,
+            event_data(&shown),
+        )
+        .await?;
+        tx.commit().await
     }
 
     /// Deletes a device and records it in the deleted-devices log, in one transaction.
@@ -143,11 +255,12 @@ impl Store {
         if_match: Option<&str>,
     ) -> StoreResult<()> {
         let mut tx = self.begin_write().await?;
-        let select =
-            sqlx::query("SELECT etag FROM devices WHERE device_id = $1 AND tenant_code = $2")
-                .bind(device_id)
-                .bind(tenant_code);
-        check_version(&mut tx, select, if_match).await?;
+        self.check_version(
+            &mut tx,
+            device_row(&[Key::Text(device_id), Key::Text(tenant_code)]),
+            if_match,
+        )
+        .await?;
         let sql = format!(
             "SELECT {DEVICE_COLUMNS}, u.username AS owner, t.doc AS tenant_doc
              FROM devices d JOIN tenants t ON t.code = d.tenant_code
@@ -158,6 +271,14 @@ impl Store {
             .fetch_one(&mut *tx)
             .await?;
         let device = device_from_row(&row)?;
+        emit(
+            &mut tx,
+            tenant_code,
+            Category::Device,
+            EventType::Deleted,
+            event_data(&device),
+        )
+        .await?;
         let tenant: crate::domain::tenant::Tenant = from_doc(&row, "tenant_doc")?;
         let owner: Option<String> = row.try_get("owner")?;
         let at = now();
@@ -179,7 +300,7 @@ impl Store {
             .bind(tenant_code)
             .bind(device_id)
             .bind(to_doc(&record)?)
-            .bind(time_text(at))
+            .bind(to_micros(at))
             .execute(&mut *tx)
             .await?;
         sqlx::query("DELETE FROM devices WHERE device_id = $1")

@@ -3,7 +3,7 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::{Store, StoreError, StoreResult, from_doc, time_text, to_doc};
+use super::{Store, StoreError, StoreResult, from_doc, to_doc, to_micros};
 use crate::domain::external_link::ExternalLink;
 use crate::domain::time::now;
 
@@ -52,7 +52,7 @@ impl Store {
         .bind(tenant_code)
         .bind(i64::from(link.order.unwrap_or_default()))
         .bind(to_doc(link)?)
-        .bind(time_text(now()))
+        .bind(to_micros(now()))
         .fetch_one(&self.pool)
         .await?;
         Ok(row.try_get("id")?)

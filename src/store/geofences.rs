@@ -5,8 +5,8 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::{
-    Store, StoreResult, check_version, conflict_on_duplicate, from_doc, new_etag, parse_time,
-    time_text, to_doc,
+    Key, Store, StoreResult, VersionedRow, conflict_on_duplicate, from_doc, from_micros, new_etag,
+    to_doc, to_micros,
 };
 use crate::domain::geofence::Geofence;
 use crate::domain::time::now;
@@ -33,7 +33,7 @@ fn geofence_from_row(row: &AnyRow) -> StoreResult<StoredGeofence> {
     let mut geofence: Geofence = from_doc(row, "doc")?;
     geofence.geofence_id = Some(id.to_string());
     geofence.etag = Some(row.try_get("etag")?);
-    geofence.timestamp = parse_time(row.try_get("updated_at")?)?;
+    geofence.timestamp = from_micros(row.try_get("updated_at")?)?;
     Ok(StoredGeofence {
         id,
         tenant_code: row.try_get("tenant_code")?,
@@ -101,7 +101,7 @@ impl Store {
         .bind(geofence.applies_to_subtenants as i64)
         .bind(to_doc(geofence)?)
         .bind(new_etag())
-        .bind(time_text(now()))
+        .bind(to_micros(now()))
         .fetch_one(&self.pool)
         .await
         .map_err(|e| conflict_on_duplicate(e, DUPLICATE))?;
@@ -117,10 +117,9 @@ impl Store {
         if_match: Option<&str>,
     ) -> StoreResult<()> {
         let mut tx = self.begin_write().await?;
-        let select = sqlx::query("SELECT etag FROM geofences WHERE id = $1 AND tenant_code = $2")
-            .bind(id)
-            .bind(tenant_code);
-        check_version(&mut tx, select, if_match).await?;
+        let keys = [Key::Id(id), Key::Text(tenant_code)];
+        self.check_version(&mut tx, VersionedRow::by_id("geofences", &keys), if_match)
+            .await?;
         sqlx::query(
             "UPDATE geofences SET name = $1, name_key = $2, geofence_type = $3,
                 applies_to_subtenants = $4, doc = $5, etag = $6, updated_at = $7
@@ -132,7 +131,7 @@ impl Store {
         .bind(geofence.applies_to_subtenants as i64)
         .bind(to_doc(geofence)?)
         .bind(new_etag())
-        .bind(time_text(now()))
+        .bind(to_micros(now()))
         .bind(id)
         .execute(&mut *tx)
         .await
@@ -148,10 +147,9 @@ impl Store {
         id: i64,
         if_match: Option<&str>,
     ) -> StoreResult<()> {
-        let select = sqlx::query("SELECT etag FROM geofences WHERE id = $1 AND tenant_code = $2")
-            .bind(id)
-            .bind(tenant_code);
         let delete = sqlx::query("DELETE FROM geofences WHERE id = $1").bind(id);
-        self.write_versioned(select, if_match, delete).await
+        let keys = [Key::Id(id), Key::Text(tenant_code)];
+        self.write_versioned(VersionedRow::by_id("geofences", &keys), if_match, delete)
+            .await
     }
 }

@@ -3,9 +3,10 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
+use super::references::Named;
 use super::{
-    Store, StoreError, StoreResult, check_version, conflict_on_duplicate, from_doc, new_etag,
-    parse_time, time_text, to_doc,
+    Key, Store, StoreError, StoreResult, VersionedRow, conflict_on_duplicate, from_doc,
+    from_micros, new_etag, to_doc, to_micros,
 };
 use crate::domain::device::Group;
 use crate::domain::time::now;
@@ -17,7 +18,7 @@ fn group_from_row(row: &AnyRow) -> StoreResult<Group> {
     group.group_id = Some(row.try_get::<i64, _>("id")?.to_string());
     group.name = Some(row.try_get("name")?);
     group.etag = Some(row.try_get("etag")?);
-    group.timestamp = parse_time(row.try_get("updated_at")?)?;
+    group.timestamp = from_micros(row.try_get("updated_at")?)?;
     Ok(group)
 }
 
@@ -72,7 +73,7 @@ impl Store {
         .bind(group.name.as_deref().unwrap_or_default().trim())
         .bind(group_doc(group)?)
         .bind(new_etag())
-        .bind(time_text(now()))
+        .bind(to_micros(now()))
         .fetch_one(&self.pool)
         .await
         .map_err(|e| conflict_on_duplicate(e, "a group with this Name"))?;
@@ -87,16 +88,18 @@ impl Store {
         if_match: Option<&str>,
     ) -> StoreResult<()> {
         let mut tx = self.begin_write().await?;
-        let select =
-            sqlx::query("SELECT etag FROM device_groups WHERE id = $1 AND tenant_code = $2")
-                .bind(id)
-                .bind(tenant_code);
-        check_version(&mut tx, select, if_match).await?;
+        let keys = [Key::Id(id), Key::Text(tenant_code)];
+        self.check_version(
+            &mut tx,
+            VersionedRow::by_id("device_groups", &keys),
+            if_match,
+        )
+        .await?;
         sqlx::query("UPDATE device_groups SET name = $1, doc = $2, etag = $3, updated_at = $4 WHERE id = $5")
             .bind(group.name.as_deref().unwrap_or_default().trim())
             .bind(group_doc(group)?)
             .bind(new_etag())
-            .bind(time_text(now()))
+            .bind(to_micros(now()))
             .bind(id)
             .execute(&mut *tx)
             .await
@@ -113,11 +116,18 @@ impl Store {
         if_match: Option<&str>,
     ) -> StoreResult<()> {
         let mut tx = self.begin_write().await?;
-        let select =
-            sqlx::query("SELECT etag FROM device_groups WHERE id = $1 AND tenant_code = $2")
-                .bind(id)
-                .bind(tenant_code);
-        check_version(&mut tx, select, if_match).await?;
+        let keys = [Key::Id(id), Key::Text(tenant_code)];
+        self.check_version(
+            &mut tx,
+            VersionedRow::by_id("device_groups", &keys),
+            if_match,
+        )
+        .await?;
+        if let Some(referrer) = self.first_referrer(&mut tx, Named::Group(id), None).await? {
+            return Err(StoreError::Conflict(format!(
+                "the group is the ChangeGroup target of {referrer}; change that first"
+            )));
+        }
         let member = sqlx::query("SELECT device_id FROM devices WHERE group_id = $1 LIMIT 1")
             .bind(id)
             .fetch_optional(&mut *tx)

@@ -1,27 +1,54 @@
 //! Persistence. One `Store` type over `sqlx::Any`: the backend (SQLite or PostgreSQL) is
 //! chosen once, from the URL scheme, and every query is written in the SQL both accept
-//! (`$n` placeholders, `RETURNING`, `ON CONFLICT`). The few dialect differences live in
-//! `Backend`; schemas live in `migrations/<backend>/`. The whole test suite runs against
-//! both, which is what keeps this honest.
+//! (`$n` placeholders, `RETURNING`, `ON CONFLICT`). The whole test suite runs against
+//! both, which is what keeps this honest (docs/decisions.md, "Storage").
 //!
-//! Column types are limited to what `Any` carries on both: TEXT, BIGINT (booleans are 0/1)
-//! and DOUBLE PRECISION. Timestamps are RFC 3339 UTC text. Record bodies that no query
-//! filters on are stored as a JSON document (`doc`), next to the columns that are queried.
+//! Where the backends differ, all of it:
+//! - starting a write transaction (`Store::begin_write`: `BEGIN IMMEDIATE` on SQLite, so
+//!   the one writer queues instead of failing half way);
+//! - row locks (`Backend::lock_rows`, `Backend::share_rows`: PostgreSQL only — SQLite's
+//!   single writer already excludes every other);
+//! - placeholders of statements with many parameters (`Backend::placeholders`: `?` on
+//!   SQLite, `$n` on PostgreSQL);
+//! - identity columns and JSON functions in the schemas (`migrations/<backend>/`).
+//!
+//! NULL floats: sqlx-core 0.8.6's `Any` sends a NULL `Option<f64>` to PostgreSQL typed
+//! `real` (float4) instead of `double precision`. A cached (named) prepared statement
+//! keeps the parameter types of its first execution, so a statement first run with a NULL
+//! float fails on that connection once a value comes ("incorrect binary data format in
+//! bind parameter"). Optional floats are therefore bound as `Float`, whose NULL is typed
+//! `double precision` on PostgreSQL.
+//!
+//! Column types are limited to what `Any` carries on both: TEXT, BIGINT (booleans are
+//! 0/1) and DOUBLE PRECISION. Times are BIGINT microseconds since the Unix epoch (UTC).
+//! Record bodies that no query filters on are stored as a JSON document (`doc`), next to
+//! the columns that are queried.
 
 mod address_book;
+mod alerts;
 mod cache;
+mod deliveries;
+mod device_states;
 mod devices;
 mod external_links;
 mod geofences;
 mod groups;
+mod itineraries;
+mod itinerary_parts;
+mod itinerary_risk;
+mod lookups;
+mod mo_messages;
+mod mt_messages;
 mod notifications;
+mod references;
+mod risk_regions;
 mod settings;
 mod tenants;
 mod users;
+mod webhook_events;
 mod webhooks;
 
 use std::collections::HashMap;
-use std::str::FromStr;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
@@ -32,9 +59,17 @@ use sqlx::{AnyPool, Row};
 use crate::domain::tenant::{Tenant, TenantNode};
 use cache::RecordCache;
 
-pub use address_book::{AddressBook, Owned};
+pub use address_book::{AddressBook, AddressBookWrite, Owned};
+pub use alerts::{AlertFilter, AlertMatch, AlertTransition, DueEscalation};
+pub use deliveries::{DeliveryFilter, NewDelivery};
+pub use device_states::IngestContext;
 pub use devices::DeletedDeviceScope;
 pub use geofences::StoredGeofence;
+pub use itineraries::{ItineraryParts, ItineraryQuery, Owner, StoredItinerary};
+pub use itinerary_parts::ItineraryKey;
+pub use lookups::{DevicePosition, StoredNotification, UserContact};
+pub use mo_messages::{MessageCursor, MessageQuery, NewMessage};
+pub use risk_regions::StoredRiskRegion;
 pub use tenants::TenantDeletion;
 pub use users::{Credentials, NewUser, StoredUser, UserListScope};
 
@@ -51,6 +86,12 @@ pub enum StoreError {
     Database(sqlx::Error),
     #[error("corrupt record: {0}")]
     Corrupt(String),
+    /// The database could not take the write now (the transaction or its writer failed).
+    #[error("unavailable: {0}")]
+    Unavailable(String),
+    /// The write names records that do not resolve (found inside its transaction).
+    #[error("invalid: {0:?}")]
+    Invalid(crate::domain::validation::ValidationErrors),
 }
 
 pub type StoreResult<T> = Result<T, StoreError>;
@@ -61,6 +102,11 @@ impl From<sqlx::Error> for StoreError {
             // A row that refers to something deleted meanwhile (e.g. a tenant removed by
             // another process): the thing it names is gone.
             sqlx::Error::Database(db) if db.is_foreign_key_violation() => StoreError::NotFound,
+            // PostgreSQL broke a lock cycle between two writers (e.g. two lists naming
+            // each other, updated at once): this one lost and changed nothing.
+            sqlx::Error::Database(db) if db.code().as_deref() == Some("40P01") => {
+                StoreError::Conflict("a concurrent change got in the way; retry".into())
+            }
             _ => StoreError::Database(err),
         }
     }
@@ -73,6 +119,48 @@ pub enum Backend {
 }
 
 impl Backend {
+    /// Appended to a `SELECT` inside a write transaction to lock what it read until
+    /// commit. SQLite needs nothing: `BEGIN IMMEDIATE` holds the database's write lock.
+    fn lock_rows(self) -> &'static str {
+        match self {
+            Backend::Sqlite => "",
+            Backend::Postgres => " FOR UPDATE",
+        }
+    }
+
+    /// The placeholders of a statement's parameters `first..first + count`, comma
+    /// separated, for statements with many of them (multi-row inserts, `IN` lists).
+    /// SQLite gets anonymous `?`s, bound in order: sqlx looks each named parameter up by
+    /// index, which SQLite answers by scanning the whole list — quadratic, and for a
+    /// 1,700-parameter insert the single largest cost of ingest. The statement must then
+    /// use `?` throughout (SQLite numbers anonymous parameters in order of appearance).
+    fn placeholders(self, first: usize, count: usize) -> String {
+        match self {
+            Backend::Sqlite => vec!["?"; count].join(", "),
+            Backend::Postgres => (first..first + count)
+                .map(|i| format!("${i}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        }
+    }
+
+    /// Like `lock_rows`, for the rows of one table (`alias`) of a join.
+    fn lock_rows_of(self, alias: &str) -> String {
+        match self {
+            Backend::Sqlite => String::new(),
+            Backend::Postgres => format!(" FOR UPDATE OF {alias}"),
+        }
+    }
+
+    /// Appended to a `SELECT … FROM {table} x JOIN …` to keep the `x` rows read from
+    /// being changed or deleted until commit, while others may read-lock them too.
+    fn share_rows(self) -> &'static str {
+        match self {
+            Backend::Sqlite => "",
+            Backend::Postgres => " FOR SHARE OF x",
+        }
+    }
+
     /// Picks the backend from the URL scheme; anything else is refused rather than
     /// silently falling back to SQLite.
     pub fn from_url(url: &str) -> anyhow::Result<Self> {
@@ -99,6 +187,9 @@ pub struct Store {
     /// Read caches (SQLite only; see `cache.rs`).
     tenants: Arc<RecordCache<String, Tenant>>,
     users: Arc<RecordCache<i64, StoredUser>>,
+    /// SQLite has one writer: writers queue here, in order, instead of polling the
+    /// database lock (SQLite's busy handler sleeps, which wrecks tail latency).
+    write_queue: Arc<tokio::sync::Mutex<()>>,
 }
 
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");
@@ -146,6 +237,7 @@ impl Store {
             tenant_nodes: Arc::default(),
             tenants: Arc::new(RecordCache::new(single_writer)),
             users: Arc::new(RecordCache::new(single_writer)),
+            write_queue: Arc::default(),
         })
     }
 
@@ -171,26 +263,78 @@ impl Store {
     /// Starts a write transaction. On SQLite it takes the write lock up front
     /// (`BEGIN IMMEDIATE`), so a read-then-write transaction cannot fail half way with
     /// SQLITE_BUSY when another writer got there first; it queues instead.
-    async fn begin_write(&self) -> StoreResult<sqlx::Transaction<'static, sqlx::Any>> {
+    async fn begin_write(&self) -> StoreResult<Tx> {
         Ok(match self.backend {
-            Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
-            Backend::Postgres => self.pool.begin().await?,
+            Backend::Sqlite => {
+                let turn = self.write_queue.clone().lock_owned().await;
+                Tx {
+                    inner: self.pool.begin_with("BEGIN IMMEDIATE").await?,
+                    backend: self.backend,
+                    _turn: Some(turn),
+                }
+            }
+            Backend::Postgres => Tx {
+                inner: self.pool.begin().await?,
+                backend: self.backend,
+                _turn: None,
+            },
         })
     }
 
-    /// The common shape of an update or delete: in one write transaction, check the row's
-    /// version (`select_etag`, see `check_version`), then run `change`.
+    /// The common shape of an update or delete: in one write transaction, check the
+    /// row's version (see `check_version`), then run `change`.
     async fn write_versioned(
         &self,
-        select_etag: AnyQuery<'_>,
+        row: VersionedRow<'_>,
         if_match: Option<&str>,
         change: AnyQuery<'_>,
     ) -> StoreResult<()> {
         let mut tx = self.begin_write().await?;
-        check_version(&mut tx, select_etag, if_match).await?;
+        self.check_version(&mut tx, row, if_match).await?;
         change.execute(&mut *tx).await?;
         tx.commit().await?;
         Ok(())
+    }
+
+    /// Inside a write transaction: reads and locks the row's `etag` (PostgreSQL: `FOR
+    /// UPDATE`, so a concurrent writer waits and then sees the new version; SQLite:
+    /// `BEGIN IMMEDIATE` already excludes other writers). `NotFound` when there is no such
+    /// row, `PreconditionFailed` when `if_match` names another version. This is the one
+    /// compare-and-set every versioned write goes through.
+    async fn check_version(
+        &self,
+        tx: &mut Tx,
+        row: VersionedRow<'_>,
+        if_match: Option<&str>,
+    ) -> StoreResult<()> {
+        let sql = format!(
+            "SELECT {} AS etag FROM {} WHERE {}{}",
+            row.column,
+            row.table,
+            row.filter,
+            self.backend.lock_rows()
+        );
+        let mut query = sqlx::query(&sql);
+        for key in row.keys {
+            query = match key {
+                Key::Id(id) => query.bind(*id),
+                Key::Text(text) => query.bind(*text),
+            };
+        }
+        let found = query
+            .fetch_optional(&mut **tx)
+            .await?
+            .ok_or(StoreError::NotFound)?;
+        check_etag(&found.try_get::<String, _>("etag")?, if_match)
+    }
+
+    /// A write transaction for a service to drive step by step (ingest, the scheduler):
+    /// everything it does commits together or not at all.
+    pub async fn begin(&self) -> StoreResult<WriteTx> {
+        Ok(WriteTx {
+            tx: self.begin_write().await?,
+            backend: self.backend,
+        })
     }
 
     pub async fn close(&self) {
@@ -203,14 +347,19 @@ fn new_etag() -> String {
     format!("{:016x}", rand::random::<u64>())
 }
 
-fn parse_time(value: Option<String>) -> StoreResult<Option<Timestamp>> {
+/// Times are stored as microseconds since the Unix epoch (UTC): they sort and compare
+/// exactly on both backends (see migration 0008).
+fn from_micros(value: Option<i64>) -> StoreResult<Option<Timestamp>> {
     value
-        .map(|s| Timestamp::from_str(&s).map_err(|e| StoreError::Corrupt(format!("time {s}: {e}"))))
+        .map(|us| {
+            Timestamp::from_microsecond(us)
+                .map_err(|e| StoreError::Corrupt(format!("time {us}: {e}")))
+        })
         .transpose()
 }
 
-fn time_text(t: Timestamp) -> String {
-    t.to_string()
+fn to_micros(t: Timestamp) -> i64 {
+    t.as_microsecond()
 }
 
 fn from_doc<T: serde::de::DeserializeOwned>(row: &AnyRow, column: &str) -> StoreResult<T> {
@@ -240,19 +389,120 @@ fn check_etag(current: &str, expected: Option<&str>) -> StoreResult<()> {
     }
 }
 
-type AnyQuery<'q> = sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>>;
+/// A nullable DOUBLE PRECISION parameter. sqlx-core 0.8.6's `Any` swaps the types of
+/// NULL `f32` and `f64` when it hands them to a driver, so a plain `None::<f64>` reaches
+/// PostgreSQL as `real` and poisons the cached statement for later values (see the top
+/// of this file); a NULL is bound here as an `f32` one, which arrives as `double precision`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Float(pub Option<f64>);
 
-/// Inside a write transaction: runs `select_etag` (a `SELECT etag …` of the row about to
-/// change), answers `NotFound` when there is no such row and `PreconditionFailed` when
-/// `if_match` names another version.
-async fn check_version(
-    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
-    select_etag: AnyQuery<'_>,
-    if_match: Option<&str>,
-) -> StoreResult<()> {
-    let row = select_etag
-        .fetch_optional(&mut **tx)
-        .await?
-        .ok_or(StoreError::NotFound)?;
-    check_etag(&row.try_get::<String, _>("etag")?, if_match)
+impl sqlx::Type<sqlx::Any> for Float {
+    fn type_info() -> sqlx::any::AnyTypeInfo {
+        <f64 as sqlx::Type<sqlx::Any>>::type_info()
+    }
+}
+
+impl<'q> sqlx::Encode<'q, sqlx::Any> for Float {
+    fn encode_by_ref(
+        &self,
+        buf: &mut <sqlx::Any as sqlx::Database>::ArgumentBuffer<'q>,
+    ) -> Result<sqlx::encode::IsNull, sqlx::error::BoxDynError> {
+        match self.0 {
+            Some(value) => <f64 as sqlx::Encode<'q, sqlx::Any>>::encode_by_ref(&value, buf),
+            None => <Option<f32> as sqlx::Encode<'q, sqlx::Any>>::encode_by_ref(&None, buf),
+        }
+    }
+}
+
+/// A write transaction services drive (see `Store::begin`); its methods live beside the
+/// tables they touch.
+pub struct WriteTx {
+    tx: Tx,
+    backend: Backend,
+}
+
+impl WriteTx {
+    pub async fn commit(self) -> StoreResult<()> {
+        self.tx.commit().await?;
+        Ok(())
+    }
+
+    /// Marks a point the transaction can roll back to (one level: group commit).
+    pub async fn savepoint(&mut self) -> StoreResult<()> {
+        sqlx::query("SAVEPOINT unit").execute(&mut *self.tx).await?;
+        Ok(())
+    }
+
+    pub async fn release_savepoint(&mut self) -> StoreResult<()> {
+        sqlx::query("RELEASE SAVEPOINT unit")
+            .execute(&mut *self.tx)
+            .await?;
+        Ok(())
+    }
+
+    /// Undoes everything since `savepoint`, keeping the transaction.
+    pub async fn rollback_to_savepoint(&mut self) -> StoreResult<()> {
+        sqlx::query("ROLLBACK TO SAVEPOINT unit")
+            .execute(&mut *self.tx)
+            .await?;
+        sqlx::query("RELEASE SAVEPOINT unit")
+            .execute(&mut *self.tx)
+            .await?;
+        Ok(())
+    }
+}
+
+type AnyQuery<'q> = sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>>;
+/// A write transaction, holding the SQLite writer's turn until it ends.
+struct Tx {
+    inner: sqlx::Transaction<'static, sqlx::Any>,
+    backend: Backend,
+    _turn: Option<tokio::sync::OwnedMutexGuard<()>>,
+}
+
+impl Tx {
+    async fn commit(self) -> Result<(), sqlx::Error> {
+        self.inner.commit().await
+    }
+}
+
+impl std::ops::Deref for Tx {
+    type Target = sqlx::AnyConnection;
+    fn deref(&self) -> &Self::Target {
+        &self.inner
+    }
+}
+
+impl std::ops::DerefMut for Tx {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.inner
+    }
+}
+
+/// A value in a row's key.
+#[derive(Clone, Copy)]
+enum Key<'a> {
+    Id(i64),
+    Text(&'a str),
+}
+
+/// The row a versioned write changes: `filter` uses `$1…` for `keys`, in order;
+/// `column` holds the row's version (usually `etag`).
+struct VersionedRow<'a> {
+    table: &'static str,
+    column: &'static str,
+    filter: &'static str,
+    keys: &'a [Key<'a>],
+}
+
+impl<'a> VersionedRow<'a> {
+    /// The common key: a tenant's record by id.
+    fn by_id(table: &'static str, keys: &'a [Key<'a>; 2]) -> Self {
+        VersionedRow {
+            table,
+            column: "etag",
+            filter: "id = $1 AND tenant_code = $2",
+            keys,
+        }
+    }
 }

@@ -3,8 +3,14 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::{Owned, Store, StoreResult, from_doc, new_etag, parse_time, time_text, to_doc};
+use super::references::Referrer;
+use super::{
+    Key, Owned, Store, StoreResult, VersionedRow, from_doc, from_micros, new_etag, to_doc,
+    to_micros,
+};
 use crate::domain::notification::{EventNotification, NotificationLevel};
+use crate::domain::recipient::RecipientReference;
+use crate::domain::tenant::TenantNode;
 use crate::domain::time::now;
 
 fn group_key(level: NotificationLevel) -> i64 {
@@ -27,13 +33,23 @@ fn notification_from_row(row: &AnyRow) -> StoreResult<Owned<EventNotification>> 
         id: row.try_get("id")?,
         owner: row.try_get("tenant_code")?,
         etag: row.try_get("etag")?,
-        updated_at: parse_time(row.try_get("updated_at")?)?,
+        updated_at: from_micros(row.try_get("updated_at")?)?,
         record: from_doc(row, "doc")?,
     })
 }
 
 const COLUMNS: &str = "id, tenant_code, doc, etag, updated_at";
 const AT_LEVEL: &str = "tenant_code = $1 AND COALESCE(group_id, 0) = $2";
+
+/// Keys: tenant code, `group_key`, id.
+fn notification_row<'a>(keys: &'a [Key<'a>; 3]) -> VersionedRow<'a> {
+    VersionedRow {
+        table: "event_notifications",
+        column: "etag",
+        filter: "tenant_code = $1 AND COALESCE(group_id, 0) = $2 AND id = $3",
+        keys,
+    }
+}
 
 impl Store {
     pub async fn list_notifications(
@@ -81,47 +97,66 @@ impl Store {
         row.as_ref().map(notification_from_row).transpose()
     }
 
+    /// Creates a notification of `node`; its recipients' references are checked and
+    /// recorded in the same transaction.
     pub async fn create_notification(
         &self,
-        tenant_code: &str,
+        node: &TenantNode,
         level: NotificationLevel,
         notification: &EventNotification,
+        references: &[RecipientReference],
     ) -> StoreResult<i64> {
+        let mut tx = self.begin_write().await?;
+        self.check_references(&mut tx, node, references).await?;
         let row = sqlx::query(
             "INSERT INTO event_notifications (tenant_code, group_id, doc, etag, updated_at)
              VALUES ($1, $2, $3, $4, $5) RETURNING id",
         )
-        .bind(tenant_code)
+        .bind(&node.code)
         .bind(group_column(level))
         .bind(to_doc(notification)?)
         .bind(new_etag())
-        .bind(time_text(now()))
-        .fetch_one(&self.pool)
+        .bind(to_micros(now()))
+        .fetch_one(&mut *tx)
         .await?;
-        Ok(row.try_get("id")?)
+        let id: i64 = row.try_get("id")?;
+        self.record_references(&mut tx, Referrer::Notification(id), &node.code, references)
+            .await?;
+        tx.commit().await?;
+        Ok(id)
     }
 
     pub async fn update_notification(
         &self,
-        tenant_code: &str,
+        node: &TenantNode,
         level: NotificationLevel,
         id: i64,
         notification: &EventNotification,
+        references: &[RecipientReference],
         if_match: Option<&str>,
     ) -> StoreResult<()> {
-        let select = format!("SELECT etag FROM event_notifications WHERE {AT_LEVEL} AND id = $3");
-        let select = sqlx::query(&select)
-            .bind(tenant_code)
-            .bind(group_key(level))
-            .bind(id);
-        let change = sqlx::query(
+        let mut tx = self.begin_write().await?;
+        let keys = [
+            Key::Text(&node.code),
+            Key::Id(group_key(level)),
+            Key::Id(id),
+        ];
+        self.check_version(&mut tx, notification_row(&keys), if_match)
+            .await?;
+        self.check_references(&mut tx, node, references).await?;
+        sqlx::query(
             "UPDATE event_notifications SET doc = $1, etag = $2, updated_at = $3 WHERE id = $4",
         )
         .bind(to_doc(notification)?)
         .bind(new_etag())
-        .bind(time_text(now()))
-        .bind(id);
-        self.write_versioned(select, if_match, change).await
+        .bind(to_micros(now()))
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+        self.record_references(&mut tx, Referrer::Notification(id), &node.code, references)
+            .await?;
+        tx.commit().await?;
+        Ok(())
     }
 
     pub async fn delete_notification(
@@ -131,12 +166,13 @@ impl Store {
         id: i64,
         if_match: Option<&str>,
     ) -> StoreResult<()> {
-        let select = format!("SELECT etag FROM event_notifications WHERE {AT_LEVEL} AND id = $3");
-        let select = sqlx::query(&select)
-            .bind(tenant_code)
-            .bind(group_key(level))
-            .bind(id);
         let delete = sqlx::query("DELETE FROM event_notifications WHERE id = $1").bind(id);
-        self.write_versioned(select, if_match, delete).await
+        let keys = [
+            Key::Text(tenant_code),
+            Key::Id(group_key(level)),
+            Key::Id(id),
+        ];
+        self.write_versioned(notification_row(&keys), if_match, delete)
+            .await
     }
 }

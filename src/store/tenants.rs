@@ -3,9 +3,14 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::{Store, StoreResult, check_version, from_doc, new_etag, parse_time, time_text, to_doc};
+use super::webhook_events::{emit, emit_events};
+use super::{
+    Key, Store, StoreResult, VersionedRow, from_doc, from_micros, new_etag, to_doc, to_micros,
+};
 use crate::domain::tenant::{Tenant, TenantNode};
 use crate::domain::time::now;
+use crate::domain::webhook::Category;
+use crate::domain::webhook_event::{EventType, event_data};
 
 /// Outcome of a delete that the store refuses for a business reason.
 #[derive(Debug, PartialEq, Eq)]
@@ -21,7 +26,7 @@ fn tenant_from_row(row: &AnyRow) -> StoreResult<Tenant> {
     tenant.tenant_code = Some(row.try_get("code")?);
     tenant.parent_tenant_code = row.try_get("parent_code")?;
     tenant.etag = Some(row.try_get("etag")?);
-    tenant.timestamp = parse_time(row.try_get("updated_at")?)?;
+    tenant.timestamp = from_micros(row.try_get("updated_at")?)?;
     Ok(tenant)
 }
 
@@ -31,6 +36,15 @@ fn node_from_row(row: &AnyRow) -> StoreResult<TenantNode> {
         parent_code: row.try_get("parent_code")?,
         path: row.try_get("path")?,
     })
+}
+
+fn tenant_row<'a>(keys: &'a [Key<'a>; 1]) -> VersionedRow<'a> {
+    VersionedRow {
+        table: "tenants",
+        column: "etag",
+        filter: "code = $1",
+        keys,
+    }
 }
 
 impl Store {
@@ -92,9 +106,9 @@ impl Store {
         )
         .bind(code)
         .bind(format!("/{code}/"))
-        .bind(to_doc(&tenant.clone().without_read_only())?)
+        .bind(to_doc(tenant)?)
         .bind(new_etag())
-        .bind(time_text(now()))
+        .bind(to_micros(now()))
         .execute(&self.pool)
         .await?;
         Ok(result.rows_affected() == 1)
@@ -116,12 +130,22 @@ impl Store {
             .bind(&code)
             .bind(&parent.code)
             .bind(parent.child_path(&code))
-            .bind(to_doc(&tenant.clone().without_read_only())?)
+            .bind(to_doc(tenant)?)
             .bind(new_etag())
-            .bind(time_text(now()))
+            .bind(to_micros(now()))
             .fetch_one(&mut *tx)
             .await?;
         let created = tenant_from_row(&row)?;
+        // A new tenant has no settings yet: its parent hears of it.
+        emit_events(
+            &mut tx,
+            &parent.code,
+            &code,
+            Category::Tenant,
+            EventType::Created,
+            vec![event_data(&created)],
+        )
+        .await?;
         tx.commit().await?;
         Ok(created)
     }
@@ -133,19 +157,27 @@ impl Store {
         if_match: Option<&str>,
     ) -> StoreResult<Tenant> {
         let mut tx = self.begin_write().await?;
-        let select = sqlx::query("SELECT etag FROM tenants WHERE code = $1").bind(code);
-        check_version(&mut tx, select, if_match).await?;
+        self.check_version(&mut tx, tenant_row(&[Key::Text(code)]), if_match)
+            .await?;
         let sql = format!(
             "UPDATE tenants SET doc = $1, etag = $2, updated_at = $3 WHERE code = $4 RETURNING {TENANT_COLUMNS}"
         );
         let row = sqlx::query(&sql)
-            .bind(to_doc(&tenant.clone().without_read_only())?)
+            .bind(to_doc(tenant)?)
             .bind(new_etag())
-            .bind(time_text(now()))
+            .bind(to_micros(now()))
             .bind(code)
             .fetch_one(&mut *tx)
             .await?;
         let updated = tenant_from_row(&row)?;
+        emit(
+            &mut tx,
+            code,
+            Category::Tenant,
+            EventType::Updated,
+            event_data(&updated),
+        )
+        .await?;
         tx.commit().await?;
         self.tenants.put(code.to_string(), updated.clone());
         Ok(updated)
@@ -159,14 +191,29 @@ impl Store {
         if_match: Option<&str>,
     ) -> StoreResult<TenantDeletion> {
         let mut tx = self.begin_write().await?;
-        let select = sqlx::query("SELECT etag FROM tenants WHERE code = $1").bind(code);
-        check_version(&mut tx, select, if_match).await?;
+        self.check_version(&mut tx, tenant_row(&[Key::Text(code)]), if_match)
+            .await?;
         let child = sqlx::query("SELECT code FROM tenants WHERE parent_code = $1 LIMIT 1")
             .bind(code)
             .fetch_optional(&mut *tx)
             .await?;
         if child.is_some() {
             return Ok(TenantDeletion::HasSubtenants);
+        }
+        // Its own settings (and outbox) go with it: its parent hears of it.
+        let sql = format!("SELECT {TENANT_COLUMNS} FROM tenants WHERE code = $1");
+        let row = sqlx::query(&sql).bind(code).fetch_one(&mut *tx).await?;
+        let deleted = tenant_from_row(&row)?;
+        if let Some(parent) = deleted.parent_tenant_code.clone() {
+            emit_events(
+                &mut tx,
+                &parent,
+                code,
+                Category::Tenant,
+                EventType::Deleted,
+                vec![event_data(&deleted)],
+            )
+            .await?;
         }
         sqlx::query("DELETE FROM tenants WHERE code = $1")
             .bind(code)

@@ -4,15 +4,18 @@ use jiff::Timestamp;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
+use super::webhook_events::emit;
 use super::{
-    Store, StoreError, StoreResult, check_version, conflict_on_duplicate, from_doc, new_etag,
-    parse_time, time_text, to_doc,
+    Key, Store, StoreError, StoreResult, VersionedRow, conflict_on_duplicate, from_doc,
+    from_micros, new_etag, to_doc, to_micros,
 };
 use crate::domain::access::Role;
 use crate::domain::lockout::{LockoutPolicy, LoginState};
 use crate::domain::profile::UserProfile;
 use crate::domain::time::now;
 use crate::domain::user::{User, UserRef};
+use crate::domain::webhook::Category;
+use crate::domain::webhook_event::{EventType, event_data};
 
 /// A validated user ready to insert.
 pub struct NewUser {
@@ -76,11 +79,11 @@ fn user_from_row(row: &AnyRow, with_photo: bool) -> StoreResult<StoredUser> {
     user.user_role_id = Some(role.as_str().to_string());
     user.is_disabled = row.try_get::<i64, _>("is_disabled")? != 0;
     user.failed_password_attempt_count = row.try_get::<i64, _>("failed_count")? as i32;
-    user.failed_password_attempt_window_start = parse_time(row.try_get("failed_window_start")?)?;
-    user.last_lockout_date = parse_time(row.try_get("last_lockout")?)?;
-    user.last_logged_in = parse_time(row.try_get("last_logged_in")?)?;
+    user.failed_password_attempt_window_start = from_micros(row.try_get("failed_window_start")?)?;
+    user.last_lockout_date = from_micros(row.try_get("last_lockout")?)?;
+    user.last_logged_in = from_micros(row.try_get("last_logged_in")?)?;
     user.etag = Some(row.try_get("etag")?);
-    user.timestamp = parse_time(row.try_get("updated_at")?)?;
+    user.timestamp = from_micros(row.try_get("updated_at")?)?;
     user.password = None;
     user.photo = if with_photo {
         row.try_get("photo")?
@@ -133,11 +136,12 @@ impl Store {
     /// Inserts a user with an empty profile; `Conflict` when the username is taken.
     pub async fn create_user(&self, new: NewUser) -> StoreResult<i64> {
         let username = new.user.username.clone().unwrap_or_default();
-        let now = time_text(now());
+        let now = to_micros(now());
         let profile = UserProfile {
             timestamp: None,
             ..Default::default()
         };
+        let mut tx = self.begin_write().await?;
         let row = sqlx::query(
             "INSERT INTO users (tenant_code, username, username_key, password_hash, role,
                 is_disabled, failed_count, doc, photo, profile_doc, profile_updated_at, etag, updated_at)
@@ -154,10 +158,13 @@ impl Store {
         .bind(to_doc(&profile)?)
         .bind(now)
         .bind(new_etag())
-        .fetch_one(&self.pool)
+        .fetch_one(&mut *tx)
         .await
         .map_err(|e| conflict_on_duplicate(e, "a user with this Username"))?;
-        Ok(row.try_get("id")?)
+        let id: i64 = row.try_get("id")?;
+        user_event(&mut tx, id, EventType::Created).await?;
+        tx.commit().await?;
+        Ok(id)
     }
 
     /// A user of exactly this tenant.
@@ -251,10 +258,9 @@ impl Store {
         if_match: Option<&str>,
     ) -> StoreResult<()> {
         let mut tx = self.begin_write().await?;
-        let select = sqlx::query("SELECT etag FROM users WHERE id = $1 AND tenant_code = $2")
-            .bind(id)
-            .bind(tenant_code);
-        check_version(&mut tx, select, if_match).await?;
+        let keys = [Key::Id(id), Key::Text(tenant_code)];
+        self.check_version(&mut tx, VersionedRow::by_id("users", &keys), if_match)
+            .await?;
         let username = user.username.clone().unwrap_or_default();
         sqlx::query(
             "UPDATE users SET username = $1, username_key = $2,
@@ -270,11 +276,12 @@ impl Store {
         .bind(user_doc(user)?)
         .bind(user.photo.clone())
         .bind(new_etag())
-        .bind(time_text(now()))
+        .bind(to_micros(now()))
         .bind(id)
         .execute(&mut *tx)
         .await
         .map_err(|e| conflict_on_duplicate(e, "a user with this Username"))?;
+        user_event(&mut tx, id, EventType::Updated).await?;
         tx.commit().await?;
         self.users.remove(&id);
         Ok(())
@@ -286,24 +293,37 @@ impl Store {
         id: i64,
         if_match: Option<&str>,
     ) -> StoreResult<()> {
-        let select = sqlx::query("SELECT etag FROM users WHERE id = $1 AND tenant_code = $2")
+        let mut tx = self.begin_write().await?;
+        let keys = [Key::Id(id), Key::Text(tenant_code)];
+        self.check_version(&mut tx, VersionedRow::by_id("users", &keys), if_match)
+            .await?;
+        user_event(&mut tx, id, EventType::Deleted).await?;
+        sqlx::query("DELETE FROM users WHERE id = $1")
             .bind(id)
-            .bind(tenant_code);
-        let delete = sqlx::query("DELETE FROM users WHERE id = $1").bind(id);
-        self.write_versioned(select, if_match, delete).await?;
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
         self.users.remove(&id);
         Ok(())
     }
 
     // --- authentication -------------------------------------------------------------
 
-    pub async fn credentials(&self, username_key: &str) -> StoreResult<Option<Credentials>> {
+    /// What authentication needs, with the login state of this client address.
+    pub async fn credentials(
+        &self,
+        username_key: &str,
+        client: &str,
+    ) -> StoreResult<Option<Credentials>> {
         let row = sqlx::query(
             "SELECT u.id, u.username, u.tenant_code, t.path, u.role, u.is_disabled, u.password_hash,
-                    u.failed_count, u.failed_window_start, u.last_lockout
-             FROM users u JOIN tenants t ON t.code = u.tenant_code WHERE u.username_key = $1",
+                    f.failed_count, f.window_start, f.locked_at
+             FROM users u JOIN tenants t ON t.code = u.tenant_code
+             LEFT JOIN login_failures f ON f.user_id = u.id AND f.client = $2
+             WHERE u.username_key = $1",
         )
         .bind(username_key)
+        .bind(client)
         .fetch_optional(&self.pool)
         .await?;
         let Some(row) = row else { return Ok(None) };
@@ -315,63 +335,123 @@ impl Store {
             role: role_from_text(&row.try_get::<String, _>("role")?)?,
             is_disabled: row.try_get::<i64, _>("is_disabled")? != 0,
             password_hash: row.try_get("password_hash")?,
-            login: LoginState {
-                failed_count: row.try_get::<i64, _>("failed_count")? as i32,
-                window_start: parse_time(row.try_get("failed_window_start")?)?,
-                last_lockout: parse_time(row.try_get("last_lockout")?)?,
-            },
+            login: client_state_from_row(&row)?,
         }))
     }
 
-    /// Counts a failed login atomically (concurrent failures are not lost).
+    /// The login state of one client address of a user (default when it never failed).
+    pub async fn client_login_state(&self, id: i64, client: &str) -> StoreResult<LoginState> {
+        let row = sqlx::query(
+            "SELECT failed_count, window_start, locked_at FROM login_failures
+             WHERE user_id = $1 AND client = $2",
+        )
+        .bind(id)
+        .bind(client)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.map(|r| client_state_from_row(&r))
+            .transpose()
+            .map(Option::unwrap_or_default)
+    }
+
+    /// Counts a failed login from `client`: the client's own state (which locks) and the
+    /// account's summary, both read locked and written in one transaction, so parallel
+    /// failures are all counted. Returns the client's new state.
     pub async fn record_login_failure(
         &self,
         id: i64,
+        client: &str,
         policy: &LockoutPolicy,
         at: Timestamp,
     ) -> StoreResult<LoginState> {
         let mut tx = self.begin_write().await?;
-        let row = sqlx::query(
-            "SELECT failed_count, failed_window_start, last_lockout FROM users WHERE id = $1",
+        sqlx::query(
+            "INSERT INTO login_failures (user_id, client) VALUES ($1, $2)
+             ON CONFLICT (user_id, client) DO NOTHING",
         )
         .bind(id)
-        .fetch_optional(&mut *tx)
-        .await?
-        .ok_or(StoreError::NotFound)?;
-        let current = LoginState {
+        .bind(client)
+        .execute(&mut *tx)
+        .await?;
+        let lock = self.backend.lock_rows();
+        let sql = format!(
+            "SELECT failed_count, window_start, locked_at FROM login_failures
+             WHERE user_id = $1 AND client = $2{lock}"
+        );
+        let row = sqlx::query(&sql)
+            .bind(id)
+            .bind(client)
+            .fetch_one(&mut *tx)
+            .await?;
+        let client_state = policy.after_failure(&client_state_from_row(&row)?, at);
+        sqlx::query(
+            "UPDATE login_failures SET failed_count = $1, window_start = $2, locked_at = $3
+             WHERE user_id = $4 AND client = $5",
+        )
+        .bind(i64::from(client_state.failed_count))
+        .bind(client_state.window_start.map(to_micros))
+        .bind(client_state.last_lockout.map(to_micros))
+        .bind(id)
+        .bind(client)
+        .execute(&mut *tx)
+        .await?;
+
+        let sql = format!(
+            "SELECT failed_count, failed_window_start, last_lockout FROM users WHERE id = $1{lock}"
+        );
+        let row = sqlx::query(&sql)
+            .bind(id)
+            .fetch_optional(&mut *tx)
+            .await?
+            .ok_or(StoreError::NotFound)?;
+        let account = LoginState {
             failed_count: row.try_get::<i64, _>("failed_count")? as i32,
-            window_start: parse_time(row.try_get("failed_window_start")?)?,
-            last_lockout: parse_time(row.try_get("last_lockout")?)?,
+            window_start: from_micros(row.try_get("failed_window_start")?)?,
+            last_lockout: from_micros(row.try_get("last_lockout")?)?,
         };
-        let state = policy.after_failure(&current, at);
+        let locked_now = (client_state.last_lockout == Some(at)).then_some(at);
+        let account = policy.account_after_failure(&account, locked_now, at);
         sqlx::query(
             "UPDATE users SET failed_count = $1, failed_window_start = $2, last_lockout = $3 WHERE id = $4",
         )
-        .bind(i64::from(state.failed_count))
-        .bind(state.window_start.map(time_text))
-        .bind(state.last_lockout.map(time_text))
+        .bind(i64::from(account.failed_count))
+        .bind(account.window_start.map(to_micros))
+        .bind(account.last_lockout.map(to_micros))
         .bind(id)
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;
         self.users.remove(&id);
-        Ok(state)
+        Ok(client_state)
     }
 
-    pub async fn record_login_success(&self, id: i64, at: Timestamp) -> StoreResult<()> {
-        sqlx::query(
-            "UPDATE users SET last_logged_in = $1, failed_count = 0, failed_window_start = NULL WHERE id = $2",
-        )
-        .bind(time_text(at))
-        .bind(id)
-        .execute(&self.pool)
-        .await?;
+    /// A verified login from `client`: that address starts afresh. The account summary
+    /// keeps showing failures from other addresses until its window passes.
+    pub async fn record_login_success(
+        &self,
+        id: i64,
+        client: &str,
+        at: Timestamp,
+    ) -> StoreResult<()> {
+        let mut tx = self.begin_write().await?;
+        sqlx::query("DELETE FROM login_failures WHERE user_id = $1 AND client = $2")
+            .bind(id)
+            .bind(client)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("UPDATE users SET last_logged_in = $1 WHERE id = $2")
+            .bind(to_micros(at))
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
         self.users.remove(&id);
         Ok(())
     }
 
     // --- profiles -------------------------------------------------------------------
 
+    /// A user's profile, with its version: (user id, profile).
     pub async fn get_profile(
         &self,
         tenant_code: &str,
@@ -379,8 +459,8 @@ impl Store {
     ) -> StoreResult<Option<(i64, UserProfile)>> {
         let (filter, key) = user_filter(user);
         let sql = format!(
-            "SELECT u.id, u.username, u.profile_doc, u.profile_updated_at FROM users u
-             WHERE u.tenant_code = $1 AND {filter}"
+            "SELECT u.id, u.username, u.profile_doc, u.profile_updated_at, u.profile_etag
+             FROM users u WHERE u.tenant_code = $1 AND {filter}"
         );
         let query = sqlx::query(&sql).bind(tenant_code);
         let query = match key {
@@ -394,8 +474,8 @@ impl Store {
 
     pub async fn list_profiles(&self, tenant_code: &str) -> StoreResult<Vec<UserProfile>> {
         let rows = sqlx::query(
-            "SELECT u.id, u.username, u.profile_doc, u.profile_updated_at FROM users u
-             WHERE u.tenant_code = $1 ORDER BY u.id",
+            "SELECT u.id, u.username, u.profile_doc, u.profile_updated_at, u.profile_etag
+             FROM users u WHERE u.tenant_code = $1 ORDER BY u.id",
         )
         .bind(tenant_code)
         .fetch_all(&self.pool)
@@ -408,26 +488,45 @@ impl Store {
         tenant_code: &str,
         id: i64,
         profile: &UserProfile,
+        if_match: Option<&str>,
     ) -> StoreResult<()> {
-        let result = sqlx::query(
-            "UPDATE users SET profile_doc = $1, profile_updated_at = $2 WHERE id = $3 AND tenant_code = $4",
+        let keys = [Key::Id(id), Key::Text(tenant_code)];
+        let row = VersionedRow {
+            column: "profile_etag",
+            ..VersionedRow::by_id("users", &keys)
+        };
+        let change = sqlx::query(
+            "UPDATE users SET profile_doc = $1, profile_updated_at = $2, profile_etag = $3 WHERE id = $4",
         )
-        .bind(to_doc(&profile.clone().without_read_only())?)
-        .bind(time_text(now()))
-        .bind(id)
-        .bind(tenant_code)
-        .execute(&self.pool)
-        .await?;
-        if result.rows_affected() == 0 {
-            return Err(StoreError::NotFound);
-        }
-        Ok(())
+        .bind(to_doc(profile)?)
+        .bind(to_micros(now()))
+        .bind(new_etag())
+        .bind(id);
+        self.write_versioned(row, if_match, change).await
     }
+}
+
+/// A `User` webhook event for user `id` as it is now in the transaction.
+async fn user_event(tx: &mut super::Tx, id: i64, kind: EventType) -> StoreResult<()> {
+    let sql = format!("SELECT {USER_COLUMNS} FROM users u WHERE u.id = $1");
+    let row = sqlx::query(&sql).bind(id).fetch_one(&mut **tx).await?;
+    let stored = user_from_row(&row, false)?;
+    let tenant = stored.user.tenant_code.clone().unwrap_or_default();
+    emit(tx, &tenant, Category::User, kind, event_data(&stored.user)).await
+}
+
+fn client_state_from_row(row: &AnyRow) -> StoreResult<LoginState> {
+    Ok(LoginState {
+        failed_count: row.try_get::<Option<i64>, _>("failed_count")?.unwrap_or(0) as i32,
+        window_start: from_micros(row.try_get("window_start")?)?,
+        last_lockout: from_micros(row.try_get("locked_at")?)?,
+    })
 }
 
 fn profile_from_row(row: &AnyRow) -> StoreResult<UserProfile> {
     let mut profile: UserProfile = from_doc(row, "profile_doc")?;
     profile.username = Some(row.try_get("username")?);
-    profile.timestamp = parse_time(row.try_get("profile_updated_at")?)?;
+    profile.timestamp = from_micros(row.try_get("profile_updated_at")?)?;
+    profile.etag = Some(row.try_get("profile_etag")?);
     Ok(profile)
 }

@@ -2,7 +2,7 @@
 
 use sqlx::Row;
 
-use super::{Store, StoreError, StoreResult, check_etag, from_doc, new_etag, time_text, to_doc};
+use super::{Store, StoreError, StoreResult, check_etag, from_doc, new_etag, to_doc, to_micros};
 use crate::domain::time::now;
 use crate::domain::webhook::WebhookSettings;
 
@@ -31,34 +31,50 @@ impl Store {
         expected: Option<&str>,
     ) -> StoreResult<()> {
         let mut tx = self.begin_write().await?;
-        let row = sqlx::query("SELECT etag FROM webhook_settings WHERE tenant_code = $1")
+        let sql = format!(
+            "SELECT etag FROM webhook_settings WHERE tenant_code = $1{}",
+            self.backend.lock_rows()
+        );
+        let row = sqlx::query(&sql)
             .bind(tenant_code)
             .fetch_optional(&mut *tx)
             .await?;
-        match (&row, expected) {
-            (Some(row), _) => check_etag(&row.try_get::<String, _>("etag")?, expected)?,
-            (None, Some(_)) => return Err(StoreError::PreconditionFailed),
-            (None, None) => {}
-        }
         let doc = WebhookSettings {
             password: None,
             etag: None,
             ..settings.clone()
         };
-        sqlx::query(
-            "INSERT INTO webhook_settings (tenant_code, doc, password, etag, updated_at)
-             VALUES ($1, $2, $3, $4, $5)
-             ON CONFLICT (tenant_code) DO UPDATE SET doc = excluded.doc,
-                password = excluded.password, etag = excluded.etag,
-                updated_at = excluded.updated_at",
-        )
-        .bind(tenant_code)
-        .bind(to_doc(&doc)?)
-        .bind(settings.password.clone())
-        .bind(new_etag())
-        .bind(time_text(now()))
-        .execute(&mut *tx)
-        .await?;
+        let (sql, first_save) = match (&row, expected) {
+            (Some(row), _) => {
+                check_etag(&row.try_get::<String, _>("etag")?, expected)?;
+                (
+                    "UPDATE webhook_settings SET doc = $2, password = $3, etag = $4, updated_at = $5
+                     WHERE tenant_code = $1",
+                    false,
+                )
+            }
+            (None, Some(_)) => return Err(StoreError::PreconditionFailed),
+            // A concurrent first save makes this insert fail: that caller did not see ours.
+            (None, None) => (
+                "INSERT INTO webhook_settings (tenant_code, doc, password, etag, updated_at)
+                 VALUES ($1, $2, $3, $4, $5)",
+                true,
+            ),
+        };
+        sqlx::query(sql)
+            .bind(tenant_code)
+            .bind(to_doc(&doc)?)
+            .bind(settings.password.clone())
+            .bind(new_etag())
+            .bind(to_micros(now()))
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| match &e {
+                sqlx::Error::Database(db) if first_save && db.is_unique_violation() => {
+                    StoreError::PreconditionFailed
+                }
+                _ => StoreError::from(e),
+            })?;
         tx.commit().await?;
         Ok(())
     }

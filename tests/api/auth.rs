@@ -14,6 +14,9 @@ backend_tests!(
     malformed_authorization_headers_are_401,
     five_failures_lock_the_account,
     successful_login_is_recorded,
+    lockout_is_per_client_address,
+    a_cached_credential_does_not_bypass_a_lock,
+    parallel_failures_are_all_counted,
     disabled_accounts_cannot_log_in,
     read_only_users_read_but_do_not_write,
 );
@@ -86,7 +89,72 @@ async fn successful_login_is_recorded(app: TestApp) {
     assert_eq!(user.get("/V2/1000").await.status(), StatusCode::OK);
     let after = app.admin.get_json(&format!("/V2/1000/users/{id}")).await;
     assert!(after["LastLoggedIn"].is_string());
-    assert_eq!(after["FailedPasswordAttemptCount"], 0);
+    // The account summary keeps showing failures within the window (from any address).
+    assert_eq!(after["FailedPasswordAttemptCount"], 1);
+}
+
+/// Failures from one address lock the account for that address only: a stranger cannot
+/// lock the owner out.
+async fn lockout_is_per_client_address(app: TestApp) {
+    let (id, _) = app.create_user("1000", "owner@example.com", "User").await;
+    let stranger = app.client_from("127.0.0.2", "owner@example.com", "wrong-password-x");
+    for _ in 0..4 {
+        assert_problem(stranger.get("/V2/1000").await, 401, "unauthorized").await;
+    }
+    assert_problem(stranger.get("/V2/1000").await, 401, "locked").await;
+    // The right password from the stranger's address is refused too…
+    let guesser = app.client_from("127.0.0.2", "owner@example.com", PASSWORD);
+    assert_problem(guesser.get("/V2/1000").await, 401, "locked").await;
+    // …but the owner, from another address, gets in.
+    let owner = app.client_from("127.0.0.3", "owner@example.com", PASSWORD);
+    assert_eq!(owner.get("/V2/1000").await.status(), StatusCode::OK);
+    let record = app.admin.get_json(&format!("/V2/1000/users/{id}")).await;
+    assert_eq!(record["FailedPasswordAttemptCount"], 5);
+    assert!(record["FailedPasswordAttemptWindowStart"].is_string());
+    assert!(record["LastLockoutDate"].is_string());
+    assert!(record["LastLoggedIn"].is_string());
+}
+
+/// A credential verified (and cached) before the lock does not open the locked address.
+async fn a_cached_credential_does_not_bypass_a_lock(app: TestApp) {
+    app.create_user("1000", "cached@example.com", "User").await;
+    let good = app.client_from("127.0.0.2", "cached@example.com", PASSWORD);
+    assert_eq!(good.get("/V2/1000").await.status(), StatusCode::OK);
+    let bad = app.client_from("127.0.0.2", "cached@example.com", "wrong-password-x");
+    for _ in 0..8 {
+        bad.get("/V2/1000").await;
+    }
+    assert_problem(good.get("/V2/1000").await, 401, "locked").await;
+    let elsewhere = app.client_from("127.0.0.3", "cached@example.com", PASSWORD);
+    assert_eq!(elsewhere.get("/V2/1000").await.status(), StatusCode::OK);
+}
+
+/// Parallel failures are all counted: the threshold holds under a guessing burst.
+async fn parallel_failures_are_all_counted(app: TestApp) {
+    let (id, _) = app.create_user("1000", "burst@example.com", "User").await;
+    let bad = app.client_from("127.0.0.2", "burst@example.com", "wrong-password-x");
+    let attempts = (0..4).map(|_| {
+        let bad = bad.clone();
+        async move { bad.get("/V2/1000").await.status() }
+    });
+    let statuses = futures::future::join_all(attempts).await;
+    assert!(statuses.iter().all(|s| *s == StatusCode::UNAUTHORIZED));
+    let record = app.admin.get_json(&format!("/V2/1000/users/{id}")).await;
+    assert_eq!(record["FailedPasswordAttemptCount"], 4);
+    assert!(record["LastLockoutDate"].is_null());
+    // A burst past the threshold: exactly threshold attempts are verified and counted,
+    // the rest are refused as locked (or counted when they raced the lock).
+    let attempts = (0..6).map(|_| {
+        let bad = bad.clone();
+        async move { bad.get("/V2/1000").await.status() }
+    });
+    futures::future::join_all(attempts).await;
+    let record = app.admin.get_json(&format!("/V2/1000/users/{id}")).await;
+    assert!(record["LastLockoutDate"].is_string());
+    let count = record["FailedPasswordAttemptCount"].as_i64().unwrap();
+    assert!((5..=10).contains(&count), "count {count}");
+    let good = app.client_from("127.0.0.2", "burst@example.com", PASSWORD);
+    assert_problem(good.get("/V2/1000").await, 401, "locked").await;
 }
 
 async fn disabled_accounts_cannot_log_in(app: TestApp) {
@@ -148,4 +216,48 @@ async fn lockout_policy_is_configurable_and_expires() {
     assert_problem(good.get("/V2/1000").await, 401, "locked").await;
     tokio::time::sleep(Duration::from_millis(1100)).await;
     assert_eq!(good.get("/V2/1000").await.status(), StatusCode::OK);
+}
+
+/// Behind a trusted proxy, `X-Forwarded-For` names the client; from anyone else it is ignored.
+#[tokio::test]
+async fn forwarded_for_is_believed_only_from_a_trusted_proxy() {
+    let config = AppConfig {
+        trusted_proxies: vec!["127.0.0.1".parse().unwrap()],
+        ..AppConfig::default()
+    };
+    let app = spawn_app_with(Backend::Sqlite, config).await.unwrap();
+    app.create_user("1000", "proxied@example.com", "User").await;
+    let via_proxy = |forwarded: &'static str, password: &'static str| {
+        app.client_from("127.0.0.1", "proxied@example.com", password)
+            .request(Method::GET, "/V2/1000")
+            .header("x-forwarded-for", forwarded)
+            .send()
+    };
+    for _ in 0..5 {
+        via_proxy("203.0.113.7", "wrong-password-x").await.unwrap();
+    }
+    let locked = via_proxy("203.0.113.7", PASSWORD).await.unwrap();
+    assert_problem(locked, 401, "locked").await;
+    let other = via_proxy("198.51.100.1", PASSWORD).await.unwrap();
+    assert_eq!(other.status(), StatusCode::OK);
+
+    // 127.0.0.2 is no trusted proxy: its header is ignored, its own address is locked.
+    let direct = |forwarded: &'static str, password: &'static str| {
+        app.client_from("127.0.0.2", "proxied@example.com", password)
+            .request(Method::GET, "/V2/1000")
+            .header("x-forwarded-for", forwarded)
+            .send()
+    };
+    for i in 0..5 {
+        let spoofed = [
+            "192.0.2.1",
+            "192.0.2.2",
+            "192.0.2.3",
+            "192.0.2.4",
+            "192.0.2.5",
+        ][i];
+        direct(spoofed, "wrong-password-x").await.unwrap();
+    }
+    let locked = direct("192.0.2.99", PASSWORD).await.unwrap();
+    assert_problem(locked, 401, "locked").await;
 }

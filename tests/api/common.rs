@@ -54,17 +54,93 @@ pub struct TestApp {
     /// Which database this app runs on (for backend-specific assertions).
     #[allow(dead_code)]
     pub backend: Backend,
-    temp_dir: Option<PathBuf>,
-    url: String,
+    database: TestDatabase,
     config: AppConfig,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
 }
 
-impl Drop for TestApp {
+/// A database of its own for one test: a temporary SQLite file, or a fresh schema on
+/// the PostgreSQL server. Removed (the schema dropped) when the test ends.
+pub struct TestDatabase {
+    pub url: String,
+    temp_dir: Option<PathBuf>,
+    /// (server URL, schema) on PostgreSQL.
+    schema: Option<(String, String)>,
+}
+
+impl Drop for TestDatabase {
     fn drop(&mut self) {
         if let Some(dir) = &self.temp_dir {
             let _ = std::fs::remove_dir_all(dir);
         }
+        if let Some((server, schema)) = self.schema.take() {
+            // Drop runs inside the test's runtime: use a thread with a runtime of its own.
+            let dropped = std::thread::spawn(move || {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .expect("runtime");
+                runtime.block_on(async {
+                    let mut conn = sqlx::AnyConnection::connect(&server).await?;
+                    sqlx::query(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
+                        .execute(&mut conn)
+                        .await?;
+                    conn.close().await
+                })
+            })
+            .join();
+            if !matches!(dropped, Ok(Ok(()))) {
+                eprintln!("could not drop a test schema: {dropped:?}");
+            }
+        }
+    }
+}
+
+impl TestDatabase {
+    /// A fresh, empty database; `None` for PostgreSQL when none is configured.
+    pub async fn create(backend: Backend) -> Option<TestDatabase> {
+        let unique = format!("t{}", uuid::Uuid::new_v4().simple());
+        Some(match backend {
+            Backend::Sqlite => {
+                let dir = std::env::temp_dir().join(format!("safetrack-{unique}"));
+                std::fs::create_dir_all(&dir).expect("temp dir");
+                TestDatabase {
+                    url: format!("sqlite://{}?mode=rwc", dir.join("test.db").display()),
+                    temp_dir: Some(dir),
+                    schema: None,
+                }
+            }
+            Backend::Postgres => {
+                let base = postgres_url()?;
+                sqlx::any::install_default_drivers();
+                let mut conn = sqlx::AnyConnection::connect(&base)
+                    .await
+                    .expect("connect to PostgreSQL");
+                sqlx::query(&format!("CREATE SCHEMA {unique}"))
+                    .execute(&mut conn)
+                    .await
+                    .expect("create schema");
+                conn.close().await.ok();
+                let sep = if base.contains('?') { '&' } else { '?' };
+                TestDatabase {
+                    url: format!("{base}{sep}options=-c%20search_path%3D{unique}"),
+                    temp_dir: None,
+                    schema: Some((base, unique)),
+                }
+            }
+        })
+    }
+}
+
+/// The PostgreSQL server to test against. Under CI it must be configured: a missing one
+/// fails the run instead of passing the PostgreSQL half silently.
+fn postgres_url() -> Option<String> {
+    match std::env::var("SAFETRACK_TEST_DATABASE_URL") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ if std::env::var_os("CI").is_some() => {
+            panic!("CI is set but SAFETRACK_TEST_DATABASE_URL is not: PostgreSQL tests cannot run")
+        }
+        _ => None,
     }
 }
 
@@ -74,44 +150,21 @@ pub async fn spawn_app(backend: Backend) -> Option<TestApp> {
 }
 
 pub async fn spawn_app_with(backend: Backend, config: AppConfig) -> Option<TestApp> {
-    let unique = format!("t{}", uuid::Uuid::new_v4().simple());
-    let (url, temp_dir) = match backend {
-        Backend::Sqlite => {
-            let dir = std::env::temp_dir().join(format!("safetrack-{unique}"));
-            std::fs::create_dir_all(&dir).expect("temp dir");
-            (
-                format!("sqlite://{}?mode=rwc", dir.join("test.db").display()),
-                Some(dir),
-            )
-        }
-        Backend::Postgres => {
-            let base = std::env::var("SAFETRACK_TEST_DATABASE_URL").ok()?;
-            sqlx::any::install_default_drivers();
-            let mut conn = sqlx::AnyConnection::connect(&base)
-                .await
-                .expect("connect to PostgreSQL");
-            sqlx::query(&format!("CREATE SCHEMA {unique}"))
-                .execute(&mut conn)
-                .await
-                .expect("create schema");
-            conn.close().await.ok();
-            let sep = if base.contains('?') { '&' } else { '?' };
-            (
-                format!("{base}{sep}options=-c%20search_path%3D{unique}"),
-                None,
-            )
-        }
-    };
-    let (base, shutdown) = start_server(&url, config).await;
-    Some(TestApp {
+    let database = TestDatabase::create(backend).await?;
+    Some(spawn_app_on(backend, database, config).await)
+}
+
+/// Serves an existing test database (e.g. one prepared at an older schema version).
+pub async fn spawn_app_on(backend: Backend, database: TestDatabase, config: AppConfig) -> TestApp {
+    let (base, shutdown) = start_server(&database.url, config.clone()).await;
+    TestApp {
         admin: Client::new(&base, Some((ADMIN_EMAIL, ADMIN_PASSWORD))),
         base,
         backend,
-        temp_dir,
-        url,
+        database,
         config,
         shutdown: Some(shutdown),
-    })
+    }
 }
 
 /// Opens (migrating, bootstrapping) the database at `url` and serves it on port 0.
@@ -121,9 +174,7 @@ async fn start_server(url: &str, config: AppConfig) -> (String, tokio::sync::one
     app::bootstrap(&store, ADMIN_EMAIL, Some(ADMIN_PASSWORD.into()))
         .await
         .expect("bootstrap");
-    let router = app::build_router(store.clone(), config)
-        .await
-        .expect("router");
+    let application = app::build_app(store.clone(), config).await.expect("app");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
@@ -133,7 +184,9 @@ async fn start_server(url: &str, config: AppConfig) -> (String, tokio::sync::one
         let shutdown = async {
             let _ = stopped.await;
         };
-        app::serve(listener, router, shutdown).await.expect("serve");
+        app::serve(listener, application, shutdown)
+            .await
+            .expect("serve");
         store.close().await;
     });
     (base, stop)
@@ -146,16 +199,7 @@ impl TestApp {
         if let Some(stop) = self.shutdown.take() {
             let _ = stop.send(());
         }
-        let (base, shutdown) = start_server(&self.url, self.config).await;
-        TestApp {
-            admin: Client::new(&base, Some((ADMIN_EMAIL, ADMIN_PASSWORD))),
-            base,
-            backend: self.backend,
-            temp_dir: self.temp_dir.take(),
-            url: self.url.clone(),
-            config: self.config,
-            shutdown: Some(shutdown),
-        }
+        spawn_app_on(self.backend, self.database, self.config).await
     }
 
     pub fn anonymous(&self) -> Client {
@@ -164,6 +208,20 @@ impl TestApp {
 
     pub fn client(&self, email: &str, password: &str) -> Client {
         Client::new(&self.base, Some((email, password)))
+    }
+
+    /// A client whose connections come from `local` (any 127.x.y.z works on loopback):
+    /// a second client address for lockout and rate-limit tests.
+    pub fn client_from(&self, local: &str, email: &str, password: &str) -> Client {
+        let ip: std::net::IpAddr = local.parse().expect("local address");
+        Client {
+            base: self.base.clone(),
+            http: reqwest::Client::builder()
+                .local_address(ip)
+                .build()
+                .expect("client"),
+            credentials: Some((email.to_string(), password.to_string())),
+        }
     }
 
     /// Creates a subtenant of `parent` as the admin; returns its code.

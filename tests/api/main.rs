@@ -1,16 +1,35 @@
 //! API tests through HTTP, on SQLite and (when configured) PostgreSQL.
 
 mod address_book;
+mod alerts;
 mod auth;
+mod check_ins;
 mod cli;
 mod common;
+mod concurrency;
 mod conventions;
+mod deliveries;
 mod devices;
+mod durability;
+mod escalation;
 mod event_notification_rules;
 mod event_notifications;
+mod events;
 mod external_links;
+mod fuzz_findings;
 mod geofences;
+mod interop;
+mod itineraries;
+mod itinerary_parts;
+mod mo_messages;
+mod mt_messages;
+mod openapi;
 mod profiles;
+mod references;
+mod risk_regions;
+mod storage;
+mod stream;
 mod tenants;
 mod users;
+mod webhook_events;
 mod webhooks;

@@ -47,11 +47,16 @@ impl EventFacts {
     /// Sets the local clock facts (`Time`, `Day`) for the instant `at` seen in `zone`
     /// (the notification's `TimeZoneId`, UTC when it has none).
     pub fn with_local_time(mut self, at: Timestamp, zone: &TimeZone) -> Self {
+        self.set_local_time(at, zone);
+        self
+    }
+
+    /// `with_local_time` in place (one set of facts, evaluated in several zones).
+    pub fn set_local_time(&mut self, at: Timestamp, zone: &TimeZone) {
         let local = at.to_zoned(zone.clone());
         let minutes = i32::from(local.hour()) * 60 + i32::from(local.minute());
         self.local_minutes = u16::try_from(minutes).ok();
         self.local_weekday = Some(local.weekday().into());
-        self
     }
 }
 

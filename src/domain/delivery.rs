@@ -1,0 +1,247 @@
+//! Deliveries: one row per resolved target of a match, in the durable outbox. And what
+//! they say: subject and body composed once, when the match happens.
+
+use std::fmt::Write as _;
+
+use jiff::Timestamp;
+use jiff::tz::TimeZone;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+pub const EMAIL: &str = "Email";
+pub const SMS: &str = "Sms";
+pub const VOICE: &str = "Voice";
+pub const MT: &str = "Mt";
+pub const WEBHOOK: &str = "Webhook";
+pub const CHANNELS: [&str; 5] = [EMAIL, SMS, VOICE, MT, WEBHOOK];
+
+/// Waiting for the delivery worker.
+pub const PENDING: &str = "Pending";
+/// No channel configured for it (re-queued by a retry once there is).
+pub const NOT_CONFIGURED: &str = "NotConfigured";
+/// The recipient resolved to no address (a user without a phone, …).
+pub const NO_ADDRESS: &str = "NoAddress";
+pub const SENT: &str = "Sent";
+pub const FAILED: &str = "Failed";
+pub const EXPIRED: &str = "Expired";
+pub const STATUSES: [&str; 6] = [PENDING, NOT_CONFIGURED, NO_ADDRESS, SENT, FAILED, EXPIRED];
+
+/// A delivery as the API shows it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "PascalCase")]
+pub struct Delivery {
+    #[schema(example = "31")]
+    pub delivery_id: Option<String>,
+    pub tenant_code: Option<String>,
+    /// Email, Sms, Voice, Mt or Webhook.
+    #[schema(example = "Email")]
+    pub channel: Option<String>,
+    /// The address: an e-mail address, a phone number, a device id or a URL (null when
+    /// the recipient resolved to none).
+    pub target: Option<String>,
+    pub subject: Option<String>,
+    pub body: Option<String>,
+    /// Pending, NotConfigured, NoAddress, Sent, Failed or Expired.
+    #[schema(example = "Pending")]
+    pub status: Option<String>,
+    pub notification_id: Option<String>,
+    pub alert_id: Option<String>,
+    pub message_id: Option<String>,
+    /// The MT message a device delivery queued.
+    pub mt_message_id: Option<String>,
+    pub device_id: Option<String>,
+    /// Webhook deliveries: the event's `Id` (the `webhook-id` header).
+    pub event_id: Option<String>,
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub created_at: Option<Timestamp>,
+    pub attempts: i64,
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub next_attempt_at: Option<Timestamp>,
+    pub last_error: Option<String>,
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub sent_at: Option<Timestamp>,
+    /// The provider's id for the sent message (an SMTP queue id, a Twilio sid, …).
+    pub provider_id: Option<String>,
+}
+
+/// What a notification's messages are about.
+#[derive(Debug, Clone)]
+pub struct MatchSummary {
+    pub notification_name: String,
+    pub notification_text: Option<String>,
+    pub severity: Option<String>,
+    pub device_id: String,
+    pub device_name: Option<String>,
+    /// `Emergency`, `MissedCheckIn`, or the message type.
+    pub event: String,
+    pub time: Timestamp,
+    pub tenant_zone: TimeZone,
+    pub position: Option<(f64, f64)>,
+    pub geofences: Vec<String>,
+    /// For emergencies: who to call and what responders should know (from the device
+    /// user's profile).
+    pub emergency_contacts: Vec<String>,
+    pub emergency_information: Option<String>,
+}
+
+/// The severity word of "0", "1", "2".
+pub fn severity_word(severity: Option<&str>) -> &'static str {
+    match severity {
+        Some("2") => "High",
+        Some("1") => "Warning",
+        _ => "Info",
+    }
+}
+
+fn map_link(lat: f64, lon: f64) -> String {
+    format!("https://www.openstreetmap.org/?mlat={lat:.5}&mlon={lon:.5}#map=16/{lat:.5}/{lon:.5}")
+}
+
+impl MatchSummary {
+    fn device_label(&self) -> &str {
+        self.device_name
+            .as_deref()
+            .filter(|n| !n.trim().is_empty())
+            .unwrap_or(&self.device_id)
+    }
+
+    fn local_time(&self) -> String {
+        let zoned = self.time.to_zoned(self.tenant_zone.clone());
+        format!(
+            "{} {}",
+            zoned.strftime("%Y-%m-%d %H:%M:%S %Z"),
+            self.tenant_zone.iana_name().unwrap_or("UTC")
+        )
+    }
+
+    /// `[High] SOS — Van 3`
+    pub fn subject(&self) -> String {
+        format!(
+            "[{}] {} — {}",
+            severity_word(self.severity.as_deref()),
+            self.notification_name,
+            self.device_label()
+        )
+    }
+
+    /// The plain-text e-mail body.
+    pub fn email_body(&self) -> String {
+        let mut body = String::new();
+        if let Some(text) = self.notification_text.as_deref().filter(|t| !t.is_empty()) {
+            let _ = writeln!(body, "{text}\n");
+        }
+        let _ = writeln!(body, "Notification: {}", self.notification_name);
+        let _ = writeln!(body, "Event: {}", self.event);
+        let _ = writeln!(body, "Device: {} ({})", self.device_label(), self.device_id);
+        let _ = writeln!(body, "Time: {}", self.local_time());
+        let _ = writeln!(body, "Time (UTC): {}", self.time);
+        match self.position {
+            Some((lat, lon)) => {
+                let _ = writeln!(body, "Position: {lat:.5}, {lon:.5}");
+                let _ = writeln!(body, "Map: {}", map_link(lat, lon));
+            }
+            None => {
+                let _ = writeln!(body, "Position: unknown");
+            }
+        }
+        if !self.geofences.is_empty() {
+            let _ = writeln!(body, "Geofences: {}", self.geofences.join(", "));
+        }
+        if !self.emergency_contacts.is_empty() {
+            let _ = writeln!(body, "\nEmergency contacts:");
+            for contact in &self.emergency_contacts {
+                let _ = writeln!(body, "  {contact}");
+            }
+        }
+        if let Some(info) = self
+            .emergency_information
+            .as_deref()
+            .filter(|i| !i.is_empty())
+        {
+            let _ = writeln!(body, "\nEmergency information: {info}");
+        }
+        body
+    }
+
+    /// One short line for SMS.
+    pub fn sms_body(&self) -> String {
+        let mut text = format!(
+            "{}: {} at {}",
+            self.subject(),
+            self.event,
+            self.time
+                .to_zoned(self.tenant_zone.clone())
+                .strftime("%H:%M %Z")
+        );
+        if let Some((lat, lon)) = self.position {
+            let _ = write!(text, " {}", map_link(lat, lon));
+        }
+        text
+    }
+
+    /// What a voice call says.
+    pub fn voice_body(&self) -> String {
+        format!(
+            "Safetrack alert. {}. {}. Device {}. {} at {}.",
+            severity_word(self.severity.as_deref()),
+            self.notification_name,
+            self.device_label(),
+            self.event,
+            self.time
+                .to_zoned(self.tenant_zone.clone())
+                .strftime("%H:%M")
+        )
+    }
+
+    /// The text sent to a device.
+    pub fn device_text(&self) -> String {
+        self.notification_text
+            .clone()
+            .filter(|t| !t.trim().is_empty())
+            .unwrap_or_else(|| {
+                format!(
+                    "{}: {} ({})",
+                    self.notification_name,
+                    self.event,
+                    self.device_label()
+                )
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_name_severity_device_time_and_place() {
+        let summary = MatchSummary {
+            notification_name: "SOS".into(),
+            notification_text: Some("Lone worker needs help".into()),
+            severity: Some("2".into()),
+            device_id: "300234010753370".into(),
+            device_name: Some("Van 3".into()),
+            event: "Emergency".into(),
+            time: "2026-07-01T13:05:00Z".parse().unwrap(),
+            tenant_zone: TimeZone::get("Europe/London").unwrap(),
+            position: Some((51.5007, -0.1246)),
+            geofences: vec!["Depot".into()],
+            emergency_contacts: vec!["Jane Doe, +447700900123".into()],
+            emergency_information: Some("Diabetic".into()),
+        };
+        assert_eq!(summary.subject(), "[High] SOS — Van 3");
+        let body = summary.email_body();
+        assert!(body.starts_with("Lone worker needs help"));
+        assert!(
+            body.contains("2026-07-01 14:05:00 BST Europe/London"),
+            "{body}"
+        );
+        assert!(body.contains("2026-07-01T13:05:00Z"));
+        assert!(body.contains("mlat=51.50070&mlon=-0.12460"));
+        assert!(body.contains("Geofences: Depot"));
+        assert!(body.contains("Jane Doe, +447700900123"));
+        assert!(body.contains("Diabetic"));
+        assert!(summary.sms_body().contains("14:05 BST"));
+        assert_eq!(severity_word(None), "Info");
+    }
+}

@@ -1,0 +1,324 @@
+//! What the platform knows about a device now, and what each message changes: the facts
+//! the events engine evaluates (transitions are computed from this state, never from a
+//! rescan of history).
+
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::events::{EventFacts, GeofenceFact};
+use super::mo_message::{GeofenceRef, MoMessage};
+
+/// The device's last position.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "PascalCase")]
+pub struct LastPosition {
+    pub lat: f64,
+    pub lon: f64,
+    pub speed: Option<f64>,
+    pub heading: Option<f64>,
+    pub altitude: Option<f64>,
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub gps_timestamp: Option<Timestamp>,
+}
+
+/// A device's state, kept by message time.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DeviceState {
+    pub last_message_time: Option<Timestamp>,
+    pub last_message_id: Option<i64>,
+    pub last_position: Option<LastPosition>,
+    /// `None` or `Active`; absent before the first message that said.
+    pub emergency_state: Option<String>,
+    pub battery_percentage: Option<f64>,
+    pub containing_geofences: Vec<GeofenceRef>,
+    pub check_in_interval_minutes: Option<i64>,
+    pub check_in_paused: bool,
+    /// When a `MissedCheckIn` is due if nothing arrives first.
+    pub next_check_in_at: Option<Timestamp>,
+}
+
+/// What one message means for the device.
+#[derive(Debug, Clone, Default)]
+pub struct Observation {
+    /// Facts for the events engine (local time not yet set: that depends on each
+    /// notification's time zone).
+    pub facts: EventFacts,
+    /// Older than the device state: stored and evaluated, but the state stays.
+    pub late: bool,
+    /// The geofences containing the message's position (the state's when it has none).
+    pub containing: Vec<GeofenceRef>,
+}
+
+fn facts_of(geofences: &[GeofenceRef]) -> Vec<GeofenceFact> {
+    geofences
+        .iter()
+        .map(|g| GeofenceFact {
+            id: g.geofence_id.clone(),
+            name: g.geofence_name.clone(),
+        })
+        .collect()
+}
+
+fn minus(a: &[GeofenceRef], b: &[GeofenceRef]) -> Vec<GeofenceRef> {
+    a.iter()
+        .filter(|g| !b.iter().any(|h| h.geofence_id == g.geofence_id))
+        .cloned()
+        .collect()
+}
+
+impl DeviceState {
+    fn in_emergency(&self) -> bool {
+        self.emergency_state.as_deref().is_some_and(|s| s != "None")
+    }
+
+    /// Applies a stored message (`message_id`, at `time`) whose position lies in `inside`
+    /// (`None`: the message has no position). Returns the facts it yields:
+    /// - its `MessageType`; `Speed`, `Battery`, `Property(k)` from the message;
+    /// - `Emergency` while the device is in emergency after this message (a message
+    ///   without `EmergencyState` leaves it as it was), `EmergencyCancelled` on the
+    ///   transition from emergency to `None`;
+    /// - `GeofenceEnter`/`GeofenceExit` on changes of the containing set, `InGeofence`.
+    ///
+    /// A late message (older than the state) moves nothing: it yields its own facts,
+    /// `Emergency` if it says so, `InGeofence` for its position, and no transitions.
+    pub fn observe(
+        &mut self,
+        message: &MoMessage,
+        message_id: i64,
+        time: Timestamp,
+        inside: Option<Vec<GeofenceRef>>,
+    ) -> Observation {
+        let late = self.last_message_time.is_some_and(|last| time < last);
+        let mut facts = EventFacts {
+            message_type: message.message_type.clone(),
+            speed_kmh: message.position.as_ref().and_then(|p| p.speed),
+            battery_percent: message.battery_percent(),
+            properties: message.properties.clone(),
+            ..Default::default()
+        };
+        if late {
+            let containing = inside.unwrap_or_default();
+            facts.emergency = message.in_emergency() == Some(true);
+            facts.inside = facts_of(&containing);
+            return Observation {
+                facts,
+                late,
+                containing,
+            };
+        }
+        let was_in_emergency = self.in_emergency();
+        if let Some(state) = &message.emergency_state {
+            self.emergency_state = Some(state.clone());
+        }
+        facts.emergency = self.in_emergency();
+        facts.emergency_cancelled = was_in_emergency && message.in_emergency() == Some(false);
+
+        let containing = match inside {
+            Some(now_inside) => {
+                facts.entered = facts_of(&minus(&now_inside, &self.containing_geofences));
+                facts.exited = facts_of(&minus(&self.containing_geofences, &now_inside));
+                self.containing_geofences = now_inside.clone();
+                now_inside
+            }
+            None => self.containing_geofences.clone(),
+        };
+        facts.inside = facts_of(&containing);
+
+        if let Some(p) = &message.position
+            && let Some((lat, lon)) = p.lat_lon()
+        {
+            self.last_position = Some(LastPosition {
+                lat,
+                lon,
+                speed: p.speed,
+                heading: p.heading,
+                altitude: p.altitude,
+                gps_timestamp: p.gps_timestamp,
+            });
+        }
+        if let Some(battery) = message.battery_percent() {
+            self.battery_percentage = Some(battery);
+        }
+        self.last_message_time = Some(time);
+        self.last_message_id = Some(message_id);
+        self.reschedule_check_in(time);
+        Observation {
+            facts,
+            late,
+            containing,
+        }
+    }
+
+    /// After a message at `time`: the next check-in is due one interval later.
+    pub fn reschedule_check_in(&mut self, time: Timestamp) {
+        self.next_check_in_at = match self.check_in_interval_minutes {
+            Some(minutes) if minutes > 0 && !self.check_in_paused => time
+                .checked_add(jiff::SignedDuration::from_mins(minutes))
+                .ok(),
+            _ => None,
+        };
+    }
+
+    /// Sets (or with `None`/0 clears) the check-in interval; the schedule counts from the
+    /// last message (or from `now` when there is none yet).
+    pub fn set_check_in_interval(&mut self, minutes: Option<i64>, now: Timestamp) {
+        self.check_in_interval_minutes = minutes.filter(|m| *m > 0);
+        self.reschedule_check_in(self.last_message_time.unwrap_or(now));
+    }
+
+    /// Pauses (`StopCheckInSchedule`) or resumes (`StartCheckInSchedule`) the schedule.
+    pub fn pause_check_in(&mut self, paused: bool, now: Timestamp) {
+        self.check_in_paused = paused;
+        // Resuming counts a full interval from now: the pause was not a silence.
+        self.reschedule_check_in(if paused {
+            self.last_message_time.unwrap_or(now)
+        } else {
+            now
+        });
+    }
+
+    /// A missed check-in was reported at `due`; the next is due one interval after it,
+    /// or — after a long silence (or downtime) — the next interval boundary after `now`:
+    /// one `MissedCheckIn` per missed interval, never a backlog at once.
+    pub fn missed_check_in(&mut self, due: Timestamp, now: Timestamp) {
+        let Some(minutes) = self.check_in_interval_minutes.filter(|m| *m > 0) else {
+            self.next_check_in_at = None;
+            return;
+        };
+        let interval = jiff::SignedDuration::from_mins(minutes);
+        let mut next = due;
+        while next <= now {
+            match next.checked_add(interval) {
+                Ok(t) => next = t,
+                Err(_) => break,
+            }
+        }
+        self.next_check_in_at = Some(next);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::mo_message::Position;
+
+    fn at(s: &str) -> Timestamp {
+        s.parse().unwrap()
+    }
+
+    fn depot() -> GeofenceRef {
+        GeofenceRef {
+            geofence_id: "1".into(),
+            geofence_name: "Depot".into(),
+        }
+    }
+
+    fn positioned(emergency: Option<&str>) -> MoMessage {
+        MoMessage {
+            message_type: Some("AutomaticPositionReport".into()),
+            position: Some(Position {
+                latitude: Some(51.5),
+                longitude: Some(-0.1),
+                speed: Some(40.0),
+                ..Default::default()
+            }),
+            emergency_state: emergency.map(str::to_string),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn emergency_transitions() {
+        let mut s = DeviceState::default();
+        let o = s.observe(&positioned(None), 1, at("2026-01-01T00:00:00Z"), None);
+        assert!(!o.facts.emergency && !o.facts.emergency_cancelled);
+        let o = s.observe(
+            &positioned(Some("Active")),
+            2,
+            at("2026-01-01T00:01:00Z"),
+            None,
+        );
+        assert!(o.facts.emergency);
+        // While in emergency, every message is an Emergency, said or not.
+        let o = s.observe(&positioned(None), 3, at("2026-01-01T00:02:00Z"), None);
+        assert!(o.facts.emergency);
+        let o = s.observe(
+            &positioned(Some("None")),
+            4,
+            at("2026-01-01T00:03:00Z"),
+            None,
+        );
+        assert!(!o.facts.emergency && o.facts.emergency_cancelled);
+        let o = s.observe(
+            &positioned(Some("None")),
+            5,
+            at("2026-01-01T00:04:00Z"),
+            None,
+        );
+        assert!(!o.facts.emergency_cancelled);
+    }
+
+    #[test]
+    fn geofence_transitions_and_late_messages() {
+        let mut s = DeviceState::default();
+        let o = s.observe(
+            &positioned(None),
+            1,
+            at("2026-01-01T00:00:00Z"),
+            Some(vec![]),
+        );
+        assert!(o.facts.entered.is_empty());
+        let o = s.observe(
+            &positioned(None),
+            2,
+            at("2026-01-01T00:05:00Z"),
+            Some(vec![depot()]),
+        );
+        assert_eq!(o.facts.entered.len(), 1);
+        assert_eq!(o.facts.inside.len(), 1);
+        // A late SOS outside the depot: evaluated, but moves nothing.
+        let o = s.observe(
+            &positioned(Some("Active")),
+            3,
+            at("2026-01-01T00:01:00Z"),
+            Some(vec![]),
+        );
+        assert!(o.late && o.facts.emergency);
+        assert!(o.facts.exited.is_empty());
+        assert_eq!(s.containing_geofences, vec![depot()]);
+        assert_eq!(s.last_message_id, Some(2));
+        assert_eq!(s.emergency_state, None);
+        let o = s.observe(
+            &positioned(None),
+            4,
+            at("2026-01-01T00:06:00Z"),
+            Some(vec![]),
+        );
+        assert_eq!(o.facts.exited.len(), 1);
+        // No position: the containing set carries over.
+        s.containing_geofences = vec![depot()];
+        let o = s.observe(&MoMessage::default(), 5, at("2026-01-01T00:07:00Z"), None);
+        assert_eq!(o.facts.inside.len(), 1);
+        assert!(o.facts.exited.is_empty());
+    }
+
+    #[test]
+    fn check_in_schedule() {
+        let mut s = DeviceState::default();
+        let t0 = at("2026-01-01T00:00:00Z");
+        s.set_check_in_interval(Some(30), t0);
+        assert_eq!(s.next_check_in_at, Some(at("2026-01-01T00:30:00Z")));
+        s.observe(&positioned(None), 1, at("2026-01-01T00:10:00Z"), None);
+        assert_eq!(s.next_check_in_at, Some(at("2026-01-01T00:40:00Z")));
+        // Ten hours of silence: one report, the next due at the next boundary.
+        s.missed_check_in(at("2026-01-01T00:40:00Z"), at("2026-01-01T10:41:00Z"));
+        assert_eq!(s.next_check_in_at, Some(at("2026-01-01T11:10:00Z")));
+        s.pause_check_in(true, at("2026-01-01T10:42:00Z"));
+        assert_eq!(s.next_check_in_at, None);
+        s.pause_check_in(false, at("2026-01-01T12:00:00Z"));
+        assert_eq!(s.next_check_in_at, Some(at("2026-01-01T12:30:00Z")));
+        s.set_check_in_interval(Some(0), t0);
+        assert_eq!(s.next_check_in_at, None);
+    }
+}

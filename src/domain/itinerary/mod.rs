@@ -1,0 +1,372 @@
+//! Itineraries: travel plans with travelers, flights, journeys, hotel stays and attached
+//! risk regions (DESIGN.md §6).
+//!
+//! - `times`: the local/UTC pair rule and its time-zone arithmetic;
+//! - `segments`: flights, journeys, hotels and their validation;
+//! - `traveler`: travelers (enriched from matching users' profiles) and regions;
+//! - `filter`: the list query parameters;
+//! - this file: the itinerary itself, its approval state and derived fields.
+
+pub mod country;
+pub mod filter;
+pub mod segments;
+pub mod times;
+pub mod traveler;
+
+use std::fmt;
+
+use jiff::Timestamp;
+use jiff::tz::TimeZone;
+use serde::de::{self, Deserializer, IgnoredAny, Visitor};
+use serde::{Deserialize, Serialize, Serializer};
+use utoipa::ToSchema;
+
+use super::time::resolve_time_zone;
+use super::validation::{ValidationErrors, Validator};
+use segments::text;
+use times::{blank_to_none, format_local};
+
+pub use segments::{Flight, Hotel, Journey, Segment, SegmentKind, SegmentSpan};
+pub use traveler::{Region, Traveler};
+
+pub const PNR_MAX_CHARS: usize = 20;
+pub const NOTES_MAX_CHARS: usize = 4000;
+pub const SUMMARY_MAX_CHARS: usize = 1000;
+pub const EXTERNAL_MAX_CHARS: usize = 200;
+/// Most flights, journeys and hotels (together) one itinerary holds.
+pub const MAX_SEGMENTS: i64 = 500;
+/// Most travelers one itinerary lists.
+pub const MAX_TRAVELERS: i64 = 100;
+/// Most risk regions attached to one itinerary.
+pub const MAX_REGIONS: i64 = 100;
+
+/// The approval decision on an itinerary: by name or by number (0, 1, 2) on input,
+/// by name on output.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ToSchema)]
+pub enum ApprovalState {
+    #[default]
+    NoDecision,
+    Approved,
+    Declined,
+}
+
+impl ApprovalState {
+    pub const ALL: [ApprovalState; 3] = [
+        ApprovalState::NoDecision,
+        ApprovalState::Approved,
+        ApprovalState::Declined,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalState::NoDecision => "NoDecision",
+            ApprovalState::Approved => "Approved",
+            ApprovalState::Declined => "Declined",
+        }
+    }
+
+    pub fn code(self) -> i64 {
+        match self {
+            ApprovalState::NoDecision => 0,
+            ApprovalState::Approved => 1,
+            ApprovalState::Declined => 2,
+        }
+    }
+
+    pub fn from_code(code: i64) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.code() == code)
+    }
+
+    /// A name (any case) or a number as text.
+    pub fn parse(text: &str) -> Option<Self> {
+        let text = text.trim();
+        if let Ok(code) = text.parse::<i64>() {
+            return Self::from_code(code);
+        }
+        Self::ALL
+            .into_iter()
+            .find(|s| s.as_str().eq_ignore_ascii_case(text))
+    }
+}
+
+impl Serialize for ApprovalState {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for ApprovalState {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(ApprovalStateVisitor)
+    }
+}
+
+struct ApprovalStateVisitor;
+
+const APPROVAL_EXPECTED: &str = "NoDecision, Approved or Declined (or 0, 1, 2)";
+
+impl Visitor<'_> for ApprovalStateVisitor {
+    type Value = ApprovalState;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(APPROVAL_EXPECTED)
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<ApprovalState, E> {
+        ApprovalState::parse(v).ok_or_else(|| E::invalid_value(de::Unexpected::Str(v), &self))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<ApprovalState, E> {
+        ApprovalState::from_code(v)
+            .ok_or_else(|| E::invalid_value(de::Unexpected::Signed(v), &self))
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<ApprovalState, E> {
+        i64::try_from(v)
+            .ok()
+            .and_then(ApprovalState::from_code)
+            .ok_or_else(|| E::invalid_value(de::Unexpected::Unsigned(v), &self))
+    }
+}
+
+/// The body of `POST` and `PUT /itineraries`: the itinerary's own fields. Everything
+/// else of a read itinerary (segments, derived fields) is ignored if sent back.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "PascalCase")]
+pub struct ItineraryWrite {
+    /// Only `Manager` and `Administrator` may change it; null keeps the current state
+    /// (`NoDecision` for a new itinerary).
+    #[schema(value_type = Option<ApprovalState>, example = "Approved")]
+    pub approval_state: Option<ApprovalState>,
+    /// Passenger name record of the reservation system: up to 20 letters, digits or
+    /// hyphens, matched ignoring case.
+    #[schema(example = "X7K2QP")]
+    pub pnr_number: Option<String>,
+    /// Free text, up to 4,000 characters.
+    pub notes: Option<String>,
+    /// Up to 1,000 characters (extension: the contract shows it on reads only).
+    pub summary: Option<String>,
+    /// An external system's id (extension), up to 200 characters.
+    pub external_id: Option<String>,
+    /// An external system's status (extension), up to 200 characters.
+    pub external_status: Option<String>,
+}
+
+/// What the store keeps in an itinerary's document.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct ItineraryFields {
+    pub pnr_number: Option<String>,
+    pub notes: Option<String>,
+    pub summary: Option<String>,
+    pub external_id: Option<String>,
+    pub external_status: Option<String>,
+}
+
+impl ItineraryFields {
+    /// The key `pnrNumber` filters by: upper case.
+    pub fn pnr_key(&self) -> Option<String> {
+        self.pnr_number.as_deref().map(pnr_key)
+    }
+}
+
+/// How a PNR is compared: trimmed, upper case.
+pub fn pnr_key(pnr: &str) -> String {
+    pnr.trim().to_ascii_uppercase()
+}
+
+impl ItineraryWrite {
+    /// Checks the fields; returns them as stored and the approval state asked for.
+    pub fn validated(
+        mut self,
+    ) -> Result<(ItineraryFields, Option<ApprovalState>), ValidationErrors> {
+        let mut v = Validator::new();
+        if let Some(pnr) = blank_to_none(&mut self.pnr_number) {
+            let valid = pnr.chars().count() <= PNR_MAX_CHARS
+                && pnr.chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
+            if !valid {
+                v.add(
+                    "PnrNumber",
+                    format!("must be at most {PNR_MAX_CHARS} letters, digits or hyphens"),
+                );
+            }
+        }
+        text(&mut v, "Notes", &mut self.notes, NOTES_MAX_CHARS);
+        text(&mut v, "Summary", &mut self.summary, SUMMARY_MAX_CHARS);
+        text(
+            &mut v,
+            "ExternalId",
+            &mut self.external_id,
+            EXTERNAL_MAX_CHARS,
+        );
+        text(
+            &mut v,
+            "ExternalStatus",
+            &mut self.external_status,
+            EXTERNAL_MAX_CHARS,
+        );
+        v.finish()?;
+        Ok((
+            ItineraryFields {
+                pnr_number: self.pnr_number,
+                notes: self.notes,
+                summary: self.summary,
+                external_id: self.external_id,
+                external_status: self.external_status,
+            },
+            self.approval_state,
+        ))
+    }
+}
+
+/// An itinerary as read. `Start`/`End` span its segments; `OverallRisk` is the highest
+/// `RiskLevel` among attached regions and regions containing any segment position.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "PascalCase")]
+pub struct Itinerary {
+    /// Assigned by the server (int32).
+    #[schema(example = 12)]
+    pub id: i32,
+    /// The tenant the itinerary belongs to (extension: lists with `subtenants=true`
+    /// mix tenants, and an itinerary is addressed under its own tenant).
+    #[schema(example = "1001")]
+    pub tenant_code: String,
+    /// Earliest departure or check-in (UTC); null without segments.
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub start: Option<Timestamp>,
+    /// Latest arrival or check-out (UTC); null without segments.
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub end: Option<Timestamp>,
+    /// `Start` in the caller's time zone (`UserTimeZoneId`), without offset.
+    #[schema(value_type = Option<String>, example = "2026-07-01T09:15:00")]
+    pub start_user_time_zone: Option<String>,
+    /// `End` in the caller's time zone, without offset.
+    #[schema(value_type = Option<String>, example = "2026-07-05T12:00:00")]
+    pub end_user_time_zone: Option<String>,
+    /// The caller's profile `TimeZoneId`; `UTC` when the profile names none.
+    #[schema(example = "Europe/London")]
+    pub user_time_zone_id: Option<String>,
+    pub summary: Option<String>,
+    pub approval_state: ApprovalState,
+    /// 0 (no risk region) to 5.
+    #[schema(example = 3)]
+    pub overall_risk: i32,
+    pub external_id: Option<String>,
+    pub external_status: Option<String>,
+    pub pnr_number: Option<String>,
+    pub notes: Option<String>,
+    pub travelers: Vec<Traveler>,
+    pub hotels: Vec<Hotel>,
+    pub flights: Vec<Flight>,
+    pub journeys: Vec<Journey>,
+    pub regions: Vec<Region>,
+    /// Record version: the `ETag` header (covers the sub-resources too).
+    #[serde(skip)]
+    pub etag: Option<String>,
+}
+
+/// The caller's time zone for `StartUserTimeZone`/`EndUserTimeZone`.
+#[derive(Debug, Clone)]
+pub struct UserZone {
+    pub name: String,
+    pub tz: TimeZone,
+}
+
+impl UserZone {
+    /// From a profile's `TimeZoneId`; UTC when it is absent (or no longer resolves).
+    pub fn from_profile(time_zone_id: Option<&str>) -> UserZone {
+        time_zone_id
+            .map(str::trim)
+            .filter(|name| !name.is_empty())
+            .and_then(|name| {
+                resolve_time_zone(name).map(|tz| UserZone {
+                    name: name.to_string(),
+                    tz,
+                })
+            })
+            .unwrap_or_else(|| UserZone {
+                name: "UTC".into(),
+                tz: TimeZone::UTC,
+            })
+    }
+
+    pub fn local(&self, t: Option<Timestamp>) -> Option<String> {
+        t.map(|t| format_local(self.tz.to_datetime(t)))
+    }
+}
+
+/// Read-only fields: whatever the client sends is ignored.
+pub(crate) fn read_only<'de, D: Deserializer<'de>, T>(d: D) -> Result<Option<T>, D::Error> {
+    IgnoredAny::deserialize(d)?;
+    Ok(None)
+}
+
+/// A read-only record id (any value sent is ignored).
+pub(crate) fn read_only_id<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i32>, D::Error> {
+    read_only(d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn approval_state_by_name_or_number() {
+        for (input, expected) in [
+            (serde_json::json!("Approved"), ApprovalState::Approved),
+            (serde_json::json!("declined"), ApprovalState::Declined),
+            (serde_json::json!(0), ApprovalState::NoDecision),
+            (serde_json::json!("2"), ApprovalState::Declined),
+        ] {
+            let got: ApprovalState = serde_json::from_value(input).unwrap();
+            assert_eq!(got, expected);
+        }
+        for bad in [
+            serde_json::json!(3),
+            serde_json::json!(-1),
+            serde_json::json!("Maybe"),
+            serde_json::json!(1.5),
+            serde_json::json!(true),
+        ] {
+            assert!(serde_json::from_value::<ApprovalState>(bad).is_err());
+        }
+        assert_eq!(
+            serde_json::to_value(ApprovalState::Approved).unwrap(),
+            "Approved"
+        );
+    }
+
+    #[test]
+    fn itinerary_fields() {
+        let (fields, state) = ItineraryWrite {
+            pnr_number: Some(" x7k2qp ".into()),
+            notes: Some("  ".into()),
+            approval_state: Some(ApprovalState::Approved),
+            ..Default::default()
+        }
+        .validated()
+        .unwrap();
+        assert_eq!(fields.pnr_number.as_deref(), Some("x7k2qp"));
+        assert_eq!(fields.pnr_key().as_deref(), Some("X7K2QP"));
+        assert!(fields.notes.is_none());
+        assert_eq!(state, Some(ApprovalState::Approved));
+        let err = ItineraryWrite {
+            pnr_number: Some("no spaces please".into()),
+            notes: Some("n".repeat(4001)),
+            ..Default::default()
+        }
+        .validated()
+        .unwrap_err();
+        assert_eq!(err.0.len(), 2);
+    }
+
+    #[test]
+    fn user_zone_falls_back_to_utc() {
+        assert_eq!(UserZone::from_profile(None).name, "UTC");
+        assert_eq!(UserZone::from_profile(Some("Mars/Olympus")).name, "UTC");
+        let london = UserZone::from_profile(Some("GMT Standard Time"));
+        assert_eq!(london.name, "GMT Standard Time");
+        let t: Timestamp = "2026-07-01T08:15:00Z".parse().unwrap();
+        assert_eq!(london.local(Some(t)).unwrap(), "2026-07-01T09:15:00");
+    }
+}

@@ -1,0 +1,372 @@
+//! Mobile-originated (MO) messages: what devices send (spec "MO message", DESIGN.md §3).
+
+use std::collections::BTreeMap;
+
+use base64::Engine;
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::record::ServerFields;
+use super::serde_util::{null_as_default, opt_int64};
+use super::validation::{FieldError, ValidationErrors, Validator};
+
+/// Most messages one POST may carry.
+pub const MAX_BATCH: usize = 1000;
+/// A message's data apart from `File` and `Attachment` must be smaller than this (48 KB).
+pub const MAX_DATA_BYTES: usize = 48 * 1024;
+/// Largest `Attachment` after Base64 decoding (64 KB; deprecated field).
+pub const MAX_ATTACHMENT_BYTES: usize = 64 * 1024;
+/// Largest `File` after Base64 decoding (4 MB).
+pub const MAX_FILE_BYTES: usize = 4 * 1024 * 1024;
+/// `EmergencyState` values: `None`, or `Active` while the device is in emergency.
+pub const EMERGENCY_STATES: [&str; 2] = ["None", "Active"];
+
+/// A position as a device reports it. Speed is km/h, heading degrees from north,
+/// altitude metres.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "PascalCase")]
+pub struct Position {
+    #[schema(example = 51.5007)]
+    pub latitude: Option<f64>,
+    #[schema(example = -0.1246)]
+    pub longitude: Option<f64>,
+    pub speed: Option<f64>,
+    pub heading: Option<f64>,
+    pub altitude: Option<f64>,
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub gps_timestamp: Option<Timestamp>,
+    pub accuracy: Option<String>,
+    /// `Gps` (others as the device names them).
+    pub location_source: Option<String>,
+}
+
+impl Position {
+    /// Latitude and longitude, when both are given.
+    pub fn lat_lon(&self) -> Option<(f64, f64)> {
+        Some((self.latitude?, self.longitude?))
+    }
+}
+
+/// A geofence containing a message's position.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "PascalCase")]
+pub struct GeofenceRef {
+    pub geofence_id: String,
+    pub geofence_name: String,
+}
+
+/// An MO message. `MessageId`, `ReceivedAtServer`, `ContainingGeofences`, `DeviceId` and
+/// `ETag` are set by the server.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "PascalCase")]
+pub struct MoMessage {
+    /// Numeric, increasing; assigned by the server.
+    #[schema(read_only, example = "1042")]
+    pub message_id: Option<String>,
+    /// The device that sent it (from the path).
+    #[schema(read_only)]
+    pub device_id: Option<String>,
+    #[schema(example = "AutomaticPositionReport")]
+    pub message_type: Option<String>,
+    /// Comma-separated address book lists the message is sent to, if routable.
+    pub recipients: Option<String>,
+    pub message: Option<String>,
+    /// Base64, at most 64 KB decoded (deprecated: use `File`). Omitted unless
+    /// `includeFile=true`.
+    pub attachment: Option<String>,
+    pub position: Option<Position>,
+    /// Client-incremented ordering value; with `SentFromDevice` it identifies a retry.
+    #[serde(default, with = "opt_int64")]
+    #[schema(value_type = Option<i64>)]
+    pub sequence_number: Option<i64>,
+    #[schema(read_only, value_type = Option<String>, format = DateTime)]
+    pub received_at_server: Option<Timestamp>,
+    /// When the device sent it (normally GPS time); the message time when present.
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub sent_from_device: Option<Timestamp>,
+    /// `None`, or `Active` while in emergency (absent: unchanged).
+    #[schema(example = "None", pattern = "^(None|Active)$")]
+    pub emergency_state: Option<String>,
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub properties: BTreeMap<String, String>,
+    #[schema(read_only)]
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub containing_geofences: Vec<GeofenceRef>,
+    /// Base64, at most 4 MB decoded. Omitted unless `includeFile=true`.
+    pub file: Option<String>,
+    pub mime_type: Option<String>,
+    pub filename: Option<String>,
+    #[serde(rename = "ETag")]
+    #[schema(read_only)]
+    pub etag: Option<String>,
+}
+
+impl ServerFields for MoMessage {
+    const READ_ONLY_FIELDS: &'static [&'static str] = &[
+        "MessageId",
+        "DeviceId",
+        "ReceivedAtServer",
+        "ContainingGeofences",
+        "ETag",
+    ];
+
+    fn without_read_only(mut self) -> Self {
+        self.message_id = None;
+        self.device_id = None;
+        self.received_at_server = None;
+        self.containing_geofences = Vec::new();
+        self.etag = None;
+        self
+    }
+}
+
+/// A message as stored: the record (without `File`/`Attachment`) as JSON, the binary
+/// parts apart, and the columns queries use.
+#[derive(Debug, Clone)]
+pub struct StorableMessage {
+    pub record: MoMessage,
+    /// `record` without `File` and `Attachment`, serialised (what the size limit measures).
+    pub doc: String,
+    pub file: Option<String>,
+    pub attachment: Option<String>,
+}
+
+/// Why a batch is refused: too large (413) or invalid (400). Nothing is stored either way.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BatchRejection {
+    TooLarge(Vec<FieldError>),
+    Invalid(ValidationErrors),
+}
+
+impl MoMessage {
+    /// The message time: `SentFromDevice`, or `ReceivedAtServer` when the device sent none.
+    pub fn message_time(&self) -> Option<Timestamp> {
+        self.sent_from_device.or(self.received_at_server)
+    }
+
+    /// `Properties.battery` as a percentage (`85`, `85.5` or `85%`).
+    pub fn battery_percent(&self) -> Option<f64> {
+        let raw = self.properties.get("battery")?.trim();
+        let number = raw.strip_suffix('%').unwrap_or(raw).trim();
+        number.parse::<f64>().ok().filter(|b| b.is_finite())
+    }
+
+    /// Whether the message says the device is in emergency (`None` when it says nothing).
+    pub fn in_emergency(&self) -> Option<bool> {
+        self.emergency_state.as_deref().map(|s| s != "None")
+    }
+}
+
+/// Checks a batch from a device; returns the messages as stored, or why nothing is.
+/// Sizes are checked first (413 names the message index and field), then every rule
+/// (400 lists every offending field as `[i].Field`).
+pub fn validated_batch(batch: Vec<MoMessage>) -> Result<Vec<StorableMessage>, BatchRejection> {
+    let mut v = Validator::new();
+    if batch.is_empty() {
+        v.add("body", "at least one message is required");
+    }
+    if batch.len() > MAX_BATCH {
+        v.add(
+            "body",
+            format!(
+                "at most {MAX_BATCH} messages per request (got {})",
+                batch.len()
+            ),
+        );
+    }
+    if !v.is_empty() {
+        return Err(BatchRejection::Invalid(ValidationErrors(
+            v.finish().err().map(|e| e.0).unwrap_or_default(),
+        )));
+    }
+    let mut too_large = Vec::new();
+    let mut stored = Vec::with_capacity(batch.len());
+    for (i, message) in batch.into_iter().enumerate() {
+        let mut record = message.without_read_only();
+        let file = record.file.take();
+        let attachment = record.attachment.take();
+        for (field, value, max) in [
+            ("File", &file, MAX_FILE_BYTES),
+            ("Attachment", &attachment, MAX_ATTACHMENT_BYTES),
+        ] {
+            let Some(text) = value else { continue };
+            // Base64 of n bytes is 4⌈n/3⌉ characters: reject the oversized unread.
+            if text.len() / 4 * 3 > max + 3 {
+                too_large.push(too_large_field(i, field, max));
+                continue;
+            }
+            match base64::engine::general_purpose::STANDARD.decode(text.trim()) {
+                Ok(bytes) if bytes.len() > max => too_large.push(too_large_field(i, field, max)),
+                Ok(_) => {}
+                Err(e) => v.add(
+                    format!("[{i}].{field}"),
+                    format!("is not valid Base64: {e}"),
+                ),
+            }
+        }
+        let doc = serde_json::to_string(&record).unwrap_or_default();
+        if doc.len() >= MAX_DATA_BYTES {
+            too_large.push(FieldError {
+                field: format!("[{i}]"),
+                message: format!(
+                    "the message's data apart from File and Attachment is {} bytes; it must be \
+                     smaller than 48 KB ({MAX_DATA_BYTES} bytes)",
+                    doc.len()
+                ),
+            });
+        }
+        check_message(i, &record, &mut v);
+        stored.push(StorableMessage {
+            record,
+            doc,
+            file: file.map(|f| f.trim().to_string()),
+            attachment: attachment.map(|a| a.trim().to_string()),
+        });
+    }
+    if !too_large.is_empty() {
+        return Err(BatchRejection::TooLarge(too_large));
+    }
+    v.finish().map_err(BatchRejection::Invalid)?;
+    Ok(stored)
+}
+
+fn too_large_field(index: usize, field: &str, max: usize) -> FieldError {
+    FieldError {
+        field: format!("[{index}].{field}"),
+        message: format!("must be at most {} KB after Base64 decoding", max / 1024),
+    }
+}
+
+fn check_message(i: usize, m: &MoMessage, v: &mut Validator) {
+    v.length(
+        &format!("[{i}].MessageType"),
+        m.message_type.as_deref(),
+        0,
+        100,
+    );
+    v.one_of(
+        &format!("[{i}].EmergencyState"),
+        m.emergency_state.as_deref(),
+        &EMERGENCY_STATES,
+    );
+    if let Some(p) = &m.position {
+        let field = |name: &str| format!("[{i}].Position.{name}");
+        match (p.latitude, p.longitude) {
+            (Some(lat), _) if !(-90.0..=90.0).contains(&lat) => {
+                v.add(field("Latitude"), "must be between -90 and 90")
+            }
+            (_, Some(lon)) if !(-180.0..=180.0).contains(&lon) => {
+                v.add(field("Longitude"), "must be between -180 and 180")
+            }
+            (Some(_), None) => v.add(field("Longitude"), "is required with Latitude"),
+            (None, Some(_)) => v.add(field("Latitude"), "is required with Longitude"),
+            _ => {}
+        }
+        if p.speed.is_some_and(|s| !(0.0..=5000.0).contains(&s)) {
+            v.add(field("Speed"), "must be between 0 and 5000 km/h");
+        }
+        if p.heading.is_some_and(|h| !(0.0..=360.0).contains(&h)) {
+            v.add(field("Heading"), "must be between 0 and 360 degrees");
+        }
+        if p.altitude
+            .is_some_and(|a| !(-20_000.0..=1_000_000.0).contains(&a))
+        {
+            v.add(
+                field("Altitude"),
+                "must be between -20000 and 1000000 metres",
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message() -> MoMessage {
+        MoMessage {
+            message_type: Some("CheckIn".into()),
+            position: Some(Position {
+                latitude: Some(51.5),
+                longitude: Some(-0.12),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    fn fields(rejection: BatchRejection) -> Vec<String> {
+        match rejection {
+            BatchRejection::TooLarge(e) => e.into_iter().map(|f| f.field).collect(),
+            BatchRejection::Invalid(e) => e.0.into_iter().map(|f| f.field).collect(),
+        }
+    }
+
+    #[test]
+    fn batch_bounds() {
+        assert!(matches!(
+            validated_batch(vec![]),
+            Err(BatchRejection::Invalid(_))
+        ));
+        assert!(validated_batch(vec![message(); MAX_BATCH]).is_ok());
+        assert!(validated_batch(vec![message(); MAX_BATCH + 1]).is_err());
+    }
+
+    #[test]
+    fn positions_and_states_are_checked() {
+        let mut bad = message();
+        bad.position = Some(Position {
+            latitude: Some(91.0),
+            longitude: Some(0.0),
+            speed: Some(-1.0),
+            ..Default::default()
+        });
+        bad.emergency_state = Some("Panic".into());
+        let err = validated_batch(vec![message(), bad]).unwrap_err();
+        assert_eq!(
+            fields(err),
+            [
+                "[1].EmergencyState",
+                "[1].Position.Latitude",
+                "[1].Position.Speed"
+            ]
+        );
+    }
+
+    #[test]
+    fn sizes_are_checked_before_rules_and_name_the_field() {
+        let mut big = message();
+        big.message = Some("x".repeat(MAX_DATA_BYTES));
+        let mut file = message();
+        file.file =
+            Some(base64::engine::general_purpose::STANDARD.encode(vec![0u8; MAX_FILE_BYTES + 1]));
+        let mut invalid = message();
+        invalid.emergency_state = Some("Panic".into());
+        let err = validated_batch(vec![big, file, invalid]).unwrap_err();
+        assert!(matches!(err, BatchRejection::TooLarge(_)));
+        assert_eq!(fields(err), ["[0]", "[1].File"]);
+        let mut attachment = message();
+        attachment.attachment = Some("not base64!".into());
+        assert_eq!(
+            fields(validated_batch(vec![attachment]).unwrap_err()),
+            ["[0].Attachment"]
+        );
+        let mut ok = message();
+        ok.file = Some(base64::engine::general_purpose::STANDARD.encode(vec![1u8; MAX_FILE_BYTES]));
+        let stored = validated_batch(vec![ok]).unwrap();
+        assert!(stored[0].file.is_some());
+        assert!(!stored[0].doc.contains("File\":\"AQ"));
+    }
+
+    #[test]
+    fn battery_and_emergency() {
+        let mut m = message();
+        m.properties.insert("battery".into(), "85%".into());
+        assert_eq!(m.battery_percent(), Some(85.0));
+        m.emergency_state = Some("Active".into());
+        assert_eq!(m.in_emergency(), Some(true));
+        m.emergency_state = Some("None".into());
+        assert_eq!(m.in_emergency(), Some(false));
+    }
+}

@@ -1,0 +1,238 @@
+//! Alerts: `/V2/{t}/alerts` and `/alerts/{alertId}` with their workflow
+//! (`Open` → `Acknowledged` → `Resolved`, DESIGN.md §5). Alerts are raised and joined by
+//! the events engine; the API lists them and moves them along.
+
+use axum::extract::{Path, State};
+use axum::http::HeaderMap;
+use jiff::Timestamp;
+use serde::Deserialize;
+use utoipa::IntoParams;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::error::{ApiError, ApiResult, Problem};
+use super::extract::{IfMatch, Query, TenantScope};
+use super::negotiate::{Body, Record, Representable};
+use super::paging::Page;
+use super::{AppState, TenantParam};
+use crate::domain::access::Permission;
+use crate::domain::alert::{ACKNOWLEDGED, Alert, OPEN, RESOLVED, Resolution, STATUSES};
+use crate::store::{AlertFilter, AlertTransition};
+
+/// Most alerts one page returns (and the default).
+pub const MAX_PAGE_SIZE: u32 = 1000;
+
+impl Representable for Alert {
+    const NAME: &'static str = "Alert";
+    fn etag(&self) -> Option<&str> {
+        self.etag.as_deref()
+    }
+}
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_alerts))
+        .routes(routes!(get_alert))
+        .routes(routes!(acknowledge_alert))
+        .routes(routes!(resolve_alert))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+#[allow(non_snake_case, dead_code)]
+struct AlertPath {
+    tenantVarCode: String,
+    /// Numeric alert id.
+    alertId: String,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+struct ListAlertsQuery {
+    /// Only alerts in this status.
+    #[param(pattern = "^(Open|Acknowledged|Resolved)$")]
+    status: Option<String>,
+    /// Only alerts of this device.
+    device_id: Option<String>,
+    /// Alerts raised at or after this time.
+    #[param(value_type = Option<String>, format = DateTime)]
+    from_date: Option<Timestamp>,
+    /// Alerts raised before this time (exclusive).
+    #[param(value_type = Option<String>, format = DateTime)]
+    to_date: Option<Timestamp>,
+    /// Include the alerts of every subtenant.
+    #[serde(default)]
+    subtenants: bool,
+    /// At most 1,000 (the default).
+    #[param(minimum = 1, maximum = 1000)]
+    page_size: Option<u32>,
+}
+
+const IF_MATCH: &str = "The alert's ETag the step is based on: 412 when the alert has changed \
+     since (`*` or absent: any version)";
+
+fn alert_id(raw: &str) -> ApiResult<i64> {
+    raw.parse().map_err(|_| ApiError::NotFound)
+}
+
+/// List alerts in `AlertId` order, paged with `X-CONTINUATIONTOKEN`.
+///
+/// `fromDate`/`toDate` filter on `RaisedAt`; `subtenants=true` covers the path tenant's
+/// whole subtree (each alert names its `TenantCode`).
+#[utoipa::path(get, path = "/V2/{tenantVarCode}/alerts", tag = "Alerts",
+    params(TenantParam, ListAlertsQuery,
+        ("X-CONTINUATIONTOKEN" = Option<String>, Header, description = "Token from the previous page")),
+    responses((status = 200, body = [Alert], headers(("X-CONTINUATIONTOKEN" = String, description = "Present while more alerts exist"))),
+        (status = 400, description = "A bad filter, page size or continuation token", body = Problem),
+        (status = 404, body = Problem)))]
+async fn list_alerts(
+    scope: TenantScope,
+    State(app): State<AppState>,
+    Query(query): Query<ListAlertsQuery>,
+    headers: HeaderMap,
+) -> ApiResult<Page<Alert>> {
+    if let Some(status) = query.status.as_deref()
+        && !STATUSES.contains(&status)
+    {
+        return Err(ApiError::field(
+            "status",
+            format!("must be one of {}", STATUSES.join(", ")),
+        ));
+    }
+    if let (Some(from), Some(to)) = (query.from_date, query.to_date)
+        && from > to
+    {
+        return Err(ApiError::field("fromDate", "must not be after toDate"));
+    }
+    let device_id = query.device_id.as_deref().filter(|d| !d.is_empty());
+    let paging_scope = format!(
+        "alerts:{}:{}:{:?}:{:?}:{:?}:{:?}",
+        scope.code(),
+        query.subtenants,
+        query.status,
+        device_id,
+        query.from_date.map(|t| t.as_microsecond()),
+        query.to_date.map(|t| t.as_microsecond()),
+    );
+    let request =
+        app.paging
+            .page_request::<i64>(&headers, &paging_scope, query.page_size, MAX_PAGE_SIZE)?;
+    let fetched = app
+        .store
+        .list_alerts(&AlertFilter {
+            tenant_code: scope.code(),
+            subtree: query.subtenants.then_some(scope.tenant.path.as_str()),
+            status: query.status.as_deref(),
+            device_id,
+            from: query.from_date,
+            to: query.to_date,
+            after: request.after.unwrap_or(0),
+            limit: request.size + 1,
+        })
+        .await?;
+    Ok(Page::from_fetched(
+        fetched,
+        request,
+        &app.paging,
+        &paging_scope,
+        |a| {
+            a.alert_id
+                .as_deref()
+                .and_then(|id| id.parse().ok())
+                .unwrap_or(i64::MAX)
+        },
+    ))
+}
+
+/// Get an alert of the path tenant (an alert of a subtenant is addressed through the
+/// subtenant's path).
+#[utoipa::path(get, path = "/V2/{tenantVarCode}/alerts/{alertId}", tag = "Alerts",
+    params(AlertPath),
+    responses((status = 200, body = Alert, headers(("ETag" = String, description = "The alert's version"))),
+        (status = 304, description = "Not modified (If-None-Match)"),
+        (status = 404, body = Problem)))]
+async fn get_alert(
+    scope: TenantScope,
+    State(app): State<AppState>,
+    Path(path): Path<AlertPath>,
+) -> ApiResult<Record<Alert>> {
+    let id = alert_id(&path.alertId)?;
+    let alert = app
+        .store
+        .get_alert(scope.code(), id)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    Ok(Record(alert))
+}
+
+/// Acknowledge an `Open` alert (needs HandleAlerts: Administrator, Manager, User).
+///
+/// The first acknowledgement wins: acknowledging an alert that is already acknowledged
+/// or resolved is a 409. `AcknowledgedBy` is the caller's username. Answers the alert.
+#[utoipa::path(post, path = "/V2/{tenantVarCode}/alerts/{alertId}/acknowledge", tag = "Alerts",
+    params(AlertPath, ("If-Match" = Option<String>, Header, description = IF_MATCH)),
+    responses((status = 200, description = "Acknowledged", body = Alert),
+        (status = 403, description = "The role may not handle alerts", body = Problem),
+        (status = 404, body = Problem),
+        (status = 409, description = "The alert is already acknowledged or resolved", body = Problem),
+        (status = 412, description = "If-Match names another version", body = Problem)))]
+async fn acknowledge_alert(
+    scope: TenantScope,
+    State(app): State<AppState>,
+    Path(path): Path<AlertPath>,
+    IfMatch(if_match): IfMatch,
+) -> ApiResult<Record<Alert>> {
+    scope.require(Permission::HandleAlerts)?;
+    let id = alert_id(&path.alertId)?;
+    let step = AlertTransition {
+        from: &[OPEN],
+        to: ACKNOWLEDGED,
+        by: &scope.caller.username,
+        resolution: None,
+    };
+    let alert = app
+        .store
+        .transition_alert(scope.code(), id, &step, if_match.as_deref())
+        .await?;
+    Ok(Record(alert))
+}
+
+/// Resolve an `Open` or `Acknowledged` alert (needs HandleAlerts), with an optional
+/// `{"Resolution": "…"}` (at most 4,000 characters; the body may be absent, empty or
+/// `null`).
+///
+/// Resolving a resolved alert is a 409. `ResolvedBy` is the caller's username; a
+/// further match of the notification on the device then raises a new alert.
+#[utoipa::path(post, path = "/V2/{tenantVarCode}/alerts/{alertId}/resolve", tag = "Alerts",
+    params(AlertPath, ("If-Match" = Option<String>, Header, description = IF_MATCH)),
+    request_body(content = Option<Resolution>, description = "Optional"),
+    responses((status = 200, description = "Resolved", body = Alert),
+        (status = 400, description = "Resolution is too long or not text", body = Problem),
+        (status = 403, description = "The role may not handle alerts", body = Problem),
+        (status = 404, body = Problem),
+        (status = 409, description = "The alert is already resolved", body = Problem),
+        (status = 412, description = "If-Match names another version", body = Problem)))]
+async fn resolve_alert(
+    scope: TenantScope,
+    State(app): State<AppState>,
+    Path(path): Path<AlertPath>,
+    IfMatch(if_match): IfMatch,
+    body: Option<Body<Option<Resolution>>>,
+) -> ApiResult<Record<Alert>> {
+    scope.require(Permission::HandleAlerts)?;
+    let id = alert_id(&path.alertId)?;
+    // No body, an empty one, JSON `null` and `{}` all mean no resolution text.
+    let resolution = body.and_then(|Body(r)| r).unwrap_or_default().validated()?;
+    let step = AlertTransition {
+        from: &[OPEN, ACKNOWLEDGED],
+        to: RESOLVED,
+        by: &scope.caller.username,
+        resolution: resolution.as_deref(),
+    };
+    let alert = app
+        .store
+        .transition_alert(scope.code(), id, &step, if_match.as_deref())
+        .await?;
+    Ok(Record(alert))
+}

@@ -1,0 +1,142 @@
+//! Deliveries: `/V2/{t}/deliveries` and `/deliveries/{deliveryId}` — the outbox rows the
+//! events engine writes for each resolved target of a match, with their status
+//! (DESIGN.md §5). Read-only here; the delivery worker settles them.
+
+use axum::extract::{Path, State};
+use axum::http::HeaderMap;
+use serde::Deserialize;
+use utoipa::IntoParams;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::error::{ApiError, ApiResult, Problem};
+use super::extract::{Query, TenantScope};
+use super::negotiate::{Record, Representable};
+use super::paging::Page;
+use super::{AppState, TenantParam};
+use crate::domain::delivery::{CHANNELS, Delivery, STATUSES};
+use crate::store::DeliveryFilter;
+
+/// Most deliveries one page returns (and the default).
+pub const MAX_PAGE_SIZE: u32 = 1000;
+
+impl Representable for Delivery {
+    const NAME: &'static str = "Delivery";
+}
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_deliveries))
+        .routes(routes!(get_delivery))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+#[allow(non_snake_case, dead_code)]
+struct DeliveryPath {
+    tenantVarCode: String,
+    /// Numeric delivery id.
+    deliveryId: String,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+struct ListDeliveriesQuery {
+    /// Only deliveries in this status.
+    #[param(pattern = "^(Pending|NotConfigured|NoAddress|Sent|Failed|Expired)$")]
+    status: Option<String>,
+    /// Only deliveries on this channel.
+    #[param(pattern = "^(Email|Sms|Voice|Mt|Webhook)$")]
+    channel: Option<String>,
+    /// Only deliveries of this alert.
+    #[param(minimum = 1)]
+    alert_id: Option<i64>,
+    /// Only deliveries about this device.
+    device_id: Option<String>,
+    /// At most 1,000 (the default).
+    #[param(minimum = 1, maximum = 1000)]
+    page_size: Option<u32>,
+}
+
+/// `value`, if it is one of `allowed` (400 naming `field` otherwise).
+fn one_of<'a>(field: &str, value: Option<&'a str>, allowed: &[&str]) -> ApiResult<Option<&'a str>> {
+    match value {
+        Some(v) if !allowed.contains(&v) => Err(ApiError::field(
+            field,
+            format!("must be one of {}", allowed.join(", ")),
+        )),
+        other => Ok(other),
+    }
+}
+
+/// List the tenant's deliveries in `DeliveryId` order, paged with `X-CONTINUATIONTOKEN`.
+#[utoipa::path(get, path = "/V2/{tenantVarCode}/deliveries", tag = "Deliveries",
+    params(TenantParam, ListDeliveriesQuery,
+        ("X-CONTINUATIONTOKEN" = Option<String>, Header, description = "Token from the previous page")),
+    responses((status = 200, body = [Delivery], headers(("X-CONTINUATIONTOKEN" = String, description = "Present while more deliveries exist"))),
+        (status = 400, description = "A bad filter, page size or continuation token", body = Problem),
+        (status = 404, body = Problem)))]
+async fn list_deliveries(
+    scope: TenantScope,
+    State(app): State<AppState>,
+    Query(query): Query<ListDeliveriesQuery>,
+    headers: HeaderMap,
+) -> ApiResult<Page<Delivery>> {
+    let status = one_of("status", query.status.as_deref(), &STATUSES)?;
+    let channel = one_of("channel", query.channel.as_deref(), &CHANNELS)?;
+    if query.alert_id.is_some_and(|id| id < 1) {
+        return Err(ApiError::field("alertId", "must be a positive alert id"));
+    }
+    let device_id = query.device_id.as_deref().filter(|d| !d.is_empty());
+    let paging_scope = format!(
+        "deliveries:{}:{status:?}:{channel:?}:{:?}:{device_id:?}",
+        scope.code(),
+        query.alert_id,
+    );
+    let request =
+        app.paging
+            .page_request::<i64>(&headers, &paging_scope, query.page_size, MAX_PAGE_SIZE)?;
+    let fetched = app
+        .store
+        .list_deliveries(&DeliveryFilter {
+            tenant_code: scope.code(),
+            status,
+            channel,
+            alert_id: query.alert_id,
+            device_id,
+            after: request.after.unwrap_or(0),
+            limit: request.size + 1,
+        })
+        .await?;
+    Ok(Page::from_fetched(
+        fetched,
+        request,
+        &app.paging,
+        &paging_scope,
+        |d| {
+            d.delivery_id
+                .as_deref()
+                .and_then(|id| id.parse().ok())
+                .unwrap_or(i64::MAX)
+        },
+    ))
+}
+
+/// Get one of the tenant's deliveries.
+#[utoipa::path(get, path = "/V2/{tenantVarCode}/deliveries/{deliveryId}", tag = "Deliveries",
+    params(DeliveryPath),
+    responses((status = 200, body = Delivery), (status = 404, body = Problem)))]
+async fn get_delivery(
+    scope: TenantScope,
+    State(app): State<AppState>,
+    Path(path): Path<DeliveryPath>,
+) -> ApiResult<Record<Delivery>> {
+    let id: i64 = path.deliveryId.parse().map_err(|_| ApiError::NotFound)?;
+    let delivery = app
+        .store
+        .get_delivery(scope.code(), id)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    Ok(Record(delivery))
+}

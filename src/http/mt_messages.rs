@@ -1,0 +1,231 @@
+//! MT messages: `/V2/{t}/devices/{deviceId}/mtmessages` and `/mtmessages/{messageId}` —
+//! messages and commands queued for a device (DESIGN.md §4), by the API or by a
+//! notification's device-command recipients. A device gateway lists the `Queued` ones
+//! and reports their progress with a JSON Patch of `Status`.
+
+use axum::extract::{Path, State};
+use axum::http::HeaderMap;
+use serde::Deserialize;
+use utoipa::IntoParams;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::AppState;
+use super::error::{ApiError, ApiResult, Problem};
+use super::extract::{IfMatch, Query, TenantScope};
+use super::negotiate::{Body, Created, NoContent, Record, Representable};
+use super::paging::Page;
+use super::patch::apply_patch;
+use crate::domain::access::Permission;
+use crate::domain::mt_message::{MtMessage, STATUSES};
+
+/// Most messages one page returns (and the default).
+pub const MAX_PAGE_SIZE: u32 = 1000;
+
+impl Representable for MtMessage {
+    const NAME: &'static str = "MtMessage";
+    fn etag(&self) -> Option<&str> {
+        self.etag.as_deref()
+    }
+}
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_mt_messages, post_mt_message))
+        .routes(routes!(get_mt_message, patch_mt_message))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+#[allow(non_snake_case, dead_code)]
+struct DevicePath {
+    tenantVarCode: String,
+    deviceId: String,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+#[allow(non_snake_case, dead_code)]
+struct MtMessagePath {
+    tenantVarCode: String,
+    deviceId: String,
+    /// Numeric message id.
+    messageId: String,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+struct ListQuery {
+    /// Only messages in this status (a gateway asks for `Queued`).
+    #[param(pattern = "^(Queued|Sent|Delivered|Failed)$")]
+    status: Option<String>,
+    /// At most 1,000 (the default).
+    #[param(minimum = 1, maximum = 1000)]
+    page_size: Option<u32>,
+}
+
+/// The device must be the path tenant's (404 otherwise, like any record out of scope).
+async fn require_device(app: &AppState, scope: &TenantScope, device_id: &str) -> ApiResult<()> {
+    if app.store.device_exists(scope.code(), device_id).await? {
+        Ok(())
+    } else {
+        Err(ApiError::NotFound)
+    }
+}
+
+fn message_id(raw: &str) -> ApiResult<i64> {
+    raw.parse().map_err(|_| ApiError::NotFound)
+}
+
+async fn find_message(
+    app: &AppState,
+    scope: &TenantScope,
+    path: &MtMessagePath,
+) -> ApiResult<MtMessage> {
+    let id = message_id(&path.messageId)?;
+    app.store
+        .get_mt_message(scope.code(), &path.deviceId, id)
+        .await?
+        .ok_or(ApiError::NotFound)
+}
+
+/// List a device's MT messages in `MessageId` order (oldest first), paged with
+/// `X-CONTINUATIONTOKEN`.
+#[utoipa::path(get, path = "/V2/{tenantVarCode}/devices/{deviceId}/mtmessages", tag = "MT messages",
+    params(DevicePath, ListQuery,
+        ("X-CONTINUATIONTOKEN" = Option<String>, Header, description = "Token from the previous page")),
+    responses((status = 200, body = [MtMessage], headers(("X-CONTINUATIONTOKEN" = String, description = "Present while more messages exist"))),
+        (status = 400, description = "A bad status, page size or continuation token", body = Problem),
+        (status = 404, description = "No such device in this tenant", body = Problem)))]
+async fn list_mt_messages(
+    scope: TenantScope,
+    State(app): State<AppState>,
+    Path(path): Path<DevicePath>,
+    Query(query): Query<ListQuery>,
+    headers: HeaderMap,
+) -> ApiResult<Page<MtMessage>> {
+    if let Some(status) = query.status.as_deref()
+        && !STATUSES.contains(&status)
+    {
+        return Err(ApiError::field(
+            "status",
+            format!("must be one of {}", STATUSES.join(", ")),
+        ));
+    }
+    require_device(&app, &scope, &path.deviceId).await?;
+    let paging_scope = format!(
+        "mtmessages:{}:{:?}:{:?}",
+        scope.code(),
+        path.deviceId,
+        query.status
+    );
+    let request =
+        app.paging
+            .page_request::<i64>(&headers, &paging_scope, query.page_size, MAX_PAGE_SIZE)?;
+    let fetched = app
+        .store
+        .list_mt_messages(
+            scope.code(),
+            &path.deviceId,
+            query.status.as_deref(),
+            request.after.unwrap_or(0),
+            request.size + 1,
+        )
+        .await?;
+    Ok(Page::from_fetched(
+        fetched,
+        request,
+        &app.paging,
+        &paging_scope,
+        |m| {
+            m.message_id
+                .as_deref()
+                .and_then(|id| id.parse().ok())
+                .unwrap_or(i64::MAX)
+        },
+    ))
+}
+
+/// Queue a message or command for a device (needs DeviceMessages).
+///
+/// `Type` is required; `Message` is required for `Text`; `Parameters` carries a command's
+/// settings. Read-only fields sent are ignored; the message starts `Queued`. Answers 200
+/// with no body and `Location` naming the new message.
+#[utoipa::path(post, path = "/V2/{tenantVarCode}/devices/{deviceId}/mtmessages", tag = "MT messages",
+    params(DevicePath), request_body = MtMessage,
+    responses((status = 200, description = "Queued; Location names the message"),
+        (status = 400, body = Problem), (status = 403, body = Problem),
+        (status = 404, description = "No such device in this tenant", body = Problem)))]
+async fn post_mt_message(
+    scope: TenantScope,
+    State(app): State<AppState>,
+    Path(path): Path<DevicePath>,
+    Body(message): Body<MtMessage>,
+) -> ApiResult<Created> {
+    scope.require(Permission::DeviceMessages)?;
+    require_device(&app, &scope, &path.deviceId).await?;
+    let message = message.validated()?;
+    let id = app
+        .store
+        .queue_mt_message(scope.code(), &path.deviceId, &message)
+        .await?;
+    Ok(Created(format!(
+        "/V2/{}/devices/{}/mtmessages/{id}",
+        scope.code(),
+        path.deviceId
+    )))
+}
+
+/// Get one MT message (`ETag` header; `If-None-Match` answers 304).
+#[utoipa::path(get, path = "/V2/{tenantVarCode}/devices/{deviceId}/mtmessages/{messageId}", tag = "MT messages",
+    params(MtMessagePath),
+    responses((status = 200, body = MtMessage, headers(("ETag" = String, description = "The message's version"))),
+        (status = 304, description = "Not modified (If-None-Match)"),
+        (status = 404, body = Problem)))]
+async fn get_mt_message(
+    scope: TenantScope,
+    State(app): State<AppState>,
+    Path(path): Path<MtMessagePath>,
+) -> ApiResult<Record<MtMessage>> {
+    Ok(Record(find_message(&app, &scope, &path).await?))
+}
+
+/// Report a message's progress with a JSON Patch of `Status` (needs DeviceMessages).
+///
+/// Every other field is read-only (400). The status moves forward only: `Queued` →
+/// `Sent` → `Delivered` (`Sent` may be skipped), and any status that is not final →
+/// `Failed`; `Delivered` and `Failed` are final. A refused step is a 409; reporting the
+/// current status again changes nothing. `If-Match` is honoured, and without it a change
+/// made since this request read the message is a 412.
+#[utoipa::path(patch, path = "/V2/{tenantVarCode}/devices/{deviceId}/mtmessages/{messageId}", tag = "MT messages",
+    params(MtMessagePath),
+    request_body(content = Vec<super::openapi::PatchOperation>, content_type = "application/json-patch+json"),
+    responses((status = 200, description = "Updated"),
+        (status = 400, description = "A read-only field patched, or an unknown status", body = Problem),
+        (status = 403, body = Problem), (status = 404, body = Problem),
+        (status = 409, description = "The workflow does not allow the step", body = Problem),
+        (status = 412, description = "If-Match names another version", body = Problem)))]
+async fn patch_mt_message(
+    scope: TenantScope,
+    State(app): State<AppState>,
+    Path(path): Path<MtMessagePath>,
+    IfMatch(if_match): IfMatch,
+    Body(patch): Body<json_patch::Patch>,
+) -> ApiResult<NoContent> {
+    scope.require(Permission::DeviceMessages)?;
+    let current = find_message(&app, &scope, &path).await?;
+    let expected = if_match.or_else(|| current.etag.clone());
+    let patched = apply_patch(&current, &patch)?.validated_status()?;
+    let status = patched.status.as_deref().unwrap_or_default();
+    app.store
+        .set_mt_status(
+            scope.code(),
+            &path.deviceId,
+            message_id(&path.messageId)?,
+            status,
+            expected.as_deref(),
+        )
+        .await?;
+    Ok(NoContent)
+}

@@ -1,0 +1,743 @@
+//! XML input. The body is read (quick-xml's namespace-aware reader) into a small element
+//! tree, and the typed record is deserialised from that tree by the serde `Deserializer`
+//! below. Arrays arrive in two forms, and the record type decides which one it is:
+//!
+//! - repeated elements, as we write them: `<Recipients>…</Recipients><Recipients>…</Recipients>`;
+//! - wrapped, as .NET serialisers write them: `<Recipients><Recipient>…</Recipient>…</Recipients>`.
+//!
+//! When a field is asked for as a sequence, each occurrence of its element is either one
+//! item or a wrapper of items. The occurrence is left undecided until the item type asks
+//! for what it is (serde's `deserialize_struct` names the fields, `deserialize_seq` says
+//! it is an array, `deserialize_str` a scalar…); `wraps_items` then answers from that
+//! request and the element's shape. An empty (or `xsi:nil`) occurrence holds no items.
+//!
+//! Everything else follows quick-xml's mapping: the root element's name is not checked,
+//! element names are read without their namespace prefix, attributes are ignored except
+//! `xsi:nil="true"` (null), text is trimmed, booleans are `true`/`false`/`1`/`0`.
+
+use std::collections::HashMap;
+
+use quick_xml::NsReader;
+use quick_xml::events::{BytesStart, Event};
+use serde::de::value::{Error, StrDeserializer};
+use serde::de::{
+    DeserializeOwned, DeserializeSeed, Deserializer, Error as _, Expected, MapAccess, SeqAccess,
+    Unexpected, Visitor,
+};
+
+/// Deepest element nesting accepted (the records need about 6).
+pub const MAX_DEPTH: usize = 64;
+/// Most elements one body may have: bounds the tree's memory whatever the body limit.
+pub const MAX_ELEMENTS: usize = 100_000;
+
+/// One element: its local name, its text (for a leaf), its children, and `xsi:nil`.
+#[derive(Debug, Default)]
+pub struct Element {
+    name: String,
+    text: String,
+    children: Vec<Element>,
+    nil: bool,
+}
+
+impl Element {
+    /// No children and no text: an empty wrapper, or an empty value.
+    fn is_empty(&self) -> bool {
+        self.children.is_empty() && self.text.is_empty()
+    }
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum TreeError {
+    /// Not well-formed XML (or not one root element).
+    Malformed(String),
+    /// Nested too deeply, or too many elements.
+    TooLarge(String),
+}
+
+fn malformed(e: impl std::fmt::Display) -> TreeError {
+    TreeError::Malformed(e.to_string())
+}
+
+/// A piece of character data; text is trimmed where it meets markup, CDATA is kept as is.
+struct Piece {
+    cdata: bool,
+    content: String,
+}
+
+struct Open {
+    element: Element,
+    pieces: Vec<Piece>,
+}
+
+impl Open {
+    fn new(reader: &NsReader<&[u8]>, start: &BytesStart) -> Result<Open, TreeError> {
+        for attribute in start.attributes() {
+            attribute.map_err(malformed)?;
+        }
+        let name = std::str::from_utf8(start.local_name().as_ref())
+            .map_err(malformed)?
+            .to_string();
+        Ok(Open {
+            element: Element {
+                name,
+                nil: start.attributes().has_nil(reader),
+                ..Element::default()
+            },
+            pieces: Vec::new(),
+        })
+    }
+
+    fn close(mut self) -> Element {
+        let xml_space = |c: char| matches!(c, ' ' | '\t' | '\r' | '\n');
+        let count = self.pieces.len();
+        let mut text = String::new();
+        for (i, piece) in self.pieces.iter().enumerate() {
+            let mut content = piece.content.as_str();
+            if !piece.cdata {
+                if i == 0 || !self.pieces[i - 1].cdata {
+                    content = content.trim_start_matches(xml_space);
+                }
+                if i + 1 == count || !self.pieces[i + 1].cdata {
+                    content = content.trim_end_matches(xml_space);
+                }
+            }
+            text.push_str(content);
+        }
+        self.element.text = text;
+        self.element
+    }
+}
+
+/// Reads a whole document into its root element.
+pub fn parse(xml: &str) -> Result<Element, TreeError> {
+    let xml = xml.strip_prefix('\u{feff}').unwrap_or(xml);
+    let mut reader = NsReader::from_str(xml);
+    let mut stack: Vec<Open> = Vec::new();
+    let mut root: Option<Element> = None;
+    let mut elements = 0usize;
+    loop {
+        let event = reader.read_event().map_err(malformed)?;
+        let closed = match event {
+            Event::Start(_) | Event::Empty(_) if elements >= MAX_ELEMENTS => {
+                return Err(TreeError::TooLarge(format!(
+                    "the XML body has more than {MAX_ELEMENTS} elements"
+                )));
+            }
+            Event::Start(start) => {
+                if stack.len() >= MAX_DEPTH {
+                    return Err(TreeError::TooLarge(format!(
+                        "the XML body nests elements more than {MAX_DEPTH} deep"
+                    )));
+                }
+                elements += 1;
+                stack.push(Open::new(&reader, &start)?);
+                None
+            }
+            Event::Empty(start) => {
+                elements += 1;
+                Some(Open::new(&reader, &start)?.close())
+            }
+            // The reader has checked that the end tag matches its start.
+            Event::End(_) => stack.pop().map(Open::close),
+            Event::Text(text) => {
+                let content = text.unescape().map_err(malformed)?.into_owned();
+                add_text(&mut stack, false, content)?;
+                None
+            }
+            Event::CData(cdata) => {
+                let content = cdata.decode().map_err(malformed)?.into_owned();
+                add_text(&mut stack, true, content)?;
+                None
+            }
+            Event::Eof => break,
+            Event::Decl(_) | Event::PI(_) | Event::Comment(_) | Event::DocType(_) => None,
+        };
+        if let Some(element) = closed {
+            match stack.last_mut() {
+                Some(parent) => parent.element.children.push(element),
+                None if root.is_some() => {
+                    return Err(malformed("more than one root element"));
+                }
+                None => root = Some(element),
+            }
+        }
+    }
+    if let Some(open) = stack.last() {
+        return Err(malformed(format!(
+            "unexpected end of the body: <{}> is not closed",
+            open.element.name
+        )));
+    }
+    root.ok_or_else(|| malformed("there is no root element"))
+}
+
+fn add_text(stack: &mut [Open], cdata: bool, content: String) -> Result<(), TreeError> {
+    match stack.last_mut() {
+        Some(open) => open.pieces.push(Piece { cdata, content }),
+        None if content.trim().is_empty() => {}
+        None => return Err(malformed("text outside the root element")),
+    }
+    Ok(())
+}
+
+/// Deserialises `T` from the root element; errors carry the path of the offending field.
+pub fn deserialize<T: DeserializeOwned>(
+    root: &Element,
+) -> Result<T, serde_path_to_error::Error<Error>> {
+    serde_path_to_error::deserialize(Node(root))
+}
+
+// ---- wrapped or repeated -------------------------------------------------------------
+
+/// What an array's item type asked the deserializer for.
+#[derive(Debug, Clone, Copy)]
+enum Wants {
+    /// A scalar (string, number, bool, enum name, …).
+    Value,
+    /// A record with these field names.
+    Record(&'static [&'static str]),
+    /// A map with keys of its own.
+    Map,
+    /// An array (an array of arrays).
+    Array,
+    /// Anything (`deserialize_any`): no way to tell, so the element is the item.
+    Unknown,
+}
+
+/// Whether `node`, one occurrence of an array field, wraps several items rather than
+/// being one item. Its children must all share one tag, and then:
+/// - a scalar item has no child elements, so they are items (`<Ids><string>a</string>…`);
+/// - a record: each child holds elements (not text), and the shared tag is not one of the
+///   record's fields (`<Recipients><Recipient>…`, whereas `<Recipients><Type>…</Type>
+///   </Recipients>` is one recipient), or each child holds only the record's fields
+///   (`<Urls><Url><Url>…</Url><Device>…` wraps a URL);
+/// - a map: each child holds elements, not text;
+/// - an array: each child holds elements that all share a tag, i.e. is an array itself
+///   (`<PolygonPositions><ArrayOfPosition><Position>…`), whereas the children of one ring
+///   written as repeated elements are points with `Lat` and `Lon`.
+fn wraps_items(node: &Element, wants: Wants) -> bool {
+    let Some(first) = node.children.first() else {
+        return false;
+    };
+    let tag = first.name.as_str();
+    if !node.text.is_empty() || node.children.iter().any(|c| c.name != tag) {
+        return false;
+    }
+    let containers = node.children.iter().all(|c| c.text.is_empty());
+    match wants {
+        Wants::Value => true,
+        Wants::Record(fields) => {
+            let is_field = |name: &str| fields.contains(&name);
+            containers
+                && (!is_field(tag)
+                    || node.children.iter().all(|c| {
+                        !c.children.is_empty() && c.children.iter().all(|g| is_field(&g.name))
+                    }))
+        }
+        Wants::Map => containers,
+        Wants::Array => {
+            containers
+                && node.children.iter().all(|c| match c.children.first() {
+                    Some(g) => c.children.iter().all(|h| h.name == g.name),
+                    None => true,
+                })
+        }
+        Wants::Unknown => false,
+    }
+}
+
+// ---- deserializers -------------------------------------------------------------------
+
+type Result<T, E = Error> = std::result::Result<T, E>;
+
+fn has_elements() -> Unexpected<'static> {
+    Unexpected::Other("an element with child elements")
+}
+
+/// One element as a value: the root, an array item, or a field that occurs once.
+#[derive(Clone, Copy)]
+struct Node<'a>(&'a Element);
+
+impl<'a> Node<'a> {
+    /// The text of a leaf; an element with children is not a scalar.
+    fn text(self, expected: &dyn Expected) -> Result<&'a str> {
+        if self.0.children.is_empty() {
+            Ok(&self.0.text)
+        } else {
+            Err(Error::invalid_type(has_elements(), expected))
+        }
+    }
+
+    /// The children of an element read as a record or map.
+    fn fields(self, expected: &dyn Expected) -> Result<Fields<'a>> {
+        let node = self.0;
+        if node.children.is_empty() && !node.text.is_empty() {
+            return Err(Error::invalid_type(Unexpected::Str(&node.text), expected));
+        }
+        if !node.text.is_empty() {
+            return Err(Error::custom(format!(
+                "<{}> mixes text and child elements",
+                node.name
+            )));
+        }
+        Ok(Fields::new(node))
+    }
+}
+
+macro_rules! parse_number {
+    ($($method:ident => $visit:ident($ty:ty)),* $(,)?) => {$(
+        fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+            let text = self.text(&visitor)?;
+            match text.parse::<$ty>() {
+                Ok(n) => visitor.$visit(n),
+                Err(_) => Err(Error::invalid_value(Unexpected::Str(text), &visitor)),
+            }
+        }
+    )*};
+}
+
+impl<'de, 'a> Deserializer<'de> for Node<'a> {
+    type Error = Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        if self.0.nil {
+            visitor.visit_unit()
+        } else if self.0.children.is_empty() {
+            visitor.visit_str(&self.0.text)
+        } else {
+            let fields = self.fields(&visitor)?;
+            visitor.visit_map(fields)
+        }
+    }
+
+    fn deserialize_bool<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        match self.text(&visitor)? {
+            "true" | "1" => visitor.visit_bool(true),
+            "false" | "0" => visitor.visit_bool(false),
+            other => Err(Error::invalid_value(Unexpected::Str(other), &visitor)),
+        }
+    }
+
+    parse_number!(
+        deserialize_i8 => visit_i8(i8),
+        deserialize_i16 => visit_i16(i16),
+        deserialize_i32 => visit_i32(i32),
+        deserialize_i64 => visit_i64(i64),
+        deserialize_u8 => visit_u8(u8),
+        deserialize_u16 => visit_u16(u16),
+        deserialize_u32 => visit_u32(u32),
+        deserialize_u64 => visit_u64(u64),
+        deserialize_f32 => visit_f32(f32),
+        deserialize_f64 => visit_f64(f64),
+    );
+
+    fn deserialize_char<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        let text = self.text(&visitor)?;
+        let mut chars = text.chars();
+        match (chars.next(), chars.next()) {
+            (Some(c), None) => visitor.visit_char(c),
+            _ => Err(Error::invalid_value(Unexpected::Str(text), &visitor)),
+        }
+    }
+
+    fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        let text = self.text(&visitor)?;
+        visitor.visit_str(text)
+    }
+
+    fn deserialize_string<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        self.deserialize_str(visitor)
+    }
+
+    fn deserialize_identifier<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        self.deserialize_str(visitor)
+    }
+
+    fn deserialize_bytes<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        let text = self.text(&visitor)?;
+        visitor.visit_bytes(text.as_bytes())
+    }
+
+    fn deserialize_byte_buf<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        self.deserialize_bytes(visitor)
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        if self.0.nil {
+            visitor.visit_none()
+        } else {
+            visitor.visit_some(self)
+        }
+    }
+
+    fn deserialize_unit<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        visitor.visit_unit()
+    }
+
+    fn deserialize_unit_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value> {
+        visitor.visit_unit()
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    /// The element is the array: its children are the items, whatever their name.
+    fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        let node = self.0;
+        if node.children.is_empty() && !node.text.is_empty() {
+            return Err(Error::invalid_type(Unexpected::Str(&node.text), &visitor));
+        }
+        visitor.visit_seq(Items(node.children.iter()))
+    }
+
+    fn deserialize_tuple<V: Visitor<'de>>(self, _len: usize, visitor: V) -> Result<V::Value> {
+        self.deserialize_seq(visitor)
+    }
+
+    fn deserialize_tuple_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _len: usize,
+        visitor: V,
+    ) -> Result<V::Value> {
+        self.deserialize_seq(visitor)
+    }
+
+    fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        let fields = self.fields(&visitor)?;
+        visitor.visit_map(fields)
+    }
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value> {
+        self.deserialize_map(visitor)
+    }
+
+    /// Enums are read by variant name (unit variants).
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value> {
+        let text = self.text(&visitor)?;
+        visitor.visit_enum(StrDeserializer::<Error>::new(text))
+    }
+
+    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        visitor.visit_unit()
+    }
+}
+
+/// The children of an element that is itself an array.
+struct Items<'a>(std::slice::Iter<'a, Element>);
+
+impl<'de, 'a> SeqAccess<'de> for Items<'a> {
+    type Error = Error;
+
+    fn next_element_seed<S: DeserializeSeed<'de>>(&mut self, seed: S) -> Result<Option<S::Value>> {
+        self.0
+            .next()
+            .map(|item| seed.deserialize(Node(item)))
+            .transpose()
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.0.len())
+    }
+}
+
+/// An element's children as a record: one key per tag, in order of first appearance,
+/// with every element of that tag (a field given more than once is an array).
+struct Fields<'a> {
+    groups: std::vec::IntoIter<Field<'a>>,
+    pending: Option<Field<'a>>,
+}
+
+struct Field<'a> {
+    name: &'a str,
+    nodes: Vec<&'a Element>,
+}
+
+impl<'a> Fields<'a> {
+    fn new(node: &'a Element) -> Fields<'a> {
+        let mut index: HashMap<&str, usize> = HashMap::new();
+        let mut groups: Vec<Field<'a>> = Vec::new();
+        for child in &node.children {
+            match index.get(child.name.as_str()) {
+                Some(&i) => groups[i].nodes.push(child),
+                None => {
+                    index.insert(&child.name, groups.len());
+                    groups.push(Field {
+                        name: &child.name,
+                        nodes: vec![child],
+                    });
+                }
+            }
+        }
+        Fields {
+            groups: groups.into_iter(),
+            pending: None,
+        }
+    }
+}
+
+impl<'de, 'a> MapAccess<'de> for Fields<'a> {
+    type Error = Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>> {
+        let Some(field) = self.groups.next() else {
+            return Ok(None);
+        };
+        let name = field.name;
+        self.pending = Some(field);
+        seed.deserialize(StrDeserializer::<Error>::new(name))
+            .map(Some)
+    }
+
+    fn next_value_seed<S: DeserializeSeed<'de>>(&mut self, seed: S) -> Result<S::Value> {
+        match self.pending.take() {
+            Some(field) => seed.deserialize(field),
+            None => Err(Error::custom("a value was asked for before its key")),
+        }
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.groups.len())
+    }
+}
+
+impl<'a> Field<'a> {
+    /// The one element of a field that is not an array.
+    fn single(&self) -> Result<Node<'a>> {
+        match self.nodes.as_slice() {
+            [node] => Ok(Node(node)),
+            nodes => Err(Error::custom(format!(
+                "<{}> is given {} times, but is not an array",
+                self.name,
+                nodes.len()
+            ))),
+        }
+    }
+
+    fn occurrences(self) -> Occurrences<'a> {
+        Occurrences {
+            nodes: self.nodes.into_iter(),
+            wrapped: [].iter(),
+        }
+    }
+}
+
+macro_rules! forward_to_single {
+    ($($method:ident($($arg:ident: $ty:ty),*)),* $(,)?) => {$(
+        fn $method<V: Visitor<'de>>(self, $($arg: $ty,)* visitor: V) -> Result<V::Value> {
+            self.single()?.$method($($arg,)* visitor)
+        }
+    )*};
+}
+
+/// A field of a record: every element with its tag.
+impl<'de, 'a> Deserializer<'de> for Field<'a> {
+    type Error = Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        if self.nodes.len() > 1 {
+            visitor.visit_seq(self.occurrences())
+        } else {
+            self.single()?.deserialize_any(visitor)
+        }
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        if let [node] = self.nodes.as_slice()
+            && node.nil
+        {
+            visitor.visit_none()
+        } else {
+            visitor.visit_some(self)
+        }
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        visitor.visit_seq(self.occurrences())
+    }
+
+    fn deserialize_tuple<V: Visitor<'de>>(self, _len: usize, visitor: V) -> Result<V::Value> {
+        visitor.visit_seq(self.occurrences())
+    }
+
+    fn deserialize_tuple_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _len: usize,
+        visitor: V,
+    ) -> Result<V::Value> {
+        visitor.visit_seq(self.occurrences())
+    }
+
+    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        visitor.visit_unit()
+    }
+
+    forward_to_single!(
+        deserialize_bool(),
+        deserialize_i8(),
+        deserialize_i16(),
+        deserialize_i32(),
+        deserialize_i64(),
+        deserialize_u8(),
+        deserialize_u16(),
+        deserialize_u32(),
+        deserialize_u64(),
+        deserialize_f32(),
+        deserialize_f64(),
+        deserialize_char(),
+        deserialize_str(),
+        deserialize_string(),
+        deserialize_bytes(),
+        deserialize_byte_buf(),
+        deserialize_unit(),
+        deserialize_unit_struct(name: &'static str),
+        deserialize_map(),
+        deserialize_struct(name: &'static str, fields: &'static [&'static str]),
+        deserialize_enum(name: &'static str, variants: &'static [&'static str]),
+        deserialize_identifier(),
+    );
+}
+
+/// The items of an array field: each occurrence is one item or wraps several; empty
+/// and nil occurrences hold none.
+struct Occurrences<'a> {
+    nodes: std::vec::IntoIter<&'a Element>,
+    /// Items still to come from the wrapper being read.
+    wrapped: std::slice::Iter<'a, Element>,
+}
+
+impl<'de, 'a> SeqAccess<'de> for Occurrences<'a> {
+    type Error = Error;
+
+    fn next_element_seed<S: DeserializeSeed<'de>>(&mut self, seed: S) -> Result<Option<S::Value>> {
+        if let Some(item) = self.wrapped.next() {
+            return seed.deserialize(Node(item)).map(Some);
+        }
+        for node in self.nodes.by_ref() {
+            if node.nil || node.is_empty() {
+                continue;
+            }
+            return seed
+                .deserialize(Occurrence {
+                    node,
+                    wrapped: &mut self.wrapped,
+                })
+                .map(Some);
+        }
+        Ok(None)
+    }
+}
+
+/// One occurrence of an array field, undecided until the item type says what it wants.
+struct Occurrence<'s, 'a> {
+    node: &'a Element,
+    wrapped: &'s mut std::slice::Iter<'a, Element>,
+}
+
+impl<'a> Occurrence<'_, 'a> {
+    /// The item to read now; a wrapper's other items are left in `wrapped`.
+    fn item(self, wants: Wants) -> Node<'a> {
+        if wraps_items(self.node, wants)
+            && let Some((first, rest)) = self.node.children.split_first()
+        {
+            *self.wrapped = rest.iter();
+            Node(first)
+        } else {
+            Node(self.node)
+        }
+    }
+}
+
+macro_rules! decide_then {
+    ($($wants:expr => $method:ident($($arg:ident: $ty:ty),*)),* $(,)?) => {$(
+        fn $method<V: Visitor<'de>>(self, $($arg: $ty,)* visitor: V) -> Result<V::Value> {
+            self.item($wants).$method($($arg,)* visitor)
+        }
+    )*};
+}
+
+impl<'de> Deserializer<'de> for Occurrence<'_, '_> {
+    type Error = Error;
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        visitor.visit_some(self)
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value> {
+        self.item(Wants::Record(fields))
+            .deserialize_struct(name, fields, visitor)
+    }
+
+    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        visitor.visit_unit()
+    }
+
+    decide_then!(
+        Wants::Unknown => deserialize_any(),
+        Wants::Value => deserialize_bool(),
+        Wants::Value => deserialize_i8(),
+        Wants::Value => deserialize_i16(),
+        Wants::Value => deserialize_i32(),
+        Wants::Value => deserialize_i64(),
+        Wants::Value => deserialize_u8(),
+        Wants::Value => deserialize_u16(),
+        Wants::Value => deserialize_u32(),
+        Wants::Value => deserialize_u64(),
+        Wants::Value => deserialize_f32(),
+        Wants::Value => deserialize_f64(),
+        Wants::Value => deserialize_char(),
+        Wants::Value => deserialize_str(),
+        Wants::Value => deserialize_string(),
+        Wants::Value => deserialize_bytes(),
+        Wants::Value => deserialize_byte_buf(),
+        Wants::Value => deserialize_unit(),
+        Wants::Value => deserialize_unit_struct(name: &'static str),
+        Wants::Value => deserialize_enum(name: &'static str, variants: &'static [&'static str]),
+        Wants::Value => deserialize_identifier(),
+        Wants::Array => deserialize_seq(),
+        Wants::Array => deserialize_tuple(len: usize),
+        Wants::Array => deserialize_tuple_struct(name: &'static str, len: usize),
+        Wants::Map => deserialize_map(),
+    );
+}

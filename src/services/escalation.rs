@@ -1,0 +1,127 @@
+//! Escalation until someone acknowledges (issue 8 §4): an `Open` Warning or High alert
+//! that nobody acknowledged `escalation_after` after it was raised notifies the tenant's
+//! escalation contacts (its own and those its ancestors share), and again every
+//! `escalation_after`, for at most `escalation_rounds` rounds. Acknowledging or resolving
+//! stops it (the alert's due time is cleared). Each round is one transaction: the level,
+//! the next due time and the deliveries commit together, so a restart neither skips nor
+//! repeats a round.
+
+use jiff::Timestamp;
+
+use super::ingest::PipelineConfig;
+use crate::domain::address::ContactAddress;
+use crate::domain::delivery::{self, severity_word};
+use crate::domain::time::now;
+use crate::store::{NewDelivery, Store, StoreResult};
+
+pub struct Escalator {
+    store: Store,
+    config: PipelineConfig,
+}
+
+impl Escalator {
+    pub fn new(store: Store, config: PipelineConfig) -> Self {
+        Self { store, config }
+    }
+
+    /// Runs the round of alert `id` if it is still due at `at`. Returns whether it ran.
+    pub async fn run_round(&self, id: i64, at: Timestamp) -> StoreResult<bool> {
+        let Some(after) = self.config.escalation_after else {
+            return Ok(false);
+        };
+        let mut tx = self.store.begin().await?;
+        let Some(due) = tx.lock_due_escalation(id, at).await? else {
+            return Ok(false);
+        };
+        let alert = &due.alert;
+        let level = alert.escalation_level + 1;
+        let rounds = self.config.escalation_rounds.max(1);
+        let subject = format!(
+            "[{}] Escalation {level} of {rounds}: {} — {} (not acknowledged)",
+            severity_word(alert.severity.as_deref()),
+            alert.notification_name.as_deref().unwrap_or_default(),
+            alert.device_id.as_deref().unwrap_or_default()
+        );
+        let body = format!(
+            "{subject}\n\nAlert {} was raised at {} and is still open.\nPosition: {}\nAcknowledge it to stop further escalation.\n",
+            alert.alert_id.as_deref().unwrap_or_default(),
+            alert.raised_at.map(|t| t.to_string()).unwrap_or_default(),
+            match (alert.latitude, alert.longitude) {
+                (Some(lat), Some(lon)) => format!("{lat:.5}, {lon:.5}"),
+                _ => "unknown".into(),
+            }
+        );
+        let created = now();
+        let base = NewDelivery {
+            tenant_code: due.node.code.clone(),
+            subject: Some(subject.clone()),
+            body: body.clone(),
+            notification_id: alert
+                .notification_id
+                .as_deref()
+                .and_then(|n| n.parse().ok()),
+            alert_id: Some(id),
+            message_id: alert.message_id.as_deref().and_then(|m| m.parse().ok()),
+            device_id: alert.device_id.clone(),
+            created_at: created,
+            next_attempt_at: Some(created),
+            ..Default::default()
+        };
+        let status = |configured: bool| {
+            if configured {
+                delivery::PENDING
+            } else {
+                delivery::NOT_CONFIGURED
+            }
+        };
+        let mut written = 0;
+        let mut seen = Vec::new();
+        for contact in tx.escalation_contacts(&due.node).await? {
+            for entry in &contact.contact_entries {
+                let Some(Ok(address)) = entry.address.as_deref().map(ContactAddress::parse) else {
+                    continue;
+                };
+                let d = match address {
+                    ContactAddress::Email(email) => NewDelivery {
+                        channel: delivery::EMAIL,
+                        target: Some(email),
+                        status: status(self.config.email),
+                        ..base.clone()
+                    },
+                    ContactAddress::Phone(phone) => NewDelivery {
+                        channel: delivery::SMS,
+                        target: Some(phone),
+                        body: subject.clone(),
+                        status: status(self.config.sms),
+                        ..base.clone()
+                    },
+                };
+                let key = (d.channel, d.target.clone());
+                if seen.contains(&key) {
+                    continue;
+                }
+                seen.push(key);
+                tx.insert_delivery(&d).await?;
+                written += 1;
+            }
+        }
+        if written == 0 {
+            tx.insert_delivery(&NewDelivery {
+                channel: delivery::EMAIL,
+                body: "the tenant has no escalation contacts (IsEscalationContact)".into(),
+                status: delivery::NO_ADDRESS,
+                next_attempt_at: None,
+                ..base
+            })
+            .await?;
+        }
+        let next = if level < rounds {
+            due.due.checked_add(after).ok().map(|next| next.max(at))
+        } else {
+            None
+        };
+        tx.escalated(id, level, next).await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+}

@@ -1,0 +1,267 @@
+//! One device's batch inside a transaction (`apply_batch`), and what happens once it is
+//! committed (`finish_batch`): the processed answer and the live stream.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use jiff::Timestamp;
+
+use super::matching::{Changes, Context, Occurrence};
+use super::{Pipeline, ProcessedMessage, Triggered};
+use crate::domain::device::Device;
+use crate::domain::device_state::DeviceState;
+use crate::domain::mo_message::{GeofenceRef, MoMessage, StorableMessage};
+use crate::domain::tenant::TenantNode;
+use crate::domain::time::now;
+use crate::domain::webhook::Category;
+use crate::domain::webhook_event::{EventType, event_data};
+use crate::services::stream::Payload;
+use crate::store::{IngestContext, NewMessage, StoreError, StoreResult, WriteTx};
+
+/// A batch applied inside a transaction, waiting for its commit.
+pub(super) struct AppliedBatch {
+    node: TenantNode,
+    device_id: String,
+    batch: Vec<StorableMessage>,
+    placement: Vec<Result<usize, Duplicate>>,
+    ids: Vec<(i64, String)>,
+    received: Timestamp,
+    inside: Vec<Option<Vec<GeofenceRef>>>,
+    late: Vec<bool>,
+    triggered: Vec<Vec<Triggered>>,
+    device: Device,
+    state: DeviceState,
+    changes: Changes,
+}
+
+/// A batch message that is not stored again.
+#[derive(Debug, Clone, Copy)]
+enum Duplicate {
+    /// Stored by an earlier request: its id.
+    Stored(i64),
+    /// The same key earlier in this batch: that message's index.
+    InBatch(usize),
+}
+
+impl Pipeline {
+    /// Stores a validated batch from `device_id` of tenant `node` and processes it inside
+    /// `tx` (not committed here). `NotFound` when the device is not the tenant's.
+    pub(super) async fn apply_batch(
+        &self,
+        tx: &mut WriteTx,
+        node: &TenantNode,
+        device_id: &str,
+        batch: Vec<StorableMessage>,
+    ) -> StoreResult<AppliedBatch> {
+        // One statement: the device, its state (locked), the rules version, the webhooks.
+        let IngestContext {
+            mut device,
+            mut state,
+            rules_version,
+            webhooks,
+        } = tx
+            .ingest_context(&node.code, device_id)
+            .await?
+            .ok_or(StoreError::NotFound)?;
+        let rules = self.rules.get_at(&self.store, node, rules_version).await?;
+        let received = now();
+        let times: Vec<Timestamp> = batch
+            .iter()
+            .map(|m| m.record.sent_from_device.unwrap_or(received))
+            .collect();
+        let inside: Vec<Option<Vec<GeofenceRef>>> = batch
+            .iter()
+            .map(|m| {
+                let (lat, lon) = m.record.position.as_ref()?.lat_lon()?;
+                Some(rules.containing(lat, lon))
+            })
+            .collect();
+        let state_before = state.clone();
+
+        // Retries: stored before, or earlier in this batch.
+        let keys: Vec<(i64, Timestamp)> = batch
+            .iter()
+            .filter_map(|m| Some((m.record.sequence_number?, m.record.sent_from_device?)))
+            .collect();
+        let stored = if keys.is_empty() {
+            HashMap::new()
+        } else {
+            tx.find_stored_messages(device_id, &keys).await?
+        };
+        let mut first_in_batch: HashMap<(i64, i64), usize> = HashMap::new();
+        // For each message: Ok(index into the insert list) or Err(the stored original).
+        let mut placement: Vec<Result<usize, Duplicate>> = Vec::with_capacity(batch.len());
+        let mut inserts = Vec::new();
+        for (i, m) in batch.iter().enumerate() {
+            let key = m
+                .record
+                .sequence_number
+                .zip(m.record.sent_from_device)
+                .map(|(seq, sent)| (seq, sent.as_microsecond()));
+            if let Some(key) = key {
+                if let Some(id) = stored.get(&key) {
+                    placement.push(Err(Duplicate::Stored(*id)));
+                    continue;
+                }
+                if let Some(first) = first_in_batch.get(&key) {
+                    placement.push(Err(Duplicate::InBatch(*first)));
+                    continue;
+                }
+                first_in_batch.insert(key, i);
+            }
+            placement.push(Ok(inserts.len()));
+            inserts.push(NewMessage {
+                message: m,
+                geofences: inside[i]
+                    .as_ref()
+                    .filter(|g| !g.is_empty())
+                    .and_then(|g| serde_json::to_string(g).ok()),
+                received_at: received,
+                message_time: times[i],
+            });
+        }
+        let ids = if inserts.is_empty() {
+            Vec::new()
+        } else {
+            tx.insert_messages(&node.code, device_id, &inserts).await?
+        };
+        if let Some(webhooks) = webhooks
+            .as_ref()
+            .filter(|w| !ids.is_empty() && w.urls.iter().any(|u| u.wants(Category::MoMessage)))
+        {
+            let data = (0..batch.len())
+                .filter_map(|i| {
+                    let slot = *placement[i].as_ref().ok()?;
+                    let record = MoMessage {
+                        message_id: Some(ids[slot].0.to_string()),
+                        device_id: Some(device_id.to_string()),
+                        received_at_server: Some(received),
+                        containing_geofences: inside[i].clone().unwrap_or_default(),
+                        etag: Some(ids[slot].1.clone()),
+                        ..batch[i].record.clone()
+                    };
+                    Some(event_data(&record))
+                })
+                .collect();
+            tx.emit_events_with(
+                webhooks,
+                &node.code,
+                Category::MoMessage,
+                EventType::Created,
+                data,
+            )
+            .await?;
+        }
+
+        // Evaluate in message-time order, so the state moves forward through the batch.
+        let mut order: Vec<usize> = (0..batch.len()).filter(|i| placement[*i].is_ok()).collect();
+        order.sort_by_key(|i| (times[*i], *i));
+        let context = Context { node };
+        let mut changes = Changes::default();
+        let mut late = vec![false; batch.len()];
+        let mut triggered: Vec<Vec<Triggered>> = vec![Vec::new(); batch.len()];
+        for i in order {
+            let Ok(slot) = placement[i] else { continue };
+            let id = ids[slot].0;
+            let message = &batch[i].record;
+            let observation = state.observe(message, id, times[i], inside[i].clone());
+            late[i] = observation.late;
+            triggered[i] = self
+                .match_notifications(
+                    tx,
+                    &context,
+                    &rules,
+                    &mut device,
+                    &mut state,
+                    observation,
+                    Occurrence {
+                        message: Some((id, message)),
+                        time: times[i],
+                    },
+                    &mut changes,
+                )
+                .await?;
+        }
+        changes.device_changed |= state != state_before;
+        if state != state_before {
+            tx.save_state(device_id, &state).await?;
+        }
+        Ok(AppliedBatch {
+            node: node.clone(),
+            device_id: device_id.to_string(),
+            batch,
+            placement,
+            ids,
+            received,
+            inside,
+            late,
+            triggered,
+            device,
+            state,
+            changes,
+        })
+    }
+
+    /// After the batch's transaction committed: the answer, and the stream told.
+    pub(super) async fn finish_batch(
+        &self,
+        applied: AppliedBatch,
+    ) -> StoreResult<Vec<ProcessedMessage>> {
+        let AppliedBatch {
+            node,
+            device_id,
+            batch,
+            placement,
+            ids,
+            received,
+            inside,
+            late,
+            mut triggered,
+            device,
+            state,
+            changes,
+        } = applied;
+        let (node, device_id) = (&node, device_id.as_str());
+        let mut processed = Vec::with_capacity(batch.len());
+        let mut payloads = Vec::new();
+        for (i, m) in batch.into_iter().enumerate() {
+            let (id, etag, duplicate) = match placement[i] {
+                Ok(slot) => (ids[slot].0, Some(ids[slot].1.clone()), false),
+                Err(Duplicate::Stored(id)) => (id, None, true),
+                Err(Duplicate::InBatch(first)) => match placement[first] {
+                    Ok(slot) => (ids[slot].0, Some(ids[slot].1.clone()), true),
+                    Err(_) => continue,
+                },
+            };
+            let mut record = match placement[i] {
+                // A retry of a message stored by an earlier request: answer with that one.
+                Err(Duplicate::Stored(_)) => self
+                    .store
+                    .get_message(&node.code, device_id, id, false)
+                    .await?
+                    .unwrap_or(m.record),
+                _ => m.record,
+            };
+            record.message_id = Some(id.to_string());
+            if etag.is_some() {
+                record.etag = etag;
+            }
+            record.device_id = Some(device_id.to_string());
+            if !matches!(placement[i], Err(Duplicate::Stored(_))) {
+                record.received_at_server = Some(received);
+                record.containing_geofences = inside[i].clone().unwrap_or_default();
+            }
+            if !duplicate {
+                payloads.push(Payload::MoMessage(Arc::new(record.clone())));
+            }
+            processed.push(ProcessedMessage {
+                message: record,
+                late: late[i],
+                duplicate,
+                notifications: std::mem::take(&mut triggered[i]),
+            });
+        }
+        self.publish(node, &device, &state, changes, payloads);
+        Ok(processed)
+    }
+}

@@ -1,0 +1,156 @@
+//! Ingest and the events engine: a device's batch of MO messages is stored, its device
+//! state moved, every applicable notification evaluated, and each match's alert and
+//! deliveries written — all in one transaction, committed before the caller answers.
+//! The scheduler's missed check-ins go through the same matching (`run_missed_check_in`).
+//!
+//! - `batch.rs` — one batch inside a transaction, and its answer after the commit;
+//! - `matching.rs` — notifications evaluated and matches acted on;
+//! - `group.rs` — on SQLite, batches of concurrent requests share one transaction (group
+//!   commit): one fsync for several acknowledgements, each still sent after its commit.
+
+mod batch;
+mod group;
+mod matching;
+
+use std::sync::Arc;
+
+use jiff::SignedDuration;
+use jiff::tz::TimeZone;
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use super::rules::RulesCache;
+use super::stream::{EventHub, Payload};
+use crate::domain::device::Device;
+use crate::domain::device_state::DeviceState;
+use crate::domain::mo_message::{MoMessage, StorableMessage};
+use crate::domain::tenant::TenantNode;
+use crate::domain::time::resolve_time_zone;
+use crate::store::{Backend, Store, StoreResult};
+use matching::Changes;
+
+/// Which delivery channels are configured (their deliveries start `Pending`; the others
+/// `NotConfigured`), and when unacknowledged alerts escalate.
+#[derive(Debug, Clone, Copy)]
+pub struct PipelineConfig {
+    pub email: bool,
+    pub sms: bool,
+    pub voice: bool,
+    /// An `Open` Warning or High alert escalates this long after it was raised, and
+    /// again every as long (None: never).
+    pub escalation_after: Option<SignedDuration>,
+    /// Escalation rounds in all.
+    pub escalation_rounds: i64,
+}
+
+impl Default for PipelineConfig {
+    fn default() -> Self {
+        Self {
+            email: false,
+            sms: false,
+            voice: false,
+            escalation_after: Some(SignedDuration::from_secs(300)),
+            escalation_rounds: 3,
+        }
+    }
+}
+
+/// A notification a message triggered.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "PascalCase")]
+pub struct Triggered {
+    pub notification_id: String,
+    pub notification_name: String,
+    /// The alert raised or joined (`RaiseAlert`).
+    pub alert_id: Option<String>,
+}
+
+/// One posted message as processed (the `?process=true` answer).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "PascalCase")]
+pub struct ProcessedMessage {
+    #[serde(flatten)]
+    pub message: MoMessage,
+    /// Older than the device's state when it arrived: evaluated, but it moved nothing.
+    pub late: bool,
+    /// A retry of a stored message (same `SequenceNumber` and `SentFromDevice`): the
+    /// original is returned and nothing was triggered again.
+    pub duplicate: bool,
+    pub notifications: Vec<Triggered>,
+}
+
+/// The message pipeline's entry points (shared by HTTP handlers and the scheduler).
+pub struct Pipeline {
+    store: Store,
+    rules: RulesCache,
+    hub: Arc<EventHub>,
+    config: PipelineConfig,
+    /// SQLite: the group-commit writer batches go through.
+    writer: Option<group::GroupWriter>,
+}
+
+impl Pipeline {
+    /// The pipeline; on SQLite it starts the group-commit writer (within a tokio runtime).
+    pub fn new(store: Store, hub: Arc<EventHub>, config: PipelineConfig) -> Arc<Self> {
+        Arc::new_cyclic(|me| Self {
+            writer: (store.backend() == Backend::Sqlite)
+                .then(|| group::GroupWriter::start(me.clone())),
+            store,
+            rules: RulesCache::default(),
+            hub,
+            config,
+        })
+    }
+
+    pub fn hub(&self) -> &Arc<EventHub> {
+        &self.hub
+    }
+
+    async fn tenant_zone(&self, tenant_code: &str) -> StoreResult<TimeZone> {
+        let tenant = self.store.get_tenant(tenant_code).await?;
+        Ok(tenant
+            .and_then(|t| t.time_zone_id)
+            .as_deref()
+            .and_then(resolve_time_zone)
+            .unwrap_or(TimeZone::UTC))
+    }
+
+    /// Stores a validated batch from `device_id` of tenant `node` and processes it; the
+    /// answer comes once it is committed. `NotFound` when the device is not the tenant's.
+    pub async fn ingest(
+        &self,
+        node: &TenantNode,
+        device_id: &str,
+        batch: Vec<StorableMessage>,
+    ) -> StoreResult<Vec<ProcessedMessage>> {
+        if let Some(writer) = &self.writer {
+            return writer
+                .submit(self, node.clone(), device_id.to_string(), batch)
+                .await;
+        }
+        let mut tx = self.store.begin().await?;
+        let applied = self.apply_batch(&mut tx, node, device_id, batch).await?;
+        tx.commit().await?;
+        self.finish_batch(applied).await
+    }
+
+    fn publish(
+        &self,
+        node: &TenantNode,
+        device: &Device,
+        state: &DeviceState,
+        changes: Changes,
+        mut payloads: Vec<Payload>,
+    ) {
+        payloads.extend(
+            changes
+                .alerts
+                .into_iter()
+                .map(|a| Payload::Alert(Arc::new(a))),
+        );
+        if changes.device_changed {
+            payloads.push(Payload::Device(Arc::new(device.clone().with_state(state))));
+        }
+        self.hub.publish(&node.path, payloads);
+    }
+}

@@ -1,0 +1,167 @@
+//! The rules ingest evaluates for a tenant — its enabled notifications (expressions
+//! parsed, time zones resolved) and the geofences visible from it (shapes built) —
+//! cached per tenant and reloaded when the database's rules version moves (any process
+//! changing a geofence or notification moves it, in the same transaction).
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, RwLock};
+
+use jiff::tz::TimeZone;
+
+use crate::domain::events::{Expression, parse_expression};
+use crate::domain::geofence::Shape;
+use crate::domain::mo_message::GeofenceRef;
+use crate::domain::notification::EventNotification;
+use crate::domain::tenant::TenantNode;
+use crate::domain::time::resolve_time_zone;
+use crate::store::{Store, StoreResult};
+
+/// A notification ready to evaluate.
+#[derive(Debug, Clone)]
+pub struct CompiledNotification {
+    pub id: i64,
+    /// `None`: tenant level (applies by `DeviceType`/`Devices`); else this group's.
+    pub group_id: Option<i64>,
+    pub record: EventNotification,
+    pub expression: Expression,
+    pub zone: TimeZone,
+    devices: Option<HashSet<String>>,
+}
+
+impl CompiledNotification {
+    /// Whether it applies to a device of this type and group.
+    pub fn applies_to(&self, device_id: &str, device_type: &str, group_id: Option<i64>) -> bool {
+        if self.record.notification_disabled {
+            return false;
+        }
+        match self.group_id {
+            Some(group) => group_id == Some(group),
+            None => {
+                let type_ok = self
+                    .record
+                    .device_type
+                    .as_deref()
+                    .filter(|t| !t.is_empty())
+                    .is_none_or(|t| t == device_type);
+                let device_ok = self.devices.as_ref().is_none_or(|d| d.contains(device_id));
+                type_ok && device_ok
+            }
+        }
+    }
+}
+
+/// A geofence ready to test positions against.
+#[derive(Debug, Clone)]
+pub struct CompiledGeofence {
+    pub reference: GeofenceRef,
+    pub shape: Shape,
+}
+
+/// Everything ingest evaluates for one tenant's devices.
+#[derive(Debug, Default)]
+pub struct TenantRules {
+    pub notifications: Vec<CompiledNotification>,
+    pub geofences: Vec<CompiledGeofence>,
+}
+
+impl TenantRules {
+    /// The geofences containing a position, in id order.
+    pub fn containing(&self, lat: f64, lon: f64) -> Vec<GeofenceRef> {
+        self.geofences
+            .iter()
+            .filter(|g| g.shape.contains(lat, lon))
+            .map(|g| g.reference.clone())
+            .collect()
+    }
+}
+
+/// The per-tenant cache.
+#[derive(Default)]
+pub struct RulesCache {
+    entries: RwLock<HashMap<String, (i64, Arc<TenantRules>)>>,
+}
+
+impl RulesCache {
+    /// The rules of the tenant `node` as of now.
+    pub async fn get(&self, store: &Store, node: &TenantNode) -> StoreResult<Arc<TenantRules>> {
+        let version = store.rules_version().await?;
+        self.get_at(store, node, version).await
+    }
+
+    /// The rules of the tenant `node` at rules version `version` (read by the caller).
+    pub async fn get_at(
+        &self,
+        store: &Store,
+        node: &TenantNode,
+        version: i64,
+    ) -> StoreResult<Arc<TenantRules>> {
+        if let Some((cached, rules)) = self
+            .entries
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&node.code)
+            && *cached == version
+        {
+            return Ok(rules.clone());
+        }
+        let rules = Arc::new(load(store, node).await?);
+        self.entries
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(node.code.clone(), (version, rules.clone()));
+        Ok(rules)
+    }
+}
+
+async fn load(store: &Store, node: &TenantNode) -> StoreResult<TenantRules> {
+    let notifications = store
+        .tenant_notifications(&node.code)
+        .await?
+        .into_iter()
+        .filter_map(|n| {
+            // Stored expressions parsed when written; one that no longer does (a grammar
+            // change) is skipped rather than stopping every other rule.
+            let expression = match parse_expression(n.record.events_expression.as_deref()?) {
+                Ok(e) => e,
+                Err(e) => {
+                    tracing::warn!(notification = n.id, error = %e, "stored expression does not parse");
+                    return None;
+                }
+            };
+            let zone = n
+                .record
+                .time_zone_id
+                .as_deref()
+                .and_then(resolve_time_zone)
+                .unwrap_or(TimeZone::UTC);
+            let ids = n.record.device_ids();
+            Some(CompiledNotification {
+                id: n.id,
+                group_id: n.group_id,
+                devices: (!ids.is_empty()).then(|| ids.into_iter().collect()),
+                expression,
+                zone,
+                record: n.record,
+            })
+        })
+        .collect();
+    let geofences = store
+        .list_geofences(&node.code, &node.path)
+        .await?
+        .into_iter()
+        .filter_map(|g| {
+            let shape = g.geofence.shape()?;
+            Some(CompiledGeofence {
+                reference: GeofenceRef {
+                    geofence_id: g.id.to_string(),
+                    geofence_name: g.geofence.name.clone().unwrap_or_default(),
+                },
+                shape,
+            })
+        })
+        .collect();
+    Ok(TenantRules {
+        notifications,
+        geofences,
+    })
+}

@@ -1,0 +1,322 @@
+//! Alerts: raised or joined inside the ingest (or scheduler) transaction; listed and
+//! moved through their workflow by the API.
+
+use jiff::Timestamp;
+use sqlx::Row;
+use sqlx::any::AnyRow;
+
+use super::{
+    Float, Key, Store, StoreError, StoreResult, VersionedRow, WriteTx, from_micros, new_etag,
+    to_micros,
+};
+use crate::domain::alert::{ACKNOWLEDGED, Alert, OPEN, RESOLVED};
+
+const COLUMNS: &str = "a.id, a.tenant_code, a.device_id, a.notification_id, a.notification_name, \
+     a.severity, a.status, a.raised_at, a.last_match_at, a.match_count, a.latitude, a.longitude, \
+     a.geofences, a.message_id, a.late, a.acknowledged_by, a.acknowledged_at, a.resolved_by, \
+     a.resolved_at, a.resolution, a.escalation_level, a.etag";
+
+/// What a match tells an alert.
+#[derive(Debug, Clone)]
+pub struct AlertMatch<'a> {
+    pub tenant_code: &'a str,
+    pub device_id: &'a str,
+    pub notification_id: i64,
+    pub notification_name: &'a str,
+    pub severity: &'a str,
+    pub at: Timestamp,
+    pub position: Option<(f64, f64)>,
+    pub geofences: &'a [String],
+    pub message_id: Option<i64>,
+    pub late: bool,
+    /// When an unacknowledged alert of this severity escalates (None: never).
+    pub escalate_at: Option<Timestamp>,
+}
+
+/// A step of the workflow: from one of `from` to `to`, by whom, with what text.
+#[derive(Debug, Clone, Copy)]
+pub struct AlertTransition<'a> {
+    pub from: &'a [&'a str],
+    pub to: &'a str,
+    pub by: &'a str,
+    pub resolution: Option<&'a str>,
+}
+
+/// Which alerts a listing covers.
+#[derive(Debug, Clone)]
+pub struct AlertFilter<'a> {
+    pub tenant_code: &'a str,
+    /// Also the subtenants' (the subtree under this path).
+    pub subtree: Option<&'a str>,
+    pub status: Option<&'a str>,
+    pub device_id: Option<&'a str>,
+    /// Raised at or after (inclusive).
+    pub from: Option<Timestamp>,
+    /// Raised before (exclusive).
+    pub to: Option<Timestamp>,
+    /// Ids greater than this.
+    pub after: i64,
+    pub limit: u32,
+}
+
+fn alert_from_row(row: &AnyRow) -> StoreResult<Alert> {
+    let geofences: String = row.try_get("geofences")?;
+    Ok(Alert {
+        alert_id: Some(row.try_get::<i64, _>("id")?.to_string()),
+        tenant_code: Some(row.try_get("tenant_code")?),
+        device_id: Some(row.try_get("device_id")?),
+        notification_id: row
+            .try_get::<Option<i64>, _>("notification_id")?
+            .map(|id| id.to_string()),
+        notification_name: Some(row.try_get("notification_name")?),
+        severity: Some(row.try_get("severity")?),
+        status: Some(row.try_get("status")?),
+        raised_at: from_micros(row.try_get("raised_at")?)?,
+        last_match_at: from_micros(row.try_get("last_match_at")?)?,
+        match_count: row.try_get("match_count")?,
+        latitude: row.try_get("latitude")?,
+        longitude: row.try_get("longitude")?,
+        geofences: serde_json::from_str(&geofences)
+            .map_err(|e| StoreError::Corrupt(format!("alert geofences: {e}")))?,
+        message_id: row
+            .try_get::<Option<i64>, _>("message_id")?
+            .map(|id| id.to_string()),
+        late: row.try_get::<i64, _>("late")? != 0,
+        acknowledged_by: row.try_get("acknowledged_by")?,
+        acknowledged_at: from_micros(row.try_get("acknowledged_at")?)?,
+        resolved_by: row.try_get("resolved_by")?,
+        resolved_at: from_micros(row.try_get("resolved_at")?)?,
+        resolution: row.try_get("resolution")?,
+        escalation_level: row.try_get("escalation_level")?,
+        etag: Some(row.try_get("etag")?),
+    })
+}
+
+impl WriteTx {
+    /// Joins the open (or acknowledged) alert of this notification and device, or raises
+    /// a new one. Returns the alert and whether it is new. The device's state row is
+    /// locked by the caller, so no other transaction raises one meanwhile.
+    pub async fn raise_or_join_alert(&mut self, m: &AlertMatch<'_>) -> StoreResult<(Alert, bool)> {
+        let sql = format!(
+            "UPDATE alerts SET match_count = match_count + 1, last_match_at = $1, etag = $2
+             WHERE notification_id = $3 AND device_id = $4 AND status IN ('{OPEN}', '{ACKNOWLEDGED}')
+             RETURNING {}",
+            COLUMNS.replace("a.", "")
+        );
+        let joined = sqlx::query(&sql)
+            .bind(to_micros(m.at))
+            .bind(new_etag())
+            .bind(m.notification_id)
+            .bind(m.device_id)
+            .fetch_optional(&mut *self.tx)
+            .await?;
+        if let Some(row) = joined {
+            return Ok((alert_from_row(&row)?, false));
+        }
+        let sql = format!(
+            "INSERT INTO alerts (tenant_code, device_id, notification_id, notification_name,
+                severity, status, raised_at, last_match_at, match_count, latitude, longitude,
+                geofences, message_id, late, next_escalation_at, etag)
+             VALUES ($1, $2, $3, $4, $5, '{OPEN}', $6, $6, 1, $7, $8, $9, $10, $11, $12, $13)
+             RETURNING {}",
+            COLUMNS.replace("a.", "")
+        );
+        // Optional floats: not a cached statement (see `store/mod.rs`, NULL floats).
+        let row = sqlx::query(&sql)
+            .bind(m.tenant_code)
+            .bind(m.device_id)
+            .bind(m.notification_id)
+            .bind(m.notification_name)
+            .bind(m.severity)
+            .bind(to_micros(m.at))
+            .bind(Float(m.position.map(|p| p.0)))
+            .bind(Float(m.position.map(|p| p.1)))
+            .bind(serde_json::to_string(m.geofences).unwrap_or_else(|_| "[]".into()))
+            .bind(m.message_id)
+            .bind(i64::from(m.late))
+            .bind(m.escalate_at.map(to_micros))
+            .bind(new_etag())
+            .fetch_one(&mut *self.tx)
+            .await?;
+        Ok((alert_from_row(&row)?, true))
+    }
+}
+
+/// The subtree filter: `t.path LIKE $n` when listing subtenants too.
+fn scope_filter(filter: &AlertFilter<'_>) -> (&'static str, String) {
+    match filter.subtree {
+        Some(path) => ("t.path LIKE $1", format!("{path}%")),
+        None => ("a.tenant_code = $1", filter.tenant_code.to_string()),
+    }
+}
+
+impl Store {
+    /// A page of alerts in id order.
+    pub async fn list_alerts(&self, filter: &AlertFilter<'_>) -> StoreResult<Vec<Alert>> {
+        let (scope, key) = scope_filter(filter);
+        let sql = format!(
+            "SELECT {COLUMNS} FROM alerts a JOIN tenants t ON t.code = a.tenant_code
+             WHERE {scope} AND ($2 = '' OR a.status = $2) AND ($3 = '' OR a.device_id = $3)
+               AND a.raised_at >= $4 AND a.raised_at < $5 AND a.id > $6
+             ORDER BY a.id LIMIT $7"
+        );
+        let rows = sqlx::query(&sql)
+            .bind(key)
+            .bind(filter.status.unwrap_or(""))
+            .bind(filter.device_id.unwrap_or(""))
+            .bind(filter.from.map_or(i64::MIN, to_micros))
+            .bind(filter.to.map_or(i64::MAX, to_micros))
+            .bind(filter.after)
+            .bind(i64::from(filter.limit))
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(alert_from_row).collect()
+    }
+
+    /// An alert of exactly this tenant (`/alerts/{id}` addresses the path tenant's alerts,
+    /// as `/users/{x}` does; only the list widens to subtenants).
+    pub async fn get_alert(&self, tenant_code: &str, id: i64) -> StoreResult<Option<Alert>> {
+        let sql = format!("SELECT {COLUMNS} FROM alerts a WHERE a.id = $1 AND a.tenant_code = $2");
+        let row = sqlx::query(&sql)
+            .bind(id)
+            .bind(tenant_code)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(alert_from_row).transpose()
+    }
+
+    /// Moves an alert of `tenant_code` along its workflow, recording who and when.
+    /// `Conflict` when it is in another status (the first acknowledgement wins).
+    pub async fn transition_alert(
+        &self,
+        tenant_code: &str,
+        id: i64,
+        step: &AlertTransition<'_>,
+        if_match: Option<&str>,
+    ) -> StoreResult<Alert> {
+        let AlertTransition {
+            from,
+            to,
+            by,
+            resolution,
+        } = *step;
+        let mut tx = self.begin().await?;
+        let keys = [Key::Id(id), Key::Text(tenant_code)];
+        self.check_version(&mut tx.tx, VersionedRow::by_id("alerts", &keys), if_match)
+            .await?;
+        let current: String = sqlx::query("SELECT status FROM alerts WHERE id = $1")
+            .bind(id)
+            .fetch_one(&mut *tx.tx)
+            .await?
+            .try_get("status")?;
+        if current == to {
+            return Err(StoreError::Conflict(format!("the alert is already {to}")));
+        }
+        if !from.contains(&current.as_str()) {
+            return Err(StoreError::Conflict(format!(
+                "the alert is {current}; it cannot become {to}"
+            )));
+        }
+        let at = to_micros(crate::domain::time::now());
+        let sql = if to == RESOLVED {
+            "UPDATE alerts SET status = $1, resolved_by = $2, resolved_at = $3, resolution = $4,
+                next_escalation_at = NULL, etag = $5 WHERE id = $6"
+        } else {
+            "UPDATE alerts SET status = $1, acknowledged_by = $2, acknowledged_at = $3,
+                resolution = COALESCE($4, resolution), next_escalation_at = NULL, etag = $5
+             WHERE id = $6"
+        };
+        sqlx::query(sql)
+            .bind(to)
+            .bind(by)
+            .bind(at)
+            .bind(resolution)
+            .bind(new_etag())
+            .bind(id)
+            .execute(&mut *tx.tx)
+            .await?;
+        let row = sqlx::query(&format!("SELECT {COLUMNS} FROM alerts a WHERE a.id = $1"))
+            .bind(id)
+            .fetch_one(&mut *tx.tx)
+            .await?;
+        let alert = alert_from_row(&row)?;
+        tx.commit().await?;
+        Ok(alert)
+    }
+}
+
+/// An alert due for an escalation round, as the escalation step sees it (locked).
+#[derive(Debug, Clone)]
+pub struct DueEscalation {
+    pub alert: Alert,
+    pub node: crate::domain::tenant::TenantNode,
+    pub due: Timestamp,
+}
+
+impl Store {
+    /// Ids of alerts whose escalation round is due at `at`, earliest first.
+    pub async fn due_escalations(&self, at: Timestamp, limit: u32) -> StoreResult<Vec<i64>> {
+        let rows = sqlx::query(
+            "SELECT id FROM alerts WHERE next_escalation_at IS NOT NULL AND next_escalation_at <= $1
+             ORDER BY next_escalation_at LIMIT $2",
+        )
+        .bind(to_micros(at))
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|r| r.try_get("id").map_err(StoreError::from))
+            .collect()
+    }
+}
+
+impl WriteTx {
+    /// Locks alert `id` if its escalation is still due at `at` and it is still `Open`
+    /// (another process, or an acknowledgement, may have got there first).
+    pub async fn lock_due_escalation(
+        &mut self,
+        id: i64,
+        at: Timestamp,
+    ) -> StoreResult<Option<DueEscalation>> {
+        let sql = format!(
+            "SELECT {COLUMNS}, a.next_escalation_at, t.parent_code, t.path FROM alerts a
+             JOIN tenants t ON t.code = a.tenant_code
+             WHERE a.id = $1 AND a.status = '{OPEN}' AND a.next_escalation_at IS NOT NULL
+               AND a.next_escalation_at <= $2{}",
+            self.backend.lock_rows_of("a")
+        );
+        let row = sqlx::query(&sql)
+            .bind(id)
+            .bind(to_micros(at))
+            .fetch_optional(&mut *self.tx)
+            .await?;
+        let Some(row) = row else { return Ok(None) };
+        let alert = alert_from_row(&row)?;
+        let node = crate::domain::tenant::TenantNode {
+            code: alert.tenant_code.clone().unwrap_or_default(),
+            parent_code: row.try_get("parent_code")?,
+            path: row.try_get("path")?,
+        };
+        let due = from_micros(row.try_get("next_escalation_at")?)?.unwrap_or(at);
+        Ok(Some(DueEscalation { alert, node, due }))
+    }
+
+    /// Records an escalation round: the new level and when the next is due (None: no more).
+    pub async fn escalated(
+        &mut self,
+        id: i64,
+        level: i64,
+        next: Option<Timestamp>,
+    ) -> StoreResult<()> {
+        sqlx::query(
+            "UPDATE alerts SET escalation_level = $1, next_escalation_at = $2, etag = $3 WHERE id = $4",
+        )
+        .bind(level)
+        .bind(next.map(to_micros))
+        .bind(new_etag())
+        .bind(id)
+        .execute(&mut *self.tx)
+        .await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,139 @@
+//! The delivery outbox (`deliveries`): written in the transaction of the match that
+//! caused it; listed by the API; claimed and settled by the delivery worker.
+
+use jiff::Timestamp;
+use sqlx::Row;
+use sqlx::any::AnyRow;
+
+use super::{Store, StoreResult, WriteTx, from_micros, to_micros};
+use crate::domain::delivery::Delivery;
+
+const COLUMNS: &str = "d.id, d.tenant_code, d.channel, d.target, d.subject, d.body, d.status, \
+     d.notification_id, d.alert_id, d.message_id, d.mt_message_id, d.device_id, d.event_id, \
+     d.created_at, d.attempts, d.next_attempt_at, d.last_error, d.sent_at, d.provider_id";
+
+/// A delivery to write.
+#[derive(Debug, Clone, Default)]
+pub struct NewDelivery {
+    pub tenant_code: String,
+    pub channel: &'static str,
+    pub target: Option<String>,
+    pub subject: Option<String>,
+    pub body: String,
+    pub status: &'static str,
+    pub notification_id: Option<i64>,
+    pub alert_id: Option<i64>,
+    pub message_id: Option<i64>,
+    pub mt_message_id: Option<i64>,
+    pub device_id: Option<String>,
+    pub event_id: Option<String>,
+    pub created_at: Timestamp,
+    /// When the worker should first try (`Pending` only).
+    pub next_attempt_at: Option<Timestamp>,
+    pub sent_at: Option<Timestamp>,
+}
+
+/// Which deliveries a listing covers (a tenant's, in id order).
+#[derive(Debug, Clone, Default)]
+pub struct DeliveryFilter<'a> {
+    pub tenant_code: &'a str,
+    pub status: Option<&'a str>,
+    pub channel: Option<&'a str>,
+    pub alert_id: Option<i64>,
+    pub device_id: Option<&'a str>,
+    pub after: i64,
+    pub limit: u32,
+}
+
+fn id_text(row: &AnyRow, column: &str) -> StoreResult<Option<String>> {
+    Ok(row
+        .try_get::<Option<i64>, _>(column)?
+        .map(|id| id.to_string()))
+}
+
+pub(super) fn delivery_from_row(row: &AnyRow) -> StoreResult<Delivery> {
+    Ok(Delivery {
+        delivery_id: Some(row.try_get::<i64, _>("id")?.to_string()),
+        tenant_code: Some(row.try_get("tenant_code")?),
+        channel: Some(row.try_get("channel")?),
+        target: row.try_get("target")?,
+        subject: row.try_get("subject")?,
+        body: Some(row.try_get("body")?),
+        status: Some(row.try_get("status")?),
+        notification_id: id_text(row, "notification_id")?,
+        alert_id: id_text(row, "alert_id")?,
+        message_id: id_text(row, "message_id")?,
+        mt_message_id: id_text(row, "mt_message_id")?,
+        device_id: row.try_get("device_id")?,
+        event_id: row.try_get("event_id")?,
+        created_at: from_micros(row.try_get("created_at")?)?,
+        attempts: row.try_get("attempts")?,
+        next_attempt_at: from_micros(row.try_get("next_attempt_at")?)?,
+        last_error: row.try_get("last_error")?,
+        sent_at: from_micros(row.try_get("sent_at")?)?,
+        provider_id: row.try_get("provider_id")?,
+    })
+}
+
+impl WriteTx {
+    pub async fn insert_delivery(&mut self, d: &NewDelivery) -> StoreResult<i64> {
+        let row = sqlx::query(
+            "INSERT INTO deliveries (tenant_code, channel, target, subject, body, status,
+                notification_id, alert_id, message_id, mt_message_id, device_id, event_id,
+                created_at, next_attempt_at, sent_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING id",
+        )
+        .bind(d.tenant_code.as_str())
+        .bind(d.channel)
+        .bind(d.target.as_deref())
+        .bind(d.subject.as_deref())
+        .bind(d.body.as_str())
+        .bind(d.status)
+        .bind(d.notification_id)
+        .bind(d.alert_id)
+        .bind(d.message_id)
+        .bind(d.mt_message_id)
+        .bind(d.device_id.as_deref())
+        .bind(d.event_id.as_deref())
+        .bind(to_micros(d.created_at))
+        .bind(d.next_attempt_at.map(to_micros))
+        .bind(d.sent_at.map(to_micros))
+        .fetch_one(&mut *self.tx)
+        .await?;
+        Ok(row.try_get("id")?)
+    }
+}
+
+impl Store {
+    /// A page of a tenant's deliveries in id order.
+    pub async fn list_deliveries(&self, f: &DeliveryFilter<'_>) -> StoreResult<Vec<Delivery>> {
+        let sql = format!(
+            "SELECT {COLUMNS} FROM deliveries d
+             WHERE d.tenant_code = $1 AND ($2 = '' OR d.status = $2) AND ($3 = '' OR d.channel = $3)
+               AND ($4 = 0 OR d.alert_id = $4) AND ($5 = '' OR d.device_id = $5) AND d.id > $6
+             ORDER BY d.id LIMIT $7"
+        );
+        let rows = sqlx::query(&sql)
+            .bind(f.tenant_code)
+            .bind(f.status.unwrap_or(""))
+            .bind(f.channel.unwrap_or(""))
+            .bind(f.alert_id.unwrap_or(0))
+            .bind(f.device_id.unwrap_or(""))
+            .bind(f.after)
+            .bind(i64::from(f.limit))
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(delivery_from_row).collect()
+    }
+
+    pub async fn get_delivery(&self, tenant_code: &str, id: i64) -> StoreResult<Option<Delivery>> {
+        let sql =
+            format!("SELECT {COLUMNS} FROM deliveries d WHERE d.tenant_code = $1 AND d.id = $2");
+        let row = sqlx::query(&sql)
+            .bind(tenant_code)
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(delivery_from_row).transpose()
+    }
+}

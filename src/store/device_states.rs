@@ -1,0 +1,229 @@
+//! Device state (`device_states`, one row per device): read with the device, locked and
+//! written by the transactions that store its messages or run its check-in schedule.
+
+use sqlx::Row;
+use sqlx::any::AnyRow;
+
+use super::{Float, Store, StoreError, StoreResult, WriteTx, from_micros, to_micros};
+use crate::domain::device::Device;
+use crate::domain::device_state::{DeviceState, LastPosition};
+use crate::domain::mo_message::GeofenceRef;
+
+/// The state columns, for a `LEFT JOIN device_states s`.
+pub(super) const STATE_COLUMNS: &str = "s.last_message_time, s.last_message_id, s.latitude, \
+     s.longitude, s.speed, s.heading, s.altitude, s.gps_at, s.emergency_state, s.battery, \
+     s.geofences, s.check_in_interval_minutes, s.check_in_paused, s.next_check_in_at";
+
+pub(super) fn state_from_row(row: &AnyRow) -> StoreResult<DeviceState> {
+    let position = match (
+        row.try_get::<Option<f64>, _>("latitude")?,
+        row.try_get::<Option<f64>, _>("longitude")?,
+    ) {
+        (Some(lat), Some(lon)) => Some(LastPosition {
+            lat,
+            lon,
+            speed: row.try_get("speed")?,
+            heading: row.try_get("heading")?,
+            altitude: row.try_get("altitude")?,
+            gps_timestamp: from_micros(row.try_get("gps_at")?)?,
+        }),
+        _ => None,
+    };
+    let geofences: Option<String> = row.try_get("geofences")?;
+    let containing_geofences: Vec<GeofenceRef> = match geofences {
+        Some(text) => serde_json::from_str(&text)
+            .map_err(|e| StoreError::Corrupt(format!("device state geofences: {e}")))?,
+        None => Vec::new(),
+    };
+    Ok(DeviceState {
+        last_message_time: from_micros(row.try_get("last_message_time")?)?,
+        last_message_id: row.try_get("last_message_id")?,
+        last_position: position,
+        emergency_state: row.try_get("emergency_state")?,
+        battery_percentage: row.try_get("battery")?,
+        containing_geofences,
+        check_in_interval_minutes: row.try_get("check_in_interval_minutes")?,
+        check_in_paused: row
+            .try_get::<Option<i64>, _>("check_in_paused")?
+            .unwrap_or(0)
+            != 0,
+        next_check_in_at: from_micros(row.try_get("next_check_in_at")?)?,
+    })
+}
+
+const SAVE_STATE: &str = "UPDATE device_states SET last_message_time = $1, last_message_id = $2,
+    latitude = $3, longitude = $4, speed = $5, heading = $6, altitude = $7, gps_at = $8,
+    emergency_state = $9, battery = $10, geofences = $11, check_in_interval_minutes = $12,
+    check_in_paused = $13, next_check_in_at = $14 WHERE device_id = $15";
+
+/// What ingesting a batch of a device needs, read in one statement with the state row
+/// locked: the device, its state, the rules version, the tenant's webhook settings.
+pub struct IngestContext {
+    pub device: Device,
+    pub state: DeviceState,
+    pub rules_version: i64,
+    pub webhooks: Option<crate::domain::webhook::WebhookSettings>,
+}
+
+impl WriteTx {
+    /// The ingest context of a device of `tenant_code` (`None`: no such device), its
+    /// state row locked until commit.
+    pub async fn ingest_context(
+        &mut self,
+        tenant_code: &str,
+        device_id: &str,
+    ) -> StoreResult<Option<IngestContext>> {
+        let lock = self.backend.lock_rows_of("s");
+        let sql = format!(
+            "SELECT {}, {STATE_COLUMNS},
+                (SELECT value FROM counters WHERE name = 'rules_version') AS rules_version,
+                (SELECT w.doc FROM webhook_settings w WHERE w.tenant_code = d.tenant_code) AS webhooks
+             FROM devices d JOIN device_states s ON s.device_id = d.device_id
+             WHERE d.device_id = $1 AND d.tenant_code = $2{lock}",
+            super::devices::DEVICE_COLUMNS
+        );
+        let row = sqlx::query(&sql)
+            .bind(device_id)
+            .bind(tenant_code)
+            .fetch_optional(&mut *self.tx)
+            .await?;
+        let Some(row) = row else {
+            // No state row yet (a device created by hand, or restored from an old
+            // backup)? `lock_device` makes one; then read again.
+            return match self.lock_device(tenant_code, device_id).await? {
+                Some(_) => Box::pin(self.ingest_context(tenant_code, device_id)).await,
+                None => Ok(None),
+            };
+        };
+        let webhooks = row
+            .try_get::<Option<String>, _>("webhooks")?
+            .map(|doc| serde_json::from_str(&doc))
+            .transpose()
+            .map_err(|e| StoreError::Corrupt(format!("webhook settings: {e}")))?;
+        Ok(Some(IngestContext {
+            device: super::devices::device_from_row(&row)?,
+            state: state_from_row(&row)?,
+            rules_version: row.try_get("rules_version")?,
+            webhooks,
+        }))
+    }
+
+    /// The device (of tenant `tenant_code`) with its state, the state row locked until
+    /// commit: one unit of work per device at a time, in every process.
+    pub async fn lock_device(
+        &mut self,
+        tenant_code: &str,
+        device_id: &str,
+    ) -> StoreResult<Option<(Device, DeviceState)>> {
+        let lock = self.backend.lock_rows_of("s");
+        let sql = format!(
+            "SELECT {}, {STATE_COLUMNS} FROM devices d JOIN device_states s ON s.device_id = d.device_id
+             WHERE d.device_id = $1 AND d.tenant_code = $2{lock}",
+            super::devices::DEVICE_COLUMNS
+        );
+        for attempt in 0..2 {
+            let row = sqlx::query(&sql)
+                .bind(device_id)
+                .bind(tenant_code)
+                .fetch_optional(&mut *self.tx)
+                .await?;
+            if let Some(row) = row {
+                return Ok(Some((
+                    super::devices::device_from_row(&row)?,
+                    state_from_row(&row)?,
+                )));
+            }
+            if attempt == 0 {
+                // A device without a state row (created by hand, or restored from an old
+                // backup) gets one; an unknown device stays unknown.
+                sqlx::query(
+                    "INSERT INTO device_states (device_id, tenant_code)
+                     SELECT device_id, tenant_code FROM devices WHERE device_id = $1 AND tenant_code = $2
+                     ON CONFLICT (device_id) DO NOTHING",
+                )
+                .bind(device_id)
+                .bind(tenant_code)
+                .execute(&mut *self.tx)
+                .await?;
+            }
+        }
+        Ok(None)
+    }
+
+    pub async fn save_state(&mut self, device_id: &str, state: &DeviceState) -> StoreResult<()> {
+        let position = state.last_position.as_ref();
+        // Optional floats: not a cached statement (see `store/mod.rs`, NULL floats).
+        sqlx::query(SAVE_STATE)
+            .bind(state.last_message_time.map(to_micros))
+            .bind(state.last_message_id)
+            .bind(Float(position.map(|p| p.lat)))
+            .bind(Float(position.map(|p| p.lon)))
+            .bind(Float(position.and_then(|p| p.speed)))
+            .bind(Float(position.and_then(|p| p.heading)))
+            .bind(Float(position.and_then(|p| p.altitude)))
+            .bind(position.and_then(|p| p.gps_timestamp).map(to_micros))
+            .bind(state.emergency_state.clone())
+            .bind(Float(state.battery_percentage))
+            .bind(
+                serde_json::to_string(&state.containing_geofences).unwrap_or_else(|_| "[]".into()),
+            )
+            .bind(state.check_in_interval_minutes)
+            .bind(i64::from(state.check_in_paused))
+            .bind(state.next_check_in_at.map(to_micros))
+            .bind(device_id)
+            .execute(&mut *self.tx)
+            .await?;
+        Ok(())
+    }
+}
+
+impl Store {
+    /// Changes a device's state with `change` in one transaction (the row locked).
+    pub async fn update_device_state(
+        &self,
+        tenant_code: &str,
+        device_id: &str,
+        change: impl FnOnce(&mut DeviceState),
+    ) -> StoreResult<()> {
+        let mut tx = self.begin().await?;
+        let (_, mut state) = tx
+            .lock_device(tenant_code, device_id)
+            .await?
+            .ok_or(StoreError::NotFound)?;
+        change(&mut state);
+        tx.save_state(device_id, &state).await?;
+        tx.commit().await
+    }
+}
+
+impl Store {
+    /// Devices whose next check-in is due at `at`, earliest first, with their tenant.
+    pub async fn due_check_ins(
+        &self,
+        at: jiff::Timestamp,
+        limit: u32,
+    ) -> StoreResult<Vec<(crate::domain::tenant::TenantNode, String)>> {
+        let rows = sqlx::query(
+            "SELECT s.device_id, t.code, t.parent_code, t.path FROM device_states s
+             JOIN tenants t ON t.code = s.tenant_code
+             WHERE s.next_check_in_at IS NOT NULL AND s.next_check_in_at <= $1
+             ORDER BY s.next_check_in_at LIMIT $2",
+        )
+        .bind(to_micros(at))
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|r| {
+                Ok((
+                    crate::domain::tenant::TenantNode {
+                        code: r.try_get("code")?,
+                        parent_code: r.try_get("parent_code")?,
+                        path: r.try_get("path")?,
+                    },
+                    r.try_get("device_id")?,
+                ))
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,402 @@
+//! Itineraries and their listing. An itinerary belongs to exactly one tenant; its
+//! segments, travelers and attached regions live in their own tables
+//! (`itinerary_parts.rs`), and its derived columns (`start_at`, `end_at`,
+//! `overall_risk`) are rewritten in every transaction that changes what they derive
+//! from (`itinerary_risk.rs`).
+
+use std::collections::HashMap;
+
+use jiff::Timestamp;
+use sqlx::Row;
+use sqlx::any::AnyRow;
+
+use super::{
+    Key, Store, StoreError, StoreResult, VersionedRow, from_doc, from_micros, new_etag, to_doc,
+    to_micros,
+};
+use crate::domain::itinerary::filter::{ListFilter, PageRequest};
+use crate::domain::itinerary::{
+    ApprovalState, Flight, Hotel, ItineraryFields, Journey, Region, Traveler,
+};
+use crate::domain::profile::UserProfile;
+use crate::domain::time::now;
+
+/// Most ids one `IN (…)` list binds.
+const CHUNK: usize = 500;
+
+/// An itinerary row.
+#[derive(Debug, Clone)]
+pub struct StoredItinerary {
+    pub id: i64,
+    pub tenant_code: String,
+    pub owner_user_id: Option<i64>,
+    pub approval_state: ApprovalState,
+    pub start: Option<Timestamp>,
+    pub end: Option<Timestamp>,
+    pub overall_risk: i64,
+    pub fields: ItineraryFields,
+    pub etag: String,
+}
+
+/// The sub-resources of one itinerary, each in its listing order (segments by start
+/// time, travelers by id, regions by GeometryId).
+#[derive(Debug, Clone, Default)]
+pub struct ItineraryParts {
+    pub flights: Vec<Flight>,
+    pub journeys: Vec<Journey>,
+    pub hotels: Vec<Hotel>,
+    pub travelers: Vec<Traveler>,
+    pub regions: Vec<Region>,
+}
+
+/// A user whose own itineraries are meant: those the user created, and those naming
+/// the user's username (key) as a traveler's `EmailAddress`.
+#[derive(Debug, Clone, Copy)]
+pub struct Owner<'a> {
+    pub user_id: i64,
+    pub username_key: &'a str,
+}
+
+/// A listing: the path tenant (with its path, for `subtenants`), the filter, and
+/// whose itineraries only (the reader's role or `byTravelerOnly`).
+pub struct ItineraryQuery<'a> {
+    pub tenant_code: &'a str,
+    pub tenant_path: &'a str,
+    pub filter: &'a ListFilter,
+    pub own: Option<Owner<'a>>,
+    pub page: Option<PageRequest>,
+}
+
+const COLUMNS: &str = "i.id, i.tenant_code, i.owner_user_id, i.approval_state, i.start_at, \
+     i.end_at, i.overall_risk, i.doc, i.etag";
+
+fn itinerary_from_row(row: &AnyRow) -> StoreResult<StoredItinerary> {
+    let state: i64 = row.try_get("approval_state")?;
+    Ok(StoredItinerary {
+        id: row.try_get("id")?,
+        tenant_code: row.try_get("tenant_code")?,
+        owner_user_id: row.try_get("owner_user_id")?,
+        approval_state: ApprovalState::from_code(state)
+            .ok_or_else(|| StoreError::Corrupt(format!("approval state {state}")))?,
+        start: from_micros(row.try_get("start_at")?)?,
+        end: from_micros(row.try_get("end_at")?)?,
+        overall_risk: row.try_get("overall_risk")?,
+        fields: from_doc(row, "doc")?,
+        etag: row.try_get("etag")?,
+    })
+}
+
+/// A value bound to a dynamically numbered placeholder.
+pub(super) enum Bind {
+    Int(i64),
+    Text(String),
+}
+
+/// `$from, $from+1, …` for `n` values.
+pub(super) fn placeholders(from: usize, n: usize) -> String {
+    (from..from + n)
+        .map(|i| format!("${i}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Visibility as SQL: who may read an itinerary `i` ($n = user id, $n+1 = username key).
+fn own_condition(n: usize) -> String {
+    format!(
+        "(i.owner_user_id = ${n} OR EXISTS (SELECT 1 FROM itinerary_travelers v
+             WHERE v.itinerary_id = i.id AND v.email_key = ${}))",
+        n + 1
+    )
+}
+
+impl Store {
+    /// Inserts an itinerary (no segments yet) created by `owner`.
+    pub async fn create_itinerary(
+        &self,
+        tenant_code: &str,
+        owner_user_id: i64,
+        fields: &ItineraryFields,
+        state: ApprovalState,
+    ) -> StoreResult<i64> {
+        let now = to_micros(now());
+        let row = sqlx::query(
+            "INSERT INTO itineraries (tenant_code, owner_user_id, approval_state, pnr_key,
+                overall_risk, doc, etag, created_at, updated_at)
+             VALUES ($1, $2, $3, $4, 0, $5, $6, $7, $7) RETURNING id",
+        )
+        .bind(tenant_code)
+        .bind(owner_user_id)
+        .bind(state.code())
+        .bind(fields.pnr_key())
+        .bind(to_doc(fields)?)
+        .bind(new_etag())
+        .bind(now)
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(row.try_get("id")?)
+    }
+
+    /// One itinerary of exactly this tenant; with `own`, only if it is that user's.
+    pub async fn get_itinerary(
+        &self,
+        tenant_code: &str,
+        id: i64,
+        own: Option<Owner<'_>>,
+    ) -> StoreResult<Option<StoredItinerary>> {
+        let condition = match own {
+            None => String::new(),
+            Some(_) => format!(" AND {}", own_condition(3)),
+        };
+        let sql = format!(
+            "SELECT {COLUMNS} FROM itineraries i WHERE i.id = $1 AND i.tenant_code = $2{condition}"
+        );
+        let mut query = sqlx::query(&sql).bind(id).bind(tenant_code);
+        if let Some(owner) = own {
+            query = query.bind(owner.user_id).bind(owner.username_key);
+        }
+        let row = query.fetch_optional(&self.pool).await?;
+        row.as_ref().map(itinerary_from_row).transpose()
+    }
+
+    /// Itineraries matching the query, ordered by `Start` (itineraries without segments
+    /// last) then id.
+    pub async fn list_itineraries(
+        &self,
+        q: &ItineraryQuery<'_>,
+    ) -> StoreResult<Vec<StoredItinerary>> {
+        let mut binds = Vec::new();
+        let mut conditions = Vec::new();
+        let push = |binds: &mut Vec<Bind>, value: Bind| {
+            binds.push(value);
+            binds.len()
+        };
+        // Only the user's own: the (small) set from two indexed lookups drives the query,
+        // each member then found by primary key and checked against the filters. (`CROSS
+        // JOIN` keeps that order on SQLite, whose planner would otherwise scan the tenant's
+        // itineraries in the window; PostgreSQL plans it as an inner join.)
+        let mut from = String::from("itineraries i");
+        if let Some(owner) = q.own {
+            let n = push(&mut binds, Bind::Int(owner.user_id));
+            push(&mut binds, Bind::Text(owner.username_key.to_string()));
+            from = format!(
+                "(SELECT o.id FROM itineraries o WHERE o.owner_user_id = ${n}
+                  UNION SELECT v.itinerary_id FROM itinerary_travelers v WHERE v.email_key = ${}) own
+                 CROSS JOIN itineraries i",
+                n + 1
+            );
+            conditions.push("i.id = own.id".to_string());
+        }
+        // `pnrNumber` replaces the other filters, and the tenant's descendants are only
+        // included on request (a PNR search gives `subtenants` no value).
+        if q.filter.subtenants && q.filter.pnr.is_none() {
+            let n = push(&mut binds, Bind::Text(format!("{}%", q.tenant_path)));
+            from.push_str(" JOIN tenants t ON t.code = i.tenant_code");
+            conditions.push(format!("t.path LIKE ${n}"));
+        } else {
+            let n = push(&mut binds, Bind::Text(q.tenant_code.to_string()));
+            conditions.push(format!("i.tenant_code = ${n}"));
+        }
+        if let Some(pnr) = &q.filter.pnr {
+            let n = push(&mut binds, Bind::Text(pnr.clone()));
+            conditions.push(format!("i.pnr_key = ${n}"));
+        }
+        if let Some(to) = q.filter.to {
+            let n = push(&mut binds, Bind::Int(to_micros(to)));
+            conditions.push(format!("i.start_at <= ${n}"));
+        }
+        if let Some(from) = q.filter.from {
+            let n = push(&mut binds, Bind::Int(to_micros(from)));
+            conditions.push(format!("i.end_at >= ${n}"));
+        }
+        if let Some(state) = q.filter.approval_state {
+            let n = push(&mut binds, Bind::Int(state.code()));
+            conditions.push(format!("i.approval_state = ${n}"));
+        }
+        let mut sql = format!(
+            "SELECT {COLUMNS} FROM {from} WHERE {} ORDER BY i.start_at ASC NULLS LAST, i.id",
+            conditions.join(" AND ")
+        );
+        if let Some(page) = q.page {
+            let n = push(&mut binds, Bind::Int(page.size));
+            push(&mut binds, Bind::Int(page.offset()));
+            sql.push_str(&format!(" LIMIT ${n} OFFSET ${}", n + 1));
+        }
+        let mut query = sqlx::query(&sql);
+        for bind in binds {
+            query = match bind {
+                Bind::Int(v) => query.bind(v),
+                Bind::Text(v) => query.bind(v),
+            };
+        }
+        let rows = query.fetch_all(&self.pool).await?;
+        rows.iter().map(itinerary_from_row).collect()
+    }
+
+    /// The sub-resources of these itineraries, in three queries per 500 itineraries.
+    /// Travelers whose `EmailAddress` is the username of a user within `scope_path` (the
+    /// reader's subtree) get that user's profile fields.
+    pub async fn itinerary_parts(
+        &self,
+        ids: &[i64],
+        scope_path: &str,
+    ) -> StoreResult<HashMap<i64, ItineraryParts>> {
+        let mut parts: HashMap<i64, ItineraryParts> = ids
+            .iter()
+            .map(|id| (*id, ItineraryParts::default()))
+            .collect();
+        for chunk in ids.chunks(CHUNK) {
+            let list = placeholders(1, chunk.len());
+            let sql = format!(
+                "SELECT id, itinerary_id, kind, doc FROM itinerary_segments
+                 WHERE itinerary_id IN ({list}) ORDER BY itinerary_id, start_at, id"
+            );
+            let mut query = sqlx::query(&sql);
+            for id in chunk {
+                query = query.bind(*id);
+            }
+            for row in query.fetch_all(&self.pool).await? {
+                let itinerary: i64 = row.try_get("itinerary_id")?;
+                let id = segment_id(&row)?;
+                let kind: String = row.try_get("kind")?;
+                let entry = parts.entry(itinerary).or_default();
+                match kind.as_str() {
+                    "flight" => entry.flights.push(Flight {
+                        id: Some(id),
+                        ..from_doc(&row, "doc")?
+                    }),
+                    "journey" => entry.journeys.push(Journey {
+                        id: Some(id),
+                        ..from_doc(&row, "doc")?
+                    }),
+                    "hotel" => entry.hotels.push(Hotel {
+                        id: Some(id),
+                        ..from_doc(&row, "doc")?
+                    }),
+                    other => return Err(StoreError::Corrupt(format!("segment kind {other}"))),
+                }
+            }
+
+            for (itinerary, traveler) in self.travelers(chunk, None, scope_path).await? {
+                parts.entry(itinerary).or_default().travelers.push(traveler);
+            }
+
+            let list = placeholders(1, chunk.len());
+            let sql = format!(
+                "SELECT ir.itinerary_id, r.geometry_id, r.name FROM itinerary_regions ir
+                 JOIN risk_regions r ON r.id = ir.region_id
+                 WHERE ir.itinerary_id IN ({list}) ORDER BY ir.itinerary_id, r.geometry_id, r.id"
+            );
+            let mut query = sqlx::query(&sql);
+            for id in chunk {
+                query = query.bind(*id);
+            }
+            for row in query.fetch_all(&self.pool).await? {
+                let itinerary: i64 = row.try_get("itinerary_id")?;
+                parts.entry(itinerary).or_default().regions.push(Region {
+                    name: Some(row.try_get("name")?),
+                    geometry_id: Some(row.try_get("geometry_id")?),
+                });
+            }
+        }
+        Ok(parts)
+    }
+
+    /// Travelers of these itineraries (or only the one with `traveler_id`) with their
+    /// profile fields, as (itinerary id, traveler) in itinerary then traveler id order.
+    pub async fn travelers(
+        &self,
+        itinerary_ids: &[i64],
+        traveler_id: Option<i64>,
+        scope_path: &str,
+    ) -> StoreResult<Vec<(i64, Traveler)>> {
+        let mut found = Vec::new();
+        for chunk in itinerary_ids.chunks(CHUNK) {
+            let list = placeholders(3, chunk.len());
+            let only = if traveler_id.is_some() {
+                "tr.id = $2"
+            } else {
+                "$2 = 0"
+            };
+            let sql = format!(
+                "SELECT tr.id, tr.itinerary_id, tr.doc,
+                        CASE WHEN ut.path LIKE $1 THEN u.profile_doc END AS profile_doc
+                 FROM itinerary_travelers tr
+                 LEFT JOIN users u ON u.username_key = tr.email_key
+                 LEFT JOIN tenants ut ON ut.code = u.tenant_code
+                 WHERE {only} AND tr.itinerary_id IN ({list}) ORDER BY tr.itinerary_id, tr.id"
+            );
+            let mut query = sqlx::query(&sql)
+                .bind(format!("{scope_path}%"))
+                .bind(traveler_id.unwrap_or(0));
+            for id in chunk {
+                query = query.bind(*id);
+            }
+            for row in query.fetch_all(&self.pool).await? {
+                let traveler = traveler_from_row(&row)?;
+                let profile: Option<String> = row.try_get("profile_doc")?;
+                let traveler = match profile {
+                    Some(text) => {
+                        let profile: UserProfile = serde_json::from_str(&text)
+                            .map_err(|e| StoreError::Corrupt(format!("profile_doc: {e}")))?;
+                        traveler.with_profile(&profile)
+                    }
+                    None => traveler,
+                };
+                found.push((row.try_get("itinerary_id")?, traveler));
+            }
+        }
+        Ok(found)
+    }
+
+    /// Replaces the itinerary's own fields; `state` of `None` keeps the approval state.
+    pub async fn update_itinerary(
+        &self,
+        tenant_code: &str,
+        id: i64,
+        fields: &ItineraryFields,
+        state: Option<ApprovalState>,
+        if_match: Option<&str>,
+    ) -> StoreResult<()> {
+        let keys = [Key::Id(id), Key::Text(tenant_code)];
+        let change = sqlx::query(
+            "UPDATE itineraries SET approval_state = COALESCE($1, approval_state), pnr_key = $2,
+                doc = $3, etag = $4, updated_at = $5
+             WHERE id = $6",
+        )
+        .bind(state.map(ApprovalState::code))
+        .bind(fields.pnr_key())
+        .bind(to_doc(fields)?)
+        .bind(new_etag())
+        .bind(to_micros(now()))
+        .bind(id);
+        self.write_versioned(VersionedRow::by_id("itineraries", &keys), if_match, change)
+            .await
+    }
+
+    /// Deletes an itinerary with its segments, travelers and region attachments.
+    pub async fn delete_itinerary(
+        &self,
+        tenant_code: &str,
+        id: i64,
+        if_match: Option<&str>,
+    ) -> StoreResult<()> {
+        let keys = [Key::Id(id), Key::Text(tenant_code)];
+        let delete = sqlx::query("DELETE FROM itineraries WHERE id = $1").bind(id);
+        self.write_versioned(VersionedRow::by_id("itineraries", &keys), if_match, delete)
+            .await
+    }
+}
+
+/// Sub-resource ids are int32 in the contract.
+pub(super) fn segment_id(row: &AnyRow) -> StoreResult<i32> {
+    let id: i64 = row.try_get("id")?;
+    i32::try_from(id).map_err(|_| StoreError::Corrupt(format!("id {id} beyond int32")))
+}
+
+pub(super) fn traveler_from_row(row: &AnyRow) -> StoreResult<Traveler> {
+    let id = segment_id(row)?;
+    Ok(Traveler {
+        id: Some(id),
+        ..from_doc(row, "doc")?
+    })
+}

@@ -1,0 +1,250 @@
+//! MO messages (`mo_messages`): inserted in batches inside the ingest transaction, listed
+//! by message time.
+
+use std::collections::HashMap;
+
+use jiff::Timestamp;
+use sqlx::Row;
+use sqlx::any::AnyRow;
+
+use super::{Float, Store, StoreError, StoreResult, WriteTx, from_micros, new_etag, to_micros};
+use crate::domain::mo_message::{MoMessage, StorableMessage};
+
+/// Rows per INSERT statement: 17 values each stays well under both backends' limit on
+/// bound parameters.
+const INSERT_CHUNK: usize = 200;
+const INSERT_COLUMNS: usize = 17;
+
+/// A message ready to insert.
+pub struct NewMessage<'a> {
+    pub message: &'a StorableMessage,
+    /// `ContainingGeofences` as JSON (None: none).
+    pub geofences: Option<String>,
+    pub received_at: Timestamp,
+    pub message_time: Timestamp,
+}
+
+/// Where a page of messages starts: after this (message time, id).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MessageCursor {
+    pub time: i64,
+    pub id: i64,
+}
+
+/// One listing request.
+#[derive(Debug, Clone, Copy)]
+pub struct MessageQuery<'a> {
+    pub tenant_code: &'a str,
+    pub device_id: &'a str,
+    /// Inclusive.
+    pub from: Option<Timestamp>,
+    /// Exclusive.
+    pub to: Option<Timestamp>,
+    pub after: Option<MessageCursor>,
+    pub limit: u32,
+    pub include_file: bool,
+}
+
+fn columns(include_file: bool) -> &'static str {
+    if include_file {
+        "id, device_id, received_at, message_time, doc, geofences, etag, file, attachment"
+    } else {
+        "id, device_id, received_at, message_time, doc, geofences, etag"
+    }
+}
+
+/// A stored message as the API shows it, with its cursor.
+pub fn message_from_row(
+    row: &AnyRow,
+    include_file: bool,
+) -> StoreResult<(MoMessage, MessageCursor)> {
+    let text: String = row.try_get("doc")?;
+    let mut message: MoMessage = serde_json::from_str(&text)
+        .map_err(|e| StoreError::Corrupt(format!("mo message doc: {e}")))?;
+    let id: i64 = row.try_get("id")?;
+    let time: i64 = row.try_get("message_time")?;
+    message.message_id = Some(id.to_string());
+    message.device_id = Some(row.try_get("device_id")?);
+    message.received_at_server = from_micros(row.try_get("received_at")?)?;
+    message.etag = Some(row.try_get("etag")?);
+    if let Some(geofences) = row.try_get::<Option<String>, _>("geofences")? {
+        message.containing_geofences = serde_json::from_str(&geofences)
+            .map_err(|e| StoreError::Corrupt(format!("mo message geofences: {e}")))?;
+    }
+    if include_file {
+        message.file = row.try_get("file")?;
+        message.attachment = row.try_get("attachment")?;
+    }
+    Ok((message, MessageCursor { time, id }))
+}
+
+impl WriteTx {
+    /// The ids of stored messages of the device with these `(SequenceNumber,
+    /// SentFromDevice)` keys: the retries among a batch.
+    pub async fn find_stored_messages(
+        &mut self,
+        device_id: &str,
+        keys: &[(i64, Timestamp)],
+    ) -> StoreResult<HashMap<(i64, i64), i64>> {
+        let mut found = HashMap::new();
+        for chunk in keys.chunks(500) {
+            // `?`-style on SQLite (see `Backend::placeholders`): the device too.
+            let device = self.backend.placeholders(1, 1);
+            let sql = format!(
+                "SELECT id, sequence_number, sent_at FROM mo_messages
+                 WHERE device_id = {device} AND sequence_number IN ({}) AND sent_at IS NOT NULL",
+                self.backend.placeholders(2, chunk.len())
+            );
+            let mut query = sqlx::query(&sql).bind(device_id);
+            for (sequence, _) in chunk {
+                query = query.bind(*sequence);
+            }
+            for row in query.fetch_all(&mut *self.tx).await? {
+                let key = (row.try_get("sequence_number")?, row.try_get("sent_at")?);
+                found.insert(key, row.try_get("id")?);
+            }
+        }
+        Ok(found)
+    }
+
+    /// Inserts messages (in order) and returns their new ids and ETags, in the same order.
+    pub async fn insert_messages(
+        &mut self,
+        tenant_code: &str,
+        device_id: &str,
+        messages: &[NewMessage<'_>],
+    ) -> StoreResult<Vec<(i64, String)>> {
+        let mut ids = Vec::with_capacity(messages.len());
+        for chunk in messages.chunks(INSERT_CHUNK) {
+            let rows: Vec<String> = (0..chunk.len())
+                .map(|r| {
+                    let first = r * INSERT_COLUMNS + 1;
+                    format!("({})", self.backend.placeholders(first, INSERT_COLUMNS))
+                })
+                .collect();
+            let sql = format!(
+                "INSERT INTO mo_messages (tenant_code, device_id, sequence_number, sent_at,
+                    received_at, message_time, message_type, latitude, longitude, speed, heading,
+                    emergency_state, doc, geofences, file, attachment, etag)
+                 VALUES {} RETURNING id, etag",
+                rows.join(", ")
+            );
+            let mut query = sqlx::query(&sql);
+            for new in chunk {
+                let record = &new.message.record;
+                let position = record.position.as_ref();
+                query = query
+                    .bind(tenant_code)
+                    .bind(device_id)
+                    .bind(record.sequence_number)
+                    .bind(record.sent_from_device.map(to_micros))
+                    .bind(to_micros(new.received_at))
+                    .bind(to_micros(new.message_time))
+                    .bind(record.message_type.clone())
+                    .bind(Float(position.and_then(|p| p.latitude)))
+                    .bind(Float(position.and_then(|p| p.longitude)))
+                    .bind(Float(position.and_then(|p| p.speed)))
+                    .bind(Float(position.and_then(|p| p.heading)))
+                    .bind(record.emergency_state.clone())
+                    .bind(new.message.doc.as_str())
+                    .bind(new.geofences.as_deref())
+                    .bind(new.message.file.as_deref())
+                    .bind(new.message.attachment.as_deref())
+                    .bind(new_etag());
+            }
+            let mut returned: Vec<(i64, String)> = query
+                .fetch_all(&mut *self.tx)
+                .await?
+                .iter()
+                .map(|row| Ok((row.try_get("id")?, row.try_get("etag")?)))
+                .collect::<StoreResult<_>>()?;
+            // Ids are handed out in VALUES order: sorted, they line up with the rows.
+            returned.sort_unstable();
+            ids.extend(returned);
+        }
+        Ok(ids)
+    }
+}
+
+impl Store {
+    /// A page of a device's messages, by message time then id.
+    pub async fn list_messages(
+        &self,
+        q: MessageQuery<'_>,
+    ) -> StoreResult<Vec<(MoMessage, MessageCursor)>> {
+        let sql = format!(
+            "SELECT {} FROM mo_messages
+             WHERE tenant_code = $1 AND device_id = $2
+               AND message_time >= $3 AND message_time < $4
+               AND (message_time > $5 OR (message_time = $5 AND id > $6))
+             ORDER BY message_time, id LIMIT $7",
+            columns(q.include_file)
+        );
+        let after = q.after.unwrap_or(MessageCursor {
+            time: i64::MIN,
+            id: i64::MIN,
+        });
+        let rows = sqlx::query(&sql)
+            .bind(q.tenant_code)
+            .bind(q.device_id)
+            .bind(q.from.map_or(i64::MIN, to_micros))
+            .bind(q.to.map_or(i64::MAX, to_micros))
+            .bind(after.time)
+            .bind(after.id)
+            .bind(i64::from(q.limit))
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter()
+            .map(|r| message_from_row(r, q.include_file))
+            .collect()
+    }
+
+    pub async fn get_message(
+        &self,
+        tenant_code: &str,
+        device_id: &str,
+        id: i64,
+        include_file: bool,
+    ) -> StoreResult<Option<MoMessage>> {
+        let sql = format!(
+            "SELECT {} FROM mo_messages WHERE tenant_code = $1 AND device_id = $2 AND id = $3",
+            columns(include_file)
+        );
+        let row = sqlx::query(&sql)
+            .bind(tenant_code)
+            .bind(device_id)
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(|r| message_from_row(&r, include_file).map(|(m, _)| m))
+            .transpose()
+    }
+
+    /// Deletes one message (`If-Match` honoured). Alerts and deliveries it caused stay:
+    /// they are history of their own.
+    pub async fn delete_message(
+        &self,
+        tenant_code: &str,
+        device_id: &str,
+        id: i64,
+        if_match: Option<&str>,
+    ) -> StoreResult<()> {
+        let keys = [
+            super::Key::Id(id),
+            super::Key::Text(tenant_code),
+            super::Key::Text(device_id),
+        ];
+        let row = super::VersionedRow {
+            table: "mo_messages",
+            column: "etag",
+            filter: "id = $1 AND tenant_code = $2 AND device_id = $3",
+            keys: &keys,
+        };
+        self.write_versioned(
+            row,
+            if_match,
+            sqlx::query("DELETE FROM mo_messages WHERE id = $1").bind(id),
+        )
+        .await
+    }
+}

@@ -1,0 +1,211 @@
+//! MT messages (`mt_messages`): queued by the API or by a notification's device command.
+
+use sqlx::Row;
+use sqlx::any::AnyRow;
+
+use super::webhook_events::emit;
+use super::{
+    Key, Store, StoreError, StoreResult, VersionedRow, WriteTx, from_micros, new_etag, to_micros,
+};
+use crate::domain::mt_message::{MtMessage, check_transition};
+use crate::domain::time::now;
+use crate::domain::webhook::Category;
+use crate::domain::webhook_event::{EventType, event_data};
+
+const COLUMNS: &str =
+    "id, device_id, kind, status, doc, notification_id, created_at, updated_at, etag";
+
+/// The part of an MT message kept as JSON.
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct MtDoc {
+    message: Option<String>,
+    #[serde(default)]
+    parameters: serde_json::Map<String, serde_json::Value>,
+}
+
+fn mt_from_row(row: &AnyRow) -> StoreResult<MtMessage> {
+    let text: String = row.try_get("doc")?;
+    let doc: MtDoc = serde_json::from_str(&text)
+        .map_err(|e| StoreError::Corrupt(format!("mt message doc: {e}")))?;
+    Ok(MtMessage {
+        message_id: Some(row.try_get::<i64, _>("id")?.to_string()),
+        device_id: Some(row.try_get("device_id")?),
+        r#type: Some(row.try_get("kind")?),
+        message: doc.message,
+        parameters: doc.parameters,
+        status: Some(row.try_get("status")?),
+        created_at: from_micros(row.try_get("created_at")?)?,
+        timestamp: from_micros(row.try_get("updated_at")?)?,
+        notification_id: row
+            .try_get::<Option<i64>, _>("notification_id")?
+            .map(|id| id.to_string()),
+        etag: Some(row.try_get("etag")?),
+    })
+}
+
+/// An `MtMessage` webhook event for message `id` as it is now in the transaction.
+async fn mt_event(tx: &mut super::Tx, id: i64, kind: EventType) -> StoreResult<()> {
+    let sql = format!("SELECT {COLUMNS}, tenant_code FROM mt_messages WHERE id = $1");
+    let row = sqlx::query(&sql).bind(id).fetch_one(&mut **tx).await?;
+    let tenant: String = row.try_get("tenant_code")?;
+    emit(
+        tx,
+        &tenant,
+        Category::MtMessage,
+        kind,
+        event_data(&mt_from_row(&row)?),
+    )
+    .await
+}
+
+fn mt_row<'a>(keys: &'a [Key<'a>; 3]) -> VersionedRow<'a> {
+    VersionedRow {
+        table: "mt_messages",
+        column: "etag",
+        filter: "id = $1 AND tenant_code = $2 AND device_id = $3",
+        keys,
+    }
+}
+
+impl WriteTx {
+    /// Queues a validated message for a device; returns its id.
+    pub async fn queue_mt_message(
+        &mut self,
+        tenant_code: &str,
+        device_id: &str,
+        message: &MtMessage,
+        notification_id: Option<i64>,
+    ) -> StoreResult<i64> {
+        let doc = MtDoc {
+            message: message.message.clone(),
+            parameters: message.parameters.clone(),
+        };
+        let at = to_micros(now());
+        let row = sqlx::query(
+            "INSERT INTO mt_messages (tenant_code, device_id, kind, status, doc, notification_id,
+                created_at, updated_at, etag)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8) RETURNING id",
+        )
+        .bind(tenant_code)
+        .bind(device_id)
+        .bind(message.r#type.as_deref().unwrap_or_default())
+        .bind(
+            message
+                .status
+                .as_deref()
+                .unwrap_or(crate::domain::mt_message::QUEUED),
+        )
+        .bind(serde_json::to_string(&doc).map_err(|e| StoreError::Corrupt(e.to_string()))?)
+        .bind(notification_id)
+        .bind(at)
+        .bind(new_etag())
+        .fetch_one(&mut *self.tx)
+        .await?;
+        let id: i64 = row.try_get("id")?;
+        mt_event(&mut self.tx, id, EventType::Created).await?;
+        Ok(id)
+    }
+}
+
+impl Store {
+    pub async fn queue_mt_message(
+        &self,
+        tenant_code: &str,
+        device_id: &str,
+        message: &MtMessage,
+    ) -> StoreResult<i64> {
+        let mut tx = self.begin().await?;
+        let id = tx
+            .queue_mt_message(tenant_code, device_id, message, None)
+            .await
+            .map_err(|e| match e {
+                // The device went away meanwhile.
+                StoreError::NotFound => StoreError::NotFound,
+                other => other,
+            })?;
+        tx.commit().await?;
+        Ok(id)
+    }
+
+    /// A page of a device's MT messages in id order (ids greater than `after`, at most
+    /// `limit`), optionally of one status.
+    pub async fn list_mt_messages(
+        &self,
+        tenant_code: &str,
+        device_id: &str,
+        status: Option<&str>,
+        after: i64,
+        limit: u32,
+    ) -> StoreResult<Vec<MtMessage>> {
+        let sql = format!(
+            "SELECT {COLUMNS} FROM mt_messages
+             WHERE tenant_code = $1 AND device_id = $2 AND ($3 = '' OR status = $3) AND id > $4
+             ORDER BY id LIMIT $5"
+        );
+        let rows = sqlx::query(&sql)
+            .bind(tenant_code)
+            .bind(device_id)
+            .bind(status.unwrap_or(""))
+            .bind(after)
+            .bind(i64::from(limit))
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(mt_from_row).collect()
+    }
+
+    pub async fn get_mt_message(
+        &self,
+        tenant_code: &str,
+        device_id: &str,
+        id: i64,
+    ) -> StoreResult<Option<MtMessage>> {
+        let sql = format!(
+            "SELECT {COLUMNS} FROM mt_messages WHERE tenant_code = $1 AND device_id = $2 AND id = $3"
+        );
+        let row = sqlx::query(&sql)
+            .bind(tenant_code)
+            .bind(device_id)
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(mt_from_row).transpose()
+    }
+
+    /// Sets an MT message's status (the one writable field), if the workflow allows the
+    /// step from the status it has now (`mt_message::check_transition`; `Conflict`
+    /// otherwise). Both are decided in the writing transaction, after the version check.
+    /// Reporting the current status again changes nothing (the ETag stays).
+    pub async fn set_mt_status(
+        &self,
+        tenant_code: &str,
+        device_id: &str,
+        id: i64,
+        status: &str,
+        if_match: Option<&str>,
+    ) -> StoreResult<()> {
+        let keys = [Key::Id(id), Key::Text(tenant_code), Key::Text(device_id)];
+        let mut tx = self.begin_write().await?;
+        self.check_version(&mut tx, mt_row(&keys), if_match).await?;
+        let current: String = sqlx::query("SELECT status FROM mt_messages WHERE id = $1")
+            .bind(id)
+            .fetch_one(&mut *tx)
+            .await?
+            .try_get("status")?;
+        check_transition(&current, status).map_err(StoreError::Conflict)?;
+        if current != status {
+            sqlx::query(
+                "UPDATE mt_messages SET status = $1, updated_at = $2, etag = $3 WHERE id = $4",
+            )
+            .bind(status.to_string())
+            .bind(to_micros(now()))
+            .bind(new_etag())
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+            mt_event(&mut tx, id, EventType::Updated).await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,276 @@
+//! What recipients name (table `recipient_references`, migration 0010). Lists and
+//! notifications record their references in the transaction that writes them, after
+//! finding (and on PostgreSQL share-locking) what they name; contacts, lists and groups
+//! refuse to be deleted, lose a named entry or stop being shared while named.
+
+use std::collections::HashSet;
+
+use sqlx::Row;
+
+use super::{Store, StoreError, StoreResult, Tx};
+use crate::domain::recipient::{
+    ContactTarget, RecipientReference, RecipientTarget, ReferencedRecords, check_references,
+};
+use crate::domain::tenant::TenantNode;
+use crate::domain::validation::Validator;
+
+/// A record whose recipients name other records.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Referrer {
+    List(i64),
+    Notification(i64),
+}
+
+/// A record recipients may name.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Named<'a> {
+    Contact(i64),
+    /// Some entries of a contact.
+    ContactEntries(i64, &'a [String]),
+    List(i64),
+    Group(i64),
+}
+
+/// Most ids bound in one `IN (…)` list.
+const CHUNK: usize = 500;
+
+/// `$start, $start+1, …` for `n` values.
+fn placeholders(start: usize, n: usize) -> String {
+    (start..start + n)
+        .map(|i| format!("${i}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl Store {
+    /// Finds, inside a write transaction, every list, contact and group `references`
+    /// name that is visible from `node` (own, or shared by an ancestor; groups: own).
+    /// On PostgreSQL the rows found are share-locked until commit, so they cannot be
+    /// deleted, emptied of an entry or un-shared before this transaction's references exist.
+    pub(super) async fn find_referenced(
+        &self,
+        tx: &mut Tx,
+        node: &TenantNode,
+        references: &[RecipientReference],
+    ) -> StoreResult<ReferencedRecords> {
+        let mut list_ids = Vec::new();
+        let mut contact_ids = Vec::new();
+        let mut group_ids = Vec::new();
+        for reference in references {
+            match &reference.target {
+                RecipientTarget::List { id, .. } => list_ids.push(*id),
+                RecipientTarget::Contact { id, .. } => contact_ids.push(*id),
+                RecipientTarget::Group { id } => group_ids.push(*id),
+            }
+        }
+        let lock = self.backend.share_rows();
+        let mut found = ReferencedRecords::default();
+        for (table, ids) in [
+            ("distribution_lists", &list_ids),
+            ("address_book_contacts", &contact_ids),
+        ] {
+            for chunk in dedup(ids).chunks(CHUNK) {
+                let sql = format!(
+                    "SELECT x.id, x.tenant_code, x.doc FROM {table} x JOIN tenants o ON o.code = x.tenant_code
+                     WHERE (x.tenant_code = $1 OR (x.applies_to_subtenants = 1 AND $2 LIKE o.path || '%'))
+                       AND x.id IN ({}){lock}",
+                    placeholders(3, chunk.len())
+                );
+                let mut query = sqlx::query(&sql).bind(&node.code).bind(&node.path);
+                for id in chunk {
+                    query = query.bind(*id);
+                }
+                for row in query.fetch_all(&mut **tx).await? {
+                    let id: i64 = row.try_get("id")?;
+                    let owner: String = row.try_get("tenant_code")?;
+                    if table == "distribution_lists" {
+                        found.lists.insert(id, owner);
+                    } else {
+                        let doc: serde_json::Value =
+                            serde_json::from_str(&row.try_get::<String, _>("doc")?)
+                                .map_err(|e| StoreError::Corrupt(format!("contact doc: {e}")))?;
+                        let entries = doc["ContactEntries"]
+                            .as_array()
+                            .map(|entries| {
+                                entries
+                                    .iter()
+                                    .filter_map(|e| e["EntryId"].as_str().map(str::to_string))
+                                    .collect()
+                            })
+                            .unwrap_or_default();
+                        found.contacts.insert(id, ContactTarget { owner, entries });
+                    }
+                }
+            }
+        }
+        for chunk in dedup(&group_ids).chunks(CHUNK) {
+            let sql = format!(
+                "SELECT x.id FROM device_groups x WHERE x.tenant_code = $1 AND x.id IN ({}){lock}",
+                placeholders(2, chunk.len())
+            );
+            let mut query = sqlx::query(&sql).bind(&node.code);
+            for id in chunk {
+                query = query.bind(*id);
+            }
+            for row in query.fetch_all(&mut **tx).await? {
+                found.groups.insert(row.try_get("id")?);
+            }
+        }
+        Ok(found)
+    }
+
+    /// Finds what `references` name (see `find_referenced`) and refuses the write with
+    /// `Invalid` when any does not resolve from `node`.
+    pub(super) async fn check_references(
+        &self,
+        tx: &mut Tx,
+        node: &TenantNode,
+        references: &[RecipientReference],
+    ) -> StoreResult<()> {
+        if references.is_empty() {
+            return Ok(());
+        }
+        let found = self.find_referenced(tx, node, references).await?;
+        let mut v = Validator::new();
+        check_references(references, &found, &mut v);
+        v.finish().map_err(StoreError::Invalid)
+    }
+
+    /// Replaces what `referrer` (owned by `tenant_code`) names with `references`.
+    pub(super) async fn record_references(
+        &self,
+        tx: &mut Tx,
+        referrer: Referrer,
+        tenant_code: &str,
+        references: &[RecipientReference],
+    ) -> StoreResult<()> {
+        let (column, id) = match referrer {
+            Referrer::List(id) => ("from_list_id", id),
+            Referrer::Notification(id) => ("from_notification_id", id),
+        };
+        sqlx::query(&format!(
+            "DELETE FROM recipient_references WHERE {column} = $1"
+        ))
+        .bind(id)
+        .execute(&mut **tx)
+        .await?;
+        let mut seen = HashSet::new();
+        for reference in references {
+            if !seen.insert((reference.kind, reference.target.clone())) {
+                continue;
+            }
+            let (contact, entry, list, group) = match &reference.target {
+                RecipientTarget::Contact { id, detail_id, .. } => {
+                    (Some(*id), detail_id.clone(), None, None)
+                }
+                RecipientTarget::List { id, .. } => (None, None, Some(*id), None),
+                RecipientTarget::Group { id } => (None, None, None, Some(*id)),
+            };
+            sqlx::query(&format!(
+                "INSERT INTO recipient_references ({column}, referrer_tenant, recipient_type,
+                    to_contact_id, to_entry_id, to_list_id, to_group_id)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7)"
+            ))
+            .bind(id)
+            .bind(tenant_code)
+            .bind(format!("{:?}", reference.kind))
+            .bind(contact)
+            .bind(entry)
+            .bind(list)
+            .bind(group)
+            .execute(&mut **tx)
+            .await?;
+        }
+        Ok(())
+    }
+
+    /// The first list or notification naming `named` (optionally only those of tenants
+    /// other than `except_tenant`), described for a 409.
+    pub(super) async fn first_referrer(
+        &self,
+        tx: &mut Tx,
+        named: Named<'_>,
+        except_tenant: Option<&str>,
+    ) -> StoreResult<Option<String>> {
+        let (filter, id, entries): (&str, i64, &[String]) = match named {
+            Named::Contact(id) => ("r.to_contact_id = $1", id, &[]),
+            Named::ContactEntries(id, entries) => ("r.to_contact_id = $1", id, entries),
+            Named::List(id) => ("r.to_list_id = $1", id, &[]),
+            Named::Group(id) => ("r.to_group_id = $1", id, &[]),
+        };
+        if matches!(named, Named::ContactEntries(..)) && entries.is_empty() {
+            return Ok(None);
+        }
+        let entry_filter = if entries.is_empty() {
+            String::new()
+        } else {
+            format!(" AND r.to_entry_id IN ({})", placeholders(3, entries.len()))
+        };
+        let sql = format!(
+            "SELECT l.id AS list_id, l.doc AS list_doc, n.id AS notification_id, n.doc AS notification_doc
+             FROM recipient_references r
+             LEFT JOIN distribution_lists l ON l.id = r.from_list_id
+             LEFT JOIN event_notifications n ON n.id = r.from_notification_id
+             WHERE {filter} AND r.referrer_tenant <> $2{entry_filter}
+             ORDER BY r.id LIMIT 1"
+        );
+        // '' is no tenant code: without an exception every referrer counts.
+        let mut query = sqlx::query(&sql).bind(id).bind(except_tenant.unwrap_or(""));
+        for entry in entries {
+            query = query.bind(entry.as_str());
+        }
+        let Some(row) = query.fetch_optional(&mut **tx).await? else {
+            return Ok(None);
+        };
+        let name_in = |doc: Option<String>, field: &str| -> String {
+            doc.and_then(|d| serde_json::from_str::<serde_json::Value>(&d).ok())
+                .and_then(|v| v[field].as_str().map(str::to_string))
+                .unwrap_or_default()
+        };
+        if let Some(list) = row.try_get::<Option<i64>, _>("list_id")? {
+            let name = name_in(row.try_get("list_doc")?, "ListName");
+            return Ok(Some(format!("distribution list {name} ({list})")));
+        }
+        let notification: Option<i64> = row.try_get("notification_id")?;
+        let name = name_in(row.try_get("notification_doc")?, "NotificationName");
+        Ok(Some(format!(
+            "event notification {name} ({})",
+            notification.unwrap_or_default()
+        )))
+    }
+
+    /// Ids of the contacts and lists that lists visible from `node` name in device
+    /// recipients (`DeviceContact`, `DeviceList`): what devices keep in sync.
+    pub async fn synced_to_devices(
+        &self,
+        node: &TenantNode,
+    ) -> StoreResult<(HashSet<i64>, HashSet<i64>)> {
+        let rows = sqlx::query(
+            "SELECT r.to_contact_id, r.to_list_id FROM recipient_references r
+             JOIN distribution_lists x ON x.id = r.from_list_id
+             JOIN tenants o ON o.code = x.tenant_code
+             WHERE (x.tenant_code = $1 OR (x.applies_to_subtenants = 1 AND $2 LIKE o.path || '%'))
+               AND r.recipient_type IN ('DeviceContact', 'DeviceList')",
+        )
+        .bind(&node.code)
+        .bind(&node.path)
+        .fetch_all(&self.pool)
+        .await?;
+        let mut contacts = HashSet::new();
+        let mut lists = HashSet::new();
+        for row in rows {
+            if let Some(id) = row.try_get::<Option<i64>, _>("to_contact_id")? {
+                contacts.insert(id);
+            }
+            if let Some(id) = row.try_get::<Option<i64>, _>("to_list_id")? {
+                lists.insert(id);
+            }
+        }
+        Ok((contacts, lists))
+    }
+}
+
+fn dedup(ids: &[i64]) -> Vec<i64> {
+    let mut seen = HashSet::new();
+    ids.iter().filter(|id| seen.insert(**id)).copied().collect()
+}

@@ -1,0 +1,291 @@
+//! Risk regions. A tenant sees its own and those of its ancestors marked
+//! `AppliesToSubtenants`; only the owner changes them. Every write rescores the
+//! itineraries the region could touch, in the same transaction (`itinerary_risk.rs`).
+
+use sqlx::Row;
+use sqlx::any::AnyRow;
+
+use super::{
+    Key, Store, StoreError, StoreResult, Tx, VersionedRow, conflict_on_duplicate, from_doc,
+    from_micros, new_etag, to_doc, to_micros,
+};
+use crate::domain::risk_region::{RegionShape, RiskRegion};
+use crate::domain::time::now;
+
+/// A risk region with its internal id and owning tenant.
+#[derive(Debug, Clone)]
+pub struct StoredRiskRegion {
+    pub id: i64,
+    pub tenant_code: String,
+    pub region: RiskRegion,
+}
+
+const COLUMNS: &str = "r.id, r.tenant_code, r.geometry_id, r.name, r.risk_level, \
+     r.applies_to_subtenants, r.doc, r.etag, r.updated_at";
+
+/// Visible from tenant `$1` with path `$2`: own, or an ancestor's shared one.
+const VISIBLE: &str = "FROM risk_regions r JOIN tenants o ON o.code = r.tenant_code
+     WHERE (r.tenant_code = $1 OR (r.applies_to_subtenants = 1 AND $2 LIKE o.path || '%'))";
+
+const DUPLICATE: &str = "a risk region with this GeometryId in this tenant";
+
+fn region_from_row(row: &AnyRow) -> StoreResult<StoredRiskRegion> {
+    let stored: RiskRegion = from_doc(row, "doc")?;
+    let level: i64 = row.try_get("risk_level")?;
+    Ok(StoredRiskRegion {
+        id: row.try_get("id")?,
+        tenant_code: row.try_get("tenant_code")?,
+        region: RiskRegion {
+            geometry_id: Some(row.try_get("geometry_id")?),
+            name: Some(row.try_get("name")?),
+            risk_level: Some(level as i32),
+            applies_to_subtenants: row.try_get::<i64, _>("applies_to_subtenants")? != 0,
+            timestamp: from_micros(row.try_get("updated_at")?)?,
+            etag: Some(row.try_get("etag")?),
+            polygon: stored.polygon,
+        },
+    })
+}
+
+/// The polygon is the document; the other fields have columns.
+fn region_doc(region: &RiskRegion) -> StoreResult<String> {
+    to_doc(&RiskRegion {
+        polygon: region.polygon.clone(),
+        ..RiskRegion::default()
+    })
+}
+
+/// The union of two bounding boxes.
+fn union([a, b, c, d]: [f64; 4], [e, f, g, h]: [f64; 4]) -> [f64; 4] {
+    [a.min(e), b.max(f), c.min(g), d.max(h)]
+}
+
+/// What a region write needs to know about the row it changes.
+struct OldRegion {
+    shared: bool,
+    bbox: [f64; 4],
+}
+
+impl Store {
+    /// Every region visible from the tenant, in id order.
+    pub async fn list_risk_regions(
+        &self,
+        tenant_code: &str,
+        tenant_path: &str,
+    ) -> StoreResult<Vec<StoredRiskRegion>> {
+        let sql = format!("SELECT {COLUMNS} {VISIBLE} ORDER BY r.id");
+        let rows = sqlx::query(&sql)
+            .bind(tenant_code)
+            .bind(tenant_path)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(region_from_row).collect()
+    }
+
+    /// The region a tenant means by `geometry_id`: its own, else the nearest ancestor's
+    /// shared one.
+    pub async fn get_risk_region(
+        &self,
+        tenant_code: &str,
+        tenant_path: &str,
+        geometry_id: &str,
+    ) -> StoreResult<Option<StoredRiskRegion>> {
+        let sql = format!(
+            "SELECT {COLUMNS} {VISIBLE} AND r.geometry_id = $3
+             ORDER BY CASE WHEN r.tenant_code = $1 THEN 0 ELSE 1 END, length(o.path) DESC
+             LIMIT 1"
+        );
+        let row = sqlx::query(&sql)
+            .bind(tenant_code)
+            .bind(tenant_path)
+            .bind(geometry_id)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(region_from_row).transpose()
+    }
+
+    /// Inserts a validated region and rescores the itineraries it covers.
+    pub async fn create_risk_region(
+        &self,
+        tenant_code: &str,
+        tenant_path: &str,
+        region: &RiskRegion,
+        shape: &RegionShape,
+    ) -> StoreResult<i64> {
+        let mut tx = self.begin_write().await?;
+        self.lock_tenant_for_regions(&mut tx, tenant_code).await?;
+        let [min_lat, max_lat, min_lon, max_lon] = shape.bbox;
+        let row = sqlx::query(
+            "INSERT INTO risk_regions (tenant_code, geometry_id, name, risk_level,
+                applies_to_subtenants, min_lat, max_lat, min_lon, max_lon, doc, etag, updated_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id",
+        )
+        .bind(tenant_code)
+        .bind(region.geometry_id.clone().unwrap_or_default())
+        .bind(region.name.clone().unwrap_or_default())
+        .bind(i64::from(region.risk_level.unwrap_or_default()))
+        .bind(region.applies_to_subtenants as i64)
+        .bind(min_lat)
+        .bind(max_lat)
+        .bind(min_lon)
+        .bind(max_lon)
+        .bind(region_doc(region)?)
+        .bind(new_etag())
+        .bind(to_micros(now()))
+        .fetch_one(&mut *tx)
+        .await
+        .map_err(|e| conflict_on_duplicate(e, DUPLICATE))?;
+        let id: i64 = row.try_get("id")?;
+        self.rescore_for_region(
+            &mut tx,
+            tenant_code,
+            tenant_path,
+            id,
+            region.applies_to_subtenants,
+            shape.bbox,
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(id)
+    }
+
+    /// Locks and checks the version of one of the tenant's regions; returns what the
+    /// write needs of it.
+    async fn lock_region(
+        &self,
+        tx: &mut Tx,
+        tenant_code: &str,
+        id: i64,
+        if_match: Option<&str>,
+    ) -> StoreResult<OldRegion> {
+        self.lock_tenant_for_regions(tx, tenant_code).await?;
+        let keys = [Key::Id(id), Key::Text(tenant_code)];
+        self.check_version(tx, VersionedRow::by_id("risk_regions", &keys), if_match)
+            .await?;
+        let row = sqlx::query(
+            "SELECT applies_to_subtenants, min_lat, max_lat, min_lon, max_lon
+             FROM risk_regions WHERE id = $1",
+        )
+        .bind(id)
+        .fetch_one(&mut **tx)
+        .await?;
+        Ok(OldRegion {
+            shared: row.try_get::<i64, _>("applies_to_subtenants")? != 0,
+            bbox: [
+                row.try_get("min_lat")?,
+                row.try_get("max_lat")?,
+                row.try_get("min_lon")?,
+                row.try_get("max_lon")?,
+            ],
+        })
+    }
+
+    /// How many itineraries of other tenants than `owner` have the region attached.
+    async fn attached_elsewhere(&self, tx: &mut Tx, owner: &str, id: i64) -> StoreResult<i64> {
+        Ok(sqlx::query(
+            "SELECT COUNT(*) AS n FROM itinerary_regions ir
+             JOIN itineraries i ON i.id = ir.itinerary_id
+             WHERE ir.region_id = $1 AND i.tenant_code <> $2",
+        )
+        .bind(id)
+        .bind(owner)
+        .fetch_one(&mut **tx)
+        .await?
+        .try_get("n")?)
+    }
+
+    /// Replaces a region of the tenant (the GeometryId stays). Unsharing a region that
+    /// a subtenant's itinerary has attached is a `Conflict`.
+    pub async fn update_risk_region(
+        &self,
+        tenant_code: &str,
+        tenant_path: &str,
+        id: i64,
+        region: &RiskRegion,
+        shape: &RegionShape,
+        if_match: Option<&str>,
+    ) -> StoreResult<()> {
+        let mut tx = self.begin_write().await?;
+        let old = self.lock_region(&mut tx, tenant_code, id, if_match).await?;
+        if old.shared && !region.applies_to_subtenants {
+            let n = self.attached_elsewhere(&mut tx, tenant_code, id).await?;
+            if n > 0 {
+                return Err(StoreError::Conflict(format!(
+                    "AppliesToSubtenants cannot be turned off: {n} itinerary(ies) of subtenants have this region attached"
+                )));
+            }
+        }
+        let [min_lat, max_lat, min_lon, max_lon] = shape.bbox;
+        sqlx::query(
+            "UPDATE risk_regions SET name = $1, risk_level = $2, applies_to_subtenants = $3,
+                min_lat = $4, max_lat = $5, min_lon = $6, max_lon = $7, doc = $8, etag = $9,
+                updated_at = $10
+             WHERE id = $11",
+        )
+        .bind(region.name.clone().unwrap_or_default())
+        .bind(i64::from(region.risk_level.unwrap_or_default()))
+        .bind(region.applies_to_subtenants as i64)
+        .bind(min_lat)
+        .bind(max_lat)
+        .bind(min_lon)
+        .bind(max_lon)
+        .bind(region_doc(region)?)
+        .bind(new_etag())
+        .bind(to_micros(now()))
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+        self.rescore_for_region(
+            &mut tx,
+            tenant_code,
+            tenant_path,
+            id,
+            old.shared || region.applies_to_subtenants,
+            union(old.bbox, shape.bbox),
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Deletes a region of the tenant; `Conflict` while an itinerary has it attached.
+    pub async fn delete_risk_region(
+        &self,
+        tenant_code: &str,
+        tenant_path: &str,
+        id: i64,
+        if_match: Option<&str>,
+    ) -> StoreResult<()> {
+        let mut tx = self.begin_write().await?;
+        let old = self.lock_region(&mut tx, tenant_code, id, if_match).await?;
+        let attached: i64 =
+            sqlx::query("SELECT COUNT(*) AS n FROM itinerary_regions WHERE region_id = $1")
+                .bind(id)
+                .fetch_one(&mut *tx)
+                .await?
+                .try_get("n")?;
+        let in_use = || {
+            StoreError::Conflict(format!(
+                "the risk region is attached to {attached} itinerary(ies); detach it first"
+            ))
+        };
+        if attached > 0 {
+            return Err(in_use());
+        }
+        // The foreign key has the last word (checked at commit): an attachment that
+        // slipped in after the count is refused the same way.
+        let refused = |e: sqlx::Error| match &e {
+            sqlx::Error::Database(db) if db.is_foreign_key_violation() => in_use(),
+            _ => StoreError::from(e),
+        };
+        sqlx::query("DELETE FROM risk_regions WHERE id = $1")
+            .bind(id)
+            .execute(&mut *tx)
+            .await
+            .map_err(refused)?;
+        self.rescore_for_region(&mut tx, tenant_code, tenant_path, id, old.shared, old.bbox)
+            .await?;
+        tx.commit().await.map_err(refused)?;
+        Ok(())
+    }
+}

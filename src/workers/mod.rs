@@ -1,0 +1,57 @@
+//! Background workers: started and stopped with the server, sharing its shutdown. Each
+//! does one claimable step at a time (`step` returns what it did), so a test — or a second
+//! process on the same PostgreSQL — can drive or share the work, and a crash between
+//! steps loses nothing: all their state is in the database.
+
+pub mod check_ins;
+pub mod escalations;
+
+use std::future::Future;
+use std::time::Duration;
+
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+/// What one step did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StepOutcome {
+    /// Nothing was due.
+    Idle,
+    /// Handled this many items; more may be due.
+    Worked(usize),
+}
+
+/// Runs `step` every `interval` until `stop` turns true, draining (stepping again at once)
+/// while steps find work. A failing step is logged and retried at the next tick.
+pub fn spawn_loop<F, Fut>(
+    name: &'static str,
+    interval: Duration,
+    mut stop: watch::Receiver<bool>,
+    mut step: F,
+) -> JoinHandle<()>
+where
+    F: FnMut() -> Fut + Send + 'static,
+    Fut: Future<Output = anyhow::Result<StepOutcome>> + Send,
+{
+    tokio::spawn(async move {
+        loop {
+            loop {
+                if *stop.borrow() {
+                    return;
+                }
+                match step().await {
+                    Ok(StepOutcome::Worked(_)) => continue,
+                    Ok(StepOutcome::Idle) => break,
+                    Err(e) => {
+                        tracing::error!(worker = name, error = %format!("{e:#}"), "worker step failed");
+                        break;
+                    }
+                }
+            }
+            tokio::select! {
+                _ = stop.changed() => {}
+                _ = tokio::time::sleep(interval) => {}
+            }
+        }
+    })
+}

@@ -1,0 +1,571 @@
+//! MO messages through HTTP: posting (limits, atomic batches, idempotent retries), the
+//! processed answer, listing by message time with continuation paging, one message,
+//! deleting.
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::backend_tests;
+use crate::common::{TestApp, assert_not_found, assert_problem, problem_fields};
+
+backend_tests!(
+    a_batch_is_stored_and_processed,
+    retries_are_stored_once,
+    bad_batches_store_nothing,
+    size_limits_are_413_and_store_nothing,
+    listing_pages_by_message_time,
+    messages_within_a_millisecond_keep_their_order,
+    one_message_with_and_without_file,
+    delete_honours_if_match,
+    devices_out_of_scope_are_404,
+    read_only_users_cannot_post,
+    positions_may_come_and_go,
+    xml_and_csv,
+);
+
+pub const DEVICE: &str = "300234010753370";
+
+pub async fn register_device(app: &TestApp, tenant: &str, device_id: &str) {
+    let response = app
+        .admin
+        .post(
+            &format!("/V2/{tenant}/devices"),
+            &json!({"DeviceId": device_id, "DeviceType": "InReach", "FriendlyName": "Van 3"}),
+        )
+        .await;
+    assert_eq!(response.status(), StatusCode::OK, "register device");
+}
+
+pub fn position_report(seq: i64, sent: &str, lat: f64, lon: f64) -> Value {
+    json!({"MessageType": "AutomaticPositionReport", "SequenceNumber": seq, "SentFromDevice": sent,
+           "Position": {"Latitude": lat, "Longitude": lon, "Speed": 42.5}})
+}
+
+pub async fn post_processed(app: &TestApp, tenant: &str, device: &str, batch: &Value) -> Value {
+    let response = app
+        .admin
+        .post(
+            &format!("/V2/{tenant}/devices/{device}/momessages?process=true"),
+            batch,
+        )
+        .await;
+    assert_eq!(response.status(), StatusCode::OK, "post messages");
+    response.json().await.expect("processed json")
+}
+
+fn messages_path(device: &str) -> String {
+    format!("/V2/1000/devices/{device}/momessages")
+}
+
+async fn count(app: &TestApp, device: &str) -> usize {
+    app.admin
+        .get_json(&messages_path(device))
+        .await
+        .as_array()
+        .unwrap()
+        .len()
+}
+
+async fn a_batch_is_stored_and_processed(app: TestApp) {
+    register_device(&app, "1000", DEVICE).await;
+    // Without process=true: 200 and no body.
+    let plain = app
+        .admin
+        .post(
+            &messages_path(DEVICE),
+            &json!([position_report(1, "2026-03-01T10:00:00Z", 51.5, -0.12)]),
+        )
+        .await;
+    assert_eq!(plain.status(), StatusCode::OK);
+    assert!(plain.bytes().await.unwrap().is_empty());
+    let processed = post_processed(
+        &app,
+        "1000",
+        DEVICE,
+        &json!([
+            position_report(2, "2026-03-01T10:01:00Z", 51.5, -0.12),
+            {"MessageType": "FreeText", "Message": "at depot"}
+        ]),
+    )
+    .await;
+    let items = processed.as_array().unwrap();
+    assert_eq!(items.len(), 2);
+    let first: i64 = items[0]["MessageId"].as_str().unwrap().parse().unwrap();
+    let second: i64 = items[1]["MessageId"].as_str().unwrap().parse().unwrap();
+    assert!(second > first, "ids increase");
+    assert!(items[0]["ReceivedAtServer"].is_string());
+    assert_eq!(items[0]["SentFromDevice"], "2026-03-01T10:01:00Z");
+    assert_eq!(items[0]["Late"], false);
+    assert_eq!(items[0]["Duplicate"], false);
+    assert_eq!(items[0]["Notifications"], json!([]));
+    // No SentFromDevice: the message time is ReceivedAtServer.
+    assert!(items[1]["SentFromDevice"].is_null());
+    assert_eq!(count(&app, DEVICE).await, 3);
+    // The device state moved (read-only on the device record).
+    let device = app
+        .admin
+        .get_json(&format!("/V2/1000/devices/{DEVICE}"))
+        .await;
+    assert_eq!(device["LastPosition"]["Lat"], 51.5);
+    assert_eq!(device["LastPosition"]["Speed"], 42.5);
+    assert!(device["LastMessageTime"].is_string());
+}
+
+async fn retries_are_stored_once(app: TestApp) {
+    register_device(&app, "1000", DEVICE).await;
+    let batch = json!([
+        position_report(7, "2026-03-01T10:00:00.000001Z", 51.5, -0.12),
+        position_report(8, "2026-03-01T10:00:01Z", 51.5, -0.12)
+    ]);
+    let first = post_processed(&app, "1000", DEVICE, &batch).await;
+    // The gateway resends the same two, plus one new, and one twice in the same batch.
+    let again = post_processed(
+        &app,
+        "1000",
+        DEVICE,
+        &json!([
+            position_report(7, "2026-03-01T10:00:00.000001Z", 51.5, -0.12),
+            position_report(8, "2026-03-01T10:00:01Z", 51.5, -0.12),
+            position_report(9, "2026-03-01T10:00:02Z", 51.5, -0.12),
+            position_report(9, "2026-03-01T10:00:02Z", 51.5, -0.12)
+        ]),
+    )
+    .await;
+    assert_eq!(again[0]["MessageId"], first[0]["MessageId"]);
+    assert_eq!(again[1]["MessageId"], first[1]["MessageId"]);
+    assert_eq!(again[0]["Duplicate"], true);
+    assert_eq!(again[2]["Duplicate"], false);
+    assert_eq!(again[3]["Duplicate"], true);
+    assert_eq!(again[3]["MessageId"], again[2]["MessageId"]);
+    assert_eq!(count(&app, DEVICE).await, 3);
+    // Same sequence number at another time is another message.
+    post_processed(
+        &app,
+        "1000",
+        DEVICE,
+        &json!([position_report(7, "2026-03-01T10:00:00Z", 51.5, -0.12)]),
+    )
+    .await;
+    assert_eq!(count(&app, DEVICE).await, 4);
+}
+
+async fn bad_batches_store_nothing(app: TestApp) {
+    register_device(&app, "1000", DEVICE).await;
+    let path = messages_path(DEVICE);
+    let cases: Vec<(Value, Vec<&str>)> = vec![
+        (json!([]), vec!["body"]),
+        (
+            json!([position_report(1, "2026-03-01T10:00:00Z", 91.0, 0.0)]),
+            vec!["[0].Position.Latitude"],
+        ),
+        (
+            json!([
+                position_report(1, "2026-03-01T10:00:00Z", 50.0, 0.0),
+                position_report(2, "2026-03-01T10:00:00Z", 50.0, 181.0)
+            ]),
+            vec!["[1].Position.Longitude"],
+        ),
+        (
+            json!([{"MessageType": "CheckIn", "EmergencyState": "Panic"}]),
+            vec!["[0].EmergencyState"],
+        ),
+        (
+            json!([{"MessageType": "CheckIn", "File": "not base64!"}]),
+            vec!["[0].File"],
+        ),
+        (
+            json!([{"MessageType": "CheckIn", "SequenceNumber": "seven"}]),
+            vec!["[0].SequenceNumber"],
+        ),
+        (
+            json!([{"MessageType": "CheckIn", "SentFromDevice": "yesterday"}]),
+            vec!["[0].SentFromDevice"],
+        ),
+        (json!({"MessageType": "CheckIn"}), vec!["body"]),
+    ];
+    for (body, fields) in cases {
+        let response = app.admin.post(&path, &body).await;
+        let problem = assert_problem(response, 400, "validation_failed").await;
+        assert_eq!(problem_fields(&problem), fields, "{body}");
+    }
+    let too_many: Vec<Value> = (0..1001)
+        .map(|i| position_report(i, "2026-03-01T10:00:00Z", 50.0, 0.0))
+        .collect();
+    let response = app.admin.post(&path, &Value::Array(too_many)).await;
+    assert_problem(response, 400, "validation_failed").await;
+    let malformed = app
+        .admin
+        .request(reqwest::Method::POST, &path)
+        .header("content-type", "application/json")
+        .body("[{\"MessageType\": ")
+        .send()
+        .await
+        .unwrap();
+    assert_problem(malformed, 400, "malformed_json").await;
+    assert_eq!(count(&app, DEVICE).await, 0);
+    // The device state did not move either.
+    let device = app
+        .admin
+        .get_json(&format!("/V2/1000/devices/{DEVICE}"))
+        .await;
+    assert!(device["LastMessageTime"].is_null());
+}
+
+async fn size_limits_are_413_and_store_nothing(app: TestApp) {
+    use base64::Engine;
+    register_device(&app, "1000", DEVICE).await;
+    let path = messages_path(DEVICE);
+    let b64 = |n: usize| base64::engine::general_purpose::STANDARD.encode(vec![7u8; n]);
+    let big_text = json!([
+        {"MessageType": "FreeText", "Message": "ok"},
+        {"MessageType": "FreeText", "Message": "x".repeat(48 * 1024)}
+    ]);
+    let problem = assert_problem(
+        app.admin.post(&path, &big_text).await,
+        413,
+        "payload_too_large",
+    )
+    .await;
+    assert_eq!(problem_fields(&problem), ["[1]"]);
+    let big_attachment = json!([{"MessageType": "FreeText", "Attachment": b64(64 * 1024 + 1)}]);
+    let problem = assert_problem(
+        app.admin.post(&path, &big_attachment).await,
+        413,
+        "payload_too_large",
+    )
+    .await;
+    assert_eq!(problem_fields(&problem), ["[0].Attachment"]);
+    let big_file = json!([{"MessageType": "FreeText", "File": b64(4 * 1024 * 1024 + 1)}]);
+    let problem = assert_problem(
+        app.admin.post(&path, &big_file).await,
+        413,
+        "payload_too_large",
+    )
+    .await;
+    assert_eq!(problem_fields(&problem), ["[0].File"]);
+    assert_eq!(count(&app, DEVICE).await, 0);
+    // Just under every limit is fine, File and Attachment apart from the 48 KB.
+    let at_limits = json!([{"MessageType": "FreeText", "Message": "x".repeat(40 * 1024),
+        "Attachment": b64(64 * 1024), "File": b64(4 * 1024 * 1024), "MimeType": "image/jpeg",
+        "Filename": "photo.jpg"}]);
+    assert_eq!(
+        app.admin.post(&path, &at_limits).await.status(),
+        StatusCode::OK
+    );
+    assert_eq!(count(&app, DEVICE).await, 1);
+}
+
+async fn listing_pages_by_message_time(app: TestApp) {
+    register_device(&app, "1000", DEVICE).await;
+    // Posted out of order: listed by message time.
+    let batch: Vec<Value> = (0..25)
+        .map(|i| {
+            let minute = (i * 7) % 25;
+            position_report(i, &format!("2026-03-01T10:{minute:02}:00Z"), 51.5, -0.12)
+        })
+        .collect();
+    post_processed(&app, "1000", DEVICE, &Value::Array(batch)).await;
+    let path = messages_path(DEVICE);
+    let mut seen = Vec::new();
+    let mut token: Option<String> = None;
+    loop {
+        let mut request = app.admin.request(
+            reqwest::Method::GET,
+            &format!(
+                "{path}?pageSize=10&fromDate=2026-03-01T10:02:00Z&toDate=2026-03-01T10:22:00Z"
+            ),
+        );
+        if let Some(t) = &token {
+            request = request.header("X-CONTINUATIONTOKEN", t);
+        }
+        let response = request.send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        token = response
+            .headers()
+            .get("x-continuationtoken")
+            .map(|v| v.to_str().unwrap().to_string());
+        let page: Value = response.json().await.unwrap();
+        seen.extend(
+            page.as_array()
+                .unwrap()
+                .iter()
+                .map(|m| m["SentFromDevice"].as_str().unwrap().to_string()),
+        );
+        if token.is_none() {
+            break;
+        }
+    }
+    let expected: Vec<String> = (2..22)
+        .map(|m| format!("2026-03-01T10:{m:02}:00Z"))
+        .collect();
+    assert_eq!(seen, expected);
+    // A token is bound to its listing.
+    let first = app.admin.get(&format!("{path}?pageSize=5")).await;
+    let token = first.headers()["x-continuationtoken"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    let other = app
+        .admin
+        .request(
+            reqwest::Method::GET,
+            &format!("{path}?pageSize=5&includeFile=true"),
+        )
+        .header("X-CONTINUATIONTOKEN", token)
+        .send()
+        .await
+        .unwrap();
+    assert_problem(other, 400, "invalid_continuation_token").await;
+    for bad in [
+        "pageSize=0",
+        "pageSize=1001",
+        "fromDate=soon",
+        "includeFile=maybe",
+    ] {
+        let response = app.admin.get(&format!("{path}?{bad}")).await;
+        assert_problem(response, 400, "validation_failed").await;
+    }
+    let response = app
+        .admin
+        .get(&format!(
+            "{path}?fromDate=2026-03-02T00:00:00Z&toDate=2026-03-01T00:00:00Z"
+        ))
+        .await;
+    assert_problem(response, 400, "validation_failed").await;
+}
+
+/// Times one microsecond apart sort exactly (they are integers, not text).
+async fn messages_within_a_millisecond_keep_their_order(app: TestApp) {
+    register_device(&app, "1000", DEVICE).await;
+    let times = [
+        "2026-03-01T10:00:00.0009Z",
+        "2026-03-01T10:00:00Z",
+        "2026-03-01T10:00:00.000001Z",
+        "2026-03-01T10:00:00.00001Z",
+        "2026-03-01T10:00:00.0001Z",
+    ];
+    let batch: Vec<Value> = times
+        .iter()
+        .enumerate()
+        .map(|(i, t)| position_report(i as i64, t, 51.5, -0.12))
+        .collect();
+    post_processed(&app, "1000", DEVICE, &Value::Array(batch)).await;
+    let listed = app.admin.get_json(&messages_path(DEVICE)).await;
+    let order: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["SentFromDevice"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "2026-03-01T10:00:00Z",
+            "2026-03-01T10:00:00.000001Z",
+            "2026-03-01T10:00:00.00001Z",
+            "2026-03-01T10:00:00.0001Z",
+            "2026-03-01T10:00:00.0009Z",
+        ]
+    );
+}
+
+async fn one_message_with_and_without_file(app: TestApp) {
+    register_device(&app, "1000", DEVICE).await;
+    let processed = post_processed(
+        &app,
+        "1000",
+        DEVICE,
+        &json!([{"MessageType": "FreeText", "File": "aGVsbG8=", "MimeType": "text/plain",
+                 "Filename": "hello.txt", "Attachment": "aGk="}]),
+    )
+    .await;
+    let id = processed[0]["MessageId"].as_str().unwrap();
+    let path = format!("{}/{id}", messages_path(DEVICE));
+    let response = app.admin.get(&path).await;
+    let etag = response.headers()["etag"].to_str().unwrap().to_string();
+    let without: Value = response.json().await.unwrap();
+    assert!(without["File"].is_null() && without["Attachment"].is_null());
+    assert_eq!(without["Filename"], "hello.txt");
+    let with = app
+        .admin
+        .get_json(&format!("{path}?includeFile=true"))
+        .await;
+    assert_eq!(with["File"], "aGVsbG8=");
+    assert_eq!(with["Attachment"], "aGk=");
+    let listed = app
+        .admin
+        .get_json(&format!("{}?includeFile=true", messages_path(DEVICE)))
+        .await;
+    assert_eq!(listed[0]["File"], "aGVsbG8=");
+    let not_modified = app
+        .admin
+        .request(reqwest::Method::GET, &path)
+        .header("if-none-match", etag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(not_modified.status(), StatusCode::NOT_MODIFIED);
+    assert_not_found(
+        app.admin
+            .get(&format!("{}/999999", messages_path(DEVICE)))
+            .await,
+    )
+    .await;
+    assert_not_found(
+        app.admin
+            .get(&format!("{}/abc", messages_path(DEVICE)))
+            .await,
+    )
+    .await;
+}
+
+async fn delete_honours_if_match(app: TestApp) {
+    register_device(&app, "1000", DEVICE).await;
+    let processed =
+        post_processed(&app, "1000", DEVICE, &json!([{"MessageType": "FreeText"}])).await;
+    let id = processed[0]["MessageId"].as_str().unwrap();
+    let path = format!("{}/{id}", messages_path(DEVICE));
+    let stale = app
+        .admin
+        .request(reqwest::Method::DELETE, &path)
+        .header("if-match", "\"not-the-etag\"")
+        .send()
+        .await
+        .unwrap();
+    assert_problem(stale, 412, "precondition_failed").await;
+    let etag = processed[0]["ETag"].as_str().unwrap();
+    let deleted = app
+        .admin
+        .request(reqwest::Method::DELETE, &path)
+        .header("if-match", format!("\"{etag}\""))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(deleted.status(), StatusCode::OK);
+    assert_not_found(app.admin.get(&path).await).await;
+    assert_not_found(app.admin.delete(&path).await).await;
+}
+
+async fn devices_out_of_scope_are_404(app: TestApp) {
+    let child = app.create_tenant("1000", "Child").await;
+    let sibling = app.create_tenant("1000", "Sibling").await;
+    register_device(&app, &sibling, "sibling-device").await;
+    let (_, child_admin) = app
+        .create_user(&child, "admin@child.example", "Administrator")
+        .await;
+    let body = json!([{"MessageType": "CheckIn"}]);
+    // Another tenant's device, through the caller's own tenant or the other's path.
+    for path in [
+        format!("/V2/{child}/devices/sibling-device/momessages"),
+        format!("/V2/{sibling}/devices/sibling-device/momessages"),
+        "/V2/1000/devices/sibling-device/momessages".to_string(),
+        format!("/V2/{child}/devices/nope/momessages"),
+    ] {
+        assert_not_found(child_admin.post(&path, &body).await).await;
+        assert_not_found(child_admin.get(&path).await).await;
+    }
+    // The admin of the root reaches the sibling's device by the sibling's path only.
+    assert_not_found(
+        app.admin
+            .post("/V2/1000/devices/sibling-device/momessages", &body)
+            .await,
+    )
+    .await;
+    let ok = app
+        .admin
+        .post(
+            &format!("/V2/{sibling}/devices/sibling-device/momessages"),
+            &body,
+        )
+        .await;
+    assert_eq!(ok.status(), StatusCode::OK);
+}
+
+async fn read_only_users_cannot_post(app: TestApp) {
+    register_device(&app, "1000", DEVICE).await;
+    let (_, reader) = app
+        .create_user("1000", "reader@example.com", "ReadOnly")
+        .await;
+    let (_, user) = app.create_user("1000", "worker@example.com", "User").await;
+    let body = json!([{"MessageType": "CheckIn"}]);
+    assert_problem(
+        reader.post(&messages_path(DEVICE), &body).await,
+        403,
+        "forbidden",
+    )
+    .await;
+    assert_eq!(
+        reader.get(&messages_path(DEVICE)).await.status(),
+        StatusCode::OK
+    );
+    assert_eq!(
+        user.post(&messages_path(DEVICE), &body).await.status(),
+        StatusCode::OK
+    );
+    assert_eq!(count(&app, DEVICE).await, 1);
+}
+
+/// Messages with and without a position, one after another: optional numbers are stored
+/// as NULL or a value whatever the previous write on the same database connection bound.
+async fn positions_may_come_and_go(app: TestApp) {
+    register_device(&app, "1000", DEVICE).await;
+    for seq in 1..=24 {
+        let sent = format!("2026-03-02T11:{seq:02}:00Z");
+        let message = if seq % 2 == 1 {
+            json!({"MessageType": "CheckIn", "SequenceNumber": seq, "SentFromDevice": sent})
+        } else {
+            position_report(seq, &sent, 51.5, -0.12)
+        };
+        let response = app
+            .admin
+            .post(&messages_path(DEVICE), &json!([message]))
+            .await;
+        let status = response.status();
+        assert_eq!(
+            status,
+            StatusCode::OK,
+            "message {seq}: {}",
+            response.text().await.unwrap_or_default()
+        );
+    }
+    let listed = app.admin.get_json(&messages_path(DEVICE)).await;
+    assert_eq!(listed.as_array().map(Vec::len), Some(24));
+}
+
+/// Lists come as XML and CSV too, and a batch may be posted as XML (.NET style).
+async fn xml_and_csv(app: TestApp) {
+    register_device(&app, "1000", DEVICE).await;
+    let xml = r#"<ArrayOfMoMessage>
+        <MoMessage><MessageType>CheckIn</MessageType><SequenceNumber>5</SequenceNumber>
+          <SentFromDevice>2026-03-01T10:00:00Z</SentFromDevice>
+          <Position><Latitude>51.5</Latitude><Longitude>-0.12</Longitude></Position>
+          <Properties><battery>80</battery></Properties></MoMessage>
+        <MoMessage><MessageType>FreeText</MessageType><Message>hello</Message></MoMessage>
+      </ArrayOfMoMessage>"#;
+    let response = app
+        .admin
+        .request(reqwest::Method::POST, &messages_path(DEVICE))
+        .header("content-type", "application/xml")
+        .body(xml)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let listed = app.admin.get_json(&messages_path(DEVICE)).await;
+    assert_eq!(listed.as_array().unwrap().len(), 2);
+    assert_eq!(listed[0]["Position"]["Latitude"], 51.5);
+    assert_eq!(listed[0]["SequenceNumber"], 5);
+    for (accept, starts) in [("application/xml", "<?xml"), ("text/csv", "MessageId,")] {
+        let response = app
+            .admin
+            .request(reqwest::Method::GET, &messages_path(DEVICE))
+            .header("accept", accept)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        let text = response.text().await.unwrap();
+        assert!(text.starts_with(starts), "{accept}: {text}");
+        assert!(text.contains("FreeText"));
+    }
+}

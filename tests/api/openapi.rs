@@ -1,0 +1,487 @@
+//! The OpenAPI document tells the whole truth: what every operation can answer, in the
+//! media types it really uses (docs/decisions.md, HTTP). Shape assertions run on the
+//! document itself; the API tests hold the server to the promises it makes.
+
+use std::collections::BTreeMap;
+
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+
+use crate::backend_tests;
+use crate::common::TestApp;
+
+backend_tests!(served_document_is_the_printed_one, etag_promises_are_kept);
+
+const PROBLEM: &str = "#/components/schemas/Problem";
+
+fn document() -> Value {
+    serde_json::to_value(safetrack::http::openapi_document()).expect("document as JSON")
+}
+
+/// Every (method, path, operation) of the document.
+fn operations(doc: &Value) -> Vec<(String, String, Value)> {
+    let mut all = Vec::new();
+    for (path, item) in doc["paths"].as_object().expect("paths") {
+        for (method, operation) in item.as_object().expect("path item") {
+            all.push((method.clone(), path.clone(), operation.clone()));
+        }
+    }
+    all
+}
+
+fn has_parameter(operation: &Value, location: &str, name: &str) -> bool {
+    operation["parameters"].as_array().is_some_and(|ps| {
+        ps.iter()
+            .any(|p| p["in"] == location && p["name"].as_str() == Some(name))
+    })
+}
+
+fn assert_problem_response(label: &str, response: &Value) {
+    let content = response["content"].as_object().expect("content");
+    assert_eq!(
+        content.keys().collect::<Vec<_>>(),
+        ["application/problem+json"],
+        "{label}: an error is problem+json and nothing else"
+    );
+    assert_eq!(
+        content["application/problem+json"]["schema"]["$ref"], PROBLEM,
+        "{label}"
+    );
+    assert!(
+        !response["description"]
+            .as_str()
+            .unwrap_or_default()
+            .is_empty(),
+        "{label} is described"
+    );
+}
+
+#[test]
+fn every_v2_operation_documents_what_every_request_can_get() {
+    let doc = document();
+    let mut count = 0;
+    for (method, path, operation) in operations(&doc) {
+        if !path.starts_with("/V2/") {
+            continue;
+        }
+        count += 1;
+        let label = format!("{method} {path}");
+        let responses = &operation["responses"];
+        for status in ["401", "404", "406", "429", "500"] {
+            assert_problem_response(&format!("{label} {status}"), &responses[status]);
+        }
+        assert!(
+            responses["401"]["headers"]["WWW-Authenticate"].is_object(),
+            "{label}: 401 names its scheme"
+        );
+        assert!(
+            responses["429"]["headers"]["Retry-After"].is_object(),
+            "{label}: 429 says when to retry"
+        );
+        if method != "get" {
+            assert_problem_response(&format!("{label} 403"), &responses["403"]);
+        }
+        let has_body = operation["requestBody"].is_object();
+        let has_query = operation["parameters"]
+            .as_array()
+            .is_some_and(|ps| ps.iter().any(|p| p["in"] == "query"));
+        if has_body {
+            for status in ["400", "413", "415"] {
+                assert_problem_response(&format!("{label} {status}"), &responses[status]);
+            }
+        } else {
+            assert!(responses["413"].is_null(), "{label}: no body, no 413");
+            assert!(responses["415"].is_null(), "{label}: no body, no 415");
+        }
+        if has_query {
+            assert_problem_response(&format!("{label} 400"), &responses["400"]);
+        }
+    }
+    assert!(count >= 59, "only {count} /V2 operations");
+}
+
+#[test]
+fn problems_are_never_plain_json() {
+    let doc = document();
+    for (method, path, operation) in operations(&doc) {
+        for (status, response) in operation["responses"].as_object().expect("responses") {
+            let label = format!("{method} {path} {status}");
+            for (media_type, content) in response["content"].as_object().into_iter().flatten() {
+                if content["schema"]["$ref"] == PROBLEM {
+                    assert_eq!(media_type, "application/problem+json", "{label}");
+                }
+            }
+            if status.starts_with('4') || status.starts_with('5') {
+                assert_problem_response(&label, response);
+            }
+        }
+    }
+}
+
+#[test]
+fn handler_annotations_keep_their_specific_words() {
+    let doc = document();
+    let paths = &doc["paths"];
+    // Statuses only the handler knows about survive, with the handler's description.
+    assert!(paths["/V2/{tenantVarCode}"]["delete"]["responses"]["409"].is_object());
+    assert!(paths["/V2/{tenantVarCode}/users"]["post"]["responses"]["403"].is_object());
+    assert_eq!(
+        paths["/V2/{tenantVarCode}/geofences/{geofenceId}"]["get"]["responses"]["304"]["description"],
+        "Not modified (If-None-Match)"
+    );
+    assert_eq!(
+        paths["/V2/{tenantVarCode}/users"]["post"]["responses"]["200"]["description"],
+        "Created; Location names the new user"
+    );
+    // Operations without a precondition do not gain one.
+    let link = &paths["/V2/{tenantVarCode}/tenantexternallinks/{externalLinkId}"];
+    assert!(link["delete"]["responses"]["412"].is_null());
+    assert!(link["get"]["responses"]["304"].is_null());
+    let profile = &paths["/V2/{tenantVarCode}/userprofile/{userId}"];
+    assert!(profile["put"]["responses"]["412"].is_object());
+    assert!(has_parameter(&profile["put"], "header", "If-Match"));
+}
+
+#[test]
+fn versions_and_preconditions_go_together() {
+    let doc = document();
+    let paths = doc["paths"].as_object().expect("paths");
+    let mut versioned = 0;
+    for (path, item) in paths {
+        if !path.starts_with("/V2/") {
+            continue;
+        }
+        let get = &item["get"];
+        if get.is_null() {
+            // Actions on a record read elsewhere (e.g. attaching a region): their
+            // preconditions are the parent's, checked where the parent is read.
+            continue;
+        }
+        let has_304 = get["responses"]["304"].is_object();
+        assert_eq!(
+            has_304,
+            has_parameter(get, "header", "If-None-Match"),
+            "GET {path}: 304 exactly when If-None-Match is declared"
+        );
+        assert_eq!(
+            has_304,
+            get["responses"]["200"]["headers"]["ETag"].is_object(),
+            "GET {path}: 304 exactly when the 200 carries an ETag"
+        );
+        if has_304 {
+            versioned += 1;
+        }
+        for method in ["put", "patch", "delete"] {
+            let operation = &item[method];
+            if operation.is_null() {
+                continue;
+            }
+            assert_eq!(
+                has_304,
+                has_parameter(operation, "header", "If-Match"),
+                "{method} {path}: If-Match exactly on records with a version"
+            );
+            assert_eq!(
+                has_304,
+                operation["responses"]["412"].is_object(),
+                "{method} {path}: 412 exactly on records with a version"
+            );
+        }
+    }
+    // Tenants, users, profiles, devices, groups, contacts, lists, both notification
+    // levels, geofences, webhooks, MO messages, MT messages, alerts, itineraries and
+    // their flights, journeys, hotels and travelers, risk regions.
+    assert_eq!(versioned, 20);
+}
+
+#[test]
+fn success_bodies_declare_every_negotiated_media_type() {
+    let doc = document();
+    for (method, path, operation) in operations(&doc) {
+        let ok = &operation["responses"]["200"];
+        let Some(content) = ok["content"].as_object() else {
+            continue;
+        };
+        if !path.starts_with("/V2/") || content.contains_key("text/event-stream") {
+            // The live stream has one representation.
+            continue;
+        }
+        let label = format!("{method} {path}");
+        for media_type in [
+            "application/json",
+            "text/json",
+            "text/plain",
+            "application/octet-stream",
+            "application/xml",
+            "text/xml",
+        ] {
+            assert!(content.contains_key(media_type), "{label} {media_type}");
+        }
+        let is_list = content["application/json"]["schema"]["type"] == "array";
+        assert_eq!(
+            is_list,
+            content.contains_key("text/csv"),
+            "{label}: CSV exactly for lists"
+        );
+    }
+}
+
+#[test]
+fn a_put_body_need_not_repeat_the_id_in_the_path() {
+    let doc = document();
+    let device = &doc["paths"]["/V2/{tenantVarCode}/devices/{deviceId}"];
+    let put = &device["put"]["requestBody"]["content"]["application/json"]["schema"];
+    assert!(
+        !put["required"]
+            .as_array()
+            .expect("required")
+            .contains(&json!("DeviceId"))
+    );
+    assert!(put["properties"]["DeviceId"].is_object());
+    let created = &doc["components"]["schemas"]["Device"]["required"];
+    assert!(
+        created
+            .as_array()
+            .expect("required")
+            .contains(&json!("DeviceId"))
+    );
+}
+
+#[test]
+fn operational_routes_are_documented_as_they_answer() {
+    let doc = document();
+    let paths = &doc["paths"];
+    for path in ["/healthz", "/readyz", "/metrics"] {
+        let get = &paths[path]["get"];
+        assert!(get["responses"]["401"].is_null(), "{path} needs no login");
+        assert!(get["responses"]["200"]["content"]["text/plain"].is_object());
+    }
+    assert_problem_response("/readyz 503", &paths["/readyz"]["get"]["responses"]["503"]);
+}
+
+async fn served_document_is_the_printed_one(app: TestApp) {
+    let served: Value = app
+        .anonymous()
+        .get("/openapi.json")
+        .await
+        .json()
+        .await
+        .expect("openapi.json");
+    assert_eq!(served, document());
+}
+
+fn location_id(response: &reqwest::Response) -> String {
+    assert_eq!(response.status(), StatusCode::OK, "create");
+    let location = response.headers()["location"].to_str().expect("Location");
+    location.rsplit('/').next().expect("id").to_string()
+}
+
+/// Every GET the document promises an ETag (and 304) for answers with one, and honours
+/// If-None-Match; every other single-record GET has none.
+async fn etag_promises_are_kept(app: TestApp) {
+    let admin = &app.admin;
+    let mut ids: BTreeMap<&str, String> = BTreeMap::new();
+    ids.insert("tenantVarCode", "1000".into());
+    let (user, _) = app.create_user("1000", "etag@example.com", "Manager").await;
+    ids.insert("userId", user);
+    let group = admin
+        .post("/V2/1000/groups", &json!({"Name": "Vans"}))
+        .await;
+    ids.insert("groupId", location_id(&group));
+    let device = json!({"DeviceId": "300234010753370", "DeviceType": "InReach"});
+    location_id(&admin.post("/V2/1000/devices", &device).await);
+    ids.insert("deviceId", "300234010753370".into());
+    let posted = admin
+        .post(
+            "/V2/1000/devices/300234010753370/momessages?process=true",
+            &json!([{"MessageType": "CheckIn"}]),
+        )
+        .await;
+    let posted: Value = posted.json().await.expect("processed");
+    ids.insert(
+        "messageId",
+        posted[0]["MessageId"]
+            .as_str()
+            .expect("MessageId")
+            .to_string(),
+    );
+    // An SOS raises an alert and writes deliveries; a device command queues an MT message.
+    let sos = json!({"NotificationName": "Raise", "EventsExpression": "Emergency",
+        "RaiseAlert": true, "Severity": "2", "Recipients": [
+            {"Type": "MessagingAddress", "MessagingAddress": "mail:ops@example.com"},
+            {"Type": "SendTextMessage"}]});
+    location_id(&admin.post("/V2/1000/eventnotifications", &sos).await);
+    let raised: Value = admin
+        .post(
+            "/V2/1000/devices/300234010753370/momessages?process=true",
+            &json!([{"MessageType": "CheckIn", "EmergencyState": "Active"}]),
+        )
+        .await
+        .json()
+        .await
+        .expect("processed");
+    ids.insert(
+        "alertId",
+        raised[0]["Notifications"][0]["AlertId"]
+            .as_str()
+            .expect("AlertId")
+            .to_string(),
+    );
+    let deliveries = admin.get_json("/V2/1000/deliveries").await;
+    ids.insert(
+        "deliveryId",
+        deliveries[0]["DeliveryId"]
+            .as_str()
+            .expect("DeliveryId")
+            .to_string(),
+    );
+    let queued = admin
+        .get_json("/V2/1000/devices/300234010753370/mtmessages")
+        .await;
+    let mt_message = queued[0]["MessageId"]
+        .as_str()
+        .expect("MT MessageId")
+        .to_string();
+    let itinerary = location_id(
+        &admin
+            .post("/V2/1000/itineraries", &json!({"PnrNumber": "ABC123"}))
+            .await,
+    );
+    let parts = format!("/V2/1000/itineraries/{itinerary}");
+    ids.insert("itineraryId", itinerary);
+    let times =
+        json!({"DepartureTime": "2026-07-03T08:00:00Z", "ArrivalTime": "2026-07-03T09:00:00Z"});
+    let mut flight = times.clone();
+    flight["FlightNumber"] = json!("BA117");
+    ids.insert(
+        "flightId",
+        location_id(&admin.post(&format!("{parts}/flights"), &flight).await),
+    );
+    let mut journey = times.clone();
+    journey["JourneyType"] = json!("Taxi");
+    ids.insert(
+        "journeyId",
+        location_id(&admin.post(&format!("{parts}/journeys"), &journey).await),
+    );
+    let hotel = json!({"Name": "Stay", "CheckInTime": "2026-07-03T14:00:00Z",
+        "CheckOutTime": "2026-07-04T10:00:00Z"});
+    ids.insert(
+        "hotelId",
+        location_id(&admin.post(&format!("{parts}/hotels"), &hotel).await),
+    );
+    ids.insert(
+        "travelerId",
+        location_id(
+            &admin
+                .post(
+                    &format!("{parts}/travelers"),
+                    &json!({"EmailAddress": "traveler@example.com"}),
+                )
+                .await,
+        ),
+    );
+    let region = json!({"GeometryId": "london", "Name": "London", "RiskLevel": 3,
+        "Polygon": [[{"Lat": 51.3, "Lon": -0.5}, {"Lat": 51.7, "Lon": -0.5},
+                     {"Lat": 51.7, "Lon": 0.3}, {"Lat": 51.3, "Lon": 0.3}]]});
+    let created = admin.post("/V2/1000/riskregions", &region).await;
+    assert_eq!(created.status(), StatusCode::OK, "risk region");
+    ids.insert("geometryId", "london".into());
+    let contact =
+        json!({"ContactName": "Duty officer", "ContactEntries": [{"Address": "+447700900123"}]});
+    let contact_id = location_id(&admin.post("/V2/1000/addressbookcontacts", &contact).await);
+    let list = json!({"ListName": "Ops", "Recipients": [{"Type": "TenantContact", "ContactId": contact_id}]});
+    ids.insert("contactId", contact_id);
+    ids.insert(
+        "listId",
+        location_id(
+            &admin
+                .post("/V2/1000/addressbookdistributionlists", &list)
+                .await,
+        ),
+    );
+    let notification = json!({"NotificationName": "SOS", "EventsExpression": "Emergency",
+        "Severity": "2", "Recipients": [{"Type": "DeviceUserManagerSms"}]});
+    let tenant_notification = location_id(
+        &admin
+            .post("/V2/1000/eventnotifications", &notification)
+            .await,
+    );
+    let group_notification = location_id(
+        &admin
+            .post(
+                &format!("/V2/1000/groups/{}/eventnotifications", ids["groupId"]),
+                &notification,
+            )
+            .await,
+    );
+    let geofence = json!({"Name": "Depot", "GeofenceType": "circle",
+        "CircleCentre": {"Lat": 51.5, "Lon": -0.12}, "CircleRadius": 250});
+    ids.insert(
+        "geofenceId",
+        location_id(&admin.post("/V2/1000/geofences", &geofence).await),
+    );
+    let link = json!({"Name": "Handbook", "Link": "https://example.com/handbook", "Order": 1});
+    ids.insert(
+        "externalLinkId",
+        location_id(&admin.post("/V2/1000/tenantexternallinks", &link).await),
+    );
+    let webhooks = json!({"Urls": [{"Url": "https://hooks.example.com/a", "Device": true}],
+        "Authentication": "None"});
+    assert_eq!(
+        admin.put("/V2/1000/webhooks", &webhooks).await.status(),
+        StatusCode::OK
+    );
+
+    let doc = document();
+    let mut checked = 0;
+    for (method, path, operation) in operations(&doc) {
+        if method != "get" || !path.starts_with("/V2/") || path.contains("deleteddevices") {
+            continue;
+        }
+        let mut concrete = path.clone();
+        if path.contains("mtmessages/{messageId}") {
+            concrete = concrete.replace("{messageId}", &mt_message);
+        }
+        for (name, value) in &ids {
+            concrete = concrete.replace(&format!("{{{name}}}"), value);
+        }
+        if path.contains("eventnotifications/{notificationId}") {
+            let id = if path.contains("/groups/") {
+                &group_notification
+            } else {
+                &tenant_notification
+            };
+            concrete = concrete.replace("{notificationId}", id);
+        }
+        assert!(!concrete.contains('{'), "no id for {path}");
+        let response = admin.get(&concrete).await;
+        assert_eq!(response.status(), StatusCode::OK, "GET {concrete}");
+        let etag = response.headers().get("etag").cloned();
+        let promised = operation["responses"]["304"].is_object();
+        assert_eq!(
+            etag.is_some(),
+            promised,
+            "GET {path}: ETag sent exactly when the document promises one"
+        );
+        if let Some(etag) = etag {
+            let again = admin
+                .request(Method::GET, &concrete)
+                .header("if-none-match", etag)
+                .send()
+                .await
+                .expect("GET");
+            assert_eq!(again.status(), StatusCode::NOT_MODIFIED, "GET {path}");
+        }
+        if operation["responses"]["200"]["content"]["text/csv"].is_object() {
+            let csv = admin
+                .request(Method::GET, &concrete)
+                .header("accept", "text/csv")
+                .send()
+                .await
+                .expect("GET");
+            assert_eq!(csv.status(), StatusCode::OK, "GET {path} as CSV");
+        }
+        checked += 1;
+    }
+    assert!(checked >= 20, "only {checked} GETs checked");
+}
