@@ -7,6 +7,7 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 
 use crate::auth::{AuthConfig, Authenticator, hash_password};
+use crate::channels::{Channels, ChannelsConfig};
 use crate::domain::tenant::{ROOT_TENANT_CODE, Tenant};
 use crate::domain::user::User;
 use crate::http::paging::TokenSigner;
@@ -16,6 +17,7 @@ use crate::services::escalation::Escalator;
 use crate::services::ingest::{Pipeline, PipelineConfig};
 use crate::services::stream::EventHub;
 use crate::store::{NewUser, Store};
+use crate::workers::deliveries::{DeliveryWorker, DeliveryWorkerConfig};
 use crate::workers::escalations::EscalationWorker;
 use crate::workers::{self, check_ins::CheckInScheduler};
 
@@ -124,6 +126,9 @@ fn generate_password() -> String {
         .collect()
 }
 
+/// Delivery worker loops per process.
+const DELIVERY_LOOPS: usize = 2;
+
 /// Runtime settings of the HTTP application.
 #[derive(Debug, Clone)]
 pub struct AppConfig {
@@ -134,8 +139,12 @@ pub struct AppConfig {
     pub allow_private_webhooks: bool,
     /// Proxies whose `X-Forwarded-For` names the client (`--trusted-proxy`).
     pub trusted_proxies: Vec<std::net::IpAddr>,
-    /// Configured delivery channels and escalation.
+    /// Escalation (the channel flags in it are derived from `channels`).
     pub pipeline: PipelineConfig,
+    /// SMTP, Twilio and webhook delivery (`--smtp-url`, `--twilio-*`).
+    pub channels: ChannelsConfig,
+    /// Retry policy, lease and pace of the delivery worker.
+    pub delivery: DeliveryWorkerConfig,
     /// How often idle workers look for due work (the check-in scheduler at least every
     /// 5 seconds, as promised).
     pub worker_interval: Duration,
@@ -150,6 +159,8 @@ impl Default for AppConfig {
             allow_private_webhooks: false,
             trusted_proxies: Vec::new(),
             pipeline: PipelineConfig::default(),
+            channels: ChannelsConfig::default(),
+            delivery: DeliveryWorkerConfig::default(),
             worker_interval: Duration::from_secs(1),
         }
     }
@@ -165,11 +176,19 @@ pub struct App {
     pipeline: Arc<Pipeline>,
     pipeline_config: PipelineConfig,
     worker_interval: Duration,
+    channels: Arc<Channels>,
+    delivery: DeliveryWorkerConfig,
 }
 
-pub async fn build_app(store: Store, config: AppConfig) -> anyhow::Result<App> {
+pub async fn build_app(store: Store, mut config: AppConfig) -> anyhow::Result<App> {
     let secret = store.server_secret().await?;
     let hub = Arc::new(EventHub::default());
+    config.channels.allow_private_webhooks = config.allow_private_webhooks;
+    let channels = Arc::new(Channels::new(&config.channels)?);
+    // A delivery on a channel this server cannot use is recorded NotConfigured at once.
+    config.pipeline.email = config.channels.email();
+    config.pipeline.sms = config.channels.phone();
+    config.pipeline.voice = config.channels.phone();
     let pipeline = Pipeline::new(store.clone(), hub.clone(), config.pipeline);
     let state = AppState {
         pipeline: pipeline.clone(),
@@ -186,6 +205,8 @@ pub async fn build_app(store: Store, config: AppConfig) -> anyhow::Result<App> {
         pipeline,
         pipeline_config: config.pipeline,
         worker_interval: config.worker_interval,
+        channels,
+        delivery: config.delivery,
     })
 }
 
@@ -206,7 +227,12 @@ pub async fn serve(
         app.store.clone(),
         Escalator::new(app.store.clone(), app.pipeline_config),
     ));
-    let workers = vec![
+    let deliveries = Arc::new(DeliveryWorker::new(
+        app.store.clone(),
+        app.channels.clone(),
+        app.delivery,
+    ));
+    let mut workers = vec![
         workers::spawn_loop(
             "check-ins",
             app.worker_interval,
@@ -226,6 +252,19 @@ pub async fn serve(
             },
         ),
     ];
+    // Two loops: a receiver that hangs until its timeout holds up one of them only.
+    for _ in 0..DELIVERY_LOOPS {
+        let deliveries = deliveries.clone();
+        workers.push(workers::spawn_loop(
+            "deliveries",
+            app.delivery.poll_interval,
+            stopped.clone(),
+            move || {
+                let deliveries = deliveries.clone();
+                async move { deliveries.step().await }
+            },
+        ));
+    }
     let service = app
         .router
         .into_make_service_with_connect_info::<std::net::SocketAddr>();
@@ -278,4 +317,56 @@ pub fn auth_config(args: &crate::config::ServeArgs) -> AuthConfig {
         },
         cache_ttl: Duration::from_secs(args.credential_cache_seconds),
     }
+}
+
+/// The channels the `serve` flags configure. Twilio needs all three of its settings.
+pub fn channels_config(args: &crate::config::ServeArgs) -> anyhow::Result<ChannelsConfig> {
+    let smtp = args
+        .smtp_url
+        .clone()
+        .filter(|u| !u.trim().is_empty())
+        .map(|url| crate::channels::email::SmtpConfig {
+            url,
+            from: args.smtp_from.clone(),
+        });
+    let twilio = match (
+        &args.twilio_account_sid,
+        &args.twilio_auth_token,
+        &args.twilio_from,
+    ) {
+        (Some(sid), Some(token), Some(from)) => Some(crate::channels::twilio::TwilioConfig {
+            account_sid: sid.clone(),
+            auth_token: token.clone(),
+            from: from.clone(),
+            base_url: args.twilio_base_url.clone(),
+        }),
+        (None, None, None) => None,
+        _ => anyhow::bail!(
+            "Twilio needs --twilio-account-sid, --twilio-auth-token and --twilio-from together"
+        ),
+    };
+    Ok(ChannelsConfig {
+        smtp,
+        twilio,
+        allow_private_webhooks: args.allow_private_webhooks,
+    })
+}
+
+/// The delivery worker's retry policy and lease from the `serve` flags.
+pub fn delivery_config(args: &crate::config::ServeArgs) -> anyhow::Result<DeliveryWorkerConfig> {
+    let seconds = |value: f64, flag: &str| {
+        if value.is_finite() && value > 0.0 && value < 1e9 {
+            Ok(Duration::from_secs_f64(value))
+        } else {
+            Err(anyhow::anyhow!("{flag} must be a positive number"))
+        }
+    };
+    Ok(DeliveryWorkerConfig {
+        retry: crate::domain::retry::RetryPolicy {
+            initial: seconds(args.retry_initial_seconds, "--retry-initial-seconds")?,
+            max_age: seconds(args.retry_max_hours * 3600.0, "--retry-max-hours")?,
+        },
+        lease: Duration::from_secs(args.delivery_lease_seconds.max(1)),
+        ..DeliveryWorkerConfig::default()
+    })
 }

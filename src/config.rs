@@ -133,6 +133,46 @@ pub struct ServeArgs {
     /// Escalation rounds in all.
     #[arg(long, env = "SAFETRACK_ESCALATION_REPEATS", default_value_t = 3)]
     pub escalation_repeats: u32,
+    /// SMTP server for e-mail deliveries: `smtp://host:port` (plain),
+    /// `smtp://host:587?tls=required` (STARTTLS), `smtps://user:password@host` (TLS).
+    /// Without it e-mail deliveries are recorded `NotConfigured`.
+    #[arg(long, env = "SAFETRACK_SMTP_URL", hide_env_values = true)]
+    pub smtp_url: Option<String>,
+    /// Sender of e-mail deliveries.
+    #[arg(
+        long,
+        env = "SAFETRACK_SMTP_FROM",
+        default_value = "safetrack <alerts@safetrack.local>"
+    )]
+    pub smtp_from: String,
+    /// Twilio account SID for SMS and voice deliveries (with --twilio-auth-token and
+    /// --twilio-from; without them SMS and voice are recorded `NotConfigured`).
+    #[arg(long, env = "SAFETRACK_TWILIO_ACCOUNT_SID")]
+    pub twilio_account_sid: Option<String>,
+    /// Twilio auth token.
+    #[arg(long, env = "SAFETRACK_TWILIO_AUTH_TOKEN", hide_env_values = true)]
+    pub twilio_auth_token: Option<String>,
+    /// The number SMS and calls come from (E.164).
+    #[arg(long, env = "SAFETRACK_TWILIO_FROM")]
+    pub twilio_from: Option<String>,
+    /// Base URL of the Twilio REST API (or of a provider that imitates it).
+    #[arg(
+        long,
+        env = "SAFETRACK_TWILIO_BASE_URL",
+        default_value = "https://api.twilio.com"
+    )]
+    pub twilio_base_url: String,
+    /// Wait after a delivery's first failed attempt; attempt n waits this × 4^(n−1),
+    /// ±20 %, at most 10 hours.
+    #[arg(long, env = "SAFETRACK_RETRY_INITIAL_SECONDS", default_value_t = 5.0)]
+    pub retry_initial_seconds: f64,
+    /// A delivery still failing this many hours after it was queued is `Expired`.
+    #[arg(long, env = "SAFETRACK_RETRY_MAX_HOURS", default_value_t = 24.0)]
+    pub retry_max_hours: f64,
+    /// How long a claimed delivery stays with the process that claimed it; a process
+    /// that dies leaves its claims to others after this.
+    #[arg(long, env = "SAFETRACK_DELIVERY_LEASE_SECONDS", default_value_t = 120)]
+    pub delivery_lease_seconds: u64,
     /// Log format.
     #[arg(long, env = "SAFETRACK_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,

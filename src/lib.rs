@@ -3,6 +3,7 @@
 
 pub mod app;
 pub mod auth;
+pub mod channels;
 pub mod config;
 pub mod domain;
 pub mod http;

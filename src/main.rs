@@ -92,6 +92,8 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             escalation_rounds: i64::from(args.escalation_repeats.max(1)),
             ..PipelineConfig::default()
         },
+        channels: app::channels_config(&args)?,
+        delivery: app::delivery_config(&args)?,
         ..AppConfig::default()
     };
     let app = app::build_app(store.clone(), config).await?;

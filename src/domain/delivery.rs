@@ -107,11 +107,12 @@ impl MatchSummary {
 
     fn local_time(&self) -> String {
         let zoned = self.time.to_zoned(self.tenant_zone.clone());
-        format!(
-            "{} {}",
-            zoned.strftime("%Y-%m-%d %H:%M:%S %Z"),
-            self.tenant_zone.iana_name().unwrap_or("UTC")
-        )
+        let shown = zoned.strftime("%Y-%m-%d %H:%M:%S %Z").to_string();
+        // "… BST Europe/London", but "… UTC" rather than "… UTC UTC".
+        match self.tenant_zone.iana_name() {
+            Some(name) if !shown.ends_with(name) => format!("{shown} {name}"),
+            _ => shown,
+        }
     }
 
     /// `[High] SOS — Van 3`

@@ -25,7 +25,8 @@ pub enum Authentication {
     Basic,
     /// `Authorization: Bearer <Password>`.
     Bearer,
-    /// `X-Safetrack-Signature: t=<unix>,v1=<hex HMAC-SHA256 of "t.body">`, key `Password`.
+    /// Standard Webhooks: `webhook-signature: v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}">`,
+    /// keyed with `Password` (see `webhook_event::sign`).
     HmacSha256,
 }
 

@@ -1,6 +1,7 @@
 //! Deliveries: `/V2/{t}/deliveries` and `/deliveries/{deliveryId}` — the outbox rows the
 //! events engine writes for each resolved target of a match, with their status
-//! (DESIGN.md §5). Read-only here; the delivery worker settles them.
+//! (DESIGN.md §5). The delivery worker settles them; an operator can re-queue one that
+//! failed, expired or found its channel unconfigured (`POST …/retry`).
 
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
@@ -14,7 +15,9 @@ use super::extract::{Query, TenantScope};
 use super::negotiate::{Record, Representable};
 use super::paging::Page;
 use super::{AppState, TenantParam};
+use crate::domain::access::Permission;
 use crate::domain::delivery::{CHANNELS, Delivery, STATUSES};
+use crate::domain::time::now;
 use crate::store::DeliveryFilter;
 
 /// Most deliveries one page returns (and the default).
@@ -28,6 +31,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(list_deliveries))
         .routes(routes!(get_delivery))
+        .routes(routes!(retry_delivery))
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -136,6 +140,28 @@ async fn get_delivery(
     let delivery = app
         .store
         .get_delivery(scope.code(), id)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    Ok(Record(delivery))
+}
+
+/// Re-queue a `Failed`, `Expired` or `NotConfigured` delivery: due at once, its retry
+/// period (`--retry-max-hours`) starting again. Answers the delivery as re-queued.
+#[utoipa::path(post, path = "/V2/{tenantVarCode}/deliveries/{deliveryId}/retry", tag = "Deliveries",
+    params(DeliveryPath),
+    responses((status = 200, body = Delivery, description = "Re-queued (`Pending`)"),
+        (status = 403, body = Problem), (status = 404, body = Problem),
+        (status = 409, description = "The delivery is Pending, Sent or NoAddress", body = Problem)))]
+async fn retry_delivery(
+    scope: TenantScope,
+    State(app): State<AppState>,
+    Path(path): Path<DeliveryPath>,
+) -> ApiResult<Record<Delivery>> {
+    scope.require(Permission::ManageConfiguration)?;
+    let id: i64 = path.deliveryId.parse().map_err(|_| ApiError::NotFound)?;
+    let delivery = app
+        .store
+        .requeue_delivery(scope.code(), id, now())
         .await?
         .ok_or(ApiError::NotFound)?;
     Ok(Record(delivery))

@@ -2,9 +2,20 @@
 
 use std::sync::OnceLock;
 
+use axum::extract::State;
 use axum::http::header;
 use axum::response::IntoResponse;
-use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+
+use super::AppState;
+use crate::domain::delivery::{CHANNELS, EXPIRED, FAILED, NOT_CONFIGURED, PENDING};
+use crate::domain::time::now;
+use crate::store::Store;
+
+/// Created → sent, in seconds: from an instant webhook to a retry hours later.
+const DELIVERY_LATENCY_BUCKETS: [f64; 14] = [
+    0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 15.0, 60.0, 300.0, 1800.0, 3600.0,
+];
 
 /// Latency buckets in seconds: fixed buckets keep memory constant however many requests
 /// are recorded.
@@ -19,6 +30,11 @@ fn handle() -> Option<&'static PrometheusHandle> {
         .get_or_init(|| {
             let handle = PrometheusBuilder::new()
                 .set_buckets(&LATENCY_BUCKETS)
+                .ok()?
+                .set_buckets_for_metric(
+                    Matcher::Full("safetrack_delivery_latency_seconds".into()),
+                    &DELIVERY_LATENCY_BUCKETS,
+                )
                 .ok()?
                 .install_recorder()
                 .ok()?;
@@ -56,7 +72,35 @@ pub fn record_request(method: &str, status: u16, seconds: f64) {
 #[utoipa::path(get, path = "/metrics", tag = "Operations", security(()),
     responses((status = 200, body = String, content_type = "text/plain",
         description = "Prometheus text exposition format 0.0.4")))]
-pub async fn metrics() -> impl IntoResponse {
+pub async fn metrics(State(app): State<AppState>) -> impl IntoResponse {
+    record_delivery_queue(&app.store).await;
     let body = handle().map(|h| h.render()).unwrap_or_default();
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], body)
+}
+
+/// Queue depth by channel and status, and the age of the oldest pending delivery, read
+/// from the database at scrape time (so they are right whichever process sent what).
+async fn record_delivery_queue(store: &Store) {
+    let counts = match store.delivery_queue_counts().await {
+        Ok(c) => c,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot count the delivery queue");
+            return;
+        }
+    };
+    for channel in CHANNELS {
+        for status in [PENDING, NOT_CONFIGURED, FAILED, EXPIRED] {
+            let n = counts
+                .iter()
+                .find(|c| c.channel == channel && c.status == status)
+                .map_or(0, |c| c.count);
+            metrics::gauge!("safetrack_deliveries", "channel" => channel, "status" => status)
+                .set(n as f64);
+        }
+    }
+    let age = match store.oldest_pending_delivery().await {
+        Ok(Some(oldest)) => now().duration_since(oldest).as_secs_f64().max(0.0),
+        _ => 0.0,
+    };
+    metrics::gauge!("safetrack_delivery_oldest_pending_seconds").set(age);
 }

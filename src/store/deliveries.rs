@@ -8,7 +8,7 @@ use sqlx::any::AnyRow;
 use super::{Store, StoreResult, WriteTx, from_micros, to_micros};
 use crate::domain::delivery::Delivery;
 
-const COLUMNS: &str = "d.id, d.tenant_code, d.channel, d.target, d.subject, d.body, d.status, \
+pub(super) const COLUMNS: &str = "d.id, d.tenant_code, d.channel, d.target, d.subject, d.body, d.status, \
      d.notification_id, d.alert_id, d.message_id, d.mt_message_id, d.device_id, d.event_id, \
      d.created_at, d.attempts, d.next_attempt_at, d.last_error, d.sent_at, d.provider_id";
 

@@ -4,6 +4,7 @@
 //! steps loses nothing: all their state is in the database.
 
 pub mod check_ins;
+pub mod deliveries;
 pub mod escalations;
 
 use std::future::Future;

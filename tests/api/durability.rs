@@ -11,9 +11,23 @@ use serde_json::{Value, json};
 
 use crate::common::{ADMIN_EMAIL, ADMIN_PASSWORD, Backend, Client, TestDatabase};
 
-struct Server {
-    child: Child,
-    base: String,
+pub struct Server {
+    pub child: Child,
+    pub base: String,
+}
+
+impl Server {
+    /// SIGKILL: nothing is flushed, nothing is finished.
+    pub fn kill_9(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.kill_9();
+    }
 }
 
 fn free_port() -> u16 {
@@ -24,10 +38,16 @@ fn free_port() -> u16 {
 }
 
 async fn start(url: &str) -> Server {
+    start_with(url, &[]).await
+}
+
+/// The real binary serving `url`, with `extra` flags.
+pub async fn start_with(url: &str, extra: &[&str]) -> Server {
     let port = free_port();
     let mut child = Command::new(env!("CARGO_BIN_EXE_safetrack"))
         .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
         .args(["--database-url", url])
+        .args(extra)
         .args([
             "--admin-email",
             ADMIN_EMAIL,

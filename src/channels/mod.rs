@@ -1,0 +1,99 @@
+//! Outbound channels: how a claimed delivery reaches a person or a system (SMTP, Twilio,
+//! webhooks). Each attempt answers an `AttemptOutcome`; what follows from it (retry,
+//! expiry) is the domain's `RetryPolicy`, and recording it is the delivery worker's.
+//! Channels know nothing of the database or of HTTP requests into the server.
+
+pub mod email;
+pub mod twilio;
+pub mod webhook;
+
+use crate::domain::delivery;
+use crate::domain::retry::AttemptOutcome;
+use email::{EmailChannel, SmtpConfig};
+use twilio::{TwilioChannel, TwilioConfig};
+use webhook::{WebhookAuth, WebhookChannel};
+
+pub const USER_AGENT: &str = concat!("safetrack/", env!("CARGO_PKG_VERSION"));
+
+/// Which channels the server is configured with (`serve` flags).
+#[derive(Debug, Clone, Default)]
+pub struct ChannelsConfig {
+    pub smtp: Option<SmtpConfig>,
+    pub twilio: Option<TwilioConfig>,
+    pub allow_private_webhooks: bool,
+}
+
+pub struct Channels {
+    email: Option<EmailChannel>,
+    twilio: Option<TwilioChannel>,
+    webhook: WebhookChannel,
+}
+
+/// What an attempt needs besides the delivery row: the tenant's webhook authentication
+/// (webhook deliveries only; `None` when the URL is no longer configured).
+pub struct Attempt<'a> {
+    pub channel: &'a str,
+    pub target: Option<&'a str>,
+    pub subject: Option<&'a str>,
+    pub body: &'a str,
+    pub event_id: Option<&'a str>,
+    pub webhook_auth: Option<&'a WebhookAuth>,
+}
+
+impl Channels {
+    pub fn new(config: &ChannelsConfig) -> anyhow::Result<Self> {
+        Ok(Self {
+            email: config.smtp.as_ref().map(EmailChannel::new).transpose()?,
+            twilio: config.twilio.clone().map(TwilioChannel::new).transpose()?,
+            webhook: WebhookChannel::new(config.allow_private_webhooks)?,
+        })
+    }
+
+    pub async fn attempt(&self, a: Attempt<'_>) -> AttemptOutcome {
+        let Some(target) = a.target else {
+            return AttemptOutcome::Permanent {
+                error: "the delivery has no address".into(),
+            };
+        };
+        match a.channel {
+            delivery::EMAIL => match &self.email {
+                Some(email) => email.send(target, a.subject.unwrap_or(""), a.body).await,
+                None => AttemptOutcome::NotConfigured,
+            },
+            delivery::SMS => match &self.twilio {
+                Some(twilio) => twilio.send_sms(target, a.body).await,
+                None => AttemptOutcome::NotConfigured,
+            },
+            delivery::VOICE => match &self.twilio {
+                Some(twilio) => twilio.call(target, a.body).await,
+                None => AttemptOutcome::NotConfigured,
+            },
+            delivery::WEBHOOK => match a.webhook_auth {
+                Some(auth) => {
+                    self.webhook
+                        .send(target, a.event_id.unwrap_or(""), a.body, auth)
+                        .await
+                }
+                None => AttemptOutcome::Permanent {
+                    error: "the URL is no longer in the tenant's webhook settings".into(),
+                },
+            },
+            // MT deliveries are queued for the device in the transaction that made them.
+            delivery::MT => AttemptOutcome::Sent { provider_id: None },
+            other => AttemptOutcome::Permanent {
+                error: format!("unknown channel {other}"),
+            },
+        }
+    }
+}
+
+impl ChannelsConfig {
+    pub fn email(&self) -> bool {
+        self.smtp.is_some()
+    }
+
+    /// SMS and voice share the Twilio account.
+    pub fn phone(&self) -> bool {
+        self.twilio.is_some()
+    }
+}

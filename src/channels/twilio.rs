@@ -1,0 +1,101 @@
+//! SMS and voice through Twilio's REST API — the interface most SMS/voice providers
+//! imitate: `POST {base}/2010-04-01/Accounts/{sid}/Messages.json` (To, From, Body) and
+//! `…/Calls.json` (To, From, Twiml), with HTTP Basic auth (account SID, auth token).
+//! The returned `sid` is the provider id.
+
+use std::time::Duration;
+
+use crate::domain::retry::{AttemptOutcome, classify_status, parse_retry_after};
+use crate::domain::time::now;
+
+use super::email::truncate;
+
+const TIMEOUT: Duration = Duration::from_secs(15);
+
+#[derive(Debug, Clone)]
+pub struct TwilioConfig {
+    pub account_sid: String,
+    /// Never logged.
+    pub auth_token: String,
+    pub from: String,
+    /// `https://api.twilio.com` unless pointed elsewhere (tests use a local fake).
+    pub base_url: String,
+}
+
+pub struct TwilioChannel {
+    client: reqwest::Client,
+    config: TwilioConfig,
+}
+
+impl TwilioChannel {
+    pub fn new(config: TwilioConfig) -> anyhow::Result<Self> {
+        let client = reqwest::Client::builder()
+            .timeout(TIMEOUT)
+            .user_agent(super::USER_AGENT)
+            .build()?;
+        Ok(Self { client, config })
+    }
+
+    pub async fn send_sms(&self, to: &str, body: &str) -> AttemptOutcome {
+        self.post(
+            "Messages.json",
+            &[("To", to), ("From", &self.config.from), ("Body", body)],
+        )
+        .await
+    }
+
+    pub async fn call(&self, to: &str, text: &str) -> AttemptOutcome {
+        let twiml = format!(
+            "<Response><Say>{}</Say></Response>",
+            quick_xml::escape::escape(text)
+        );
+        self.post(
+            "Calls.json",
+            &[("To", to), ("From", &self.config.from), ("Twiml", &twiml)],
+        )
+        .await
+    }
+
+    async fn post(&self, resource: &str, form: &[(&str, &str)]) -> AttemptOutcome {
+        let url = format!(
+            "{}/2010-04-01/Accounts/{}/{resource}",
+            self.config.base_url.trim_end_matches('/'),
+            self.config.account_sid
+        );
+        let response = self
+            .client
+            .post(&url)
+            .basic_auth(&self.config.account_sid, Some(&self.config.auth_token))
+            .form(form)
+            .send()
+            .await;
+        let response = match response {
+            Ok(r) => r,
+            Err(e) => {
+                return AttemptOutcome::Retryable {
+                    error: format!("Twilio: {}", e.without_url()),
+                    retry_after: None,
+                };
+            }
+        };
+        let status = response.status();
+        let retry_after = response
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| parse_retry_after(v, now()));
+        let body: serde_json::Value = response.json().await.unwrap_or_default();
+        let sid = body.get("sid").and_then(|s| s.as_str()).map(str::to_string);
+        let message = body
+            .get("message")
+            .and_then(|m| m.as_str())
+            .map(|m| format!(": {}", truncate(m, 200)))
+            .unwrap_or_default();
+        classify_status(
+            status.as_u16(),
+            sid,
+            format!("Twilio answered HTTP {status}{message}"),
+            retry_after,
+        )
+    }
+}

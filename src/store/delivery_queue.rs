@@ -1,0 +1,257 @@
+//! The delivery worker's side of the outbox: claim due deliveries under a lease, settle
+//! each attempt, re-queue on an operator's request, and count the queue for /metrics.
+//!
+//! A claim is a lease, not a status: the row stays `Pending` with `lease_owner` and
+//! `lease_until` set, so a process that dies mid-send leaves rows that any process
+//! reclaims once the lease has passed. On PostgreSQL the claim skips rows another
+//! process holds locked (`FOR UPDATE SKIP LOCKED`); on SQLite the one writer serialises
+//! claims. Settling is fenced by the lease owner: a process whose lease was taken over
+//! cannot overwrite the newer attempt's outcome.
+
+use std::time::Duration;
+
+use jiff::{SignedDuration, Timestamp};
+use sqlx::Row;
+use sqlx::any::AnyRow;
+
+use super::deliveries::delivery_from_row;
+use super::{Backend, Store, StoreError, StoreResult, from_micros, to_micros};
+use crate::domain::delivery::{self, Delivery};
+use crate::domain::retry::Settlement;
+
+/// A delivery the worker holds the lease on.
+#[derive(Debug, Clone)]
+pub struct ClaimedDelivery {
+    pub id: i64,
+    pub tenant_code: String,
+    pub channel: String,
+    pub target: Option<String>,
+    pub subject: Option<String>,
+    pub body: String,
+    pub event_id: Option<String>,
+    /// This attempt's number (1 for the first).
+    pub attempt: u32,
+    pub created_at: Timestamp,
+    /// When retrying began: the expiry counts from here.
+    pub queued_at: Timestamp,
+}
+
+/// Deliveries by channel and status (the statuses that are work or need attention).
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueueCount {
+    pub channel: String,
+    pub status: String,
+    pub count: i64,
+}
+
+fn claimed_from_row(row: &AnyRow) -> StoreResult<ClaimedDelivery> {
+    let created_at: Timestamp = from_micros(row.try_get("created_at")?)?
+        .ok_or_else(|| StoreError::Corrupt("delivery without created_at".into()))?;
+    let queued_at = from_micros(row.try_get("queued_at")?)?.unwrap_or(created_at);
+    let attempts: i64 = row.try_get("attempts")?;
+    Ok(ClaimedDelivery {
+        id: row.try_get("id")?,
+        tenant_code: row.try_get("tenant_code")?,
+        channel: row.try_get("channel")?,
+        target: row.try_get("target")?,
+        subject: row.try_get("subject")?,
+        body: row.try_get("body")?,
+        event_id: row.try_get("event_id")?,
+        attempt: u32::try_from(attempts).unwrap_or(u32::MAX),
+        created_at,
+        queued_at,
+    })
+}
+
+fn plus(at: Timestamp, d: Duration) -> Timestamp {
+    SignedDuration::try_from(d)
+        .ok()
+        .and_then(|d| at.checked_add(d).ok())
+        .unwrap_or(Timestamp::MAX)
+}
+
+impl Store {
+    /// Claims up to `limit` deliveries that are due at `now` and not leased by anyone
+    /// (or whose lease has run out), for `owner` until `now + lease`; counts the attempt.
+    pub async fn claim_due_deliveries(
+        &self,
+        owner: &str,
+        now: Timestamp,
+        lease: Duration,
+        limit: u32,
+    ) -> StoreResult<Vec<ClaimedDelivery>> {
+        let skip_locked = match self.backend {
+            Backend::Sqlite => "",
+            Backend::Postgres => " FOR UPDATE SKIP LOCKED",
+        };
+        let sql = format!(
+            "UPDATE deliveries SET lease_owner = $1, lease_until = $2, attempts = attempts + 1
+             WHERE id IN (
+                 SELECT id FROM deliveries
+                 WHERE status = 'Pending' AND next_attempt_at <= $3
+                   AND (lease_until IS NULL OR lease_until <= $3)
+                 ORDER BY next_attempt_at LIMIT $4{skip_locked})
+             RETURNING id, tenant_code, channel, target, subject, body, event_id, attempts,
+                 created_at, queued_at"
+        );
+        let mut tx = self.begin_write().await?;
+        let rows = sqlx::query(&sql)
+            .bind(owner)
+            .bind(to_micros(plus(now, lease)))
+            .bind(to_micros(now))
+            .bind(i64::from(limit))
+            .fetch_all(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        let mut claimed = rows
+            .iter()
+            .map(claimed_from_row)
+            .collect::<StoreResult<Vec<_>>>()?;
+        claimed.sort_by_key(|d| d.id);
+        Ok(claimed)
+    }
+
+    /// Records the outcome of `owner`'s attempt at delivery `id` and releases the lease.
+    /// Returns false when the lease was no longer `owner`'s (the row was reclaimed after
+    /// the lease ran out): the newer holder's outcome stands.
+    pub async fn settle_delivery(
+        &self,
+        id: i64,
+        owner: &str,
+        settlement: &Settlement,
+    ) -> StoreResult<bool> {
+        let (status, sent_at, provider_id, error, next) = match settlement {
+            Settlement::Sent { at, provider_id } => (
+                delivery::SENT,
+                Some(*at),
+                provider_id.as_deref(),
+                None,
+                None,
+            ),
+            Settlement::Retry { next, error } => (
+                delivery::PENDING,
+                None,
+                None,
+                Some(error.as_str()),
+                Some(*next),
+            ),
+            Settlement::Failed { error } => {
+                (delivery::FAILED, None, None, Some(error.as_str()), None)
+            }
+            Settlement::Expired { error } => {
+                (delivery::EXPIRED, None, None, Some(error.as_str()), None)
+            }
+            Settlement::NotConfigured => (
+                delivery::NOT_CONFIGURED,
+                None,
+                None,
+                Some("the channel is not configured on the server"),
+                None,
+            ),
+        };
+        let mut tx = self.begin_write().await?;
+        let result = sqlx::query(
+            "UPDATE deliveries SET status = $1, sent_at = $2, provider_id = $3,
+                 last_error = COALESCE($4, last_error), next_attempt_at = $5,
+                 lease_owner = NULL, lease_until = NULL
+             WHERE id = $6 AND lease_owner = $7",
+        )
+        .bind(status)
+        .bind(sent_at.map(to_micros))
+        .bind(provider_id)
+        .bind(error)
+        .bind(next.map(to_micros))
+        .bind(id)
+        .bind(owner)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(result.rows_affected() == 1)
+    }
+
+    /// Puts a `Failed`, `Expired` or `NotConfigured` delivery back in the queue, due now,
+    /// its retry period starting again. `Ok(None)`: no such delivery of the tenant;
+    /// `Conflict` for any other status.
+    pub async fn requeue_delivery(
+        &self,
+        tenant_code: &str,
+        id: i64,
+        now: Timestamp,
+    ) -> StoreResult<Option<Delivery>> {
+        let mut tx = self.begin_write().await?;
+        let sql = format!(
+            "SELECT status FROM deliveries WHERE tenant_code = $1 AND id = $2{}",
+            self.backend.lock_rows()
+        );
+        let Some(row) = sqlx::query(&sql)
+            .bind(tenant_code)
+            .bind(id)
+            .fetch_optional(&mut *tx)
+            .await?
+        else {
+            return Ok(None);
+        };
+        let status: String = row.try_get("status")?;
+        if ![
+            delivery::FAILED,
+            delivery::EXPIRED,
+            delivery::NOT_CONFIGURED,
+        ]
+        .contains(&status.as_str())
+        {
+            return Err(StoreError::Conflict(format!(
+                "the delivery is {status}: only Failed, Expired or NotConfigured deliveries are retried"
+            )));
+        }
+        sqlx::query(
+            "UPDATE deliveries SET status = 'Pending', next_attempt_at = $1, queued_at = $1,
+                 lease_owner = NULL, lease_until = NULL WHERE id = $2",
+        )
+        .bind(to_micros(now))
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+        let row = sqlx::query(&format!(
+            "SELECT {} FROM deliveries d WHERE d.id = $1",
+            super::deliveries::COLUMNS
+        ))
+        .bind(id)
+        .fetch_one(&mut *tx)
+        .await?;
+        let shown = delivery_from_row(&row)?;
+        tx.commit().await?;
+        Ok(Some(shown))
+    }
+
+    /// Deliveries that are work or need attention, by channel and status (not `Sent` or
+    /// `NoAddress`: those are history, and counted by the attempt metrics).
+    pub async fn delivery_queue_counts(&self) -> StoreResult<Vec<QueueCount>> {
+        let rows = sqlx::query(
+            "SELECT channel, status, COUNT(*) AS n FROM deliveries
+             WHERE status IN ('Pending', 'NotConfigured', 'Failed', 'Expired')
+             GROUP BY channel, status",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(QueueCount {
+                    channel: row.try_get("channel")?,
+                    status: row.try_get("status")?,
+                    count: row.try_get("n")?,
+                })
+            })
+            .collect()
+    }
+
+    /// When the oldest `Pending` delivery was queued, if any is.
+    pub async fn oldest_pending_delivery(&self) -> StoreResult<Option<Timestamp>> {
+        let row = sqlx::query(
+            "SELECT MIN(COALESCE(queued_at, created_at)) AS oldest FROM deliveries
+             WHERE status = 'Pending'",
+        )
+        .fetch_one(&self.pool)
+        .await?;
+        from_micros(row.try_get("oldest")?)
+    }
+}

@@ -1,0 +1,174 @@
+//! The delivery worker: claims due deliveries under a lease (`claim_due_deliveries`),
+//! attempts each through its channel, and settles it by the retry policy. At least once:
+//! a process that dies between sending and settling leaves the row leased; once the lease
+//! runs out any process sends it again, with the same `webhook-id`.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use rand::Rng;
+
+use super::StepOutcome;
+use crate::channels::webhook::WebhookAuth;
+use crate::channels::{Attempt, Channels};
+use crate::domain::delivery;
+use crate::domain::retry::{RetryPolicy, Settlement};
+use crate::domain::time::now;
+use crate::store::{ClaimedDelivery, Store};
+
+/// How the worker runs (`serve` flags).
+#[derive(Debug, Clone, Copy)]
+pub struct DeliveryWorkerConfig {
+    pub retry: RetryPolicy,
+    /// A claim lasts this long: longer than any attempt's timeout (SMTP's is 30 s).
+    pub lease: Duration,
+    /// Deliveries claimed (and attempted concurrently) per step.
+    pub batch: u32,
+    /// How often an idle worker looks for due deliveries.
+    pub poll_interval: Duration,
+}
+
+impl Default for DeliveryWorkerConfig {
+    fn default() -> Self {
+        Self {
+            retry: RetryPolicy::default(),
+            lease: Duration::from_secs(120),
+            batch: 32,
+            poll_interval: Duration::from_millis(250),
+        }
+    }
+}
+
+pub struct DeliveryWorker {
+    store: Store,
+    channels: Arc<Channels>,
+    config: DeliveryWorkerConfig,
+    /// This worker's name on the leases it holds.
+    owner: String,
+}
+
+impl DeliveryWorker {
+    pub fn new(store: Store, channels: Arc<Channels>, config: DeliveryWorkerConfig) -> Self {
+        Self {
+            store,
+            channels,
+            config,
+            owner: format!("worker-{}", uuid::Uuid::new_v4().simple()),
+        }
+    }
+
+    /// Claims the deliveries due now (at most a batch), attempts them concurrently and
+    /// settles each.
+    pub async fn step(&self) -> anyhow::Result<StepOutcome> {
+        let claimed = self
+            .store
+            .claim_due_deliveries(&self.owner, now(), self.config.lease, self.config.batch)
+            .await?;
+        if claimed.is_empty() {
+            return Ok(StepOutcome::Idle);
+        }
+        let auths = self.webhook_auths(&claimed).await?;
+        let count = claimed.len();
+        futures::stream::iter(claimed)
+            .for_each_concurrent(None, |d| {
+                let auth = auths.get(&(d.tenant_code.clone(), d.target.clone()));
+                async move { self.attempt(&d, auth.and_then(Option::as_ref)).await }
+            })
+            .await;
+        Ok(StepOutcome::Worked(count))
+    }
+
+    /// The authentication of each webhook delivery's URL, from its tenant's settings as
+    /// they are now (a changed secret applies to retries too).
+    async fn webhook_auths(
+        &self,
+        claimed: &[ClaimedDelivery],
+    ) -> anyhow::Result<HashMap<(String, Option<String>), Option<WebhookAuth>>> {
+        let mut settings = HashMap::new();
+        let mut auths = HashMap::new();
+        for d in claimed.iter().filter(|d| d.channel == delivery::WEBHOOK) {
+            if !settings.contains_key(&d.tenant_code) {
+                let stored = self.store.get_webhooks(&d.tenant_code).await?;
+                settings.insert(d.tenant_code.clone(), stored);
+            }
+            let auth = settings
+                .get(&d.tenant_code)
+                .and_then(Option::as_ref)
+                .zip(d.target.as_deref())
+                .and_then(|(s, url)| WebhookAuth::for_url(s, url));
+            auths.insert((d.tenant_code.clone(), d.target.clone()), auth);
+        }
+        Ok(auths)
+    }
+
+    async fn attempt(&self, d: &ClaimedDelivery, auth: Option<&WebhookAuth>) {
+        let started = Instant::now();
+        let outcome = self
+            .channels
+            .attempt(Attempt {
+                channel: &d.channel,
+                target: d.target.as_deref(),
+                subject: d.subject.as_deref(),
+                body: &d.body,
+                event_id: d.event_id.as_deref(),
+                webhook_auth: auth,
+            })
+            .await;
+        let jitter = rand::thread_rng().gen_range(-1.0..=1.0);
+        let settlement = self
+            .config
+            .retry
+            .settle(outcome, d.attempt, d.queued_at, now(), jitter);
+        let took = started.elapsed();
+        let label = settlement_label(&settlement);
+        metrics::counter!("safetrack_delivery_attempts_total",
+            "channel" => d.channel.clone(), "outcome" => label)
+        .increment(1);
+        if let Settlement::Sent { at, .. } = &settlement {
+            let latency = at.duration_since(d.created_at).as_secs_f64().max(0.0);
+            metrics::histogram!("safetrack_delivery_latency_seconds", "channel" => d.channel.clone())
+                .record(latency);
+        }
+        // Never the target, body or any credential: ids, channel, outcome, timing.
+        let error = match &settlement {
+            Settlement::Retry { error, .. }
+            | Settlement::Failed { error }
+            | Settlement::Expired { error } => Some(error.as_str()),
+            _ => None,
+        };
+        tracing::info!(
+            delivery = d.id,
+            channel = %d.channel,
+            attempt = d.attempt,
+            outcome = label,
+            latency_ms = took.as_millis() as u64,
+            error,
+            "delivery attempt"
+        );
+        match self
+            .store
+            .settle_delivery(d.id, &self.owner, &settlement)
+            .await
+        {
+            Ok(true) => {}
+            Ok(false) => tracing::warn!(
+                delivery = d.id,
+                "lease lost before settling: another worker has taken the delivery over"
+            ),
+            // The lease runs out and the delivery is attempted again: at least once.
+            Err(e) => tracing::error!(delivery = d.id, error = %e, "could not settle a delivery"),
+        }
+    }
+}
+
+fn settlement_label(s: &Settlement) -> &'static str {
+    match s {
+        Settlement::Sent { .. } => "sent",
+        Settlement::Retry { .. } => "retry",
+        Settlement::Failed { .. } => "failed",
+        Settlement::Expired { .. } => "expired",
+        Settlement::NotConfigured => "not_configured",
+    }
+}
