@@ -11,7 +11,7 @@ async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
         None => serve(cli.serve).await,
-        Some(Command::Serve(args)) => serve(args).await,
+        Some(Command::Serve(args)) => serve(*args).await,
         Some(Command::Migrate(db)) => {
             init_logging(LogFormat::Text);
             app::open_store(&db.url()?).await?;

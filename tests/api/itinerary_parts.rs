@@ -138,12 +138,7 @@ async fn local_utc_rule_refusals_store_nothing(app: TestApp) {
         ),
         (
             with(json!({"DepartureTime": " ", "ArrivalTime": null})),
-            vec![
-                "DepartureTimeLocal",
-                "DepartureTime",
-                "ArrivalTimeLocal",
-                "ArrivalTime",
-            ],
+            vec!["DepartureTime", "ArrivalTimeLocal", "ArrivalTime"],
         ),
         (
             with(json!({"DepartureTime": null, "DepartureTimeLocal": "2026-07-01T09:00:00"})),

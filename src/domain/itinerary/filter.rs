@@ -42,8 +42,20 @@ fn given(value: Option<&str>) -> Option<&str> {
     value.map(str::trim).filter(|v| !v.is_empty())
 }
 
+/// A typed parameter's value: absent is `None`; present but empty (`?startDate=`) is
+/// no value of its type, so a 400 naming it rather than a silently ignored filter.
+fn typed<'a>(v: &mut Validator, name: &str, value: Option<&'a str>) -> Option<&'a str> {
+    match value.map(str::trim) {
+        Some("") => {
+            v.add(name, "is empty: give a value or leave the parameter out");
+            None
+        }
+        other => other,
+    }
+}
+
 fn boolean(v: &mut Validator, name: &str, value: Option<&str>) -> bool {
-    match given(value) {
+    match typed(v, name, value) {
         None => false,
         Some(t) if t.eq_ignore_ascii_case("true") => true,
         Some(t) if t.eq_ignore_ascii_case("false") => false,
@@ -56,6 +68,7 @@ fn boolean(v: &mut Validator, name: &str, value: Option<&str>) -> bool {
 
 impl ListFilter {
     pub fn parse(raw: &RawFilter<'_>) -> Result<ListFilter, ValidationErrors> {
+        // The contract: with a PNR "all other parameters are ignored", malformed or not.
         if let Some(pnr) = given(raw.pnr_number) {
             return Ok(ListFilter {
                 pnr: Some(pnr_key(pnr)),
@@ -64,7 +77,7 @@ impl ListFilter {
         }
         let mut v = Validator::new();
         let mut time = |name: &str, value: Option<&str>| {
-            given(value).and_then(|t| match parse_utc(t) {
+            typed(&mut v, name, value).and_then(|t| match parse_utc(t) {
                 Ok(ts) => Some(ts),
                 Err(message) => {
                     v.add(name, message);
@@ -79,7 +92,7 @@ impl ListFilter {
         {
             v.add("endDate", "must not be before startDate");
         }
-        let approval_state = match given(raw.approval_state) {
+        let approval_state = match typed(&mut v, "approvalState", raw.approval_state) {
             None => None,
             Some(t) => match t.parse::<i64>() {
                 Ok(-1) => None,

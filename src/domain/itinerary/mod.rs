@@ -42,13 +42,38 @@ pub const MAX_REGIONS: i64 = 100;
 
 /// The approval decision on an itinerary: by name or by number (0, 1, 2) on input,
 /// by name on output.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ToSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum ApprovalState {
     #[default]
     NoDecision,
     Approved,
     Declined,
 }
+
+/// Documented as it is read: a name, or its numeric code (answers always carry the name).
+impl utoipa::PartialSchema for ApprovalState {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, SchemaType, Type};
+        OneOfBuilder::new()
+            .item(
+                ObjectBuilder::new()
+                    .schema_type(SchemaType::Type(Type::String))
+                    .enum_values(Some(["NoDecision", "Approved", "Declined"])),
+            )
+            .item(
+                ObjectBuilder::new()
+                    .schema_type(SchemaType::Type(Type::Integer))
+                    .minimum(Some(0))
+                    .maximum(Some(2)),
+            )
+            .description(Some(
+                "NoDecision (0), Approved (1) or Declined (2): by name or number on input, by name on output",
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for ApprovalState {}
 
 impl ApprovalState {
     pub const ALL: [ApprovalState; 3] = [
@@ -301,9 +326,11 @@ pub(crate) fn read_only<'de, D: Deserializer<'de>, T>(d: D) -> Result<Option<T>,
     Ok(None)
 }
 
-/// A read-only record id (any value sent is ignored).
+/// A read-only record id: a number (or null) sent is ignored; anything else is the
+/// wrong type, refused like any other.
 pub(crate) fn read_only_id<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i32>, D::Error> {
-    read_only(d)
+    Option::<i64>::deserialize(d)?;
+    Ok(None)
 }
 
 #[cfg(test)]

@@ -60,6 +60,21 @@ pub fn resolve_pair(
     local: &mut Option<String>,
     utc: &mut Option<String>,
 ) -> Option<Timestamp> {
+    // A blank time is no date-time: refused like any other malformed one (send null or
+    // leave the field out for "not given").
+    let mut blank = false;
+    for (name, value) in [(names.local, &*local), (names.utc, &*utc)] {
+        if value.as_deref().is_some_and(|t| t.trim().is_empty()) {
+            v.add(
+                name,
+                "is blank: send a date-time, null, or leave the field out",
+            );
+            blank = true;
+        }
+    }
+    if blank {
+        return None;
+    }
     let local_text = blank_to_none(local);
     let utc_text = blank_to_none(utc);
     if local_text.is_none() && utc_text.is_none() {
