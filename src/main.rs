@@ -92,6 +92,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             escalation_rounds: i64::from(args.escalation_repeats.max(1)),
             ..PipelineConfig::default()
         },
+        reports: args.reports.thresholds(),
         ..AppConfig::default()
     };
     let app = app::build_app(store.clone(), config).await?;

@@ -323,7 +323,8 @@ impl ReportService {
         mut out: Rows<SummaryRow>,
     ) {
         let weights = self.thresholds.score_weights;
-        let mut drivers: BTreeMap<Option<i64>, Totals> = BTreeMap::new();
+        // Assigned users in id order, then the devices with none.
+        let mut drivers: BTreeMap<(bool, i64), Totals> = BTreeMap::new();
         for device in devices {
             let mut weighted = 0.0;
             let summary = match self
@@ -354,7 +355,10 @@ impl ReportService {
                     }
                 }
                 GroupBy::Driver => {
-                    let key = device.user.as_ref().map(|(id, _, _)| *id);
+                    let key = device
+                        .user
+                        .as_ref()
+                        .map_or((true, 0), |(id, _, _)| (false, *id));
                     let totals = drivers.entry(key).or_insert_with(|| Totals {
                         name: driver_name(&device),
                         ..Totals::default()

@@ -26,6 +26,7 @@ mod mt_messages;
 mod openapi;
 mod profiles;
 mod references;
+mod reports;
 mod risk_regions;
 mod storage;
 mod stream;
