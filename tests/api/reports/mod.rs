@@ -21,6 +21,7 @@ backend_tests!(
     alerts_report_rows,
     devices_overview_rows,
     csv_and_xml,
+    many_rows_stream_whole,
     enabled_reports,
 );
 
@@ -474,4 +475,48 @@ async fn enabled_reports(app: TestApp) {
             .await,
     )
     .await;
+}
+
+/// More rows than one written chunk (64): the streamed JSON, CSV and XML stay whole.
+async fn many_rows_stream_whole(app: TestApp) {
+    for i in 0..150 {
+        device(&app, "1000", &format!("dev-{i:03}"), json!({})).await;
+    }
+    let rows = report(
+        &app,
+        "1000",
+        "DevicesOverviewReport",
+        "IntervalType=yesterday",
+    )
+    .await;
+    assert_eq!(rows.len(), 150);
+    assert_eq!(rows[149]["DeviceId"], "dev-149");
+    let csv = app
+        .admin
+        .request(
+            reqwest::Method::GET,
+            "/V2/1000/reports/AssetUtilisationReport?IntervalType=yesterday",
+        )
+        .header("accept", "text/csv")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(csv.lines().count(), 151);
+    let xml = app
+        .admin
+        .request(
+            reqwest::Method::GET,
+            "/V2/1000/reports/AssetUtilisationReport?IntervalType=yesterday",
+        )
+        .header("accept", "text/xml")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(xml.matches("<AssetUtilisationReportRow>").count(), 150);
 }
