@@ -11,7 +11,7 @@
 #   bench/reports.sh [devices] [messages_per_device] [runs]
 # Defaults: 1000 devices × 1000 messages (1M messages), 5 runs. The issue's overview
 # target is stated for 10M stored messages: bench/reports.sh 1000 10000.
-# Set BENCH_NO_BUILD=1 to use the release binary already built.
+# Set BENCH_NO_BUILD=1 to use the release binary already built (BENCH_BIN: another binary).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DEVICES="${1:-1000}"
@@ -23,6 +23,7 @@ ADMIN=bench-admin@example.com
 PASS=bench-password-1
 AUTH="Authorization: Basic $(printf '%s:%s' "$ADMIN" "$PASS" | base64 -w0)"
 
+BIN="${BENCH_BIN:-./target/release/safetrack}"
 [ -n "${BENCH_NO_BUILD:-}" ] || cargo build --release --quiet
 WORK=$(mktemp -d)
 DB="$WORK/bench.db"
@@ -31,7 +32,7 @@ cleanup() { [ -n "$SERVER" ] && kill "$SERVER" 2>/dev/null; rm -rf "$WORK"; }
 trap cleanup EXIT
 
 start() {
-  RUST_LOG=warn ./target/release/safetrack serve --listen "127.0.0.1:$PORT" \
+  RUST_LOG=warn "$BIN" serve --listen "127.0.0.1:$PORT" \
     --database-url "sqlite://$DB?mode=rwc" --admin-email "$ADMIN" --admin-password "$PASS" \
     >>"$WORK/server.log" 2>&1 &
   SERVER=$!

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use futures::channel::mpsc::Sender;
-use futures::{SinkExt, StreamExt};
+use futures::{SinkExt, StreamExt, stream};
 use jiff::Timestamp;
 
 use crate::domain::report::rows::{
@@ -18,8 +18,12 @@ use crate::domain::report::{
     Calendar, DeviceFilter, Geocoder, GeofenceNames, GroupBy, Thresholds, ViolationType, Window,
     ago_text, duration_text, geofence_names, last_time_filter, score,
 };
-use crate::store::reports::{ReportDevice, ReportScope};
+use crate::store::reports::{ReportDevice, ReportScope, TRACK_CHUNK};
 use crate::store::{Store, StoreResult};
+
+/// Devices whose history is read at the same time (order is kept): reads overlap with
+/// computing, on a few of the pool's connections.
+const DEVICES_AT_ONCE: usize = 3;
 
 /// Where rows go: the receiver renders them. A closed receiver (the client went away)
 /// stops the run.
@@ -262,16 +266,50 @@ impl ReportService {
             .and_then(|v| v.trim().parse::<f64>().ok());
         let mut analyser = TrackAnalyser::new(self.thresholds, limit);
         let mut findings = Vec::new();
-        let mut track = self
-            .store
-            .track(&device.tenant_code, device.device_id(), window);
-        while let Some(point) = track.next().await {
-            analyser.push(point?, &mut findings);
-            findings.drain(..).for_each(&mut found);
+        let mut after = None;
+        loop {
+            let points = self
+                .store
+                .track_chunk(&device.tenant_code, device.device_id(), window, after)
+                .await?;
+            let last = points.len() < TRACK_CHUNK as usize;
+            after = points
+                .last()
+                .map(|p| (p.time.as_microsecond(), p.message_id));
+            for point in points {
+                analyser.push(point, &mut findings);
+                findings.drain(..).for_each(&mut found);
+            }
+            if last || after.is_none() {
+                break;
+            }
         }
         analyser.finish(&mut findings);
         findings.drain(..).for_each(&mut found);
         Ok(analyser.summary)
+    }
+
+    /// One device's utilisation row.
+    async fn utilisation_row(
+        &self,
+        device: &ReportDevice,
+        window: Window,
+    ) -> StoreResult<UtilisationRow> {
+        let summary = self.analyse(device, window, |_| {}).await?;
+        let odometer = self
+            .store
+            .last_odometer(&device.tenant_code, device.device_id(), window)
+            .await?;
+        let duration = seconds(summary.duration_secs);
+        Ok(UtilisationRow {
+            device_id: device.device.device_id.clone(),
+            device_friendly_name: device.device.friendly_name.clone(),
+            trips: i32::try_from(summary.trips).unwrap_or(i32::MAX),
+            distance_km: round(summary.distance_m / 1000.0, 3),
+            duration_sec: duration,
+            duration_string: duration_text(i64::from(duration)),
+            odometer_km: odometer,
+        })
     }
 
     pub async fn asset_utilisation(
@@ -280,37 +318,42 @@ impl ReportService {
         devices: Vec<ReportDevice>,
         mut out: Rows<UtilisationRow>,
     ) {
-        for device in devices {
-            let computed = async {
-                let summary = self.analyse(&device, request.window, |_| {}).await?;
-                let odometer = self
-                    .store
-                    .last_odometer(&device.tenant_code, device.device_id(), request.window)
-                    .await?;
-                StoreResult::Ok((summary, odometer))
-            };
-            let row = match computed.await {
-                Ok((summary, odometer)) => {
-                    let duration = seconds(summary.duration_secs);
-                    UtilisationRow {
-                        device_id: device.device.device_id.clone(),
-                        device_friendly_name: device.device.friendly_name.clone(),
-                        trips: i32::try_from(summary.trips).unwrap_or(i32::MAX),
-                        distance_km: round(summary.distance_m / 1000.0, 3),
-                        duration_sec: duration,
-                        duration_string: duration_text(i64::from(duration)),
-                        odometer_km: odometer,
+        let mut rows = stream::iter(devices)
+            .map(|device| async move { self.utilisation_row(&device, request.window).await })
+            .buffered(DEVICES_AT_ONCE);
+        while let Some(row) = rows.next().await {
+            match row {
+                Ok(row) => {
+                    if !send(&mut out, row).await {
+                        return;
                     }
                 }
                 Err(e) => {
                     let _ = out.send(Err(e)).await;
                     return;
                 }
-            };
-            if !send(&mut out, row).await {
-                return;
             }
         }
+    }
+
+    /// One device's totals and weighted violations of the selected types.
+    async fn device_totals(
+        &self,
+        device: &ReportDevice,
+        request: &ReportRequest,
+    ) -> StoreResult<(TrackSummary, f64)> {
+        let weights = self.thresholds.score_weights;
+        let mut weighted = 0.0;
+        let summary = self
+            .analyse(device, request.window, |finding| {
+                if let Finding::Violation(v) = finding
+                    && request.violation_types.contains(&v.kind)
+                {
+                    weighted += weights.of(v.kind);
+                }
+            })
+            .await?;
+        Ok((summary, weighted))
     }
 
     /// DriverPerformanceSummaryReport and DriverBehaviourReport: by vehicle, a row per
@@ -322,22 +365,17 @@ impl ReportService {
         devices: Vec<ReportDevice>,
         mut out: Rows<SummaryRow>,
     ) {
-        let weights = self.thresholds.score_weights;
         // Assigned users in id order, then the devices with none.
         let mut drivers: BTreeMap<(bool, i64), Totals> = BTreeMap::new();
-        for device in devices {
-            let mut weighted = 0.0;
-            let summary = match self
-                .analyse(&device, request.window, |finding| {
-                    if let Finding::Violation(v) = finding
-                        && request.violation_types.contains(&v.kind)
-                    {
-                        weighted += weights.of(v.kind);
-                    }
-                })
-                .await
-            {
-                Ok(summary) => summary,
+        let mut totals = stream::iter(devices)
+            .map(|device| async move {
+                let computed = self.device_totals(&device, request).await;
+                (device, computed)
+            })
+            .buffered(DEVICES_AT_ONCE);
+        while let Some((device, computed)) = totals.next().await {
+            let (summary, weighted) = match computed {
+                Ok(computed) => computed,
                 Err(e) => {
                     let _ = out.send(Err(e)).await;
                     return;
@@ -375,26 +413,34 @@ impl ReportService {
     }
 
     /// DriverPerformanceDetailedReport and DriverBehaviourViolationReport: every
-    /// violation of the selected types, device by device, in time order.
+    /// violation of the selected types, device by device, in time order. A device's rows
+    /// are sent once its track is read: memory holds a few devices' violations at most.
     pub async fn violations(
         &self,
         request: &ReportRequest,
         devices: Vec<ReportDevice>,
         mut out: Rows<ViolationRow>,
     ) {
-        for device in devices {
-            // A device's rows are sent once its track is read: memory holds one
-            // device's violations at most.
-            let mut rows = Vec::new();
-            let result = self.analyse_rows(&device, request, &mut rows).await;
-            for row in rows.drain(..) {
-                if !send(&mut out, row).await {
+        let mut per_device = stream::iter(devices)
+            .map(|device| async move {
+                let mut rows = Vec::new();
+                let result = self.analyse_rows(&device, request, &mut rows).await;
+                result.map(|()| rows)
+            })
+            .buffered(DEVICES_AT_ONCE);
+        while let Some(rows) = per_device.next().await {
+            match rows {
+                Ok(rows) => {
+                    for row in rows {
+                        if !send(&mut out, row).await {
+                            return;
+                        }
+                    }
+                }
+                Err(e) => {
+                    let _ = out.send(Err(e)).await;
                     return;
                 }
-            }
-            if let Err(e) = result {
-                let _ = out.send(Err(e)).await;
-                return;
             }
         }
     }
@@ -406,15 +452,23 @@ impl ReportService {
         request: &ReportRequest,
         rows: &mut Vec<ViolationRow>,
     ) -> StoreResult<()> {
+        let mut violations = Vec::new();
         self.analyse(device, request.window, |finding| {
             if let Finding::Violation(v) = finding
                 && request.violation_types.contains(&v.kind)
             {
-                rows.push(self.violation_row(device, request, v));
+                violations.push(v);
             }
         })
-        .await
-        .map(|_| ())
+        .await?;
+        let ids: Vec<i64> = violations.iter().map(|v| v.at.message_id).collect();
+        let geofences = self.store.message_geofences(&ids).await?;
+        let none = Vec::new();
+        rows.extend(violations.into_iter().map(|v| {
+            let names = geofences.get(&v.at.message_id).unwrap_or(&none);
+            self.violation_row(device, request, v, names)
+        }));
+        Ok(())
     }
 
     fn violation_row(
@@ -422,6 +476,7 @@ impl ReportService {
         device: &ReportDevice,
         request: &ReportRequest,
         v: Violation,
+        geofences: &[String],
     ) -> ViolationRow {
         let user = device.user.as_ref();
         ViolationRow {
@@ -437,12 +492,12 @@ impl ReportService {
             longitude: Some(v.at.lon),
             address: self
                 .geocoder
-                .address(Some(v.at.lat), Some(v.at.lon), &v.at.geofences),
+                .address(Some(v.at.lat), Some(v.at.lon), geofences),
             violation_type: Some(v.kind.name().to_string()),
             limit: v.limit,
             recorded_value: round(v.recorded, 2),
             duration_seconds: round(v.duration_secs, 1),
-            geofence: geofence_names(&v.at.geofences),
+            geofence: geofence_names(geofences),
             group_name: device.group_name.clone(),
             device_friendly_name: device.device.friendly_name.clone(),
             user_first_name: user.and_then(|(_, _, u)| u.first_name.clone()),

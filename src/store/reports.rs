@@ -67,31 +67,58 @@ impl Params {
     }
 }
 
-const TRACK: &str = "SELECT message_time, latitude, longitude, speed, heading, geofences
-     FROM mo_messages
-     WHERE device_id = $1 AND tenant_code = $2 AND message_time >= $3 AND message_time < $4
-       AND latitude IS NOT NULL AND longitude IS NOT NULL
-     ORDER BY message_time, id";
+/// Points read per query: one row holding up to this many positions as text.
+pub const TRACK_CHUNK: i64 = 2000;
 
-fn point_from_row(row: &AnyRow) -> StoreResult<TrackPoint> {
-    let time = from_micros(Some(row.try_get("message_time")?))?
-        .ok_or_else(|| StoreError::Corrupt("message time".into()))?;
-    let geofences = match row.try_get::<Option<String>, _>("geofences")? {
-        Some(text) => serde_json::from_str::<Vec<GeofenceRef>>(&text)
-            .map_err(|e| StoreError::Corrupt(format!("mo message geofences: {e}")))?
-            .into_iter()
-            .map(|g| g.geofence_name)
-            .collect(),
-        None => Vec::new(),
-    };
-    Ok(TrackPoint {
-        time,
-        lat: row.try_get("latitude")?,
-        lon: row.try_get("longitude")?,
-        speed: row.try_get("speed")?,
-        heading: row.try_get("heading")?,
-        geofences,
-    })
+/// A device's positions after a (time, id) cursor, packed into one text by the database
+/// (`string_agg … ORDER BY`, which SQLite ≥ 3.44 and PostgreSQL both have): a row per
+/// position costs the driver far more than the position itself (docs/reports.md, "Cost").
+/// Each point is `time,id,lat,lon,speed,heading`, points separated by `;`.
+/// `tenant_code || ''` keeps the planner on `mo_messages_device_time` (device, time): on
+/// `mo_messages_tenant_time` it would scan every device's messages in the window for
+/// each device (SQLite without statistics picks it: the window is a range on both).
+const TRACK_CHUNK_SQL: &str = "SELECT COUNT(*) AS n, string_agg(
+        CAST(message_time AS TEXT) || ',' || CAST(id AS TEXT) || ',' || CAST(latitude AS TEXT)
+        || ',' || CAST(longitude AS TEXT) || ',' || COALESCE(CAST(speed AS TEXT), '')
+        || ',' || COALESCE(CAST(heading AS TEXT), ''), ';' ORDER BY message_time, id) AS points
+     FROM (SELECT message_time, id, latitude, longitude, speed, heading FROM mo_messages
+           WHERE device_id = $1 AND tenant_code || '' = $2
+             AND (message_time > $3 OR (message_time = $3 AND id > $4)) AND message_time < $5
+             AND latitude IS NOT NULL AND longitude IS NOT NULL
+           ORDER BY message_time, id LIMIT $6) chunk";
+
+fn number<T: std::str::FromStr>(field: Option<&str>) -> StoreResult<T> {
+    field
+        .and_then(|f| f.trim().parse().ok())
+        .ok_or_else(|| StoreError::Corrupt(format!("track point field {field:?}")))
+}
+
+fn optional(field: Option<&str>) -> StoreResult<Option<f64>> {
+    match field.map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(text) => text
+            .parse()
+            .map(Some)
+            .map_err(|_| StoreError::Corrupt(format!("track point value {text}"))),
+    }
+}
+
+fn parse_points(text: &str, out: &mut Vec<TrackPoint>) -> StoreResult<()> {
+    for point in text.split(';').filter(|p| !p.is_empty()) {
+        let mut fields = point.split(',');
+        let micros: i64 = number(fields.next())?;
+        let time =
+            from_micros(Some(micros))?.ok_or_else(|| StoreError::Corrupt("message time".into()))?;
+        out.push(TrackPoint {
+            time,
+            message_id: number(fields.next())?,
+            lat: number(fields.next())?,
+            lon: number(fields.next())?,
+            speed: optional(fields.next())?,
+            heading: optional(fields.next())?,
+        });
+    }
+    Ok(())
 }
 
 fn report_device_from_row(row: &AnyRow) -> StoreResult<ReportDevice> {
@@ -205,21 +232,60 @@ impl Store {
         rows.iter().map(report_device_from_row).collect()
     }
 
-    /// A device's positions in the window, in time order, as they are read.
-    pub fn track<'a>(
-        &'a self,
-        tenant_code: &'a str,
-        device_id: &'a str,
+    /// The next chunk (at most `TRACK_CHUNK`) of a device's positions in the window
+    /// after `after` (message time in µs, id), in time order. Fewer than `TRACK_CHUNK`:
+    /// the last one.
+    pub async fn track_chunk(
+        &self,
+        tenant_code: &str,
+        device_id: &str,
         window: Window,
-    ) -> BoxStream<'a, StoreResult<TrackPoint>> {
-        sqlx::query(TRACK)
+        after: Option<(i64, i64)>,
+    ) -> StoreResult<Vec<TrackPoint>> {
+        let (time, id) = after.unwrap_or((to_micros(window.from), i64::MIN));
+        let row = sqlx::query(TRACK_CHUNK_SQL)
             .bind(device_id)
             .bind(tenant_code)
-            .bind(to_micros(window.from))
+            .bind(time)
+            .bind(id)
             .bind(to_micros(window.to))
-            .fetch(&self.pool)
-            .map(|row| point_from_row(&row?))
-            .boxed()
+            .bind(TRACK_CHUNK)
+            .fetch_one(&self.pool)
+            .await?;
+        let mut points =
+            Vec::with_capacity(usize::try_from(row.try_get::<i64, _>("n")?).unwrap_or(0));
+        if let Some(text) = row.try_get::<Option<String>, _>("points")? {
+            parse_points(&text, &mut points)?;
+        }
+        Ok(points)
+    }
+
+    /// The names of the geofences stored with these messages (for violation rows).
+    pub async fn message_geofences(
+        &self,
+        ids: &[i64],
+    ) -> StoreResult<std::collections::HashMap<i64, Vec<String>>> {
+        let mut found = std::collections::HashMap::new();
+        for chunk in ids.chunks(500) {
+            let sql = format!(
+                "SELECT id, geofences FROM mo_messages WHERE geofences IS NOT NULL AND id IN ({})",
+                self.backend.placeholders(1, chunk.len())
+            );
+            let mut query = sqlx::query(&sql);
+            for id in chunk {
+                query = query.bind(*id);
+            }
+            for row in query.fetch_all(&self.pool).await? {
+                let text: String = row.try_get("geofences")?;
+                let names = serde_json::from_str::<Vec<GeofenceRef>>(&text)
+                    .map_err(|e| StoreError::Corrupt(format!("mo message geofences: {e}")))?
+                    .into_iter()
+                    .map(|g| g.geofence_name)
+                    .collect();
+                found.insert(row.try_get("id")?, names);
+            }
+        }
+        Ok(found)
     }
 
     /// The last `Properties.odometer` (a number) a device reported in the window.
@@ -231,8 +297,8 @@ impl Store {
     ) -> StoreResult<Option<f64>> {
         let rows = sqlx::query(
             "SELECT doc FROM mo_messages
-             WHERE device_id = $1 AND tenant_code = $2 AND message_time >= $3 AND message_time < $4
-               AND doc LIKE '%dometer%'
+             WHERE device_id = $1 AND tenant_code || '' = $2 AND message_time >= $3
+               AND message_time < $4 AND doc LIKE '%dometer%'
              ORDER BY message_time DESC, id DESC LIMIT 20",
         )
         .bind(device_id)

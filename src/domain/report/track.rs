@@ -18,8 +18,8 @@ pub struct TrackPoint {
     pub speed: Option<f64>,
     /// Reported heading, degrees.
     pub heading: Option<f64>,
-    /// Names of the geofences the device was in (as stored with the message).
-    pub geofences: Vec<String>,
+    /// The message it came from (its geofences are looked up for violation rows).
+    pub message_id: i64,
 }
 
 /// Great-circle distance in metres.
@@ -296,7 +296,7 @@ mod tests {
             lon: -1.0,
             speed,
             heading: None,
-            geofences: Vec::new(),
+            message_id: 0,
         }
     }
 

@@ -22,6 +22,7 @@ backend_tests!(
     devices_overview_rows,
     csv_and_xml,
     many_rows_stream_whole,
+    long_tracks_are_read_in_chunks,
     enabled_reports,
 );
 
@@ -90,6 +91,17 @@ pub fn ids(rows: &[Value]) -> Vec<String> {
 /// The three tracks: 10 km at 60 km/h; the same with a 6-minute stop half way;
 /// one minute at 130 km/h among minutes at 60.
 async fn known_tracks(app: &TestApp) {
+    // A geofence around the point where van-c is found speeding.
+    let response = app
+        .admin
+        .post(
+            "/V2/1000/geofences",
+            &json!({"Name": "Fast lane", "GeofenceType": "circle",
+                    "CircleCentre": {"Lat": 51.0 + (3.0 + 130.0 / 60.0) * KM_LAT, "Lon": -1.0},
+                    "CircleRadius": 300}),
+        )
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
     device(app, "1000", "van-a", json!({})).await;
     device(app, "1000", "van-b", json!({})).await;
     device(app, "1000", "van-c", json!({})).await;
@@ -141,6 +153,8 @@ async fn known_tracks_end_to_end(app: TestApp) {
         assert!((v["RecordedValue"].as_f64().unwrap() - 130.0).abs() < 0.5);
         assert_eq!(v["DurationSeconds"], 60.0);
         assert_eq!(v["TenantVarCode"], "1000");
+        assert_eq!(v["Geofence"], "Fast lane");
+        assert_eq!(v["Address"], "Fast lane");
         assert_eq!(v["DateTimeUtc"], "2026-03-02T08:04:00Z");
         assert_eq!(v["DateTimeLocal"], "2026-03-02T08:04:00+00:00");
         assert!(
@@ -519,4 +533,26 @@ async fn many_rows_stream_whole(app: TestApp) {
         .await
         .unwrap();
     assert_eq!(xml.matches("<AssetUtilisationReportRow>").count(), 150);
+}
+
+/// 2,500 positions (the track is read 2,000 at a time): one trip, every metre counted.
+async fn long_tracks_are_read_in_chunks(app: TestApp) {
+    device(&app, "1000", "long", json!({})).await;
+    // Every 10 s, 1/6 km further north: 60 km/h for 24,990 s.
+    let points: Vec<_> = (0..2500)
+        .map(|i| (i as f64 / 6.0, i as f64 / 6.0))
+        .collect();
+    let messages = track(&points);
+    for batch in messages.as_array().unwrap().chunks(1000) {
+        post(&app, "1000", "long", &Value::Array(batch.to_vec())).await;
+    }
+    let rows = report(&app, "1000", "AssetUtilisationReport", DAY).await;
+    assert_eq!(rows[0]["Trips"], 1);
+    assert_eq!(rows[0]["DurationSec"], 24_990);
+    assert!(
+        (rows[0]["DistanceKm"].as_f64().unwrap() - 2499.0 / 6.0).abs() < 0.05,
+        "{}",
+        rows[0]
+    );
+    assert_eq!(rows[0]["DurationString"], "06:56");
 }
