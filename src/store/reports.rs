@@ -295,19 +295,28 @@ impl Store {
         device_id: &str,
         window: Window,
     ) -> StoreResult<Option<f64>> {
-        let rows = sqlx::query(
-            "SELECT doc FROM mo_messages
-             WHERE device_id = $1 AND tenant_code || '' = $2 AND message_time >= $3
-               AND message_time < $4 AND doc LIKE '%dometer%'
-             ORDER BY message_time DESC, id DESC LIMIT 20",
-        )
-        .bind(device_id)
-        .bind(tenant_code)
-        .bind(to_micros(window.from))
-        .bind(to_micros(window.to))
-        .fetch_all(&self.pool)
-        .await?;
-        for row in rows {
+        // Newest first, one candidate at a time (a LIMIT of several would scan the whole
+        // window for the rest when only one message mentions it); at most 20 tried.
+        let mut before = (to_micros(window.to), i64::MIN);
+        for _ in 0..20 {
+            let row = sqlx::query(
+                "SELECT id, message_time, doc FROM mo_messages
+                 WHERE device_id = $1 AND tenant_code || '' = $2 AND message_time >= $3
+                   AND message_time <= $4 AND (message_time < $4 OR (message_time = $4 AND id < $5))
+                   AND doc LIKE '%dometer%'
+                 ORDER BY message_time DESC, id DESC LIMIT 1",
+            )
+            .bind(device_id)
+            .bind(tenant_code)
+            .bind(to_micros(window.from))
+            .bind(before.0)
+            .bind(before.1)
+            .fetch_optional(&self.pool)
+            .await?;
+            let Some(row) = row else {
+                return Ok(None);
+            };
+            before = (row.try_get("message_time")?, row.try_get("id")?);
             let doc: String = row.try_get("doc")?;
             let Ok(message) = serde_json::from_str::<MoMessage>(&doc) else {
                 continue;
