@@ -148,6 +148,8 @@ pub struct AppConfig {
     /// How often idle workers look for due work (the check-in scheduler at least every
     /// 5 seconds, as promised).
     pub worker_interval: Duration,
+    /// Report thresholds (`--report-*`).
+    pub reports: crate::domain::report::Thresholds,
 }
 
 impl Default for AppConfig {
@@ -162,6 +164,7 @@ impl Default for AppConfig {
             channels: ChannelsConfig::default(),
             delivery: DeliveryWorkerConfig::default(),
             worker_interval: Duration::from_secs(1),
+            reports: crate::domain::report::Thresholds::default(),
         }
     }
 }
@@ -196,6 +199,7 @@ pub async fn build_app(store: Store, mut config: AppConfig) -> anyhow::Result<Ap
         paging: Arc::new(TokenSigner::new(&secret)),
         allow_private_webhooks: config.allow_private_webhooks,
         store: store.clone(),
+        reports: crate::services::reports::ReportService::new(store.clone(), config.reports),
     };
     let trusted = http::client_address::TrustedProxies(Arc::new(config.trusted_proxies));
     Ok(App {

@@ -176,6 +176,8 @@ pub struct ServeArgs {
     /// Log format.
     #[arg(long, env = "SAFETRACK_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,
+    #[command(flatten)]
+    pub reports: ReportArgs,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -194,4 +196,86 @@ pub struct AdminCreateArgs {
     /// Administrator, Manager, User or ReadOnly.
     #[arg(long, default_value = "Administrator")]
     pub role: String,
+}
+
+/// Report thresholds (docs/reports.md).
+#[derive(Debug, Clone, Args)]
+pub struct ReportArgs {
+    /// A stop at least this long (minutes) ends a trip.
+    #[arg(long, env = "SAFETRACK_REPORT_STOP_MINUTES", default_value_t = 5.0)]
+    pub report_stop_minutes: f64,
+    /// Slower than this (km/h, between consecutive positions) counts as stopped.
+    #[arg(long, env = "SAFETRACK_REPORT_STOP_SPEED_KMH", default_value_t = 3.0)]
+    pub report_stop_speed_kmh: f64,
+    /// Speed limit (km/h) of devices without a `SpeedLimitKmh` tag.
+    #[arg(
+        long,
+        env = "SAFETRACK_REPORT_SPEED_LIMIT_KMH",
+        default_value_t = 100.0
+    )]
+    pub report_speed_limit_kmh: f64,
+    /// Harsh acceleration above this (m/s²).
+    #[arg(long, env = "SAFETRACK_REPORT_ACCELERATION_MS2", default_value_t = 3.0)]
+    pub report_acceleration_ms2: f64,
+    /// Harsh braking above this deceleration (m/s²).
+    #[arg(long, env = "SAFETRACK_REPORT_BRAKING_MS2", default_value_t = 3.0)]
+    pub report_braking_ms2: f64,
+    /// Harsh turning above this lateral acceleration (m/s²).
+    #[arg(long, env = "SAFETRACK_REPORT_TURNING_MS2", default_value_t = 4.0)]
+    pub report_turning_ms2: f64,
+    /// Score points per Speeding violation per 100 km.
+    #[arg(long, env = "SAFETRACK_REPORT_WEIGHT_SPEEDING", default_value_t = 5.0)]
+    pub report_weight_speeding: f64,
+    /// Score points per Acceleration violation per 100 km.
+    #[arg(
+        long,
+        env = "SAFETRACK_REPORT_WEIGHT_ACCELERATION",
+        default_value_t = 2.0
+    )]
+    pub report_weight_acceleration: f64,
+    /// Score points per Braking violation per 100 km.
+    #[arg(long, env = "SAFETRACK_REPORT_WEIGHT_BRAKING", default_value_t = 3.0)]
+    pub report_weight_braking: f64,
+    /// Score points per Turning violation per 100 km.
+    #[arg(long, env = "SAFETRACK_REPORT_WEIGHT_TURNING", default_value_t = 2.0)]
+    pub report_weight_turning: f64,
+}
+
+impl ReportArgs {
+    /// The thresholds; a non-positive or non-finite value keeps its default.
+    pub fn thresholds(&self) -> crate::domain::report::Thresholds {
+        use crate::domain::report::{Thresholds, Weights};
+        let d = Thresholds::default();
+        let pick = |value: f64, default: f64| {
+            if value.is_finite() && value > 0.0 {
+                value
+            } else {
+                default
+            }
+        };
+        let weight = |value: f64, default: f64| {
+            if value.is_finite() && value >= 0.0 {
+                value
+            } else {
+                default
+            }
+        };
+        Thresholds {
+            stop_minutes: pick(self.report_stop_minutes, d.stop_minutes),
+            stop_speed_kmh: pick(self.report_stop_speed_kmh, d.stop_speed_kmh),
+            default_speed_limit_kmh: pick(self.report_speed_limit_kmh, d.default_speed_limit_kmh),
+            acceleration_ms2: pick(self.report_acceleration_ms2, d.acceleration_ms2),
+            braking_ms2: pick(self.report_braking_ms2, d.braking_ms2),
+            turning_ms2: pick(self.report_turning_ms2, d.turning_ms2),
+            score_weights: Weights {
+                speeding: weight(self.report_weight_speeding, d.score_weights.speeding),
+                acceleration: weight(
+                    self.report_weight_acceleration,
+                    d.score_weights.acceleration,
+                ),
+                braking: weight(self.report_weight_braking, d.score_weights.braking),
+                turning: weight(self.report_weight_turning, d.score_weights.turning),
+            },
+        }
+    }
 }

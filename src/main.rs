@@ -94,6 +94,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         },
         channels: app::channels_config(&args)?,
         delivery: app::delivery_config(&args)?,
+        reports: args.reports.thresholds(),
         ..AppConfig::default()
     };
     let app = app::build_app(store.clone(), config).await?;

@@ -19,6 +19,7 @@ pub mod password;
 pub mod profile;
 pub mod recipient;
 pub mod record;
+pub mod report;
 pub mod retry;
 pub mod risk_region;
 pub mod serde_util;

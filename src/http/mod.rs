@@ -3,6 +3,7 @@
 
 mod alerts;
 pub mod client_address;
+mod collections;
 mod contacts;
 pub mod csv_out;
 mod deliveries;
@@ -26,6 +27,7 @@ pub mod paging;
 mod patch;
 mod profiles;
 pub mod rate_limit;
+mod reports;
 pub mod request_context;
 mod risk_regions;
 mod stream;
@@ -81,6 +83,8 @@ pub struct AppState {
     pub allow_private_webhooks: bool,
     /// Ingest, the events engine and the live event hub.
     pub pipeline: Arc<Pipeline>,
+    /// Runs reports (thresholds from `--report-*`).
+    pub reports: crate::services::reports::ReportService,
 }
 
 /// Every route with its OpenAPI description. The /V2 routes get content negotiation
@@ -108,6 +112,7 @@ fn routes(
         .merge(itineraries::router())
         .merge(itinerary_parts::router())
         .merge(risk_regions::router())
+        .merge(reports::router().merge(collections::router()))
         .layer(middleware::from_fn(negotiate::negotiate))
         // The live stream has one representation (text/event-stream): no negotiation.
         .merge(stream::router())

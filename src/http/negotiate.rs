@@ -358,6 +358,30 @@ fn media_format(essence: &str) -> Option<Vec<OutputFormat>> {
     })
 }
 
+/// How a handler that writes a list itself, row by row (reports), renders it: the
+/// format `Accept` prefers (the middleware has already refused an unsatisfiable one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamFormat {
+    /// The JSON array, with this content type.
+    Json(&'static str),
+    /// `ArrayOf<Name>` of `<Name>` elements, with this content type.
+    Xml(&'static str),
+    Csv,
+}
+
+pub fn stream_format(headers: &HeaderMap) -> StreamFormat {
+    let format = parse_accept(headers)
+        .formats
+        .first()
+        .copied()
+        .unwrap_or(OutputFormat::Json);
+    match format {
+        OutputFormat::Xml | OutputFormat::TextXml => StreamFormat::Xml(format.content_type()),
+        OutputFormat::Csv => StreamFormat::Csv,
+        other => StreamFormat::Json(other.content_type()),
+    }
+}
+
 fn has_ieee754(params: &str) -> bool {
     params.split(';').any(|p| {
         let mut kv = p.splitn(2, '=');

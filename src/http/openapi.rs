@@ -54,6 +54,9 @@ use super::error::{Problem, ProblemField};
             hotel stays and risk regions, with derived Start/End and OverallRisk"),
         (name = "Risk regions", description = "A tenant's catalogue of risk areas \
             (polygon and RiskLevel 1-5) that itineraries attach or fall into"),
+        (name = "Reports", description = "Reports over devices, alerts and driver behaviour, \
+            streamed as computed (JSON, CSV, XML); see docs/reports.md"),
+        (name = "Collections", description = "Cross-tenant sets of devices that reports take as CollectionId"),
         (name = "Operations", description = "Health and readiness"),
     )
 )]

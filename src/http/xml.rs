@@ -37,6 +37,13 @@ pub fn to_xml(name: &str, list: bool, value: &Value) -> anyhow::Result<String> {
     Ok(String::from_utf8(writer.into_inner().into_inner())?)
 }
 
+/// One element without the XML declaration: an item of a list written row by row.
+pub fn element_to_xml(name: &str, value: &Value) -> anyhow::Result<String> {
+    let mut writer = Writer::new(Cursor::new(Vec::new()));
+    write_element(&mut writer, name, value)?;
+    Ok(String::from_utf8(writer.into_inner().into_inner())?)
+}
+
 fn write_element(
     writer: &mut Writer<Cursor<Vec<u8>>>,
     tag: &str,

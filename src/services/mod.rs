@@ -5,5 +5,6 @@
 pub mod escalation;
 pub mod ingest;
 pub mod recipients;
+pub mod reports;
 pub mod rules;
 pub mod stream;

@@ -27,6 +27,7 @@
 mod address_book;
 mod alerts;
 mod cache;
+mod collections;
 mod deliveries;
 mod delivery_queue;
 mod device_states;
@@ -42,6 +43,7 @@ mod mo_messages;
 mod mt_messages;
 mod notifications;
 mod references;
+pub mod reports;
 mod risk_regions;
 mod settings;
 mod tenants;

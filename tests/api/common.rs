@@ -82,6 +82,17 @@ impl Drop for TestDatabase {
                     .expect("runtime");
                 runtime.block_on(async {
                     let mut conn = sqlx::AnyConnection::connect(&server).await?;
+                    // The test's runtime is ending with the app still in it: a worker may
+                    // be frozen inside a transaction holding a lock in this schema, which
+                    // would keep DROP SCHEMA waiting for ever. End exactly those sessions.
+                    sqlx::query(&format!(
+                        "SELECT pg_terminate_backend(l.pid) FROM pg_locks l
+                         JOIN pg_class c ON c.oid = l.relation
+                         JOIN pg_namespace n ON n.oid = c.relnamespace
+                         WHERE n.nspname = '{schema}' AND l.pid <> pg_backend_pid()"
+                    ))
+                    .fetch_all(&mut conn)
+                    .await?;
                     sqlx::query(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
                         .execute(&mut conn)
                         .await?;

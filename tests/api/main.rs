@@ -29,6 +29,7 @@ mod openapi;
 mod peers;
 mod profiles;
 mod references;
+mod reports;
 mod risk_regions;
 mod storage;
 mod stream;

@@ -1,0 +1,157 @@
+//! Cross-tenant collections (`collections`).
+
+use sqlx::Row;
+use sqlx::any::AnyRow;
+
+use super::{
+    Key, Store, StoreError, StoreResult, VersionedRow, from_micros, new_etag, to_doc, to_micros,
+};
+use crate::domain::report::collection::Collection;
+use crate::domain::time::now;
+
+const COLUMNS: &str = "c.id, c.tenant_code, c.name, c.device_ids, c.etag, c.updated_at";
+
+fn collection_from_row(row: &AnyRow) -> StoreResult<Collection> {
+    let ids: String = row.try_get("device_ids")?;
+    Ok(Collection {
+        collection_id: Some(row.try_get::<i64, _>("id")?.to_string()),
+        tenant_code: Some(row.try_get("tenant_code")?),
+        name: Some(row.try_get("name")?),
+        device_ids: serde_json::from_str(&ids)
+            .map_err(|e| StoreError::Corrupt(format!("collection device ids: {e}")))?,
+        timestamp: from_micros(row.try_get("updated_at")?)?,
+        etag: Some(row.try_get("etag")?),
+    })
+}
+
+impl Store {
+    pub async fn list_collections(&self, tenant_code: &str) -> StoreResult<Vec<Collection>> {
+        let sql =
+            format!("SELECT {COLUMNS} FROM collections c WHERE c.tenant_code = $1 ORDER BY c.id");
+        let rows = sqlx::query(&sql)
+            .bind(tenant_code)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(collection_from_row).collect()
+    }
+
+    /// A collection owned by exactly this tenant.
+    pub async fn get_collection(
+        &self,
+        tenant_code: &str,
+        id: i64,
+    ) -> StoreResult<Option<Collection>> {
+        let sql =
+            format!("SELECT {COLUMNS} FROM collections c WHERE c.id = $1 AND c.tenant_code = $2");
+        let row = sqlx::query(&sql)
+            .bind(id)
+            .bind(tenant_code)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(collection_from_row).transpose()
+    }
+
+    /// A collection a report may use: owned by a tenant in the subtree at `tenant_path`,
+    /// or one of `named` (the caller's `CrossTenantCollections`), wherever it lives.
+    pub async fn usable_collection(
+        &self,
+        tenant_path: &str,
+        id: i64,
+        named: bool,
+    ) -> StoreResult<Option<Collection>> {
+        let sql = format!(
+            "SELECT {COLUMNS} FROM collections c JOIN tenants t ON t.code = c.tenant_code
+             WHERE c.id = $1 AND ($2 = 1 OR t.path LIKE $3)"
+        );
+        let row = sqlx::query(&sql)
+            .bind(id)
+            .bind(i64::from(named))
+            .bind(format!("{tenant_path}%"))
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(collection_from_row).transpose()
+    }
+
+    /// Which of `device_ids` are devices of tenants in the subtree at `tenant_path`.
+    pub async fn devices_in_subtree(
+        &self,
+        tenant_path: &str,
+        device_ids: &[String],
+    ) -> StoreResult<std::collections::HashSet<String>> {
+        let mut found = std::collections::HashSet::new();
+        for chunk in device_ids.chunks(500) {
+            let sql = format!(
+                "SELECT d.device_id FROM devices d JOIN tenants t ON t.code = d.tenant_code
+                 WHERE t.path LIKE {} AND d.device_id IN ({})",
+                self.backend.placeholders(1, 1),
+                self.backend.placeholders(2, chunk.len())
+            );
+            let mut query = sqlx::query(&sql).bind(format!("{tenant_path}%"));
+            for id in chunk {
+                query = query.bind(id.as_str());
+            }
+            for row in query.fetch_all(&self.pool).await? {
+                found.insert(row.try_get("device_id")?);
+            }
+        }
+        Ok(found)
+    }
+
+    pub async fn create_collection(
+        &self,
+        tenant_code: &str,
+        collection: &Collection,
+    ) -> StoreResult<i64> {
+        let row = sqlx::query(
+            "INSERT INTO collections (tenant_code, name, device_ids, etag, updated_at)
+             VALUES ($1, $2, $3, $4, $5) RETURNING id",
+        )
+        .bind(tenant_code)
+        .bind(collection.name.as_deref().unwrap_or_default())
+        .bind(to_doc(&collection.device_ids)?)
+        .bind(new_etag())
+        .bind(to_micros(now()))
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(row.try_get("id")?)
+    }
+
+    pub async fn update_collection(
+        &self,
+        tenant_code: &str,
+        id: i64,
+        collection: &Collection,
+        if_match: Option<&str>,
+    ) -> StoreResult<()> {
+        let keys = [Key::Id(id), Key::Text(tenant_code)];
+        self.write_versioned(
+            VersionedRow::by_id("collections", &keys),
+            if_match,
+            sqlx::query(
+                "UPDATE collections SET name = $1, device_ids = $2, etag = $3, updated_at = $4
+                 WHERE id = $5",
+            )
+            .bind(collection.name.clone().unwrap_or_default())
+            .bind(to_doc(&collection.device_ids)?)
+            .bind(new_etag())
+            .bind(to_micros(now()))
+            .bind(id),
+        )
+        .await
+    }
+
+    pub async fn delete_collection(
+        &self,
+        tenant_code: &str,
+        id: i64,
+        if_match: Option<&str>,
+    ) -> StoreResult<()> {
+        let keys = [Key::Id(id), Key::Text(tenant_code)];
+        self.write_versioned(
+            VersionedRow::by_id("collections", &keys),
+            if_match,
+            sqlx::query("DELETE FROM collections WHERE id = $1").bind(id),
+        )
+        .await
+    }
+}

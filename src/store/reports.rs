@@ -1,0 +1,381 @@
+//! What reports read: the selected devices with their state (one query), a device's
+//! positions in a window (streamed in time order: memory stays bounded whatever the
+//! window holds), its last odometer reading, and the alerts raised in a window.
+
+use futures::stream::{BoxStream, StreamExt};
+use sqlx::Row;
+use sqlx::any::AnyRow;
+
+use super::device_states::{STATE_COLUMNS, state_from_row};
+use super::devices::{DEVICE_COLUMNS, device_from_row};
+use super::{Store, StoreError, StoreResult, from_micros, to_micros};
+use crate::domain::device::Device;
+use crate::domain::device_state::DeviceState;
+use crate::domain::mo_message::{GeofenceRef, MoMessage};
+use crate::domain::report::track::TrackPoint;
+use crate::domain::report::{DeviceFilter, Window};
+use crate::domain::user::User;
+
+/// Whose devices (and alerts) a report reads.
+#[derive(Debug, Clone, Copy)]
+pub enum ReportScope<'a> {
+    /// Exactly this tenant.
+    Tenant(&'a str),
+    /// The tenant with this path and its descendants.
+    Subtree(&'a str),
+}
+
+/// A device as reports see it.
+#[derive(Debug, Clone)]
+pub struct ReportDevice {
+    pub tenant_code: String,
+    pub device: Device,
+    pub state: DeviceState,
+    pub group_name: Option<String>,
+    /// The assigned user (id, username, the user record for names).
+    pub user: Option<(i64, String, User)>,
+}
+
+impl ReportDevice {
+    pub fn device_id(&self) -> &str {
+        self.device.device_id.as_deref().unwrap_or_default()
+    }
+}
+
+/// An alert raised in a window.
+#[derive(Debug, Clone)]
+pub struct RaisedAlert {
+    pub device_id: String,
+    pub alert_type: String,
+    pub raised_at: jiff::Timestamp,
+    pub latitude: Option<f64>,
+    pub longitude: Option<f64>,
+    pub geofences: Vec<String>,
+}
+
+/// Numbered placeholders, handed out in order (`?` on SQLite: see `Backend::placeholders`).
+struct Params {
+    backend: super::Backend,
+    next: usize,
+}
+
+impl Params {
+    fn take(&mut self, count: usize) -> String {
+        let text = self.backend.placeholders(self.next, count);
+        self.next += count;
+        text
+    }
+}
+
+/// Points read per query: one row holding up to this many positions as text.
+pub const TRACK_CHUNK: i64 = 2000;
+
+/// A device's positions after a (time, id) cursor, packed into one text by the database
+/// (`string_agg … ORDER BY`, which SQLite ≥ 3.44 and PostgreSQL both have): a row per
+/// position costs the driver far more than the position itself (docs/reports.md, "Cost").
+/// Each point is `time,id,lat,lon,speed,heading`, points separated by `;`.
+/// `tenant_code || ''` keeps the planner on `mo_messages_device_time` (device, time): on
+/// `mo_messages_tenant_time` it would scan every device's messages in the window for
+/// each device (SQLite without statistics picks it: the window is a range on both).
+const TRACK_CHUNK_SQL: &str = "SELECT COUNT(*) AS n, string_agg(
+        CAST(message_time AS TEXT) || ',' || CAST(id AS TEXT) || ',' || CAST(latitude AS TEXT)
+        || ',' || CAST(longitude AS TEXT) || ',' || COALESCE(CAST(speed AS TEXT), '')
+        || ',' || COALESCE(CAST(heading AS TEXT), ''), ';' ORDER BY message_time, id) AS points
+     FROM (SELECT message_time, id, latitude, longitude, speed, heading FROM mo_messages
+           WHERE device_id = $1 AND tenant_code || '' = $2
+             AND (message_time > $3 OR (message_time = $3 AND id > $4)) AND message_time < $5
+             AND latitude IS NOT NULL AND longitude IS NOT NULL
+           ORDER BY message_time, id LIMIT $6) chunk";
+
+fn number<T: std::str::FromStr>(field: Option<&str>) -> StoreResult<T> {
+    field
+        .and_then(|f| f.trim().parse().ok())
+        .ok_or_else(|| StoreError::Corrupt(format!("track point field {field:?}")))
+}
+
+fn optional(field: Option<&str>) -> StoreResult<Option<f64>> {
+    match field.map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(text) => text
+            .parse()
+            .map(Some)
+            .map_err(|_| StoreError::Corrupt(format!("track point value {text}"))),
+    }
+}
+
+fn parse_points(text: &str, out: &mut Vec<TrackPoint>) -> StoreResult<()> {
+    for point in text.split(';').filter(|p| !p.is_empty()) {
+        let mut fields = point.split(',');
+        let micros: i64 = number(fields.next())?;
+        let time =
+            from_micros(Some(micros))?.ok_or_else(|| StoreError::Corrupt("message time".into()))?;
+        out.push(TrackPoint {
+            time,
+            message_id: number(fields.next())?,
+            lat: number(fields.next())?,
+            lon: number(fields.next())?,
+            speed: optional(fields.next())?,
+            heading: optional(fields.next())?,
+        });
+    }
+    Ok(())
+}
+
+fn report_device_from_row(row: &AnyRow) -> StoreResult<ReportDevice> {
+    let user = match (
+        row.try_get::<Option<i64>, _>("user_id")?,
+        row.try_get::<Option<String>, _>("username")?,
+        row.try_get::<Option<String>, _>("user_doc")?,
+    ) {
+        (Some(id), Some(username), Some(doc)) => {
+            let user: User = serde_json::from_str(&doc)
+                .map_err(|e| StoreError::Corrupt(format!("user doc: {e}")))?;
+            Some((id, username, user))
+        }
+        _ => None,
+    };
+    Ok(ReportDevice {
+        tenant_code: row.try_get("tenant_code")?,
+        device: device_from_row(row)?,
+        state: state_from_row(row)?,
+        group_name: row.try_get("group_name")?,
+        user,
+    })
+}
+
+impl Store {
+    /// The devices in `scope` passing `filter` (all but `VehicleTypeTags`, which lives in
+    /// the device's tags and is the caller's to apply), restricted to `only` when given
+    /// (a collection's devices), in `DeviceId` order.
+    pub async fn report_devices(
+        &self,
+        scope: ReportScope<'_>,
+        filter: &DeviceFilter,
+        only: Option<&[String]>,
+    ) -> StoreResult<Vec<ReportDevice>> {
+        let mut params = Params {
+            backend: self.backend,
+            next: 1,
+        };
+        let mut conditions = vec![match scope {
+            ReportScope::Tenant(_) => format!("d.tenant_code = {}", params.take(1)),
+            ReportScope::Subtree(_) => format!("t.path LIKE {}", params.take(1)),
+        }];
+        let mut texts: Vec<String> = Vec::new();
+        let mut numbers: Vec<i64> = Vec::new();
+        // Text conditions first, numbers after, each bound in the order placed.
+        if let Some(ids) = only {
+            conditions.push(format!(
+                "d.device_id IN ({})",
+                params.take(ids.len().max(1))
+            ));
+            texts.extend(ids.iter().cloned());
+            if ids.is_empty() {
+                texts.push(String::new());
+            }
+        }
+        if !filter.device_ids.is_empty() {
+            conditions.push(format!(
+                "d.device_id IN ({})",
+                params.take(filter.device_ids.len())
+            ));
+            texts.extend(filter.device_ids.iter().cloned());
+        }
+        if !filter.device_types.is_empty() {
+            conditions.push(format!(
+                "d.device_type IN ({})",
+                params.take(filter.device_types.len())
+            ));
+            texts.extend(filter.device_types.iter().cloned());
+        }
+        if let Some(status) = &filter.status {
+            conditions.push(format!("d.status = {}", params.take(1)));
+            texts.push(status.clone());
+        }
+        if !filter.group_ids.is_empty() {
+            conditions.push(format!(
+                "d.group_id IN ({})",
+                params.take(filter.group_ids.len())
+            ));
+            numbers.extend(filter.group_ids.iter().copied());
+        }
+        if !filter.user_ids.is_empty() {
+            conditions.push(format!(
+                "d.user_id IN ({})",
+                params.take(filter.user_ids.len())
+            ));
+            numbers.extend(filter.user_ids.iter().copied());
+        }
+        let sql = format!(
+            "SELECT d.tenant_code, {DEVICE_COLUMNS}, {STATE_COLUMNS}, g.name AS group_name,
+                u.username, u.doc AS user_doc
+             FROM devices d JOIN tenants t ON t.code = d.tenant_code
+             LEFT JOIN device_states s ON s.device_id = d.device_id
+             LEFT JOIN device_groups g ON g.id = d.group_id
+             LEFT JOIN users u ON u.id = d.user_id
+             WHERE {}
+             ORDER BY d.device_id",
+            conditions.join(" AND ")
+        );
+        let mut query = sqlx::query(&sql);
+        query = match scope {
+            ReportScope::Tenant(code) => query.bind(code.to_string()),
+            ReportScope::Subtree(path) => query.bind(format!("{path}%")),
+        };
+        for text in texts {
+            query = query.bind(text);
+        }
+        for number in numbers {
+            query = query.bind(number);
+        }
+        let rows = query.fetch_all(&self.pool).await?;
+        rows.iter().map(report_device_from_row).collect()
+    }
+
+    /// The next chunk (at most `TRACK_CHUNK`) of a device's positions in the window
+    /// after `after` (message time in µs, id), in time order. Fewer than `TRACK_CHUNK`:
+    /// the last one.
+    pub async fn track_chunk(
+        &self,
+        tenant_code: &str,
+        device_id: &str,
+        window: Window,
+        after: Option<(i64, i64)>,
+    ) -> StoreResult<Vec<TrackPoint>> {
+        let (time, id) = after.unwrap_or((to_micros(window.from), i64::MIN));
+        let row = sqlx::query(TRACK_CHUNK_SQL)
+            .bind(device_id)
+            .bind(tenant_code)
+            .bind(time)
+            .bind(id)
+            .bind(to_micros(window.to))
+            .bind(TRACK_CHUNK)
+            .fetch_one(&self.pool)
+            .await?;
+        let mut points =
+            Vec::with_capacity(usize::try_from(row.try_get::<i64, _>("n")?).unwrap_or(0));
+        if let Some(text) = row.try_get::<Option<String>, _>("points")? {
+            parse_points(&text, &mut points)?;
+        }
+        Ok(points)
+    }
+
+    /// The names of the geofences stored with these messages (for violation rows).
+    pub async fn message_geofences(
+        &self,
+        ids: &[i64],
+    ) -> StoreResult<std::collections::HashMap<i64, Vec<String>>> {
+        let mut found = std::collections::HashMap::new();
+        for chunk in ids.chunks(500) {
+            let sql = format!(
+                "SELECT id, geofences FROM mo_messages WHERE geofences IS NOT NULL AND id IN ({})",
+                self.backend.placeholders(1, chunk.len())
+            );
+            let mut query = sqlx::query(&sql);
+            for id in chunk {
+                query = query.bind(*id);
+            }
+            for row in query.fetch_all(&self.pool).await? {
+                let text: String = row.try_get("geofences")?;
+                let names = serde_json::from_str::<Vec<GeofenceRef>>(&text)
+                    .map_err(|e| StoreError::Corrupt(format!("mo message geofences: {e}")))?
+                    .into_iter()
+                    .map(|g| g.geofence_name)
+                    .collect();
+                found.insert(row.try_get("id")?, names);
+            }
+        }
+        Ok(found)
+    }
+
+    /// The last `Properties.odometer` (a number) a device reported in the window.
+    pub async fn last_odometer(
+        &self,
+        tenant_code: &str,
+        device_id: &str,
+        window: Window,
+    ) -> StoreResult<Option<f64>> {
+        // Newest first, one candidate at a time (a LIMIT of several would scan the whole
+        // window for the rest when only one message mentions it); at most 20 tried.
+        let mut before = (to_micros(window.to), i64::MIN);
+        for _ in 0..20 {
+            let row = sqlx::query(
+                "SELECT id, message_time, doc FROM mo_messages
+                 WHERE device_id = $1 AND tenant_code || '' = $2 AND message_time >= $3
+                   AND message_time <= $4 AND (message_time < $4 OR (message_time = $4 AND id < $5))
+                   AND doc LIKE '%dometer%'
+                 ORDER BY message_time DESC, id DESC LIMIT 1",
+            )
+            .bind(device_id)
+            .bind(tenant_code)
+            .bind(to_micros(window.from))
+            .bind(before.0)
+            .bind(before.1)
+            .fetch_optional(&self.pool)
+            .await?;
+            let Some(row) = row else {
+                return Ok(None);
+            };
+            before = (row.try_get("message_time")?, row.try_get("id")?);
+            let doc: String = row.try_get("doc")?;
+            let Ok(message) = serde_json::from_str::<MoMessage>(&doc) else {
+                continue;
+            };
+            let reading = message
+                .properties
+                .iter()
+                .find(|(key, _)| key.eq_ignore_ascii_case("odometer"))
+                .and_then(|(_, value)| value.trim().parse::<f64>().ok())
+                .filter(|v| v.is_finite());
+            if reading.is_some() {
+                return Ok(reading);
+            }
+        }
+        Ok(None)
+    }
+
+    /// The alerts raised in the window in `scope`, in time order, as they are read.
+    pub fn raised_alerts<'a>(
+        &'a self,
+        scope: ReportScope<'a>,
+        window: Window,
+    ) -> BoxStream<'a, StoreResult<RaisedAlert>> {
+        let (sql, key) = match scope {
+            ReportScope::Tenant(code) => (ALERTS_OF_TENANT, code.to_string()),
+            ReportScope::Subtree(path) => (ALERTS_OF_SUBTREE, format!("{path}%")),
+        };
+        sqlx::query(sql)
+            .bind(key)
+            .bind(to_micros(window.from))
+            .bind(to_micros(window.to))
+            .fetch(&self.pool)
+            .map(|row| alert_from_row(&row?))
+            .boxed()
+    }
+}
+
+const ALERTS_OF_TENANT: &str = "SELECT a.device_id, a.notification_name, a.raised_at, a.latitude,
+        a.longitude, a.geofences
+     FROM alerts a
+     WHERE a.tenant_code = $1 AND a.raised_at >= $2 AND a.raised_at < $3
+     ORDER BY a.raised_at, a.id";
+
+const ALERTS_OF_SUBTREE: &str = "SELECT a.device_id, a.notification_name, a.raised_at, a.latitude,
+        a.longitude, a.geofences
+     FROM alerts a JOIN tenants t ON t.code = a.tenant_code
+     WHERE t.path LIKE $1 AND a.raised_at >= $2 AND a.raised_at < $3
+     ORDER BY a.raised_at, a.id";
+
+fn alert_from_row(row: &AnyRow) -> StoreResult<RaisedAlert> {
+    let geofences: String = row.try_get("geofences")?;
+    Ok(RaisedAlert {
+        device_id: row.try_get("device_id")?,
+        alert_type: row.try_get("notification_name")?,
+        raised_at: from_micros(Some(row.try_get("raised_at")?))?
+            .ok_or_else(|| StoreError::Corrupt("alert time".into()))?,
+        latitude: row.try_get("latitude")?,
+        longitude: row.try_get("longitude")?,
+        geofences: serde_json::from_str(&geofences)
+            .map_err(|e| StoreError::Corrupt(format!("alert geofences: {e}")))?,
+    })
+}
