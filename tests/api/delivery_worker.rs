@@ -477,7 +477,9 @@ async fn a_receiver_outage_is_retried_with_the_same_id(backend: Backend) {
         );
         assert_eq!(request.json()["Id"], event_id);
     }
-    assert!(sent[0]["Attempts"].as_i64().unwrap() >= 4, "{}", sent[0]);
+    // At least: one refused, the 503, the success (a claim counts its attempt, so the
+    // second may already have reached the receiver that came back).
+    assert!(sent[0]["Attempts"].as_i64().unwrap() >= 3, "{}", sent[0]);
     assert_eq!(
         sent[0]["LastError"], "HTTP 503 Service Unavailable",
         "kept from the last failure"
