@@ -126,9 +126,6 @@ fn generate_password() -> String {
         .collect()
 }
 
-/// Delivery worker loops per process.
-const DELIVERY_LOOPS: usize = 2;
-
 /// Runtime settings of the HTTP application.
 #[derive(Debug, Clone)]
 pub struct AppConfig {
@@ -236,10 +233,12 @@ pub async fn serve(
         app.channels.clone(),
         app.delivery,
     ));
+    let outbox = app.pipeline.outbox_signal();
     let mut workers = vec![
         workers::spawn_loop(
             "check-ins",
             app.worker_interval,
+            None,
             stopped.clone(),
             move || {
                 let scheduler = scheduler.clone();
@@ -249,6 +248,7 @@ pub async fn serve(
         workers::spawn_loop(
             "escalations",
             app.worker_interval,
+            None,
             stopped.clone(),
             move || {
                 let escalations = escalations.clone();
@@ -256,12 +256,13 @@ pub async fn serve(
             },
         ),
     ];
-    // Two loops: a receiver that hangs until its timeout holds up one of them only.
-    for _ in 0..DELIVERY_LOOPS {
+    // Two loops by default: a receiver that hangs until its timeout holds up one only.
+    for _ in 0..app.delivery.loops {
         let deliveries = deliveries.clone();
         workers.push(workers::spawn_loop(
             "deliveries",
             app.delivery.poll_interval,
+            Some(outbox.clone()),
             stopped.clone(),
             move || {
                 let deliveries = deliveries.clone();
@@ -371,6 +372,7 @@ pub fn delivery_config(args: &crate::config::ServeArgs) -> anyhow::Result<Delive
             max_age: seconds(args.retry_max_hours * 3600.0, "--retry-max-hours")?,
         },
         lease: Duration::from_secs(args.delivery_lease_seconds.max(1)),
+        loops: args.delivery_workers,
         ..DeliveryWorkerConfig::default()
     })
 }

@@ -173,6 +173,10 @@ pub struct ServeArgs {
     /// that dies leaves its claims to others after this.
     #[arg(long, env = "SAFETRACK_DELIVERY_LEASE_SECONDS", default_value_t = 120)]
     pub delivery_lease_seconds: u64,
+    /// Delivery worker loops in this process (0: this process only accepts and queues;
+    /// other processes on the same PostgreSQL send).
+    #[arg(long, env = "SAFETRACK_DELIVERY_WORKERS", default_value_t = 2)]
+    pub delivery_workers: usize,
     /// Log format.
     #[arg(long, env = "SAFETRACK_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,

@@ -6,6 +6,11 @@ use safetrack::config::{AdminCommand, Cli, Command, LogFormat, ServeArgs};
 use safetrack::http::BodyLimits;
 use safetrack::services::ingest::PipelineConfig;
 
+/// glibc's malloc cost ~15 % of the CPU under sustained ingest (many small JSON and row
+/// allocations across threads); mimalloc takes most of that back (bench/README.md).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();

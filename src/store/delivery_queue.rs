@@ -63,6 +63,45 @@ fn claimed_from_row(row: &AnyRow) -> StoreResult<ClaimedDelivery> {
     })
 }
 
+/// The columns a settlement writes: status, sent at, provider id, error, next attempt.
+type SettledColumns<'a> = (
+    &'static str,
+    Option<Timestamp>,
+    Option<&'a str>,
+    Option<&'a str>,
+    Option<Timestamp>,
+);
+
+fn settled_columns(settlement: &Settlement) -> SettledColumns<'_> {
+    match settlement {
+        Settlement::Sent { at, provider_id } => (
+            delivery::SENT,
+            Some(*at),
+            provider_id.as_deref(),
+            None,
+            None,
+        ),
+        Settlement::Retry { next, error } => (
+            delivery::PENDING,
+            None,
+            None,
+            Some(error.as_str()),
+            Some(*next),
+        ),
+        Settlement::Failed { error } => (delivery::FAILED, None, None, Some(error.as_str()), None),
+        Settlement::Expired { error } => {
+            (delivery::EXPIRED, None, None, Some(error.as_str()), None)
+        }
+        Settlement::NotConfigured => (
+            delivery::NOT_CONFIGURED,
+            None,
+            None,
+            Some("the channel is not configured on the server"),
+            None,
+        ),
+    }
+}
+
 fn plus(at: Timestamp, d: Duration) -> Timestamp {
     SignedDuration::try_from(d)
         .ok()
@@ -120,53 +159,41 @@ impl Store {
         owner: &str,
         settlement: &Settlement,
     ) -> StoreResult<bool> {
-        let (status, sent_at, provider_id, error, next) = match settlement {
-            Settlement::Sent { at, provider_id } => (
-                delivery::SENT,
-                Some(*at),
-                provider_id.as_deref(),
-                None,
-                None,
-            ),
-            Settlement::Retry { next, error } => (
-                delivery::PENDING,
-                None,
-                None,
-                Some(error.as_str()),
-                Some(*next),
-            ),
-            Settlement::Failed { error } => {
-                (delivery::FAILED, None, None, Some(error.as_str()), None)
-            }
-            Settlement::Expired { error } => {
-                (delivery::EXPIRED, None, None, Some(error.as_str()), None)
-            }
-            Settlement::NotConfigured => (
-                delivery::NOT_CONFIGURED,
-                None,
-                None,
-                Some("the channel is not configured on the server"),
-                None,
-            ),
-        };
+        let settled = self.settle_deliveries(owner, &[(id, settlement)]).await?;
+        Ok(settled.first().copied().unwrap_or(false))
+    }
+
+    /// `settle_delivery` for a step's worth of attempts in one transaction: one commit
+    /// (one fsync on SQLite) instead of one per delivery, which left the ingest writer
+    /// waiting behind the worker. Returns, in order, whether each lease was still ours.
+    pub async fn settle_deliveries(
+        &self,
+        owner: &str,
+        settlements: &[(i64, &Settlement)],
+    ) -> StoreResult<Vec<bool>> {
         let mut tx = self.begin_write().await?;
-        let result = sqlx::query(
-            "UPDATE deliveries SET status = $1, sent_at = $2, provider_id = $3,
-                 last_error = COALESCE($4, last_error), next_attempt_at = $5,
-                 lease_owner = NULL, lease_until = NULL
-             WHERE id = $6 AND lease_owner = $7",
-        )
-        .bind(status)
-        .bind(sent_at.map(to_micros))
-        .bind(provider_id)
-        .bind(error)
-        .bind(next.map(to_micros))
-        .bind(id)
-        .bind(owner)
-        .execute(&mut *tx)
-        .await?;
+        let mut settled = Vec::with_capacity(settlements.len());
+        for (id, settlement) in settlements {
+            let (status, sent_at, provider_id, error, next) = settled_columns(settlement);
+            let result = sqlx::query(
+                "UPDATE deliveries SET status = $1, sent_at = $2, provider_id = $3,
+                     last_error = COALESCE($4, last_error), next_attempt_at = $5,
+                     lease_owner = NULL, lease_until = NULL
+                 WHERE id = $6 AND lease_owner = $7",
+            )
+            .bind(status)
+            .bind(sent_at.map(to_micros))
+            .bind(provider_id)
+            .bind(error)
+            .bind(next.map(to_micros))
+            .bind(*id)
+            .bind(owner)
+            .execute(&mut *tx)
+            .await?;
+            settled.push(result.rows_affected() == 1);
+        }
         tx.commit().await?;
-        Ok(result.rows_affected() == 1)
+        Ok(settled)
     }
 
     /// Puts a `Failed`, `Expired` or `NotConfigured` delivery back in the queue, due now,

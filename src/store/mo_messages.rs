@@ -126,11 +126,13 @@ impl WriteTx {
                 "INSERT INTO mo_messages (tenant_code, device_id, sequence_number, sent_at,
                     received_at, message_time, message_type, latitude, longitude, speed, heading,
                     emergency_state, doc, geofences, file, attachment, etag)
-                 VALUES {} RETURNING id, etag",
+                 VALUES {} RETURNING id",
                 rows.join(", ")
             );
+            // The ETags are made here, so only the ids need to come back.
+            let etags: Vec<String> = chunk.iter().map(|_| new_etag()).collect();
             let mut query = sqlx::query(&sql);
-            for new in chunk {
+            for (new, etag) in chunk.iter().zip(&etags) {
                 let record = &new.message.record;
                 let position = record.position.as_ref();
                 query = query
@@ -150,17 +152,17 @@ impl WriteTx {
                     .bind(new.geofences.as_deref())
                     .bind(new.message.file.as_deref())
                     .bind(new.message.attachment.as_deref())
-                    .bind(new_etag());
+                    .bind(etag.as_str());
             }
-            let mut returned: Vec<(i64, String)> = query
+            let mut returned: Vec<i64> = query
                 .fetch_all(&mut *self.tx)
                 .await?
                 .iter()
-                .map(|row| Ok((row.try_get("id")?, row.try_get("etag")?)))
-                .collect::<StoreResult<_>>()?;
+                .map(|row| row.try_get("id"))
+                .collect::<Result<_, _>>()?;
             // Ids are handed out in VALUES order: sorted, they line up with the rows.
             returned.sort_unstable();
-            ids.extend(returned);
+            ids.extend(returned.into_iter().zip(etags));
         }
         Ok(ids)
     }

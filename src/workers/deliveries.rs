@@ -7,7 +7,6 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures::StreamExt;
 use rand::Rng;
 
 use super::StepOutcome;
@@ -28,6 +27,8 @@ pub struct DeliveryWorkerConfig {
     pub batch: u32,
     /// How often an idle worker looks for due deliveries.
     pub poll_interval: Duration,
+    /// Worker loops per process (`--delivery-workers`).
+    pub loops: usize,
 }
 
 impl Default for DeliveryWorkerConfig {
@@ -37,6 +38,7 @@ impl Default for DeliveryWorkerConfig {
             lease: Duration::from_secs(120),
             batch: 32,
             poll_interval: Duration::from_millis(250),
+            loops: 2,
         }
     }
 }
@@ -60,7 +62,7 @@ impl DeliveryWorker {
     }
 
     /// Claims the deliveries due now (at most a batch), attempts them concurrently and
-    /// settles each.
+    /// settles them together.
     pub async fn step(&self) -> anyhow::Result<StepOutcome> {
         let claimed = self
             .store
@@ -71,12 +73,31 @@ impl DeliveryWorker {
         }
         let auths = self.webhook_auths(&claimed).await?;
         let count = claimed.len();
-        futures::stream::iter(claimed)
-            .for_each_concurrent(None, |d| {
+        let settlements: Vec<(i64, Settlement)> =
+            futures::future::join_all(claimed.iter().map(|d| {
                 let auth = auths.get(&(d.tenant_code.clone(), d.target.clone()));
-                async move { self.attempt(&d, auth.and_then(Option::as_ref)).await }
-            })
+                async move { (d.id, self.attempt(d, auth.and_then(Option::as_ref)).await) }
+            }))
             .await;
+        // One transaction for the step's outcomes. If it fails, the leases run out and the
+        // deliveries are attempted again: at least once.
+        let outcomes: Vec<(i64, &Settlement)> =
+            settlements.iter().map(|(id, s)| (*id, s)).collect();
+        match self.store.settle_deliveries(&self.owner, &outcomes).await {
+            Ok(settled) => {
+                for ((id, _), ours) in outcomes.iter().zip(settled) {
+                    if !ours {
+                        tracing::warn!(
+                            delivery = id,
+                            "lease lost before settling: another worker has taken the delivery over"
+                        );
+                    }
+                }
+            }
+            Err(e) => {
+                tracing::error!(deliveries = count, error = %e, "could not settle deliveries")
+            }
+        }
         Ok(StepOutcome::Worked(count))
     }
 
@@ -103,7 +124,8 @@ impl DeliveryWorker {
         Ok(auths)
     }
 
-    async fn attempt(&self, d: &ClaimedDelivery, auth: Option<&WebhookAuth>) {
+    /// Attempts one delivery and decides its settlement (recorded by the caller).
+    async fn attempt(&self, d: &ClaimedDelivery, auth: Option<&WebhookAuth>) -> Settlement {
         let started = Instant::now();
         let outcome = self
             .channels
@@ -147,19 +169,7 @@ impl DeliveryWorker {
             error,
             "delivery attempt"
         );
-        match self
-            .store
-            .settle_delivery(d.id, &self.owner, &settlement)
-            .await
-        {
-            Ok(true) => {}
-            Ok(false) => tracing::warn!(
-                delivery = d.id,
-                "lease lost before settling: another worker has taken the delivery over"
-            ),
-            // The lease runs out and the delivery is attempted again: at least once.
-            Err(e) => tracing::error!(delivery = d.id, error = %e, "could not settle a delivery"),
-        }
+        settlement
     }
 }
 

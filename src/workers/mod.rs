@@ -8,9 +8,10 @@ pub mod deliveries;
 pub mod escalations;
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::watch;
+use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
 
 /// What one step did.
@@ -22,11 +23,13 @@ pub enum StepOutcome {
     Worked(usize),
 }
 
-/// Runs `step` every `interval` until `stop` turns true, draining (stepping again at once)
-/// while steps find work. A failing step is logged and retried at the next tick.
+/// Runs `step` every `interval` (or at once when `wake` is told) until `stop` turns true,
+/// draining (stepping again at once) while steps find work. A failing step is logged and
+/// retried at the next tick.
 pub fn spawn_loop<F, Fut>(
     name: &'static str,
     interval: Duration,
+    wake: Option<Arc<Notify>>,
     mut stop: watch::Receiver<bool>,
     mut step: F,
 ) -> JoinHandle<()>
@@ -49,9 +52,16 @@ where
                     }
                 }
             }
+            let woken = async {
+                match &wake {
+                    Some(wake) => wake.notified().await,
+                    None => std::future::pending().await,
+                }
+            };
             tokio::select! {
                 _ = stop.changed() => {}
                 _ = tokio::time::sleep(interval) => {}
+                _ = woken => {}
             }
         }
     })

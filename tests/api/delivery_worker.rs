@@ -44,6 +44,7 @@ worker_tests!(
     retry_after_is_honoured,
     a_channel_not_configured_stays_visible,
     metrics_show_the_queue_and_the_attempts,
+    a_queued_delivery_wakes_the_worker,
 );
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -55,6 +56,7 @@ struct Peers<'a> {
     smtp: Option<&'a SmtpSink>,
     twilio: Option<&'a Receiver>,
     max_age: Duration,
+    poll_interval: Duration,
 }
 
 impl Default for Peers<'_> {
@@ -63,6 +65,7 @@ impl Default for Peers<'_> {
             smtp: None,
             twilio: None,
             max_age: Duration::from_secs(3600),
+            poll_interval: Duration::from_millis(50),
         }
     }
 }
@@ -91,7 +94,8 @@ async fn app_with(backend: Backend, peers: Peers<'_>) -> Option<TestApp> {
             },
             lease: Duration::from_secs(10),
             batch: 32,
-            poll_interval: Duration::from_millis(50),
+            poll_interval: peers.poll_interval,
+            loops: 2,
         },
         ..AppConfig::default()
     };
@@ -640,4 +644,27 @@ async fn metrics_show_the_queue_and_the_attempts(backend: Backend) {
             "/metrics lacks {expected}:\n{text}"
         );
     }
+}
+
+/// The worker polls only once an hour here: a webhook that arrives anyway was sent
+/// because the ingest commit woke the worker — each time, not only the first.
+async fn a_queued_delivery_wakes_the_worker(backend: Backend) {
+    let receiver = Receiver::start().await;
+    let peers = Peers {
+        poll_interval: Duration::from_secs(3600),
+        ..Peers::default()
+    };
+    let Some(app) = app_with(backend, peers).await else {
+        return;
+    };
+    register_device(&app, "1000", DEVICE).await;
+    let url = format!("{}/hook", receiver.base);
+    subscribe(&app, json!({"Urls": [{"Url": url, "MoMessage": true}]})).await;
+    post_message(&app, 1).await;
+    receiver.wait_for(1, WAIT).await;
+    post_message(&app, 2).await;
+    let got = receiver.wait_for(2, WAIT).await;
+    let ids: std::collections::HashSet<&str> =
+        got.iter().filter_map(|r| r.header("webhook-id")).collect();
+    assert_eq!(ids.len(), 2, "two messages, two events");
 }

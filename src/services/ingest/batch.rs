@@ -125,6 +125,7 @@ impl Pipeline {
         } else {
             tx.insert_messages(&node.code, device_id, &inserts).await?
         };
+        let mut emitted = 0;
         if let Some(webhooks) = webhooks
             .as_ref()
             .filter(|w| !ids.is_empty() && w.urls.iter().any(|u| u.wants(Category::MoMessage)))
@@ -143,21 +144,28 @@ impl Pipeline {
                     Some(event_data(&record))
                 })
                 .collect();
-            tx.emit_events_with(
-                webhooks,
-                &node.code,
-                Category::MoMessage,
-                EventType::Created,
-                data,
-            )
-            .await?;
+            emitted = tx
+                .emit_events_with(
+                    webhooks,
+                    &node.code,
+                    Category::MoMessage,
+                    EventType::Created,
+                    data,
+                )
+                .await?;
         }
 
         // Evaluate in message-time order, so the state moves forward through the batch.
         let mut order: Vec<usize> = (0..batch.len()).filter(|i| placement[*i].is_ok()).collect();
         order.sort_by_key(|i| (times[*i], *i));
-        let context = Context { node };
-        let mut changes = Changes::default();
+        let context = Context {
+            node,
+            webhooks: webhooks.as_ref(),
+        };
+        let mut changes = Changes {
+            queued_deliveries: emitted > 0,
+            ..Changes::default()
+        };
         let mut late = vec![false; batch.len()];
         let mut triggered: Vec<Vec<Triggered>> = vec![Vec::new(); batch.len()];
         for i in order {

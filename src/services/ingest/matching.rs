@@ -15,7 +15,7 @@ use crate::domain::mo_message::MoMessage;
 use crate::domain::mt_message::{MtMessage, QUEUED};
 use crate::domain::tenant::TenantNode;
 use crate::domain::time::now;
-use crate::domain::webhook::Category;
+use crate::domain::webhook::{Category, WebhookSettings};
 use crate::domain::webhook_event::{EventType, event_data};
 use crate::services::recipients::{Match, Target, resolve_recipients};
 use crate::services::rules::{CompiledNotification, TenantRules};
@@ -26,11 +26,16 @@ use crate::store::{AlertMatch, NewDelivery, StoreResult, WriteTx};
 pub(super) struct Changes {
     pub(super) alerts: Vec<Alert>,
     pub(super) device_changed: bool,
+    /// Deliveries may have been queued: the delivery worker is woken after the commit.
+    pub(super) queued_deliveries: bool,
 }
 
 /// What matching needs besides the transaction.
 pub(super) struct Context<'a> {
     pub(super) node: &'a TenantNode,
+    /// The tenant's webhook settings, read once per unit of work: every match emits an
+    /// `EventNotification` event, and a query per match cost the writer a round trip.
+    pub(super) webhooks: Option<&'a WebhookSettings>,
 }
 
 /// What happened: a stored message, or (for a missed check-in) nothing at a time.
@@ -88,6 +93,7 @@ impl Pipeline {
                 alert_id: alert.as_ref().and_then(|a| a.alert_id.clone()),
             });
             changes.alerts.extend(alert);
+            changes.queued_deliveries = true;
         }
         Ok(triggered)
     }
@@ -146,28 +152,31 @@ impl Pipeline {
             .as_ref()
             .and_then(|a| a.alert_id.as_deref())
             .and_then(|id| id.parse().ok());
-        let fired = serde_json::json!({
-            "NotificationId": notification.id.to_string(),
-            "NotificationName": record.notification_name,
-            "Severity": severity,
-            "DeviceId": device_id,
-            "MessageId": occurrence.message.map(|(id, _)| id.to_string()),
-            "AlertId": alert.as_ref().and_then(|a| a.alert_id.clone()),
-            "Alert": alert,
-            "MissedCheckIn": observation.facts.missed_check_in,
-            "Time": occurrence.time,
-            "Latitude": position.map(|p| p.0),
-            "Longitude": position.map(|p| p.1),
-            "Geofences": geofence_names,
-            "Late": observation.late,
-        });
-        tx.emit_events(
-            &context.node.code,
-            Category::EventNotification,
-            EventType::Fired,
-            vec![fired],
-        )
-        .await?;
+        if let Some(webhooks) = context.webhooks {
+            let fired = serde_json::json!({
+                "NotificationId": notification.id.to_string(),
+                "NotificationName": record.notification_name,
+                "Severity": severity,
+                "DeviceId": device_id,
+                "MessageId": occurrence.message.map(|(id, _)| id.to_string()),
+                "AlertId": alert.as_ref().and_then(|a| a.alert_id.clone()),
+                "Alert": alert,
+                "MissedCheckIn": observation.facts.missed_check_in,
+                "Time": occurrence.time,
+                "Latitude": position.map(|p| p.0),
+                "Longitude": position.map(|p| p.1),
+                "Geofences": geofence_names,
+                "Late": observation.late,
+            });
+            tx.emit_events_with(
+                webhooks,
+                &context.node.code,
+                Category::EventNotification,
+                EventType::Fired,
+                vec![fired],
+            )
+            .await?;
+        }
 
         let targets = resolve_recipients(
             tx,
@@ -372,6 +381,7 @@ impl Pipeline {
         at: Timestamp,
     ) -> StoreResult<bool> {
         let rules = self.rules.get(&self.store, node).await?;
+        let webhooks = self.store.get_webhooks(&node.code).await?;
         let mut tx = self.store.begin().await?;
         let Some((mut device, mut state)) = tx.lock_device(&node.code, device_id).await? else {
             return Ok(false);
@@ -396,7 +406,10 @@ impl Pipeline {
             late: false,
             containing: state.containing_geofences.clone(),
         };
-        let context = Context { node };
+        let context = Context {
+            node,
+            webhooks: webhooks.as_ref(),
+        };
         let mut changes = Changes::default();
         self.match_notifications(
             &mut tx,

@@ -17,6 +17,7 @@ use std::sync::Arc;
 use jiff::SignedDuration;
 use jiff::tz::TimeZone;
 use serde::Serialize;
+use tokio::sync::Notify;
 use utoipa::ToSchema;
 
 use super::rules::RulesCache;
@@ -87,6 +88,9 @@ pub struct Pipeline {
     config: PipelineConfig,
     /// SQLite: the group-commit writer batches go through.
     writer: Option<group::GroupWriter>,
+    /// Told after a commit that queued deliveries, so this process's delivery worker
+    /// sends them at once instead of at its next poll (other processes still poll).
+    outbox: Arc<Notify>,
 }
 
 impl Pipeline {
@@ -99,7 +103,13 @@ impl Pipeline {
             rules: RulesCache::default(),
             hub,
             config,
+            outbox: Arc::new(Notify::new()),
         })
+    }
+
+    /// What the delivery worker waits on besides its poll interval.
+    pub fn outbox_signal(&self) -> Arc<Notify> {
+        self.outbox.clone()
     }
 
     pub fn hub(&self) -> &Arc<EventHub> {
@@ -148,6 +158,9 @@ impl Pipeline {
                 .into_iter()
                 .map(|a| Payload::Alert(Arc::new(a))),
         );
+        if changes.queued_deliveries {
+            self.outbox.notify_one();
+        }
         if changes.device_changed {
             payloads.push(Payload::Device(Arc::new(device.clone().with_state(state))));
         }
