@@ -150,26 +150,15 @@ impl Store {
         Ok(claimed)
     }
 
-    /// Records the outcome of `owner`'s attempt at delivery `id` and releases the lease.
-    /// Returns false when the lease was no longer `owner`'s (the row was reclaimed after
-    /// the lease ran out): the newer holder's outcome stands.
-    pub async fn settle_delivery(
-        &self,
-        id: i64,
-        owner: &str,
-        settlement: &Settlement,
-    ) -> StoreResult<bool> {
-        let settled = self.settle_deliveries(owner, &[(id, settlement)]).await?;
-        Ok(settled.first().copied().unwrap_or(false))
-    }
-
-    /// `settle_delivery` for a step's worth of attempts in one transaction: one commit
-    /// (one fsync on SQLite) instead of one per delivery, which left the ingest writer
-    /// waiting behind the worker. Returns, in order, whether each lease was still ours.
+    /// Records the outcomes of `owner`'s attempts (delivery id, settlement) and releases
+    /// their leases, in one transaction: one commit (one fsync on SQLite) per worker step
+    /// instead of one per delivery, which left the ingest writer waiting behind the
+    /// worker. Returns, in order, whether each lease was still `owner`'s: when it was not
+    /// (the row was reclaimed after the lease ran out), the newer holder's outcome stands.
     pub async fn settle_deliveries(
         &self,
         owner: &str,
-        settlements: &[(i64, &Settlement)],
+        settlements: &[(i64, Settlement)],
     ) -> StoreResult<Vec<bool>> {
         let mut tx = self.begin_write().await?;
         let mut settled = Vec::with_capacity(settlements.len());

@@ -81,11 +81,13 @@ impl DeliveryWorker {
             .await;
         // One transaction for the step's outcomes. If it fails, the leases run out and the
         // deliveries are attempted again: at least once.
-        let outcomes: Vec<(i64, &Settlement)> =
-            settlements.iter().map(|(id, s)| (*id, s)).collect();
-        match self.store.settle_deliveries(&self.owner, &outcomes).await {
+        match self
+            .store
+            .settle_deliveries(&self.owner, &settlements)
+            .await
+        {
             Ok(settled) => {
-                for ((id, _), ours) in outcomes.iter().zip(settled) {
+                for ((id, _), ours) in settlements.iter().zip(settled) {
                     if !ours {
                         tracing::warn!(
                             delivery = id,

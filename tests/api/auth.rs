@@ -17,6 +17,7 @@ backend_tests!(
     lockout_is_per_client_address,
     a_cached_credential_does_not_bypass_a_lock,
     parallel_failures_are_all_counted,
+    parallel_first_logins_all_succeed,
     disabled_accounts_cannot_log_in,
     read_only_users_read_but_do_not_write,
 );
@@ -260,4 +261,16 @@ async fn forwarded_for_is_believed_only_from_a_trusted_proxy() {
     }
     let locked = direct("192.0.2.99", PASSWORD).await.unwrap();
     assert_problem(locked, 401, "locked").await;
+}
+
+/// Eight requests with a credential nobody has used yet arrive at once: the first
+/// verifies it (the others wait for that one check) and every request is answered 200.
+async fn parallel_first_logins_all_succeed(app: TestApp) {
+    let (_, user) = app
+        .create_user("1000", "parallel@example.com", "Administrator")
+        .await;
+    let requests = (0..8).map(|_| user.get("/V2/1000"));
+    for response in futures::future::join_all(requests).await {
+        assert_eq!(response.status(), StatusCode::OK);
+    }
 }

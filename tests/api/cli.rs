@@ -78,3 +78,18 @@ fn unknown_database_schemes_are_refused() {
         String::from_utf8_lossy(&out.stderr).contains("unsupported database URL scheme 'mysql'")
     );
 }
+
+#[test]
+fn delivery_workers_must_be_a_count() {
+    for bad in ["-1", "two", ""] {
+        let out = safetrack(&["serve", &format!("--delivery-workers={bad}")]);
+        assert!(
+            !out.status.success(),
+            "--delivery-workers {bad:?} was accepted"
+        );
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("--delivery-workers"),
+            "{out:?}"
+        );
+    }
+}

@@ -128,6 +128,55 @@ async fn postgres_pending_deliveries_survive_kill_9() {
     pending_deliveries_survive_kill_9(Backend::Postgres).await;
 }
 
+/// A process started with `--delivery-workers 0` queues deliveries and never sends them;
+/// a process with workers on the same database sends every one.
+async fn a_queuing_process_never_sends(backend: Backend) {
+    let Some(database) = TestDatabase::create(backend).await else {
+        return;
+    };
+    let receiver = Receiver::start().await;
+    let queuing_flags: Vec<&str> = FLAGS
+        .iter()
+        .copied()
+        .chain(["--delivery-workers", "0"])
+        .collect();
+    let mut queuing = start_with(&database.url, &queuing_flags).await;
+    let admin = Client::new(&queuing.base, Some((ADMIN_EMAIL, ADMIN_PASSWORD)));
+    setup(&admin, receiver.port()).await;
+    post_messages(&[&admin], 1, 100).await;
+    // Four of the poll intervals a worker would have had.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert!(
+        receiver.received().is_empty(),
+        "a process without workers sent"
+    );
+    let listed = admin.get_json("/V2/1000/deliveries?channel=Webhook").await;
+    let listed = listed.as_array().unwrap();
+    assert_eq!(listed.len(), 100);
+    assert!(
+        listed
+            .iter()
+            .all(|d| d["Status"] == "Pending" && d["Attempts"] == 0),
+        "{listed:#?}"
+    );
+    queuing.kill_9();
+
+    let _sender = start_with(&database.url, &FLAGS).await;
+    let got = wait_distinct(&receiver, 100, Duration::from_secs(60)).await;
+    let ids: HashSet<&str> = got.iter().filter_map(|r| r.header("webhook-id")).collect();
+    assert_eq!(ids.len(), 100);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_a_queuing_process_never_sends() {
+    a_queuing_process_never_sends(Backend::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_a_queuing_process_never_sends() {
+    a_queuing_process_never_sends(Backend::Postgres).await;
+}
+
 /// Two processes on one PostgreSQL database share the queue and never send one delivery
 /// twice: 1,000 events, 1,000 requests, 1,000 distinct ids.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

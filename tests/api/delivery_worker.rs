@@ -135,6 +135,12 @@ async fn subscribe(app: &TestApp, settings: Value) {
     assert_eq!(response.status(), StatusCode::OK, "save webhook settings");
 }
 
+/// The tenant's MoMessage events go to `receiver`'s `/hook`.
+async fn subscribe_mo_messages(app: &TestApp, receiver: &Receiver) {
+    let url = format!("{}/hook", receiver.base);
+    subscribe(app, json!({"Urls": [{"Url": url, "MoMessage": true}]})).await;
+}
+
 /// One MO message from the registered device (a `MoMessage` webhook event).
 async fn post_message(app: &TestApp, seq: i64) {
     let response = app
@@ -496,8 +502,7 @@ async fn gone_fails_and_retry_requeues(backend: Backend) {
         return;
     };
     register_device(&app, "1000", DEVICE).await;
-    let url = format!("{}/hook", receiver.base);
-    subscribe(&app, json!({"Urls": [{"Url": url, "MoMessage": true}]})).await;
+    subscribe_mo_messages(&app, &receiver).await;
     receiver.answer(410, 1, None);
     post_message(&app, 1).await;
     let failed = wait_deliveries(&app, "?channel=Webhook", all_status("Failed")).await;
@@ -562,8 +567,7 @@ async fn retries_expire_after_the_max_age(backend: Backend) {
     };
     register_device(&app, "1000", DEVICE).await;
     receiver.answer(503, 1000, None);
-    let url = format!("{}/hook", receiver.base);
-    subscribe(&app, json!({"Urls": [{"Url": url, "MoMessage": true}]})).await;
+    subscribe_mo_messages(&app, &receiver).await;
     post_message(&app, 1).await;
     let expired = wait_deliveries(&app, "?channel=Webhook", all_status("Expired")).await;
     assert!(
@@ -582,8 +586,7 @@ async fn retry_after_is_honoured(backend: Backend) {
     };
     register_device(&app, "1000", DEVICE).await;
     receiver.answer(429, 1, Some("2"));
-    let url = format!("{}/hook", receiver.base);
-    subscribe(&app, json!({"Urls": [{"Url": url, "MoMessage": true}]})).await;
+    subscribe_mo_messages(&app, &receiver).await;
     post_message(&app, 1).await;
     let got = receiver.wait_for(2, WAIT).await;
     let gap = got[1].at.duration_since(got[0].at);
@@ -622,8 +625,7 @@ async fn metrics_show_the_queue_and_the_attempts(backend: Backend) {
         return;
     };
     sos_setup(&app, "1000", DEVICE).await;
-    let url = format!("{}/hook", receiver.base);
-    subscribe(&app, json!({"Urls": [{"Url": url, "MoMessage": true}]})).await;
+    subscribe_mo_messages(&app, &receiver).await;
     raise(&app, "1000", DEVICE, 1, "2026-03-01T10:00:00Z").await;
     wait_deliveries(&app, "?channel=Webhook", all_status("Sent")).await;
     let text = reqwest::get(format!("{}/metrics", app.base))
@@ -658,8 +660,7 @@ async fn a_queued_delivery_wakes_the_worker(backend: Backend) {
         return;
     };
     register_device(&app, "1000", DEVICE).await;
-    let url = format!("{}/hook", receiver.base);
-    subscribe(&app, json!({"Urls": [{"Url": url, "MoMessage": true}]})).await;
+    subscribe_mo_messages(&app, &receiver).await;
     post_message(&app, 1).await;
     receiver.wait_for(1, WAIT).await;
     post_message(&app, 2).await;
