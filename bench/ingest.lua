@@ -5,16 +5,19 @@ local DEVICES = tonumber(os.getenv("BENCH_DEVICES") or "1000")
 local BATCH = tonumber(os.getenv("BENCH_BATCH") or "100")
 local TENANT = os.getenv("BENCH_TENANT") or "1000"
 local counter = 0
-local thread_id = 0
+-- Counts threads in the main Lua state; each thread's state gets its number as the
+-- global `wrk_thread` (a local here would shadow it: both threads would then send the
+-- same keys, and half of all messages would be retries).
+local threads = 0
 
 function setup(thread)
-  thread:set("thread_id", thread_id)
-  thread_id = thread_id + 1
+  thread:set("wrk_thread", threads)
+  threads = threads + 1
 end
 
 function init(args)
-  math.randomseed(thread_id * 7919 + os.time())
-  counter = thread_id * 100000000
+  math.randomseed(wrk_thread * 7919 + os.time())
+  counter = wrk_thread * 100000000
 end
 
 function request()

@@ -132,6 +132,81 @@ pub struct StorableMessage {
     pub attachment: Option<String>,
 }
 
+/// A stored message as a webhook event's `Data`: its API form without `File` and
+/// `Attachment`, borrowed from the batch so each event is serialised once, straight into
+/// its body. The fields are `MoMessage`'s (see `event_data_matches_the_record` below).
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct MoMessageEventData<'a> {
+    message_id: String,
+    device_id: &'a str,
+    message_type: &'a Option<String>,
+    recipients: &'a Option<String>,
+    message: &'a Option<String>,
+    position: &'a Option<Position>,
+    #[serde(serialize_with = "opt_int64::serialize")]
+    sequence_number: Option<i64>,
+    received_at_server: Timestamp,
+    sent_from_device: Option<Timestamp>,
+    emergency_state: &'a Option<String>,
+    properties: &'a BTreeMap<String, String>,
+    containing_geofences: &'a [GeofenceRef],
+    mime_type: &'a Option<String>,
+    filename: &'a Option<String>,
+    #[serde(rename = "ETag")]
+    etag: &'a str,
+}
+
+impl<'a> MoMessageEventData<'a> {
+    /// The record as stored with id `message_id` and the server's fields.
+    pub fn new(
+        record: &'a MoMessage,
+        message_id: i64,
+        device_id: &'a str,
+        received_at_server: Timestamp,
+        containing_geofences: &'a [GeofenceRef],
+        etag: &'a str,
+    ) -> Self {
+        // Destructured in full: a field added to `MoMessage` must be decided on here.
+        let MoMessage {
+            message_id: _,
+            device_id: _,
+            message_type,
+            recipients,
+            message,
+            attachment: _,
+            position,
+            sequence_number,
+            received_at_server: _,
+            sent_from_device,
+            emergency_state,
+            properties,
+            containing_geofences: _,
+            file: _,
+            mime_type,
+            filename,
+            etag: _,
+        } = record;
+        Self {
+            message_id: message_id.to_string(),
+            device_id,
+            message_type,
+            recipients,
+            message,
+            position,
+            sequence_number: *sequence_number,
+            received_at_server,
+            sent_from_device: *sent_from_device,
+            emergency_state,
+            properties,
+            containing_geofences,
+            mime_type,
+            filename,
+            etag,
+        }
+    }
+}
+
 /// Why a batch is refused: too large (413) or invalid (400). Nothing is stored either way.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BatchRejection {
@@ -283,6 +358,48 @@ fn check_message(i: usize, m: &MoMessage, v: &mut Validator) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn event_data_matches_the_record() {
+        let sent: Timestamp = "2026-03-01T10:00:00Z".parse().unwrap();
+        let received: Timestamp = "2026-03-01T10:00:02Z".parse().unwrap();
+        let geofences = vec![GeofenceRef {
+            geofence_id: "7".into(),
+            geofence_name: "Yard".into(),
+        }];
+        let record = MoMessage {
+            message_type: Some("CheckIn".into()),
+            recipients: Some("ops".into()),
+            message: Some("hello".into()),
+            attachment: Some("aGk=".into()),
+            position: Some(Position {
+                latitude: Some(51.5),
+                longitude: Some(-0.1),
+                ..Position::default()
+            }),
+            sequence_number: Some(9_007_199_254_740_993),
+            sent_from_device: Some(sent),
+            emergency_state: Some("None".into()),
+            properties: BTreeMap::from([("battery".into(), "42".into())]),
+            file: Some("aGVsbG8=".into()),
+            mime_type: Some("text/plain".into()),
+            filename: Some("a.txt".into()),
+            ..MoMessage::default()
+        };
+        let shown = MoMessage {
+            message_id: Some("12".into()),
+            device_id: Some("d1".into()),
+            received_at_server: Some(received),
+            containing_geofences: geofences.clone(),
+            etag: Some("\"e1\"".into()),
+            ..record.clone()
+        };
+        let data = MoMessageEventData::new(&record, 12, "d1", received, &geofences, "\"e1\"");
+        assert_eq!(
+            serde_json::to_value(&data).unwrap(),
+            super::super::webhook_event::event_data(&shown)
+        );
+    }
 
     fn message() -> MoMessage {
         MoMessage {

@@ -30,40 +30,74 @@ impl Category {
     }
 }
 
-/// One change, as POSTed to the tenant's webhook URLs.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "PascalCase")]
+/// One change, as POSTed to the tenant's webhook URLs: the envelope is rendered once,
+/// when the event is made, and every URL and every retry sends these bytes.
+#[derive(Debug, Clone)]
 pub struct WebhookEvent {
     pub id: String,
-    pub category: &'static str,
-    pub r#type: EventType,
-    pub tenant_code: String,
-    pub timestamp: Timestamp,
-    /// The record as the API shows it (no password, no photo, no MO `File`).
-    pub data: serde_json::Value,
+    pub at: Timestamp,
+    /// The device the change concerns, if any (kept on the delivery for filtering).
+    pub device_id: Option<String>,
+    /// The request body (what the signature covers).
+    pub body: String,
+}
+
+/// The envelope as serialised: `Data` borrowed, so a record is written straight into
+/// the body without an intermediate JSON value.
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct Envelope<'a, T: Serialize> {
+    id: &'a str,
+    category: &'static str,
+    r#type: EventType,
+    tenant_code: &'a str,
+    timestamp: Timestamp,
+    data: &'a T,
 }
 
 impl WebhookEvent {
-    pub fn new(
+    /// An event whose `Data` is `data` serialised as it is (the caller has left out what
+    /// must never leave; see `event_data`).
+    pub fn new<T: Serialize>(
+        category: Category,
+        kind: EventType,
+        tenant_code: &str,
+        at: Timestamp,
+        data: &T,
+        device_id: Option<String>,
+    ) -> Self {
+        let id = format!("evt_{}", uuid::Uuid::new_v4().simple());
+        let body = serde_json::to_string(&Envelope {
+            id: &id,
+            category: category.as_str(),
+            r#type: kind,
+            tenant_code,
+            timestamp: at,
+            data,
+        })
+        .unwrap_or_default();
+        Self {
+            id,
+            at,
+            device_id,
+            body,
+        }
+    }
+
+    /// An event whose `Data` is a record made by `event_data`; its `DeviceId` (if it
+    /// has one) is the device the event concerns.
+    pub fn from_value(
         category: Category,
         kind: EventType,
         tenant_code: &str,
         at: Timestamp,
         data: serde_json::Value,
     ) -> Self {
-        Self {
-            id: format!("evt_{}", uuid::Uuid::new_v4().simple()),
-            category: category.as_str(),
-            r#type: kind,
-            tenant_code: tenant_code.to_string(),
-            timestamp: at,
-            data,
-        }
-    }
-
-    /// The request body (what the signature covers).
-    pub fn body(&self) -> String {
-        serde_json::to_string(self).unwrap_or_default()
+        let device_id = data
+            .get("DeviceId")
+            .and_then(|d| d.as_str())
+            .map(str::to_string);
+        Self::new(category, kind, tenant_code, at, &data, device_id)
     }
 }
 
@@ -88,8 +122,8 @@ mod tests {
         let at: Timestamp = "2026-03-01T10:00:00Z".parse().unwrap();
         let data =
             event_data(&serde_json::json!({"Username": "a@b.co", "Password": "x", "Photo": "y"}));
-        let event = WebhookEvent::new(Category::User, EventType::Created, "1001", at, data);
-        let body: serde_json::Value = serde_json::from_str(&event.body()).unwrap();
+        let event = WebhookEvent::from_value(Category::User, EventType::Created, "1001", at, data);
+        let body: serde_json::Value = serde_json::from_str(&event.body).unwrap();
         assert_eq!(body["Category"], "User");
         assert_eq!(body["Type"], "Created");
         assert_eq!(body["TenantCode"], "1001");

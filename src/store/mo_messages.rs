@@ -222,6 +222,36 @@ impl Store {
             .transpose()
     }
 
+    /// Several of a device's messages by id (without files), in one query per 500: the
+    /// originals of a resent batch. Ids not found are absent from the answer.
+    pub async fn get_messages(
+        &self,
+        tenant_code: &str,
+        device_id: &str,
+        ids: &[i64],
+    ) -> StoreResult<HashMap<i64, MoMessage>> {
+        let mut found = HashMap::with_capacity(ids.len());
+        for chunk in ids.chunks(500) {
+            // `?`-style on SQLite (see `Backend::placeholders`): every parameter alike.
+            let sql = format!(
+                "SELECT {} FROM mo_messages WHERE tenant_code = {} AND device_id = {} AND id IN ({})",
+                columns(false),
+                self.backend.placeholders(1, 1),
+                self.backend.placeholders(2, 1),
+                self.backend.placeholders(3, chunk.len())
+            );
+            let mut query = sqlx::query(&sql).bind(tenant_code).bind(device_id);
+            for id in chunk {
+                query = query.bind(*id);
+            }
+            for row in query.fetch_all(&self.pool).await? {
+                let (message, cursor) = message_from_row(&row, false)?;
+                found.insert(cursor.id, message);
+            }
+        }
+        Ok(found)
+    }
+
     /// Deletes one message (`If-Match` honoured). Alerts and deliveries it caused stay:
     /// they are history of their own.
     pub async fn delete_message(

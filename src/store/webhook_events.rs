@@ -72,14 +72,21 @@ async fn emit_to(
     let at = now();
     let events: Vec<WebhookEvent> = data
         .into_iter()
-        .map(|d| WebhookEvent::new(category, kind, tenant_code, at, d))
+        .map(|d| WebhookEvent::from_value(category, kind, tenant_code, at, d))
         .collect();
-    let rows: Vec<(&WebhookEvent, &String, String)> = events
+    insert_events(tx, urls, to_tenant, &events).await
+}
+
+/// One `Pending` webhook delivery per event and URL.
+async fn insert_events(
+    tx: &mut Tx,
+    urls: &[String],
+    to_tenant: &str,
+    events: &[WebhookEvent],
+) -> StoreResult<usize> {
+    let rows: Vec<(&WebhookEvent, &String)> = events
         .iter()
-        .flat_map(|e| {
-            let body = e.body();
-            urls.iter().map(move |u| (e, u, body.clone()))
-        })
+        .flat_map(|e| urls.iter().map(move |u| (e, u)))
         .collect();
     for chunk in rows.chunks(CHUNK) {
         let values: Vec<String> = (0..chunk.len())
@@ -91,18 +98,17 @@ async fn emit_to(
             values.join(", ")
         );
         let mut query = sqlx::query(&sql);
-        for (event, url, body) in chunk {
-            let device = event.data.get("DeviceId").and_then(|d| d.as_str());
+        for (event, url) in chunk {
             query = query
                 .bind(to_tenant)
                 .bind(WEBHOOK)
                 .bind(url.as_str())
-                .bind(body.as_str())
+                .bind(event.body.as_str())
                 .bind(PENDING)
                 .bind(event.id.as_str())
-                .bind(device)
-                .bind(to_micros(at))
-                .bind(to_micros(at));
+                .bind(event.device_id.as_deref())
+                .bind(to_micros(event.at))
+                .bind(to_micros(event.at));
         }
         query.execute(&mut **tx).await?;
     }
@@ -155,6 +161,22 @@ impl WriteTx {
             data,
         )
         .await
+    }
+
+    /// Events already made (`WebhookEvent::new`) of `category`, for changes of
+    /// `tenant_code`, to the URLs of its `settings` that want them.
+    pub async fn emit_made_events(
+        &mut self,
+        settings: &WebhookSettings,
+        tenant_code: &str,
+        category: Category,
+        events: &[WebhookEvent],
+    ) -> StoreResult<usize> {
+        let urls = subscribed(settings, category);
+        if urls.is_empty() {
+            return Ok(0);
+        }
+        insert_events(&mut self.tx, &urls, tenant_code, events).await
     }
 
     /// Events of `category`/`kind` for changes of `tenant_code`, to its own settings.

@@ -137,6 +137,28 @@ async fn retries_are_stored_once(app: TestApp) {
     assert_eq!(again[2]["Duplicate"], false);
     assert_eq!(again[3]["Duplicate"], true);
     assert_eq!(again[3]["MessageId"], again[2]["MessageId"]);
+    // A resend is answered with the original as stored (read back, not the copy sent).
+    for i in 0..2 {
+        assert_eq!(again[i]["ReceivedAtServer"], first[i]["ReceivedAtServer"]);
+        assert_eq!(again[i]["ETag"], first[i]["ETag"]);
+    }
+    assert_eq!(count(&app, DEVICE).await, 3);
+    // The same stored message resent twice in one batch: both answered with it.
+    let twice = post_processed(
+        &app,
+        "1000",
+        DEVICE,
+        &json!([
+            position_report(8, "2026-03-01T10:00:01Z", 51.5, -0.12),
+            position_report(8, "2026-03-01T10:00:01Z", 51.5, -0.12)
+        ]),
+    )
+    .await;
+    for resent in twice.as_array().unwrap() {
+        assert_eq!(resent["Duplicate"], true);
+        assert_eq!(resent["MessageId"], first[1]["MessageId"]);
+        assert_eq!(resent["ReceivedAtServer"], first[1]["ReceivedAtServer"]);
+    }
     assert_eq!(count(&app, DEVICE).await, 3);
     // Same sequence number at another time is another message.
     post_processed(

@@ -10,11 +10,11 @@ use super::matching::{Changes, Context, Occurrence};
 use super::{Pipeline, ProcessedMessage, Triggered};
 use crate::domain::device::Device;
 use crate::domain::device_state::DeviceState;
-use crate::domain::mo_message::{GeofenceRef, MoMessage, StorableMessage};
+use crate::domain::mo_message::{GeofenceRef, MoMessageEventData, StorableMessage};
 use crate::domain::tenant::TenantNode;
 use crate::domain::time::now;
 use crate::domain::webhook::Category;
-use crate::domain::webhook_event::{EventType, event_data};
+use crate::domain::webhook_event::{EventType, WebhookEvent};
 use crate::services::stream::Payload;
 use crate::store::{IngestContext, NewMessage, StoreError, StoreResult, WriteTx};
 
@@ -130,28 +130,31 @@ impl Pipeline {
             .as_ref()
             .filter(|w| !ids.is_empty() && w.urls.iter().any(|u| u.wants(Category::MoMessage)))
         {
-            let data = (0..batch.len())
+            let at = now();
+            let events: Vec<WebhookEvent> = (0..batch.len())
                 .filter_map(|i| {
                     let slot = *placement[i].as_ref().ok()?;
-                    let record = MoMessage {
-                        message_id: Some(ids[slot].0.to_string()),
-                        device_id: Some(device_id.to_string()),
-                        received_at_server: Some(received),
-                        containing_geofences: inside[i].clone().unwrap_or_default(),
-                        etag: Some(ids[slot].1.clone()),
-                        ..batch[i].record.clone()
-                    };
-                    Some(event_data(&record))
+                    let (id, etag) = &ids[slot];
+                    let data = MoMessageEventData::new(
+                        &batch[i].record,
+                        *id,
+                        device_id,
+                        received,
+                        inside[i].as_deref().unwrap_or_default(),
+                        etag,
+                    );
+                    Some(WebhookEvent::new(
+                        Category::MoMessage,
+                        EventType::Created,
+                        &node.code,
+                        at,
+                        &data,
+                        Some(device_id.to_string()),
+                    ))
                 })
                 .collect();
             emitted = tx
-                .emit_events_with(
-                    webhooks,
-                    &node.code,
-                    Category::MoMessage,
-                    EventType::Created,
-                    data,
-                )
+                .emit_made_events(webhooks, &node.code, Category::MoMessage, &events)
                 .await?;
         }
 
@@ -230,6 +233,22 @@ impl Pipeline {
             changes,
         } = applied;
         let (node, device_id) = (&node, device_id.as_str());
+        // Retries of messages stored by earlier requests are answered with those
+        // originals, read in one query (a gateway may resend a whole batch).
+        let resent: Vec<i64> = placement
+            .iter()
+            .filter_map(|p| match p {
+                Err(Duplicate::Stored(id)) => Some(*id),
+                _ => None,
+            })
+            .collect();
+        let originals = if resent.is_empty() {
+            HashMap::new()
+        } else {
+            self.store
+                .get_messages(&node.code, device_id, &resent)
+                .await?
+        };
         let mut processed = Vec::with_capacity(batch.len());
         let mut payloads = Vec::new();
         for (i, m) in batch.into_iter().enumerate() {
@@ -243,11 +262,7 @@ impl Pipeline {
             };
             let mut record = match placement[i] {
                 // A retry of a message stored by an earlier request: answer with that one.
-                Err(Duplicate::Stored(_)) => self
-                    .store
-                    .get_message(&node.code, device_id, id, false)
-                    .await?
-                    .unwrap_or(m.record),
+                Err(Duplicate::Stored(_)) => originals.get(&id).cloned().unwrap_or(m.record),
                 _ => m.record,
             };
             record.message_id = Some(id.to_string());
