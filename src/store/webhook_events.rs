@@ -128,44 +128,10 @@ pub(super) async fn emit(
 }
 
 impl WriteTx {
-    /// Whether any URL of the tenant's settings wants `category` (so a caller can skip
-    /// building events nobody receives).
-    pub async fn wants_events(
-        &mut self,
-        tenant_code: &str,
-        category: Category,
-    ) -> StoreResult<bool> {
-        Ok(!subscribed_urls(&mut self.tx, tenant_code, category)
-            .await?
-            .is_empty())
-    }
-
-    /// Events of `category`/`kind` for changes of `tenant_code` to the URLs of its
-    /// `settings` (already read) that want them.
+    /// Events already made (`WebhookEvent::new`, `from_value`) of `category`, for
+    /// changes of `tenant_code`, to the URLs of its `settings` (already read) that want
+    /// them. Returns how many deliveries.
     pub async fn emit_events_with(
-        &mut self,
-        settings: &WebhookSettings,
-        tenant_code: &str,
-        category: Category,
-        kind: EventType,
-        data: Vec<serde_json::Value>,
-    ) -> StoreResult<usize> {
-        let urls = subscribed(settings, category);
-        emit_to(
-            &mut self.tx,
-            &urls,
-            tenant_code,
-            tenant_code,
-            category,
-            kind,
-            data,
-        )
-        .await
-    }
-
-    /// Events already made (`WebhookEvent::new`) of `category`, for changes of
-    /// `tenant_code`, to the URLs of its `settings` that want them.
-    pub async fn emit_made_events(
         &mut self,
         settings: &WebhookSettings,
         tenant_code: &str,

@@ -130,7 +130,6 @@ impl Pipeline {
             .as_ref()
             .filter(|w| !ids.is_empty() && w.urls.iter().any(|u| u.wants(Category::MoMessage)))
         {
-            let at = now();
             let events: Vec<WebhookEvent> = (0..batch.len())
                 .filter_map(|i| {
                     let slot = *placement[i].as_ref().ok()?;
@@ -147,14 +146,14 @@ impl Pipeline {
                         Category::MoMessage,
                         EventType::Created,
                         &node.code,
-                        at,
+                        received,
                         &data,
                         Some(device_id.to_string()),
                     ))
                 })
                 .collect();
             emitted = tx
-                .emit_made_events(webhooks, &node.code, Category::MoMessage, &events)
+                .emit_events_with(webhooks, &node.code, Category::MoMessage, &events)
                 .await?;
         }
 

@@ -16,7 +16,7 @@ use crate::domain::mt_message::{MtMessage, QUEUED};
 use crate::domain::tenant::TenantNode;
 use crate::domain::time::now;
 use crate::domain::webhook::{Category, WebhookSettings};
-use crate::domain::webhook_event::{EventType, event_data};
+use crate::domain::webhook_event::{EventType, WebhookEvent, event_data};
 use crate::services::recipients::{Match, Target, resolve_recipients};
 use crate::services::rules::{CompiledNotification, TenantRules};
 use crate::store::{AlertMatch, NewDelivery, StoreResult, WriteTx};
@@ -168,12 +168,18 @@ impl Pipeline {
                 "Geofences": geofence_names,
                 "Late": observation.late,
             });
+            let event = WebhookEvent::from_value(
+                Category::EventNotification,
+                EventType::Fired,
+                &context.node.code,
+                now(),
+                fired,
+            );
             tx.emit_events_with(
                 webhooks,
                 &context.node.code,
                 Category::EventNotification,
-                EventType::Fired,
-                vec![fired],
+                &[event],
             )
             .await?;
         }
