@@ -5,6 +5,7 @@
 use jiff::Timestamp;
 use serde::Serialize;
 
+use super::mo_message::{MoMessage, MoMessageEventData};
 use super::webhook::Category;
 
 /// What happened to the record.
@@ -31,15 +32,20 @@ impl Category {
 }
 
 /// One change, as POSTed to the tenant's webhook URLs: the envelope is rendered once,
-/// when the event is made, and every URL and every retry sends these bytes.
+/// when the event is made, and every URL and every retry sends these bytes — except a
+/// stored MO message's `Created` event (`for_stored_message`), whose envelope is rendered
+/// from the stored message whenever it is read (`message_event_body`), so ingest does
+/// not write every message twice.
 #[derive(Debug, Clone)]
 pub struct WebhookEvent {
     pub id: String,
     pub at: Timestamp,
     /// The device the change concerns, if any (kept on the delivery for filtering).
     pub device_id: Option<String>,
-    /// The request body (what the signature covers).
+    /// The request body (what the signature covers); empty when rendered on reading.
     pub body: String,
+    /// The stored MO message this event's `Data` is rendered from.
+    pub message_id: Option<i64>,
 }
 
 /// The envelope as serialised: `Data` borrowed, so a record is written straight into
@@ -66,21 +72,26 @@ impl WebhookEvent {
         data: &T,
         device_id: Option<String>,
     ) -> Self {
-        let id = format!("evt_{}", uuid::Uuid::new_v4().simple());
-        let body = serde_json::to_string(&Envelope {
-            id: &id,
-            category: category.as_str(),
-            r#type: kind,
-            tenant_code,
-            timestamp: at,
-            data,
-        })
-        .unwrap_or_default();
+        let id = new_event_id();
+        let body = render(&id, category, kind, tenant_code, at, data);
         Self {
             id,
             at,
             device_id,
             body,
+            message_id: None,
+        }
+    }
+
+    /// The `MoMessage`/`Created` event of stored message `message_id`: its body is
+    /// rendered from the stored message when the delivery is read (`message_event_body`).
+    pub fn for_stored_message(at: Timestamp, message_id: i64, device_id: &str) -> Self {
+        Self {
+            id: new_event_id(),
+            at,
+            device_id: Some(device_id.to_string()),
+            body: String::new(),
+            message_id: Some(message_id),
         }
     }
 
@@ -99,6 +110,58 @@ impl WebhookEvent {
             .map(str::to_string);
         Self::new(category, kind, tenant_code, at, &data, device_id)
     }
+}
+
+fn new_event_id() -> String {
+    format!("evt_{}", uuid::Uuid::new_v4().simple())
+}
+
+fn render<T: Serialize>(
+    id: &str,
+    category: Category,
+    kind: EventType,
+    tenant_code: &str,
+    at: Timestamp,
+    data: &T,
+) -> String {
+    serde_json::to_string(&Envelope {
+        id,
+        category: category.as_str(),
+        r#type: kind,
+        tenant_code,
+        timestamp: at,
+        data,
+    })
+    .unwrap_or_default()
+}
+
+/// The body of a stored message's `Created` event (`WebhookEvent::for_stored_message`):
+/// the same bytes on every read, so every retry carries the same signature. `message`
+/// is the stored message as the API shows it (None: deleted since; `Data` is then null).
+pub fn message_event_body(
+    event_id: &str,
+    tenant_code: &str,
+    at: Timestamp,
+    message: Option<&MoMessage>,
+) -> String {
+    let data = message.and_then(|m| {
+        Some(MoMessageEventData::new(
+            m,
+            m.message_id.as_deref()?.parse().ok()?,
+            m.device_id.as_deref()?,
+            m.received_at_server?,
+            &m.containing_geofences,
+            m.etag.as_deref()?,
+        ))
+    });
+    render(
+        event_id,
+        Category::MoMessage,
+        EventType::Created,
+        tenant_code,
+        at,
+        &data,
+    )
 }
 
 /// A record as an event's `Data`: its API form, without what must never leave (the

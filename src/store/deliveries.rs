@@ -5,6 +5,7 @@ use jiff::Timestamp;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
+use super::webhook_events::MessageEvent;
 use super::{Store, StoreResult, WriteTx, from_micros, to_micros};
 use crate::domain::delivery::Delivery;
 
@@ -123,7 +124,11 @@ impl Store {
             .bind(i64::from(f.limit))
             .fetch_all(&self.pool)
             .await?;
-        rows.iter().map(delivery_from_row).collect()
+        let deliveries = rows
+            .iter()
+            .map(delivery_from_row)
+            .collect::<StoreResult<_>>()?;
+        self.with_message_bodies(deliveries).await
     }
 
     pub async fn get_delivery(&self, tenant_code: &str, id: i64) -> StoreResult<Option<Delivery>> {
@@ -134,6 +139,36 @@ impl Store {
             .bind(id)
             .fetch_optional(&self.pool)
             .await?;
-        row.as_ref().map(delivery_from_row).transpose()
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        let shown = self
+            .with_message_bodies(vec![delivery_from_row(&row)?])
+            .await?;
+        Ok(shown.into_iter().next())
+    }
+
+    /// `deliveries` with the bodies of stored messages' webhook events rendered (see
+    /// `webhook_events.rs`).
+    pub(super) async fn with_message_bodies(
+        &self,
+        mut deliveries: Vec<Delivery>,
+    ) -> StoreResult<Vec<Delivery>> {
+        self.fill_message_bodies(
+            &mut deliveries,
+            |d| {
+                MessageEvent::of(
+                    d.channel.as_deref().unwrap_or_default(),
+                    d.body.as_deref().unwrap_or_default(),
+                    d.message_id.as_deref().and_then(|id| id.parse().ok()),
+                    d.event_id.as_deref(),
+                    d.tenant_code.as_deref().unwrap_or_default(),
+                    d.created_at?,
+                )
+            },
+            |d, body| d.body = Some(body),
+        )
+        .await?;
+        Ok(deliveries)
     }
 }

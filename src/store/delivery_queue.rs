@@ -15,6 +15,7 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::deliveries::delivery_from_row;
+use super::webhook_events::MessageEvent;
 use super::{Backend, Store, StoreError, StoreResult, from_micros, to_micros};
 use crate::domain::delivery::{self, Delivery};
 use crate::domain::retry::Settlement;
@@ -29,6 +30,7 @@ pub struct ClaimedDelivery {
     pub subject: Option<String>,
     pub body: String,
     pub event_id: Option<String>,
+    pub message_id: Option<i64>,
     /// This attempt's number (1 for the first).
     pub attempt: u32,
     pub created_at: Timestamp,
@@ -57,6 +59,7 @@ fn claimed_from_row(row: &AnyRow) -> StoreResult<ClaimedDelivery> {
         subject: row.try_get("subject")?,
         body: row.try_get("body")?,
         event_id: row.try_get("event_id")?,
+        message_id: row.try_get("message_id")?,
         attempt: u32::try_from(attempts).unwrap_or(u32::MAX),
         created_at,
         queued_at,
@@ -130,8 +133,8 @@ impl Store {
                  WHERE status = 'Pending' AND next_attempt_at <= $3
                    AND (lease_until IS NULL OR lease_until <= $3)
                  ORDER BY next_attempt_at LIMIT $4{skip_locked})
-             RETURNING id, tenant_code, channel, target, subject, body, event_id, attempts,
-                 created_at, queued_at"
+             RETURNING id, tenant_code, channel, target, subject, body, event_id, message_id,
+                 attempts, created_at, queued_at"
         );
         let mut tx = self.begin_write().await?;
         let rows = sqlx::query(&sql)
@@ -147,6 +150,21 @@ impl Store {
             .map(claimed_from_row)
             .collect::<StoreResult<Vec<_>>>()?;
         claimed.sort_by_key(|d| d.id);
+        self.fill_message_bodies(
+            &mut claimed,
+            |d| {
+                MessageEvent::of(
+                    &d.channel,
+                    &d.body,
+                    d.message_id,
+                    d.event_id.as_deref(),
+                    &d.tenant_code,
+                    d.created_at,
+                )
+            },
+            |d, body| d.body = body,
+        )
+        .await?;
         Ok(claimed)
     }
 
@@ -236,7 +254,11 @@ impl Store {
         .await?;
         let shown = delivery_from_row(&row)?;
         tx.commit().await?;
-        Ok(Some(shown))
+        Ok(self
+            .with_message_bodies(vec![shown])
+            .await?
+            .into_iter()
+            .next())
     }
 
     /// Deliveries that are work or need attention, by channel and status (not `Sent` or

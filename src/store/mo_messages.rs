@@ -225,25 +225,33 @@ impl Store {
             .transpose()
     }
 
-    /// Several of a device's messages by id (without files), in one query per 500: the
-    /// originals of a resent batch. Ids not found are absent from the answer.
+    /// Several of a tenant's messages by id (without files), of one device when
+    /// `device_id` is given, in one query per 500: the originals of a resent batch, the
+    /// messages webhook events are rendered from. Ids not found are absent.
     pub async fn get_messages(
         &self,
         tenant_code: &str,
-        device_id: &str,
+        device_id: Option<&str>,
         ids: &[i64],
     ) -> StoreResult<HashMap<i64, MoMessage>> {
         let mut found = HashMap::with_capacity(ids.len());
+        let device_filter = match device_id {
+            Some(_) => format!(" AND device_id = {}", self.backend.placeholders(2, 1)),
+            None => String::new(),
+        };
+        let first_id = if device_id.is_some() { 3 } else { 2 };
         for chunk in ids.chunks(500) {
             // `?`-style on SQLite (see `Backend::placeholders`): every parameter alike.
             let sql = format!(
-                "SELECT {} FROM mo_messages WHERE tenant_code = {} AND device_id = {} AND id IN ({})",
+                "SELECT {} FROM mo_messages WHERE tenant_code = {}{device_filter} AND id IN ({})",
                 columns(false),
                 self.backend.placeholders(1, 1),
-                self.backend.placeholders(2, 1),
-                self.backend.placeholders(3, chunk.len())
+                self.backend.placeholders(first_id, chunk.len())
             );
-            let mut query = sqlx::query(&sql).bind(tenant_code).bind(device_id);
+            let mut query = sqlx::query(&sql).bind(tenant_code);
+            if let Some(device_id) = device_id {
+                query = query.bind(device_id);
+            }
             for id in chunk {
                 query = query.bind(*id);
             }

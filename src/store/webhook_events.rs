@@ -1,16 +1,24 @@
 //! Webhook events into the outbox: written by the transaction that makes the change, as
 //! one `Webhook` delivery per subscribed URL of the tenant's settings (the delivery worker
 //! sends them). No settings, or no URL wanting the category: nothing is written.
+//!
+//! A stored MO message's `Created` event is written without its body (`body` empty,
+//! `message_id` set): the body is rendered from the message whenever the delivery is
+//! read (`Store::render_message_events`), so ingest writes each message once.
 
-use super::{StoreResult, Tx, WriteTx, from_doc, to_micros};
+use std::collections::BTreeMap;
+
+use jiff::Timestamp;
+
+use super::{Store, StoreResult, Tx, WriteTx, from_doc, to_micros};
 use crate::domain::delivery::{PENDING, WEBHOOK};
 use crate::domain::time::now;
 use crate::domain::webhook::{Category, WebhookSettings};
-use crate::domain::webhook_event::{EventType, WebhookEvent};
+use crate::domain::webhook_event::{EventType, WebhookEvent, message_event_body};
 
 /// Rows per INSERT, and the values of each.
 const CHUNK: usize = 200;
-const COLUMNS: usize = 9;
+const COLUMNS: usize = 10;
 
 /// The URLs of `tenant_code`'s settings subscribed to `category`.
 async fn subscribed_urls(
@@ -94,7 +102,7 @@ async fn insert_events(
             .collect();
         let sql = format!(
             "INSERT INTO deliveries (tenant_code, channel, target, body, status, event_id,
-                device_id, created_at, next_attempt_at) VALUES {}",
+                device_id, created_at, next_attempt_at, message_id) VALUES {}",
             values.join(", ")
         );
         let mut query = sqlx::query(&sql);
@@ -108,7 +116,8 @@ async fn insert_events(
                 .bind(event.id.as_str())
                 .bind(event.device_id.as_deref())
                 .bind(to_micros(event.at))
-                .bind(to_micros(event.at));
+                .bind(to_micros(event.at))
+                .bind(event.message_id);
         }
         query.execute(&mut **tx).await?;
     }
@@ -154,5 +163,84 @@ impl WriteTx {
         data: Vec<serde_json::Value>,
     ) -> StoreResult<usize> {
         emit_events(&mut self.tx, tenant_code, tenant_code, category, kind, data).await
+    }
+}
+
+/// A webhook delivery of a stored message's event, its body to render on reading.
+pub(super) struct MessageEvent {
+    pub message_id: i64,
+    pub event_id: String,
+    pub tenant_code: String,
+    pub at: Timestamp,
+}
+
+impl MessageEvent {
+    /// Whether a delivery row is one (a webhook without a body, naming its message).
+    pub(super) fn of(
+        channel: &str,
+        body: &str,
+        message_id: Option<i64>,
+        event_id: Option<&str>,
+        tenant_code: &str,
+        at: Timestamp,
+    ) -> Option<Self> {
+        (channel == WEBHOOK && body.is_empty()).then_some(())?;
+        Some(Self {
+            message_id: message_id?,
+            event_id: event_id?.to_string(),
+            tenant_code: tenant_code.to_string(),
+            at,
+        })
+    }
+}
+
+impl Store {
+    /// Renders the body of each of `items` that is a stored message's event (`event`
+    /// says which, `set_body` puts it in place).
+    pub(super) async fn fill_message_bodies<T>(
+        &self,
+        items: &mut [T],
+        event: impl Fn(&T) -> Option<MessageEvent>,
+        set_body: impl Fn(&mut T, String),
+    ) -> StoreResult<()> {
+        let (positions, events): (Vec<usize>, Vec<MessageEvent>) = items
+            .iter()
+            .enumerate()
+            .filter_map(|(i, item)| Some((i, event(item)?)))
+            .unzip();
+        if events.is_empty() {
+            return Ok(());
+        }
+        let bodies = self.render_message_events(&events).await?;
+        for (i, body) in positions.into_iter().zip(bodies) {
+            set_body(&mut items[i], body);
+        }
+        Ok(())
+    }
+
+    /// The bodies of `events`, in order, from their messages (one query per tenant).
+    async fn render_message_events(&self, events: &[MessageEvent]) -> StoreResult<Vec<String>> {
+        let mut by_tenant: BTreeMap<&str, Vec<i64>> = BTreeMap::new();
+        for event in events {
+            by_tenant
+                .entry(&event.tenant_code)
+                .or_default()
+                .push(event.message_id);
+        }
+        let mut messages = BTreeMap::new();
+        for (tenant_code, mut ids) in by_tenant {
+            ids.sort_unstable();
+            ids.dedup();
+            for (id, message) in self.get_messages(tenant_code, None, &ids).await? {
+                messages.insert((tenant_code, id), message);
+            }
+        }
+        Ok(events
+            .iter()
+            .map(|e| {
+                let message = messages.get(&(e.tenant_code.as_str(), e.message_id));
+                message_event_body(&e.event_id, &e.tenant_code, e.at, message)
+            })
+            .collect())
     }
 }

@@ -224,6 +224,30 @@ async fn messages_and_matches_become_events(app: TestApp) {
         processed[1]["Notifications"][0]["AlertId"]
     );
     assert_eq!(fired["Alert"]["Status"], "Open");
+
+    // A stored message's event is rendered from the message on every read: its Data is
+    // the message as the API shows it (without File), the same bytes each time (the
+    // signature covers them). Deleted before it was sent, the event still goes out,
+    // with Data null.
+    let path = format!(
+        "/V2/1000/devices/hooked-2/momessages/{}",
+        processed[0]["MessageId"].as_str().unwrap()
+    );
+    let mut stored = app.admin.get_json(&path).await;
+    for private in ["File", "Attachment"] {
+        stored.as_object_mut().unwrap().remove(private);
+    }
+    assert_eq!(message, &stored);
+    let again = self::events(&app, "1000").await;
+    for (first, second) in events.iter().zip(&again) {
+        assert_eq!(first.0["Body"], second.0["Body"]);
+    }
+    assert_eq!(app.admin.delete(&path).await.status(), StatusCode::OK);
+    let after = self::events(&app, "1000").await;
+    assert_eq!(after[0].1["Id"], events[0].1["Id"]);
+    assert_eq!(after[0].1["Category"], "MoMessage");
+    assert_eq!(after[0].1["Data"], Value::Null);
+    assert_eq!(after[2].1["Data"], events[2].1["Data"]);
 }
 
 async fn only_subscribed_urls_get_events_and_failed_writes_none(app: TestApp) {

@@ -10,11 +10,11 @@ use super::matching::{Changes, Context, Occurrence};
 use super::{Pipeline, ProcessedMessage, Triggered};
 use crate::domain::device::Device;
 use crate::domain::device_state::DeviceState;
-use crate::domain::mo_message::{GeofenceRef, MoMessageEventData, StorableMessage};
+use crate::domain::mo_message::{GeofenceRef, StorableMessage};
 use crate::domain::tenant::TenantNode;
 use crate::domain::time::now;
 use crate::domain::webhook::Category;
-use crate::domain::webhook_event::{EventType, WebhookEvent};
+use crate::domain::webhook_event::WebhookEvent;
 use crate::services::stream::Payload;
 use crate::store::{IngestContext, NewMessage, StoreError, StoreResult, WriteTx};
 
@@ -130,27 +130,11 @@ impl Pipeline {
             .as_ref()
             .filter(|w| !ids.is_empty() && w.urls.iter().any(|u| u.wants(Category::MoMessage)))
         {
-            let events: Vec<WebhookEvent> = (0..batch.len())
-                .filter_map(|i| {
-                    let slot = *placement[i].as_ref().ok()?;
-                    let (id, etag) = &ids[slot];
-                    let data = MoMessageEventData::new(
-                        &batch[i].record,
-                        *id,
-                        device_id,
-                        received,
-                        inside[i].as_deref().unwrap_or_default(),
-                        etag,
-                    );
-                    Some(WebhookEvent::new(
-                        Category::MoMessage,
-                        EventType::Created,
-                        &node.code,
-                        received,
-                        &data,
-                        Some(device_id.to_string()),
-                    ))
-                })
+            // Rendered from the stored message when the delivery is read.
+            let events: Vec<WebhookEvent> = placement
+                .iter()
+                .filter_map(|p| p.as_ref().ok())
+                .map(|slot| WebhookEvent::for_stored_message(received, ids[*slot].0, device_id))
                 .collect();
             emitted = tx
                 .emit_events_with(webhooks, &node.code, Category::MoMessage, &events)
@@ -245,7 +229,7 @@ impl Pipeline {
             HashMap::new()
         } else {
             self.store
-                .get_messages(&node.code, device_id, &resent)
+                .get_messages(&node.code, Some(device_id), &resent)
                 .await?
         };
         let mut processed = Vec::with_capacity(batch.len());
