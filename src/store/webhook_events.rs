@@ -4,7 +4,7 @@
 //!
 //! A stored MO message's `Created` event is written without its body (`body` empty,
 //! `message_id` set): the body is rendered from the message whenever the delivery is
-//! read (`Store::render_message_events`), so ingest writes each message once.
+//! read (`Store::fill_message_bodies`), so ingest writes each message once.
 
 use std::collections::BTreeMap;
 
