@@ -31,6 +31,7 @@ mod reports;
 pub mod request_context;
 mod risk_regions;
 mod stream;
+mod strict_top_level;
 mod tenants;
 mod users;
 mod webhooks;

@@ -2,7 +2,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use crate::backend_tests;
-use crate::common::{TestApp, assert_not_found, assert_problem};
+use crate::common::{TestApp, assert_not_found, assert_problem, problem_fields};
 
 backend_tests!(
     unknown_routes_and_methods_are_problems,
@@ -18,6 +18,7 @@ backend_tests!(
     ieee754_parameter_is_echoed,
     metrics_are_exported,
     data_and_tokens_survive_a_restart,
+    an_array_is_not_a_record,
 );
 
 async fn unknown_routes_and_methods_are_problems(app: TestApp) {
@@ -452,4 +453,60 @@ async fn data_and_tokens_survive_a_restart(app: TestApp) {
     // Bootstrapping again created no second administrator.
     let admins = app.admin.get_json("/V2/1000/users").await;
     assert_eq!(admins.as_array().unwrap().len(), 1);
+}
+
+/// serde would read a record from an array, item by item in field order; the API does
+/// not: an array where the operation takes a record is a 400 naming the body, and
+/// nothing is stored. Operations that take a list still take an array.
+async fn an_array_is_not_a_record(app: TestApp) {
+    let webhooks = || async {
+        let response = app.admin.get("/V2/1000/webhooks").await;
+        (response.status(), response.text().await.unwrap())
+    };
+    let webhooks_before = webhooks().await;
+    let cases = [
+        (Method::POST, "/V2/1000/groups", json!(["Vans"])),
+        (
+            Method::POST,
+            "/V2/1000/users",
+            json!(["array@example.com", "Password-1234"]),
+        ),
+        (
+            Method::POST,
+            "/V2/1000/devices",
+            json!(["array-1", "InReach"]),
+        ),
+        (
+            Method::PUT,
+            "/V2/1000/webhooks",
+            json!([[{"Url": "https://example.com/hook", "Device": true}]]),
+        ),
+    ];
+    for (method, path, body) in cases {
+        let response = app
+            .admin
+            .request(method.clone(), path)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        let problem = assert_problem(response, 400, "validation_failed").await;
+        assert_eq!(problem_fields(&problem), ["body"], "{method} {path}");
+        let message = problem["errors"][0]["message"].as_str().unwrap_or_default();
+        assert!(message.contains("sequence"), "{method} {path}: {problem:#}");
+    }
+    assert_eq!(app.admin.get_json("/V2/1000/groups").await, json!([]));
+    assert_eq!(app.admin.get_json("/V2/1000/devices").await, json!([]));
+    let users = app.admin.get_json("/V2/1000/users").await;
+    assert_eq!(users.as_array().map(Vec::len), Some(1), "{users:#}");
+    assert_eq!(webhooks().await, webhooks_before);
+
+    // An operation that takes a list (JSON Patch) still takes an array.
+    let (user, _) = app.create_user("1000", "listed@example.com", "User").await;
+    let patch = json!([{"op": "replace", "path": "/FirstName", "value": "Ada"}]);
+    let response = app
+        .admin
+        .patch(&format!("/V2/1000/users/{user}"), &patch)
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
 }

@@ -276,7 +276,7 @@ async fn bad_messages_and_patches_change_nothing(app: TestApp) {
             vec!["Parameters"],
         ),
         (json!({"Type": 7}), vec!["Type"]),
-        (json!([{"Type": "Call"}]), vec!["[0]"]),
+        (json!([{"Type": "Call"}]), vec!["body"]),
     ] {
         let response = app.admin.post(&path, &body).await;
         let problem = assert_problem(response, 400, "validation_failed").await;
