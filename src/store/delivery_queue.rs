@@ -8,6 +8,7 @@
 //! claims. Settling is fenced by the lease owner: a process whose lease was taken over
 //! cannot overwrite the newer attempt's outcome.
 
+use std::collections::HashSet;
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
@@ -105,6 +106,10 @@ fn settled_columns(settlement: &Settlement) -> SettledColumns<'_> {
     }
 }
 
+/// Outcomes settled by one statement, and the parameters of each.
+const SETTLE_CHUNK: usize = 500;
+const SETTLE_COLUMNS: usize = 6;
+
 fn plus(at: Timestamp, d: Duration) -> Timestamp {
     SignedDuration::try_from(d)
         .ok()
@@ -169,38 +174,71 @@ impl Store {
     }
 
     /// Records the outcomes of `owner`'s attempts (delivery id, settlement) and releases
-    /// their leases, in one transaction: one commit (one fsync on SQLite) per worker step
-    /// instead of one per delivery, which left the ingest writer waiting behind the
-    /// worker. Returns, in order, whether each lease was still `owner`'s: when it was not
-    /// (the row was reclaimed after the lease ran out), the newer holder's outcome stands.
+    /// their leases, in one transaction of one statement per `SETTLE_CHUNK` outcomes: one
+    /// commit (one fsync on SQLite) and one round trip per worker step instead of one per
+    /// delivery, which held the single SQLite writer (and so ingest) for the whole step.
+    /// Returns, in order, whether each lease was still `owner`'s: when it was not (the row
+    /// was reclaimed after the lease ran out), the newer holder's outcome stands.
     pub async fn settle_deliveries(
         &self,
         owner: &str,
         settlements: &[(i64, Settlement)],
     ) -> StoreResult<Vec<bool>> {
         let mut tx = self.begin_write().await?;
-        let mut settled = Vec::with_capacity(settlements.len());
-        for (id, settlement) in settlements {
-            let (status, sent_at, provider_id, error, next) = settled_columns(settlement);
-            let result = sqlx::query(
-                "UPDATE deliveries SET status = $1, sent_at = $2, provider_id = $3,
-                     last_error = COALESCE($4, last_error), next_attempt_at = $5,
+        let mut ours = HashSet::with_capacity(settlements.len());
+        for chunk in settlements.chunks(SETTLE_CHUNK) {
+            // CASTs give the parameters their types on PostgreSQL (a VALUES list has no
+            // column to infer them from); the CTE names the columns on both backends.
+            let p = |i: usize| self.backend.placeholders(i, 1);
+            let rows: Vec<String> = (0..chunk.len())
+                .map(|r| {
+                    let first = r * SETTLE_COLUMNS + 1;
+                    format!(
+                        "(CAST({} AS BIGINT), CAST({} AS TEXT), CAST({} AS BIGINT), \
+                         CAST({} AS TEXT), CAST({} AS TEXT), CAST({} AS BIGINT))",
+                        p(first),
+                        p(first + 1),
+                        p(first + 2),
+                        p(first + 3),
+                        p(first + 4),
+                        p(first + 5)
+                    )
+                })
+                .collect();
+            let sql = format!(
+                "WITH outcome (id, status, sent_at, provider_id, last_error, next_attempt_at)
+                     AS (VALUES {})
+                 UPDATE deliveries SET status = outcome.status, sent_at = outcome.sent_at,
+                     provider_id = outcome.provider_id,
+                     last_error = COALESCE(outcome.last_error, deliveries.last_error),
+                     next_attempt_at = outcome.next_attempt_at,
                      lease_owner = NULL, lease_until = NULL
-                 WHERE id = $6 AND lease_owner = $7",
-            )
-            .bind(status)
-            .bind(sent_at.map(to_micros))
-            .bind(provider_id)
-            .bind(error)
-            .bind(next.map(to_micros))
-            .bind(*id)
-            .bind(owner)
-            .execute(&mut *tx)
-            .await?;
-            settled.push(result.rows_affected() == 1);
+                 FROM outcome
+                 WHERE deliveries.id = outcome.id AND deliveries.lease_owner = {}
+                 RETURNING deliveries.id",
+                rows.join(", "),
+                p(chunk.len() * SETTLE_COLUMNS + 1)
+            );
+            let mut query = sqlx::query(&sql);
+            for (id, settlement) in chunk {
+                let (status, sent_at, provider_id, error, next) = settled_columns(settlement);
+                query = query
+                    .bind(*id)
+                    .bind(status)
+                    .bind(sent_at.map(to_micros))
+                    .bind(provider_id)
+                    .bind(error)
+                    .bind(next.map(to_micros));
+            }
+            for row in query.bind(owner).fetch_all(&mut *tx).await? {
+                ours.insert(row.try_get::<i64, _>(0)?);
+            }
         }
         tx.commit().await?;
-        Ok(settled)
+        Ok(settlements
+            .iter()
+            .map(|(id, _)| ours.contains(id))
+            .collect())
     }
 
     /// Puts a `Failed`, `Expired` or `NotConfigured` delivery back in the queue, due now,

@@ -12,6 +12,7 @@ use crate::common::{ADMIN_EMAIL, ADMIN_PASSWORD, Backend, Client, TestDatabase};
 use crate::durability::start_with;
 use crate::mo_messages::{DEVICE, position_report};
 use crate::peers::{Received, Receiver};
+use safetrack::domain::retry::Settlement;
 
 /// Fast retries, and a short lease so a killed process's claims come back quickly.
 const FLAGS: [&str; 5] = [
@@ -207,4 +208,90 @@ async fn two_processes_send_each_delivery_once() {
     let twice: Vec<_> = per_id.iter().filter(|(_, n)| **n > 1).collect();
     assert!(twice.is_empty(), "sent more than once: {twice:?}");
     assert_eq!(got.len(), 1000);
+}
+
+/// Settling is fenced by the lease: when a worker's lease ran out and another worker took
+/// the delivery over, the first worker's outcome is refused and the newer one stands.
+/// Outcomes of several deliveries settle together, each answered in order.
+async fn a_taken_over_lease_keeps_the_newer_outcome(backend: Backend) {
+    let Some(database) = TestDatabase::create(backend).await else {
+        return;
+    };
+    let queuing_flags: Vec<&str> = FLAGS
+        .iter()
+        .copied()
+        .chain(["--delivery-workers", "0"])
+        .collect();
+    let server = start_with(&database.url, &queuing_flags).await;
+    let admin = Client::new(&server.base, Some((ADMIN_EMAIL, ADMIN_PASSWORD)));
+    setup(&admin, 9).await;
+    post_messages(&[&admin], 1, 3).await;
+
+    let store = safetrack::app::open_store(&database.url)
+        .await
+        .expect("open store");
+    let start = safetrack::domain::time::now();
+    // Worker a's lease ends at once; worker b, a second later, takes one delivery over.
+    let first = store
+        .claim_due_deliveries("worker-a", start, Duration::ZERO, 10)
+        .await
+        .expect("claim");
+    assert_eq!(first.len(), 3);
+    let later = start + jiff::SignedDuration::from_secs(1);
+    let second = store
+        .claim_due_deliveries("worker-b", later, Duration::from_secs(60), 1)
+        .await
+        .expect("claim");
+    assert_eq!(second.len(), 1);
+    let taken = second[0].id;
+
+    let sent = Settlement::Sent {
+        at: later,
+        provider_id: None,
+    };
+    let outcomes: Vec<(i64, Settlement)> = first.iter().map(|d| (d.id, sent.clone())).collect();
+    let ours = store
+        .settle_deliveries("worker-a", &outcomes)
+        .await
+        .expect("settle");
+    let expected: Vec<bool> = first.iter().map(|d| d.id != taken).collect();
+    assert_eq!(
+        ours, expected,
+        "a's outcome counts only where a still holds the lease"
+    );
+    let gone = Settlement::Failed {
+        error: "HTTP 410 Gone".into(),
+    };
+    let ours = store
+        .settle_deliveries("worker-b", &[(taken, gone)])
+        .await
+        .expect("settle");
+    assert_eq!(ours, [true]);
+    store.close().await;
+
+    let listed = admin.get_json("/V2/1000/deliveries?channel=Webhook").await;
+    let listed = listed.as_array().unwrap();
+    assert_eq!(listed.len(), 3);
+    for d in listed {
+        let id: i64 = d["DeliveryId"].as_str().unwrap().parse().unwrap();
+        if id == taken {
+            assert_eq!(d["Status"], "Failed", "{d:#}");
+            assert_eq!(d["LastError"], "HTTP 410 Gone");
+            assert_eq!(d["Attempts"], 2);
+        } else {
+            assert_eq!(d["Status"], "Sent", "{d:#}");
+            assert!(d["SentAt"].is_string(), "{d:#}");
+            assert_eq!(d["Attempts"], 1);
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_a_taken_over_lease_keeps_the_newer_outcome() {
+    a_taken_over_lease_keeps_the_newer_outcome(Backend::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_a_taken_over_lease_keeps_the_newer_outcome() {
+    a_taken_over_lease_keeps_the_newer_outcome(Backend::Postgres).await;
 }
