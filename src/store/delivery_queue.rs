@@ -106,9 +106,10 @@ fn settled_columns(settlement: &Settlement) -> SettledColumns<'_> {
     }
 }
 
-/// Outcomes settled by one statement, and the parameters of each.
+/// Outcomes settled by one statement, and the type of each of an outcome's parameters
+/// (id, status, sent_at, provider_id, last_error, next_attempt_at).
 const SETTLE_CHUNK: usize = 500;
-const SETTLE_COLUMNS: usize = 6;
+const SETTLE_TYPES: [&str; 6] = ["BIGINT", "TEXT", "BIGINT", "TEXT", "TEXT", "BIGINT"];
 
 fn plus(at: Timestamp, d: Duration) -> Timestamp {
     SignedDuration::try_from(d)
@@ -189,20 +190,17 @@ impl Store {
         for chunk in settlements.chunks(SETTLE_CHUNK) {
             // CASTs give the parameters their types on PostgreSQL (a VALUES list has no
             // column to infer them from); the CTE names the columns on both backends.
-            let p = |i: usize| self.backend.placeholders(i, 1);
             let rows: Vec<String> = (0..chunk.len())
                 .map(|r| {
-                    let first = r * SETTLE_COLUMNS + 1;
-                    format!(
-                        "(CAST({} AS BIGINT), CAST({} AS TEXT), CAST({} AS BIGINT), \
-                         CAST({} AS TEXT), CAST({} AS TEXT), CAST({} AS BIGINT))",
-                        p(first),
-                        p(first + 1),
-                        p(first + 2),
-                        p(first + 3),
-                        p(first + 4),
-                        p(first + 5)
-                    )
+                    let cells: Vec<String> = SETTLE_TYPES
+                        .iter()
+                        .enumerate()
+                        .map(|(c, ty)| {
+                            let at = r * SETTLE_TYPES.len() + c + 1;
+                            format!("CAST({} AS {ty})", self.backend.placeholders(at, 1))
+                        })
+                        .collect();
+                    format!("({})", cells.join(", "))
                 })
                 .collect();
             let sql = format!(
@@ -217,7 +215,8 @@ impl Store {
                  WHERE deliveries.id = outcome.id AND deliveries.lease_owner = {}
                  RETURNING deliveries.id",
                 rows.join(", "),
-                p(chunk.len() * SETTLE_COLUMNS + 1)
+                self.backend
+                    .placeholders(chunk.len() * SETTLE_TYPES.len() + 1, 1)
             );
             let mut query = sqlx::query(&sql);
             for (id, settlement) in chunk {

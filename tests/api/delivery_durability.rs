@@ -6,13 +6,13 @@ use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use reqwest::StatusCode;
+use safetrack::domain::retry::Settlement;
 use serde_json::{Value, json};
 
 use crate::common::{ADMIN_EMAIL, ADMIN_PASSWORD, Backend, Client, TestDatabase};
 use crate::durability::start_with;
 use crate::mo_messages::{DEVICE, position_report};
 use crate::peers::{Received, Receiver};
-use safetrack::domain::retry::Settlement;
 
 /// Fast retries, and a short lease so a killed process's claims come back quickly.
 const FLAGS: [&str; 5] = [
@@ -22,6 +22,15 @@ const FLAGS: [&str; 5] = [
     "--delivery-lease-seconds",
     "2",
 ];
+
+/// FLAGS for a process that queues deliveries and never sends them.
+fn queuing_flags() -> Vec<&'static str> {
+    FLAGS
+        .iter()
+        .copied()
+        .chain(["--delivery-workers", "0"])
+        .collect()
+}
 
 async fn setup(admin: &Client, hook_port: u16) {
     let response = admin
@@ -136,12 +145,7 @@ async fn a_queuing_process_never_sends(backend: Backend) {
         return;
     };
     let receiver = Receiver::start().await;
-    let queuing_flags: Vec<&str> = FLAGS
-        .iter()
-        .copied()
-        .chain(["--delivery-workers", "0"])
-        .collect();
-    let mut queuing = start_with(&database.url, &queuing_flags).await;
+    let mut queuing = start_with(&database.url, &queuing_flags()).await;
     let admin = Client::new(&queuing.base, Some((ADMIN_EMAIL, ADMIN_PASSWORD)));
     setup(&admin, receiver.port()).await;
     post_messages(&[&admin], 1, 100).await;
@@ -217,13 +221,9 @@ async fn a_taken_over_lease_keeps_the_newer_outcome(backend: Backend) {
     let Some(database) = TestDatabase::create(backend).await else {
         return;
     };
-    let queuing_flags: Vec<&str> = FLAGS
-        .iter()
-        .copied()
-        .chain(["--delivery-workers", "0"])
-        .collect();
-    let server = start_with(&database.url, &queuing_flags).await;
+    let server = start_with(&database.url, &queuing_flags()).await;
     let admin = Client::new(&server.base, Some((ADMIN_EMAIL, ADMIN_PASSWORD)));
+    // Nothing is sent (no workers): the URL's port does not matter.
     setup(&admin, 9).await;
     post_messages(&[&admin], 1, 3).await;
 
