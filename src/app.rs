@@ -16,7 +16,7 @@ use crate::http::{self, AppState, BodyLimits};
 use crate::services::escalation::Escalator;
 use crate::services::ingest::{Pipeline, PipelineConfig};
 use crate::services::stream::EventHub;
-use crate::store::{NewUser, Store};
+use crate::store::{Backend, NewUser, Store, StreamFeed};
 use crate::workers::deliveries::{DeliveryWorker, DeliveryWorkerConfig};
 use crate::workers::escalations::EscalationWorker;
 use crate::workers::{self, check_ins::CheckInScheduler};
@@ -178,11 +178,16 @@ pub struct App {
     worker_interval: Duration,
     channels: Arc<Channels>,
     delivery: DeliveryWorkerConfig,
+    /// PostgreSQL: every process's stream announcements, listened to from here on.
+    stream_feed: Option<StreamFeed>,
 }
 
 pub async fn build_app(store: Store, mut config: AppConfig) -> anyhow::Result<App> {
     let secret = store.server_secret().await?;
-    let hub = Arc::new(EventHub::default());
+    let hub = Arc::new(match store.backend() {
+        Backend::Sqlite => EventHub::default(),
+        Backend::Postgres => EventHub::numbered_by_database(),
+    });
     config.channels.allow_private_webhooks = config.allow_private_webhooks;
     let channels = Arc::new(Channels::new(&config.channels)?);
     // A delivery on a channel this server cannot use is recorded NotConfigured at once.
@@ -199,6 +204,8 @@ pub async fn build_app(store: Store, mut config: AppConfig) -> anyhow::Result<Ap
         reports: crate::services::reports::ReportService::new(store.clone(), config.reports),
     };
     let trusted = http::client_address::TrustedProxies(Arc::new(config.trusted_proxies));
+    // Listening before the server answers: nothing committed after start-up is missed.
+    let stream_feed = store.stream_feed().await?;
     Ok(App {
         router: http::router(state, config.limits, config.rate_limit, trusted),
         hub,
@@ -208,6 +215,7 @@ pub async fn build_app(store: Store, mut config: AppConfig) -> anyhow::Result<Ap
         worker_interval: config.worker_interval,
         channels,
         delivery: config.delivery,
+        stream_feed,
     })
 }
 
@@ -269,6 +277,14 @@ pub async fn serve(
                 async move { deliveries.step().await }
             },
         ));
+    }
+    if let Some(feed) = app.stream_feed {
+        workers.push(tokio::spawn(crate::services::stream::relay(
+            app.store.clone(),
+            feed,
+            app.hub.clone(),
+            stopped.clone(),
+        )));
     }
     let service = app
         .router

@@ -28,7 +28,7 @@ use super::AppState;
 use super::error::{ApiError, ApiResult, Problem};
 use super::extract::{Query, TenantScope};
 use super::request_context::current_request_id;
-use crate::services::stream::{EventHub, StreamEvent};
+use crate::services::stream::{EventHub, ReadyEvent, ScopeGuard, StreamEvent};
 
 /// A comment line is sent after this long without an event, so proxies and clients
 /// keep an idle stream open (and a vanished client is noticed).
@@ -119,7 +119,7 @@ async fn live_stream(
     Ok(response)
 }
 
-fn sse_event(event: &StreamEvent) -> Event {
+fn sse_event(event: &ReadyEvent) -> Event {
     Event::default()
         .event(event.payload.kind())
         .id(event.id.to_string())
@@ -175,6 +175,9 @@ enum End {
     Lagged,
     /// The server is shutting down.
     ShuttingDown,
+    /// An event's record could not be read (PostgreSQL): the client resumes from the
+    /// last event it got.
+    Unavailable,
 }
 
 impl End {
@@ -182,6 +185,7 @@ impl End {
         match self {
             End::Lagged => "too far behind: reconnect with Last-Event-ID to resume",
             End::ShuttingDown => "server shutting down: reconnect with Last-Event-ID to resume",
+            End::Unavailable => "database unavailable: reconnect with Last-Event-ID to resume",
         }
     }
 }
@@ -198,15 +202,18 @@ struct Follower {
     last_id: u64,
     /// For the log lines: the request that opened the stream.
     request_id: Option<String>,
+    /// Tells the hub what this stream follows while it is open.
+    _scope: ScopeGuard,
 }
 
 impl Follower {
     fn new(hub: &EventHub, last_id: Option<u64>, tenant_path: String, subtenants: bool) -> Self {
         let closing = hub.closing();
-        let (backlog, live) = hub.subscribe(last_id);
+        let subscription = hub.subscribe(last_id, &tenant_path, subtenants);
         Self {
-            backlog: backlog.into_iter(),
-            live,
+            backlog: subscription.backlog.into_iter(),
+            live: subscription.live,
+            _scope: subscription.scope,
             closing,
             tenant_path,
             subtenants,
@@ -216,7 +223,7 @@ impl Follower {
     }
 
     /// The next event to send, or why the stream ends.
-    async fn next(&mut self) -> Result<Arc<StreamEvent>, End> {
+    async fn next(&mut self) -> Result<ReadyEvent, End> {
         loop {
             if *self.closing.borrow() {
                 return Err(End::ShuttingDown);
@@ -234,12 +241,21 @@ impl Follower {
                     },
                 },
             };
-            if event.id <= self.last_id {
+            if event.id <= self.last_id || !event.visible_to(&self.tenant_path, self.subtenants) {
+                self.last_id = self.last_id.max(event.id);
                 continue;
             }
-            self.last_id = event.id;
-            if event.visible_to(&self.tenant_path, self.subtenants) {
-                return Ok(event);
+            match event.ready().await {
+                Ok(Some(ready)) => {
+                    self.last_id = event.id;
+                    return Ok(ready);
+                }
+                // Deleted before it was read: nothing to send.
+                Ok(None) => self.last_id = event.id,
+                Err(e) => {
+                    tracing::error!(error = %e, event_id = event.id, "could not read a stream event");
+                    return Err(End::Unavailable);
+                }
             }
         }
     }
@@ -280,14 +296,14 @@ mod tests {
         }))
     }
 
-    fn device_id(event: &StreamEvent) -> String {
+    fn device_id(event: &ReadyEvent) -> String {
         match &event.payload {
             Payload::Device(d) => d.device_id.clone().unwrap_or_default(),
             other => panic!("unexpected {other:?}"),
         }
     }
 
-    async fn next(follower: &mut Follower) -> Result<Arc<StreamEvent>, End> {
+    async fn next(follower: &mut Follower) -> Result<ReadyEvent, End> {
         tokio::time::timeout(Duration::from_secs(5), follower.next())
             .await
             .expect("an event or the end in time")
@@ -337,7 +353,7 @@ mod tests {
             next(&mut resumed).await.unwrap(),
         ]
         .iter()
-        .map(|e| device_id(e))
+        .map(device_id)
         .collect();
         assert_eq!(ids, ["b", "c", "d"]);
         nothing_pending(&mut resumed).await;

@@ -1,23 +1,32 @@
-//! The live event hub behind `GET /V2/{t}/stream`: ingest publishes what it committed
-//! (`momessage`, `alert`, `device`); each subscriber gets what lies in its scope. The last
+//! The live event hub behind `GET /V2/{t}/stream`: what ingest committed (`momessage`,
+//! `alert`, `device`); each subscriber gets what lies in its scope. On SQLite (one
+//! process) ingest publishes the records to it directly and the hub numbers them. On
+//! PostgreSQL every process's hub is fed by `relay` from the database's announcements,
+//! numbered there in commit order (`store/stream_feed.rs`), so all processes hold the
+//! same events under the same ids; an announced record is read from the database when a
+//! subscriber first needs it (once per batch, shared), so a process nobody follows reads
+//! nothing. The last
 //! `CAPACITY` events are kept so a client reconnecting with `Last-Event-ID` resumes
 //! without a gap; a subscriber that falls `LAG` events behind is dropped — publishing
 //! never waits for anyone. `close` (called by `app::serve` when shutdown begins) ends
 //! every stream, so graceful shutdown is not held up by open ones.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
-use tokio::sync::{broadcast, watch};
+use tokio::sync::{OnceCell, Semaphore, broadcast, watch};
 
 use crate::domain::alert::Alert;
 use crate::domain::device::Device;
 use crate::domain::mo_message::MoMessage;
+use crate::store::{FeedItem, Store, StoreResult, StreamAnnouncement, StreamFeed};
 
 /// Events kept for resuming (more than the 10,000 promised).
 pub const CAPACITY: usize = 16_384;
 /// How far a subscriber may fall behind before it is dropped.
 pub const LAG: usize = 4_096;
+/// Announced batches read at once, ahead of the subscribers that will send them.
+const READ_AHEAD: usize = 4;
 
 /// What happened.
 #[derive(Debug, Clone)]
@@ -49,21 +58,107 @@ impl Payload {
 }
 
 /// One event, with the path of the tenant it belongs to.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct StreamEvent {
     pub id: u64,
     pub tenant_path: Arc<str>,
+    content: Content,
+}
+
+#[derive(Debug)]
+enum Content {
+    /// Published with its record (SQLite).
+    Ready(Payload),
+    /// Event `index` of a batch the database announced (PostgreSQL).
+    Announced(Arc<AnnouncedBatch>, usize),
+}
+
+/// The events of one announcement; their records are read on first use.
+struct AnnouncedBatch {
+    store: Store,
+    announcement: StreamAnnouncement,
+    records: OnceCell<Vec<Option<Payload>>>,
+}
+
+impl AnnouncedBatch {
+    /// The records, read by the first caller; the others wait for that read.
+    async fn records(&self) -> StoreResult<&Vec<Option<Payload>>> {
+        self.records
+            .get_or_try_init(|| read_announced(&self.store, &self.announcement))
+            .await
+    }
+}
+
+impl std::fmt::Debug for AnnouncedBatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AnnouncedBatch")
+            .field("announcement", &self.announcement)
+            .field("read", &self.records.initialized())
+            .finish()
+    }
+}
+
+/// An event ready to send.
+#[derive(Debug, Clone)]
+pub struct ReadyEvent {
+    pub id: u64,
     pub payload: Payload,
 }
 
+/// Whether events of tenant `event_path` are seen by a subscriber of tenant `path`.
+fn visible(event_path: &str, path: &str, subtenants: bool) -> bool {
+    if subtenants {
+        event_path.starts_with(path)
+    } else {
+        event_path == path
+    }
+}
+
+/// An open subscription: the kept events it asked for, then the live ones.
+pub struct Subscription {
+    pub backlog: Vec<Arc<StreamEvent>>,
+    pub live: broadcast::Receiver<Arc<StreamEvent>>,
+    /// Keep it as long as the subscription is followed.
+    pub scope: ScopeGuard,
+}
+
+/// Counts the subscription's scope in `EventHub::scopes` while it is open.
+pub struct ScopeGuard {
+    scopes: Arc<Mutex<HashMap<(String, bool), usize>>>,
+    scope: (String, bool),
+}
+
+impl Drop for ScopeGuard {
+    fn drop(&mut self) {
+        let mut scopes = self.scopes.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(count) = scopes.get_mut(&self.scope) {
+            *count -= 1;
+            if *count == 0 {
+                scopes.remove(&self.scope);
+            }
+        }
+    }
+}
+
 impl StreamEvent {
+    /// The event with its record: at hand, or read (once, for every subscriber) from the
+    /// database. `None` when the record was deleted before anyone read it.
+    pub async fn ready(&self) -> StoreResult<Option<ReadyEvent>> {
+        let payload = match &self.content {
+            Content::Ready(payload) => Some(payload.clone()),
+            Content::Announced(batch, index) => {
+                batch.records().await?.get(*index).cloned().flatten()
+            }
+        };
+        Ok(payload.map(|payload| ReadyEvent {
+            id: self.id,
+            payload,
+        }))
+    }
+
     /// Whether a subscriber of tenant `path` (with its subtenants, or not) sees it.
     pub fn visible_to(&self, path: &str, subtenants: bool) -> bool {
-        if subtenants {
-            self.tenant_path.starts_with(path)
-        } else {
-            &*self.tenant_path == path
-        }
+        visible(&self.tenant_path, path, subtenants)
     }
 }
 
@@ -73,6 +168,10 @@ pub struct EventHub {
     sender: broadcast::Sender<Arc<StreamEvent>>,
     /// `true` once the server shuts down.
     closing: watch::Sender<bool>,
+    /// Announced batches read ahead of their followers at once (see `publish_announced`).
+    read_ahead: Arc<Semaphore>,
+    /// The scopes (tenant path, subtenants) of the open subscriptions, counted.
+    scopes: Arc<Mutex<HashMap<(String, bool), usize>>>,
 }
 
 impl Default for EventHub {
@@ -86,25 +185,83 @@ impl Default for EventHub {
             next_id: Mutex::new(start),
             sender,
             closing: watch::Sender::new(false),
+            read_ahead: Arc::new(Semaphore::new(READ_AHEAD)),
+            scopes: Arc::default(),
         }
     }
 }
 
 impl EventHub {
-    /// Publishes events of one tenant, in order.
+    /// A hub whose events the database numbers (`publish_announced`, PostgreSQL).
+    pub fn numbered_by_database() -> Self {
+        let hub = Self::default();
+        *hub.next_id.lock().unwrap_or_else(|e| e.into_inner()) = 0;
+        hub
+    }
+
+    /// Publishes events of one tenant, in order, numbering them (one process: SQLite).
     pub fn publish(&self, tenant_path: &str, payloads: Vec<Payload>) {
-        if payloads.is_empty() {
+        let mut next_id = self.next_id.lock().unwrap_or_else(|e| e.into_inner());
+        let numbered = payloads
+            .into_iter()
+            .map(|payload| {
+                *next_id += 1;
+                (*next_id, Content::Ready(payload))
+            })
+            .collect();
+        self.keep_and_send(tenant_path, numbered);
+    }
+
+    /// Publishes what the database announced, numbered from `first_id` (PostgreSQL:
+    /// every process receives the same announcements in the same order). Ids only grow:
+    /// one not above the last published is dropped.
+    pub fn publish_announced(
+        &self,
+        store: &Store,
+        first_id: u64,
+        announcement: StreamAnnouncement,
+    ) {
+        let mut next_id = self.next_id.lock().unwrap_or_else(|e| e.into_inner());
+        let path = announcement.tenant_path.clone();
+        let count = announcement.event_count();
+        let batch = Arc::new(AnnouncedBatch {
+            store: store.clone(),
+            announcement,
+            records: OnceCell::new(),
+        });
+        let numbered: Vec<(u64, Content)> = (0..count)
+            .map(|index| (first_id + index as u64, index))
+            .filter(|(id, _)| *id > *next_id)
+            .map(|(id, index)| (id, Content::Announced(batch.clone(), index)))
+            .collect();
+        if let Some((last, _)) = numbered.last() {
+            *next_id = *last;
+        }
+        // Someone follows this tenant: read now, beside the others in flight, rather
+        // than when the first follower gets here (one read at a time falls behind a busy
+        // ingest). At most READ_AHEAD at once; past that, the followers read.
+        if self.followed(&path)
+            && let Ok(permit) = self.read_ahead.clone().try_acquire_owned()
+        {
+            tokio::spawn(async move {
+                let _ = batch.records().await;
+                drop(permit);
+            });
+        }
+        self.keep_and_send(&path, numbered);
+    }
+
+    fn keep_and_send(&self, tenant_path: &str, events: Vec<(u64, Content)>) {
+        if events.is_empty() {
             return;
         }
         let path: Arc<str> = Arc::from(tenant_path);
         let mut recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
-        let mut next_id = self.next_id.lock().unwrap_or_else(|e| e.into_inner());
-        for payload in payloads {
-            *next_id += 1;
+        for (id, content) in events {
             let event = Arc::new(StreamEvent {
-                id: *next_id,
+                id,
                 tenant_path: path.clone(),
-                payload,
+                content,
             });
             if recent.len() == CAPACITY {
                 recent.pop_front();
@@ -115,20 +272,40 @@ impl EventHub {
         }
     }
 
-    /// A live subscription, and the kept events after `last_id` (all kept ones are newer
-    /// than what the client saw when `last_id` is older than the oldest kept).
-    pub fn subscribe(
-        &self,
-        last_id: Option<u64>,
-    ) -> (Vec<Arc<StreamEvent>>, broadcast::Receiver<Arc<StreamEvent>>) {
+    /// A live subscription for tenant `path` (with its subtenants, or not), and the
+    /// kept events after `last_id` (all kept ones are newer than what the client saw
+    /// when `last_id` is older than the oldest kept).
+    pub fn subscribe(&self, last_id: Option<u64>, path: &str, subtenants: bool) -> Subscription {
         let recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
         // Subscribing under the lock: nothing published falls between backlog and live.
-        let receiver = self.sender.subscribe();
+        let live = self.sender.subscribe();
         let backlog = match last_id {
             Some(id) => recent.iter().filter(|e| e.id > id).cloned().collect(),
             None => Vec::new(),
         };
-        (backlog, receiver)
+        let scope = (path.to_string(), subtenants);
+        *self
+            .scopes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(scope.clone())
+            .or_default() += 1;
+        Subscription {
+            backlog,
+            live,
+            scope: ScopeGuard {
+                scopes: self.scopes.clone(),
+                scope,
+            },
+        }
+    }
+
+    /// Whether an open subscription sees events of tenant `path`.
+    fn followed(&self, path: &str) -> bool {
+        let scopes = self.scopes.lock().unwrap_or_else(|e| e.into_inner());
+        scopes
+            .keys()
+            .any(|(scope, subtenants)| visible(path, scope, *subtenants))
     }
 
     /// Ends every stream, open or opened later: the server is shutting down and waits
@@ -140,5 +317,97 @@ impl EventHub {
     /// Watches for `close` (the value turns `true`).
     pub fn closing(&self) -> watch::Receiver<bool> {
         self.closing.subscribe()
+    }
+}
+
+/// Feeds `hub` from the database's announcements (PostgreSQL) until `stop` turns true.
+/// A lost connection is re-established; what was announced meanwhile is missing from
+/// this process's hub (logged).
+pub async fn relay(
+    store: Store,
+    mut feed: StreamFeed,
+    hub: Arc<EventHub>,
+    mut stop: watch::Receiver<bool>,
+) {
+    loop {
+        let item = tokio::select! {
+            _ = stop.wait_for(|stopped| *stopped) => return,
+            item = feed.next() => item,
+        };
+        match item {
+            Ok(FeedItem::Announced {
+                first_id,
+                announcement,
+            }) => hub.publish_announced(&store, first_id, announcement),
+            Ok(FeedItem::Interrupted) => tracing::warn!(
+                "the live stream's database connection was lost: events committed \
+                 until it is back are missing from this process's stream"
+            ),
+            Err(e) => {
+                tracing::error!(error = %e, "the live stream's database connection failed");
+                tokio::select! {
+                    _ = stop.wait_for(|stopped| *stopped) => return,
+                    _ = tokio::time::sleep(std::time::Duration::from_secs(1)) => {}
+                }
+            }
+        }
+    }
+}
+
+/// The announced records as the API shows them now, one per event (`None`: deleted).
+async fn read_announced(
+    store: &Store,
+    announced: &StreamAnnouncement,
+) -> StoreResult<Vec<Option<Payload>>> {
+    let code = announced.tenant_code.as_str();
+    let mut records = Vec::with_capacity(announced.event_count());
+    let mut messages = store
+        .get_messages(code, Some(&announced.device_id), &announced.messages)
+        .await?;
+    for id in &announced.messages {
+        records.push(messages.remove(id).map(|m| Payload::MoMessage(Arc::new(m))));
+    }
+    // One alert raised and joined by one batch is announced twice: read once.
+    let mut alerts: HashMap<i64, Option<Arc<Alert>>> = HashMap::new();
+    for id in &announced.alerts {
+        let alert = match alerts.get(id) {
+            Some(alert) => alert.clone(),
+            None => {
+                let alert = store.get_alert(code, *id).await?.map(Arc::new);
+                alerts.insert(*id, alert.clone());
+                alert
+            }
+        };
+        records.push(alert.map(Payload::Alert));
+    }
+    if announced.device {
+        let device = store.get_device(code, &announced.device_id).await?;
+        records.push(device.map(|d| Payload::Device(Arc::new(d))));
+    }
+    Ok(records)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_hub_knows_which_tenants_are_followed_while_streams_are_open() {
+        let hub = EventHub::numbered_by_database();
+        assert!(!hub.followed("/1000/"));
+        let own = hub.subscribe(None, "/1000/1001/", false);
+        let wide = hub.subscribe(None, "/1000/1002/", true);
+        let again = hub.subscribe(None, "/1000/1001/", false);
+        assert!(hub.followed("/1000/1001/"));
+        assert!(hub.followed("/1000/1002/7/"));
+        assert!(!hub.followed("/1000/1001/7/"));
+        assert!(!hub.followed("/1000/"));
+        drop(own);
+        assert!(
+            hub.followed("/1000/1001/"),
+            "still followed by the other stream"
+        );
+        drop((again, wide));
+        assert!(!hub.followed("/1000/1001/") && !hub.followed("/1000/1002/7/"));
     }
 }

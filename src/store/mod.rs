@@ -46,6 +46,7 @@ mod references;
 pub mod reports;
 mod risk_regions;
 mod settings;
+mod stream_feed;
 mod tenants;
 mod users;
 mod webhook_events;
@@ -74,6 +75,7 @@ pub use itinerary_parts::ItineraryKey;
 pub use lookups::{DevicePosition, StoredNotification, UserContact};
 pub use mo_messages::{MessageCursor, MessageQuery, NewMessage};
 pub use risk_regions::StoredRiskRegion;
+pub use stream_feed::{FeedItem, StreamAnnouncement, StreamFeed};
 pub use tenants::TenantDeletion;
 pub use users::{Credentials, NewUser, StoredUser, UserListScope};
 
@@ -194,6 +196,10 @@ pub struct Store {
     /// SQLite has one writer: writers queue here, in order, instead of polling the
     /// database lock (SQLite's busy handler sleeps, which wrecks tail latency).
     write_queue: Arc<tokio::sync::Mutex<()>>,
+    /// PostgreSQL: where the live stream's announcements go (`stream_feed.rs`), and the
+    /// URL its listening connection opens (never logged: it may hold a password).
+    stream_channel: Option<Arc<str>>,
+    url: Option<Arc<str>>,
 }
 
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");
@@ -235,6 +241,13 @@ impl Store {
             .await
             .map_err(|e| anyhow::anyhow!("cannot open database: {e}"))?;
         let single_writer = backend == Backend::Sqlite;
+        let (stream_channel, url) = match backend {
+            Backend::Sqlite => (None, None),
+            Backend::Postgres => (
+                Some(stream_feed::channel_of(&pool).await?),
+                Some(Arc::from(url)),
+            ),
+        };
         Ok(Self {
             pool,
             backend,
@@ -242,6 +255,8 @@ impl Store {
             tenants: Arc::new(RecordCache::new(single_writer)),
             users: Arc::new(RecordCache::new(single_writer)),
             write_queue: Arc::default(),
+            stream_channel,
+            url,
         })
     }
 
@@ -338,6 +353,7 @@ impl Store {
         Ok(WriteTx {
             tx: self.begin_write().await?,
             backend: self.backend,
+            stream_channel: self.stream_channel.clone(),
         })
     }
 
@@ -423,6 +439,7 @@ impl<'q> sqlx::Encode<'q, sqlx::Any> for Float {
 pub struct WriteTx {
     tx: Tx,
     backend: Backend,
+    stream_channel: Option<Arc<str>>,
 }
 
 impl WriteTx {

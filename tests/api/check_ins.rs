@@ -11,6 +11,7 @@ use safetrack::app::AppConfig;
 
 use crate::common::{Backend, TestApp, assert_problem, spawn_app_with};
 use crate::mo_messages::register_device;
+use crate::stream::EventStream;
 
 fn config() -> AppConfig {
     AppConfig {
@@ -86,9 +87,19 @@ async fn a_silent_device_misses_its_check_in_once_per_interval(backend: Backend)
     let device = app.admin.get_json("/V2/1000/devices/checker").await;
     assert_eq!(device["CheckInIntervalMinutes"], 1);
     // Its last message was 59.5 s ago: the check-in is due in half a second.
+    let mut stream = EventStream::open(&app.admin, "/V2/1000/stream", None).await;
     message_sent(&app, Duration::from_millis(59_500)).await;
     let alerts = wait_for_alerts(&app, 1).await;
     assert_eq!(alerts[0]["MatchCount"], 1);
+    // The scheduler's alert is streamed after the message's events.
+    let streamed = [
+        stream.expect().await,
+        stream.expect().await,
+        stream.expect().await,
+    ];
+    let kinds: Vec<&str> = streamed.iter().map(|e| e.event.as_str()).collect();
+    assert_eq!(kinds, ["momessage", "device", "alert"]);
+    assert_eq!(streamed[2].data, alerts[0]);
     assert!(alerts[0]["MessageId"].is_null());
     assert_eq!(alerts[0]["Latitude"], 51.5, "the last known position");
     // The next one is due a minute later: nothing more now.

@@ -1,6 +1,7 @@
 //! The live stream (`GET /V2/{t}/stream`, Server-Sent Events) through HTTP: what ingest
 //! publishes arrives as `momessage`, `alert` and `device` events in the caller's scope;
-//! `Last-Event-ID` resumes without a gap or a duplicate; errors; shutdown ends streams.
+//! `Last-Event-ID` resumes without a gap or a duplicate; errors; shutdown ends streams;
+//! two processes on one PostgreSQL stream the same events.
 
 use std::time::Duration;
 
@@ -8,7 +9,11 @@ use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use crate::backend_tests;
-use crate::common::{Client, TestApp, assert_not_found, assert_problem};
+use crate::common::{
+    ADMIN_EMAIL, ADMIN_PASSWORD, Backend, Client, TestApp, TestDatabase, assert_not_found,
+    assert_problem,
+};
+use crate::durability::start_with;
 use crate::event_notifications::sos;
 use crate::mo_messages::{position_report, register_device};
 
@@ -24,14 +29,14 @@ backend_tests!(
 const WAIT: Duration = Duration::from_secs(10);
 
 #[derive(Debug, Clone, PartialEq)]
-struct SseEvent {
-    event: String,
-    id: u64,
-    data: Value,
+pub struct SseEvent {
+    pub event: String,
+    pub id: u64,
+    pub data: Value,
 }
 
 /// An open stream, read incrementally.
-struct EventStream {
+pub struct EventStream {
     response: reqwest::Response,
     buffer: String,
     /// Comment lines seen (keep-alives, the reason a stream ended).
@@ -39,7 +44,7 @@ struct EventStream {
 }
 
 impl EventStream {
-    async fn open(client: &Client, path: &str, last_event_id: Option<u64>) -> EventStream {
+    pub async fn open(client: &Client, path: &str, last_event_id: Option<u64>) -> EventStream {
         let mut request = client
             .request(Method::GET, path)
             .header("accept", "text/event-stream");
@@ -79,7 +84,7 @@ impl EventStream {
         }
     }
 
-    async fn expect(&mut self) -> SseEvent {
+    pub async fn expect(&mut self) -> SseEvent {
         self.next()
             .await
             .expect("an event, not the end of the stream")
@@ -390,4 +395,88 @@ async fn shutdown_ends_open_streams(app: TestApp) {
     let event = resumed.expect().await;
     assert_eq!(event.data["MessageId"], id);
     assert!(event.id > before[1].id);
+}
+
+/// Two `serve` processes on one PostgreSQL database: a stream on either carries what
+/// both ingested, the same events under the same ids in the same order, so a client
+/// resumes on the other process with `Last-Event-ID` without a gap or a duplicate.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_two_processes_stream_the_same_events() {
+    let Some(database) = TestDatabase::create(Backend::Postgres).await else {
+        return;
+    };
+    let one = start_with(&database.url, &[]).await;
+    let two = start_with(&database.url, &[]).await;
+    let admin_one = Client::new(&one.base, Some((ADMIN_EMAIL, ADMIN_PASSWORD)));
+    let admin_two = Client::new(&two.base, Some((ADMIN_EMAIL, ADMIN_PASSWORD)));
+    let registered = admin_one
+        .post(
+            "/V2/1000/devices",
+            &json!({"DeviceId": "van-3", "DeviceType": "InReach"}),
+        )
+        .await;
+    assert_eq!(registered.status(), StatusCode::OK);
+    let path = stream_path("1000", false);
+    let mut on_one = EventStream::open(&admin_one, &path, None).await;
+    let mut on_two = EventStream::open(&admin_two, &path, None).await;
+
+    let post = |client: &Client, seq: i64| {
+        let batch = json!([position_report(
+            seq,
+            &format!("2026-03-02T10:{seq:02}:00Z"),
+            51.5 + seq as f64 / 1000.0,
+            -0.12
+        )]);
+        let client = client.clone();
+        async move {
+            let response = client
+                .post("/V2/1000/devices/van-3/momessages?process=true", &batch)
+                .await;
+            assert_eq!(response.status(), StatusCode::OK);
+            let processed: Value = response.json().await.expect("processed");
+            processed[0]["MessageId"].as_str().expect("id").to_string()
+        }
+    };
+    let ids = [
+        post(&admin_one, 1).await,
+        post(&admin_two, 2).await,
+        post(&admin_one, 3).await,
+    ];
+    let seen_on_one = on_one.take(6).await;
+    let seen_on_two = on_two.take(6).await;
+    assert_eq!(
+        seen_on_one, seen_on_two,
+        "one stream, whichever process serves it"
+    );
+    assert_eq!(
+        kinds(&seen_on_two),
+        [
+            "momessage",
+            "device",
+            "momessage",
+            "device",
+            "momessage",
+            "device"
+        ]
+    );
+    let streamed: Vec<Value> = seen_on_two
+        .iter()
+        .filter(|e| e.event == "momessage")
+        .map(|e| e.data["MessageId"].clone())
+        .collect();
+    assert_eq!(streamed, ids.map(Value::from));
+    assert!(seen_on_two.windows(2).all(|w| w[0].id < w[1].id));
+
+    // The client on process two goes away after its second event and comes back to
+    // process one: the rest, then live events from either process.
+    drop(on_two);
+    let mut resumed = EventStream::open(&admin_one, &path, Some(seen_on_two[1].id)).await;
+    assert_eq!(resumed.take(4).await, seen_on_one[2..]);
+    let live = post(&admin_two, 4).await;
+    let event = resumed.expect().await;
+    assert_eq!(
+        (event.event.as_str(), &event.data["MessageId"]),
+        ("momessage", &json!(live))
+    );
+    assert_eq!(on_one.take(1).await, [event]);
 }

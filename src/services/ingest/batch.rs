@@ -16,7 +16,9 @@ use crate::domain::time::now;
 use crate::domain::webhook::Category;
 use crate::domain::webhook_event::WebhookEvent;
 use crate::services::stream::Payload;
-use crate::store::{IngestContext, NewMessage, StoreError, StoreResult, WriteTx};
+use crate::store::{
+    IngestContext, NewMessage, StoreError, StoreResult, StreamAnnouncement, WriteTx,
+};
 
 /// A batch applied inside a transaction, waiting for its commit.
 pub(super) struct AppliedBatch {
@@ -32,6 +34,19 @@ pub(super) struct AppliedBatch {
     device: Device,
     state: DeviceState,
     changes: Changes,
+}
+
+impl AppliedBatch {
+    /// What the stream shows of this batch (see `announcement`).
+    pub(super) fn announcement(&self) -> StreamAnnouncement {
+        let stored = self
+            .placement
+            .iter()
+            .filter_map(|p| p.as_ref().ok())
+            .map(|slot| self.ids[*slot].0)
+            .collect();
+        super::announcement(&self.node, &self.device_id, stored, &self.changes)
+    }
 }
 
 /// A batch message that is not stored again.
@@ -197,6 +212,7 @@ impl Pipeline {
     }
 
     /// After the batch's transaction committed: the answer, and the stream told.
+    /// (`AppliedBatch::announcement` tells it on PostgreSQL, before the commit.)
     pub(super) async fn finish_batch(
         &self,
         applied: AppliedBatch,
@@ -257,7 +273,7 @@ impl Pipeline {
                 record.received_at_server = Some(received);
                 record.containing_geofences = inside[i].clone().unwrap_or_default();
             }
-            if !duplicate {
+            if !duplicate && self.streams_locally() {
                 payloads.push(Payload::MoMessage(Arc::new(record.clone())));
             }
             processed.push(ProcessedMessage {

@@ -433,8 +433,11 @@ impl Pipeline {
         .await?;
         state.missed_check_in(due, at);
         tx.save_state(device_id, &state).await?;
-        tx.commit().await?;
+        // Only the schedule moved: no device event.
         changes.device_changed = false;
+        tx.announce_stream(&super::announcement(node, device_id, Vec::new(), &changes))
+            .await?;
+        tx.commit().await?;
         self.publish(node, &device, &state, changes, Vec::new());
         Ok(true)
     }

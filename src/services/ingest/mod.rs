@@ -27,7 +27,7 @@ use crate::domain::device_state::DeviceState;
 use crate::domain::mo_message::{MoMessage, StorableMessage};
 use crate::domain::tenant::TenantNode;
 use crate::domain::time::resolve_time_zone;
-use crate::store::{Backend, Store, StoreResult};
+use crate::store::{Backend, Store, StoreResult, StreamAnnouncement};
 use matching::Changes;
 
 /// Which delivery channels are configured (their deliveries start `Pending`; the others
@@ -140,8 +140,16 @@ impl Pipeline {
         }
         let mut tx = self.store.begin().await?;
         let applied = self.apply_batch(&mut tx, node, device_id, batch).await?;
+        tx.announce_stream(&applied.announcement()).await?;
         tx.commit().await?;
         self.finish_batch(applied).await
+    }
+
+    /// Whether this process publishes to its hub itself (SQLite, one process) or the
+    /// hub hears every process's commits from the database (PostgreSQL: the writing
+    /// transaction announces them with `WriteTx::announce_stream`).
+    fn streams_locally(&self) -> bool {
+        self.store.backend() == Backend::Sqlite
     }
 
     fn publish(
@@ -152,18 +160,43 @@ impl Pipeline {
         changes: Changes,
         mut payloads: Vec<Payload>,
     ) {
+        if changes.queued_deliveries {
+            self.outbox.notify_one();
+        }
+        if !self.streams_locally() {
+            return;
+        }
         payloads.extend(
             changes
                 .alerts
                 .into_iter()
                 .map(|a| Payload::Alert(Arc::new(a))),
         );
-        if changes.queued_deliveries {
-            self.outbox.notify_one();
-        }
         if changes.device_changed {
             payloads.push(Payload::Device(Arc::new(device.clone().with_state(state))));
         }
         self.hub.publish(&node.path, payloads);
+    }
+}
+
+/// What the stream shows of a unit of work: its new messages, then the alerts it raised
+/// or joined, then the device if its state changed (the order `Pipeline::publish` uses).
+fn announcement(
+    node: &TenantNode,
+    device_id: &str,
+    messages: Vec<i64>,
+    changes: &Changes,
+) -> StreamAnnouncement {
+    StreamAnnouncement {
+        tenant_code: node.code.clone(),
+        tenant_path: node.path.clone(),
+        device_id: device_id.to_string(),
+        messages,
+        alerts: changes
+            .alerts
+            .iter()
+            .filter_map(|a| a.alert_id.as_deref()?.parse().ok())
+            .collect(),
+        device: changes.device_changed,
     }
 }

@@ -1,0 +1,272 @@
+//! The live stream across processes (PostgreSQL; SQLite has one process, whose hub is
+//! fed directly). A transaction that changed what the stream shows announces it just
+//! before its commit: `pg_notify` on this schema's channel, which PostgreSQL delivers to
+//! every listening process when — and only if — the transaction commits, in commit
+//! order. The event ids come from a sequence read under a transaction-scoped advisory
+//! lock that is held through the commit, so ids grow in exactly the order listeners
+//! receive them: every process's hub holds the same events under the same ids, and a
+//! client resumes with `Last-Event-ID` on whichever process it reaches.
+//!
+//! A notification names the rows (message, alert and device ids), not their content:
+//! PostgreSQL caps a payload at 8,000 bytes, and every notification waits in one queue
+//! until the slowest listener has read it. When that queue is half full (a listener
+//! stuck), announcements are skipped with a warning: the stream misses events, ingest
+//! never fails because of it.
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use sqlx::Row;
+use sqlx::postgres::PgListener;
+
+use super::{Backend, Store, StoreError, StoreResult, WriteTx};
+
+/// Most events named by one notification (ids of up to 20 digits stay far below the
+/// payload limit).
+const EVENTS_PER_NOTIFICATION: usize = 300;
+
+/// What one unit of work committed, as the stream shows it: the tenant's new messages
+/// of one device, then the alerts raised or joined, then the device (when its state
+/// changed) — one event each, numbered in that order.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StreamAnnouncement {
+    #[serde(rename = "t")]
+    pub tenant_code: String,
+    #[serde(rename = "p")]
+    pub tenant_path: String,
+    #[serde(rename = "d")]
+    pub device_id: String,
+    #[serde(rename = "m", default, skip_serializing_if = "Vec::is_empty")]
+    pub messages: Vec<i64>,
+    #[serde(rename = "a", default, skip_serializing_if = "Vec::is_empty")]
+    pub alerts: Vec<i64>,
+    #[serde(rename = "s", default)]
+    pub device: bool,
+}
+
+impl StreamAnnouncement {
+    pub fn event_count(&self) -> usize {
+        self.messages.len() + self.alerts.len() + usize::from(self.device)
+    }
+
+    /// Consecutive parts of at most `max` events each, with the offset of each part's
+    /// first event.
+    fn split(&self, max: usize) -> Vec<(usize, StreamAnnouncement)> {
+        let part = |messages: &[i64], alerts: &[i64], device: bool| StreamAnnouncement {
+            tenant_code: self.tenant_code.clone(),
+            tenant_path: self.tenant_path.clone(),
+            device_id: self.device_id.clone(),
+            messages: messages.to_vec(),
+            alerts: alerts.to_vec(),
+            device,
+        };
+        let mut parts = Vec::new();
+        let mut offset = 0;
+        let (mut messages, mut alerts) = (&self.messages[..], &self.alerts[..]);
+        loop {
+            let from_messages = messages.len().min(max);
+            let from_alerts = alerts.len().min(max - from_messages);
+            let device = self.device && from_messages + from_alerts < max && {
+                messages.len() == from_messages && alerts.len() == from_alerts
+            };
+            let taken = part(&messages[..from_messages], &alerts[..from_alerts], device);
+            let count = taken.event_count();
+            parts.push((offset, taken));
+            offset += count;
+            messages = &messages[from_messages..];
+            alerts = &alerts[from_alerts..];
+            if messages.is_empty() && alerts.is_empty() && (device || !self.device) {
+                return parts;
+            }
+        }
+    }
+}
+
+/// What the feed brings next.
+#[derive(Debug)]
+pub enum FeedItem {
+    /// Committed events, the first numbered `first_id`, the others after it in order.
+    Announced {
+        first_id: u64,
+        announcement: StreamAnnouncement,
+    },
+    /// The listening connection was lost and is being re-established: notifications sent
+    /// meanwhile are gone.
+    Interrupted,
+}
+
+/// This process's subscription to every process's announcements (PostgreSQL).
+pub struct StreamFeed {
+    listener: PgListener,
+}
+
+impl StreamFeed {
+    /// The next announcement, in commit order.
+    pub async fn next(&mut self) -> StoreResult<FeedItem> {
+        loop {
+            let Some(notification) = self.listener.try_recv().await? else {
+                return Ok(FeedItem::Interrupted);
+            };
+            match parse_notification(notification.payload()) {
+                Some((first_id, announcement)) => {
+                    return Ok(FeedItem::Announced {
+                        first_id,
+                        announcement,
+                    });
+                }
+                None => tracing::warn!(
+                    payload_bytes = notification.payload().len(),
+                    "ignored a malformed stream notification"
+                ),
+            }
+        }
+    }
+}
+
+fn parse_notification(payload: &str) -> Option<(u64, StreamAnnouncement)> {
+    let (id, body) = payload.split_once(' ')?;
+    Some((id.parse().ok()?, serde_json::from_str(body).ok()?))
+}
+
+/// The channel of this database schema: two deployments sharing a database in
+/// different schemas (or parallel tests) do not hear each other.
+pub(super) async fn channel_of(pool: &sqlx::AnyPool) -> StoreResult<Arc<str>> {
+    let schema: String = sqlx::query("SELECT current_schema()::text AS s")
+        .fetch_one(pool)
+        .await?
+        .try_get("s")?;
+    let mut channel = format!("safetrack_stream_{schema}");
+    // PostgreSQL names are at most 63 bytes.
+    while channel.len() > 63 {
+        channel.pop();
+    }
+    Ok(Arc::from(channel))
+}
+
+impl Store {
+    /// Listens to the announcements of every process on this database: PostgreSQL only
+    /// (`None` on SQLite). Listening starts before this returns, so nothing committed
+    /// afterwards is missed.
+    pub async fn stream_feed(&self) -> StoreResult<Option<StreamFeed>> {
+        let (Some(channel), Some(url)) = (&self.stream_channel, &self.url) else {
+            return Ok(None);
+        };
+        let mut listener = PgListener::connect(url).await?;
+        listener.listen(channel).await?;
+        Ok(Some(StreamFeed { listener }))
+    }
+}
+
+impl WriteTx {
+    /// Announces what this transaction committed to every process's live stream
+    /// (PostgreSQL; nothing on SQLite). Call it last, just before `commit`: the advisory
+    /// lock it takes orders the commits of announcing transactions.
+    pub async fn announce_stream(&mut self, announcement: &StreamAnnouncement) -> StoreResult<()> {
+        let count = announcement.event_count();
+        if count == 0 || self.backend != Backend::Postgres {
+            return Ok(());
+        }
+        let Some(channel) = self.stream_channel.clone() else {
+            return Ok(());
+        };
+        let parts = announcement.split(EVENTS_PER_NOTIFICATION);
+        let rows = (0..parts.len())
+            .map(|i| format!("(${}::bigint, ${}::text)", 3 + 2 * i, 4 + 2 * i))
+            .collect::<Vec<_>>()
+            .join(", ");
+        // Innermost first (OFFSET 0 keeps each subquery whole): the lock, then the ids
+        // (reserved as one range), then one notification per part.
+        let sql = format!(
+            "SELECT r.first_id, n.sent FROM (
+                 SELECT setval('stream_event_ids', nextval('stream_event_ids') + $2 - 1) - $2 + 1
+                     AS first_id
+                 FROM (SELECT pg_advisory_xact_lock(hashtext($1)) OFFSET 0) AS locked
+                 WHERE pg_notification_queue_usage() < 0.5 OFFSET 0) AS r
+             CROSS JOIN LATERAL (
+                 SELECT pg_notify($1, (r.first_id + v.offset_id)::text || ' ' || v.body) IS NULL
+                     AS sent
+                 FROM (VALUES {rows}) AS v(offset_id, body)) AS n"
+        );
+        let mut query = sqlx::query(&sql)
+            .bind(channel.to_string())
+            .bind(count as i64);
+        for (offset, part) in &parts {
+            let body =
+                serde_json::to_string(part).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+            query = query.bind(*offset as i64).bind(body);
+        }
+        let sent = query.fetch_all(&mut *self.tx).await?;
+        if sent.is_empty() {
+            tracing::warn!(
+                events = count,
+                "the notification queue is half full (a listener is not reading): \
+                 these events are not streamed"
+            );
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn announcement(messages: usize, alerts: usize, device: bool) -> StreamAnnouncement {
+        StreamAnnouncement {
+            tenant_code: "1000".into(),
+            tenant_path: "/1000/".into(),
+            device_id: "van-1".into(),
+            messages: (1..=messages as i64).collect(),
+            alerts: (1..=alerts as i64).map(|a| a * 1000).collect(),
+            device,
+        }
+    }
+
+    #[test]
+    fn split_keeps_every_event_once_in_order_with_offsets() {
+        for (m, a, d) in [
+            (0, 0, true),
+            (5, 2, true),
+            (300, 0, true),
+            (299, 1, true),
+            (1000, 3, false),
+            (600, 0, true),
+        ] {
+            let whole = announcement(m, a, d);
+            let parts = whole.split(300);
+            let mut joined = StreamAnnouncement {
+                device: false,
+                ..announcement(0, 0, false)
+            };
+            let mut expected_offset = 0;
+            for (offset, part) in &parts {
+                assert_eq!(*offset, expected_offset, "{m} {a} {d}");
+                assert!(part.event_count() <= 300 && part.event_count() > 0);
+                assert!(!joined.device, "the device comes last");
+                expected_offset += part.event_count();
+                joined.messages.extend(&part.messages);
+                joined.alerts.extend(&part.alerts);
+                joined.device |= part.device;
+            }
+            assert_eq!(joined, whole, "{m} {a} {d}");
+        }
+    }
+
+    #[test]
+    fn a_notification_stays_under_the_payload_limit() {
+        let mut big = announcement(300, 0, false);
+        big.messages = vec![i64::MAX; 300];
+        big.device_id = "d".repeat(200);
+        let body = serde_json::to_string(&big.split(300)[0].1).expect("json");
+        assert!(body.len() + 21 < 8000, "{}", body.len());
+    }
+
+    #[test]
+    fn notifications_round_trip() {
+        let whole = announcement(3, 1, true);
+        let payload = format!("42 {}", serde_json::to_string(&whole).expect("json"));
+        assert_eq!(parse_notification(&payload), Some((42, whole)));
+        assert_eq!(parse_notification("x {}"), None);
+        assert_eq!(parse_notification("42"), None);
+    }
+}
