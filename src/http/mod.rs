@@ -31,7 +31,7 @@ mod reports;
 pub mod request_context;
 mod risk_regions;
 mod stream;
-mod strict_top_level;
+mod strict_records;
 mod tenants;
 mod users;
 mod webhooks;

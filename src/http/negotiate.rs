@@ -19,7 +19,7 @@ use serde::de::DeserializeOwned;
 
 use super::error::ApiError;
 use super::extract::unquote_etag;
-use super::strict_top_level::StrictTopLevel;
+use super::strict_records::StrictRecords;
 use super::xml;
 use crate::domain::serde_util;
 
@@ -205,12 +205,11 @@ impl<S: Send + Sync, T: DeserializeOwned> OptionalFromRequest<S> for Body<T> {
 }
 
 /// Parses JSON, reporting syntax errors with their position and type errors with the
-/// path of the offending field. An array where the body type is a record is refused
-/// (`StrictTopLevel`).
+/// path of the offending field. An array where a record is expected, at any depth, is
+/// refused (`StrictRecords`).
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     let mut deserializer = serde_json::Deserializer::from_slice(bytes);
-    let result: Result<T, _> =
-        serde_path_to_error::deserialize(StrictTopLevel::new(&mut deserializer, bytes));
+    let result: Result<T, _> = serde_path_to_error::deserialize(StrictRecords(&mut deserializer));
     let value = result.map_err(|e| {
         let inner = e.inner();
         if inner.is_syntax() || inner.is_eof() {

@@ -501,6 +501,50 @@ async fn an_array_is_not_a_record(app: TestApp) {
     assert_eq!(users.as_array().map(Vec::len), Some(1), "{users:#}");
     assert_eq!(webhooks().await, webhooks_before);
 
+    // Below the top level too: a nested record given as an array is named by its path.
+    let nested = [
+        (
+            "/V2/1000/webhooks",
+            Method::PUT,
+            json!({"Urls": [["https://example.com/hook", true]]}),
+            "Urls[0]",
+        ),
+        (
+            "/V2/1000/devices/nested-1/momessages",
+            Method::POST,
+            json!([{"MessageType": "AutomaticPositionReport", "Position": [51.5, -0.1]}]),
+            "[0].Position",
+        ),
+    ];
+    let registered = app
+        .admin
+        .post(
+            "/V2/1000/devices",
+            &json!({"DeviceId": "nested-1", "DeviceType": "InReach"}),
+        )
+        .await;
+    assert_eq!(registered.status(), StatusCode::OK);
+    for (path, method, body, field) in nested {
+        let response = app
+            .admin
+            .request(method.clone(), path)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        let problem = assert_problem(response, 400, "validation_failed").await;
+        assert_eq!(problem_fields(&problem), [field], "{method} {path}");
+        let message = problem["errors"][0]["message"].as_str().unwrap_or_default();
+        assert!(message.contains("sequence"), "{method} {path}: {problem:#}");
+    }
+    assert_eq!(webhooks().await, webhooks_before);
+    assert_eq!(
+        app.admin
+            .get_json("/V2/1000/devices/nested-1/momessages")
+            .await,
+        json!([])
+    );
+
     // An operation that takes a list (JSON Patch) still takes an array.
     let (user, _) = app.create_user("1000", "listed@example.com", "User").await;
     let patch = json!([{"op": "replace", "path": "/FirstName", "value": "Ada"}]);
