@@ -74,7 +74,7 @@ impl Escalator {
                 delivery::NOT_CONFIGURED
             }
         };
-        let mut written = 0;
+        let mut written: Vec<NewDelivery> = Vec::new();
         let mut seen = Vec::new();
         for contact in tx.escalation_contacts(&due.node).await? {
             for entry in &contact.contact_entries {
@@ -101,20 +101,19 @@ impl Escalator {
                     continue;
                 }
                 seen.push(key);
-                tx.insert_delivery(&d).await?;
-                written += 1;
+                written.push(d);
             }
         }
-        if written == 0 {
-            tx.insert_delivery(&NewDelivery {
+        if written.is_empty() {
+            written.push(NewDelivery {
                 channel: delivery::EMAIL,
                 body: "the tenant has no escalation contacts (IsEscalationContact)".into(),
                 status: delivery::NO_ADDRESS,
                 next_attempt_at: None,
                 ..base
-            })
-            .await?;
+            });
         }
+        tx.insert_deliveries(&written).await?;
         let next = if level < rounds {
             due.due.checked_add(after).ok().map(|next| next.max(at))
         } else {

@@ -76,32 +76,50 @@ pub(super) fn delivery_from_row(row: &AnyRow) -> StoreResult<Delivery> {
     })
 }
 
+/// Columns of a delivery insert, and rows per statement (SQLite takes 32,766 parameters).
+const INSERT_COLUMNS: usize = 15;
+const INSERT_CHUNK: usize = 500;
+
 impl WriteTx {
-    pub async fn insert_delivery(&mut self, d: &NewDelivery) -> StoreResult<i64> {
-        let row = sqlx::query(
-            "INSERT INTO deliveries (tenant_code, channel, target, subject, body, status,
-                notification_id, alert_id, message_id, mt_message_id, device_id, event_id,
-                created_at, next_attempt_at, sent_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING id",
-        )
-        .bind(d.tenant_code.as_str())
-        .bind(d.channel)
-        .bind(d.target.as_deref())
-        .bind(d.subject.as_deref())
-        .bind(d.body.as_str())
-        .bind(d.status)
-        .bind(d.notification_id)
-        .bind(d.alert_id)
-        .bind(d.message_id)
-        .bind(d.mt_message_id)
-        .bind(d.device_id.as_deref())
-        .bind(d.event_id.as_deref())
-        .bind(to_micros(d.created_at))
-        .bind(d.next_attempt_at.map(to_micros))
-        .bind(d.sent_at.map(to_micros))
-        .fetch_one(&mut *self.tx)
-        .await?;
-        Ok(row.try_get("id")?)
+    /// Writes deliveries, in one statement per 500: a batch's matches write theirs
+    /// together (a statement is a round trip to the one SQLite writer).
+    pub async fn insert_deliveries(&mut self, deliveries: &[NewDelivery]) -> StoreResult<()> {
+        for chunk in deliveries.chunks(INSERT_CHUNK) {
+            let rows: Vec<String> = (0..chunk.len())
+                .map(|r| {
+                    let first = r * INSERT_COLUMNS + 1;
+                    format!("({})", self.backend.placeholders(first, INSERT_COLUMNS))
+                })
+                .collect();
+            let sql = format!(
+                "INSERT INTO deliveries (tenant_code, channel, target, subject, body, status,
+                    notification_id, alert_id, message_id, mt_message_id, device_id, event_id,
+                    created_at, next_attempt_at, sent_at)
+                 VALUES {}",
+                rows.join(", ")
+            );
+            let mut query = sqlx::query(&sql);
+            for d in chunk {
+                query = query
+                    .bind(d.tenant_code.as_str())
+                    .bind(d.channel)
+                    .bind(d.target.as_deref())
+                    .bind(d.subject.as_deref())
+                    .bind(d.body.as_str())
+                    .bind(d.status)
+                    .bind(d.notification_id)
+                    .bind(d.alert_id)
+                    .bind(d.message_id)
+                    .bind(d.mt_message_id)
+                    .bind(d.device_id.as_deref())
+                    .bind(d.event_id.as_deref())
+                    .bind(to_micros(d.created_at))
+                    .bind(d.next_attempt_at.map(to_micros))
+                    .bind(d.sent_at.map(to_micros));
+            }
+            query.execute(&mut *self.tx).await?;
+        }
+        Ok(())
     }
 }
 

@@ -191,6 +191,7 @@ impl Pipeline {
                 )
                 .await?;
         }
+        super::matching::write_deliveries(tx, &mut changes).await?;
         changes.device_changed |= state != state_before;
         if state != state_before {
             tx.save_state(device_id, &state).await?;

@@ -28,6 +28,9 @@ pub(super) struct Changes {
     pub(super) device_changed: bool,
     /// Deliveries may have been queued: the delivery worker is woken after the commit.
     pub(super) queued_deliveries: bool,
+    /// The matches' deliveries, written together once the unit's matching is done
+    /// (`write_deliveries`).
+    pub(super) deliveries: Vec<NewDelivery>,
 }
 
 /// What matching needs besides the transaction.
@@ -81,6 +84,7 @@ impl Pipeline {
                     state,
                     &observation,
                     &occurrence,
+                    &mut changes.deliveries,
                 )
                 .await?;
             triggered.push(Triggered {
@@ -110,6 +114,7 @@ impl Pipeline {
         state: &mut DeviceState,
         observation: &Observation,
         occurrence: &Occurrence<'_>,
+        deliveries: &mut Vec<NewDelivery>,
     ) -> StoreResult<Option<Alert>> {
         let record = &notification.record;
         let device_id = device.device_id.clone().unwrap_or_default();
@@ -372,7 +377,7 @@ impl Pipeline {
                     continue;
                 }
             };
-            tx.insert_delivery(&delivery).await?;
+            deliveries.push(delivery);
         }
         Ok(alert)
     }
@@ -432,6 +437,7 @@ impl Pipeline {
         )
         .await?;
         state.missed_check_in(due, at);
+        write_deliveries(&mut tx, &mut changes).await?;
         tx.save_state(device_id, &state).await?;
         // Only the schedule moved: no device event.
         changes.device_changed = false;
@@ -441,4 +447,13 @@ impl Pipeline {
         self.publish(node, &device, &state, changes, Vec::new());
         Ok(true)
     }
+}
+
+/// Writes the deliveries the unit's matches queued, in one statement.
+pub(super) async fn write_deliveries(tx: &mut WriteTx, changes: &mut Changes) -> StoreResult<()> {
+    if changes.deliveries.is_empty() {
+        return Ok(());
+    }
+    tx.insert_deliveries(&std::mem::take(&mut changes.deliveries))
+        .await
 }
