@@ -204,6 +204,15 @@ async fn start_server(url: &str, config: AppConfig) -> (String, tokio::sync::one
 }
 
 impl TestApp {
+    /// The PostgreSQL schema this app's database lives in (`None` on SQLite).
+    #[allow(dead_code)]
+    pub fn postgres_schema(&self) -> Option<&str> {
+        self.database
+            .schema
+            .as_ref()
+            .map(|(_, schema)| schema.as_str())
+    }
+
     /// Stops this server and starts a new one on the same database: what survives is
     /// what was stored.
     pub async fn restart(mut self) -> TestApp {

@@ -480,3 +480,47 @@ async fn postgres_two_processes_stream_the_same_events() {
     );
     assert_eq!(on_one.take(1).await, [event]);
 }
+
+/// On PostgreSQL a process hears the stream through one listening connection. When that
+/// connection is cut (a database restart, a proxy timeout), the process reconnects and
+/// the stream goes on: events committed afterwards arrive, with ids still growing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_the_stream_survives_a_lost_listening_connection() {
+    let Some(app) = crate::common::spawn_app(Backend::Postgres).await else {
+        return;
+    };
+    let schema = app.postgres_schema().expect("a schema").to_string();
+    register_device(&app, "1000", "van-3").await;
+    let mut stream = EventStream::open(&app.admin, &stream_path("1000", false), None).await;
+    post_report(&app, "1000", "van-3", 1).await;
+    let before = stream.take(2).await;
+    assert_eq!(kinds(&before), ["momessage", "device"]);
+
+    // Cut exactly this app's listening connection.
+    let server = std::env::var("SAFETRACK_TEST_DATABASE_URL").expect("PostgreSQL URL");
+    let mut admin = <sqlx::PgConnection as sqlx::Connection>::connect(&server)
+        .await
+        .expect("connect");
+    let cut: Vec<(bool,)> =
+        sqlx::query_as("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = $1")
+            .bind(format!("LISTEN \"safetrack_stream_{schema}\""))
+            .fetch_all(&mut admin)
+            .await
+            .expect("terminate");
+    assert_eq!(cut, [(true,)], "one listening connection");
+
+    // Until the process has listened again, a commit's events are gone: post until one
+    // arrives (it reconnects at once, so the first or second post does).
+    let mut seq = 2;
+    let after = loop {
+        let posted = post_report(&app, "1000", "van-3", seq).await;
+        let arrived = tokio::time::timeout(Duration::from_secs(2), stream.next()).await;
+        if let Ok(Some(event)) = arrived {
+            assert_eq!(event.data["MessageId"], json!(posted));
+            break event;
+        }
+        seq += 1;
+        assert!(seq < 10, "no event after the listening connection was cut");
+    };
+    assert!(after.id > before[1].id);
+}
