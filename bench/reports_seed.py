@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
-"""Seeds MO messages for bench/reports.sh straight into a safetrack SQLite database (the
-server stopped): `devices` devices named bench-N, `messages` positions each, one every
+"""Seeds MO messages for bench/reports.sh straight into a safetrack database (the server
+stopped): a SQLite file given as `db`, or with `db` = `-` the rows as CSV on stdout, for
+PostgreSQL's `COPY mo_messages (...) FROM STDIN` (bench/reports.sh then sets each device's
+state to its last report in SQL): `devices` devices named bench-N, `messages` positions each, one every
 30 s from 2026-03-02 06:00 UTC. Each track drives at 40-60 km/h, stops 6 minutes every
 200 reports (a new trip), and has one minute at 130 km/h every 250 reports (a Speeding);
 the last report carries Properties.odometer. The device state is set to the last report.
 """
+import csv
 import math
 import sqlite3
 import sys
@@ -14,9 +17,12 @@ KM_LAT = 1 / 111.195
 START_US = 1772431200 * 1_000_000  # 2026-03-02T06:00:00Z
 STEP_US = 30 * 1_000_000
 
-conn = sqlite3.connect(db)
-conn.execute("PRAGMA journal_mode = WAL")
-conn.execute("PRAGMA synchronous = OFF")
+csv_out = csv.writer(sys.stdout) if db == "-" else None
+conn = None
+if csv_out is None:
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = OFF")
 SQL = """INSERT INTO mo_messages (tenant_code, device_id, sequence_number, sent_at, received_at,
     message_time, message_type, latitude, longitude, speed, heading, doc, etag)
     VALUES ('1000', ?, ?, ?, ?, ?, 'AutomaticPositionReport', ?, ?, ?, ?, ?, 'bench')"""
@@ -41,6 +47,12 @@ for d in range(devices):
         doc = PLAIN if i < messages - 1 else (
             '{"MessageType":"AutomaticPositionReport","Properties":{"odometer":"%.1f"}}' % (10000 + i * 0.4))
         rows.append((device, i, t, t, t, lat, lon, speed, float(heading), doc))
+    if csv_out is not None:
+        # The COPY column order: SQL's, its constants ('1000', the type, 'bench') filled in.
+        for (dev, seq, sent, received, when, la, lo, sp, hd, doc) in rows:
+            csv_out.writerow(["1000", dev, seq, sent, received, when, "AutomaticPositionReport",
+                              la, lo, sp, hd, doc, "bench"])
+        continue
     conn.executemany(SQL, rows)
     last_id = conn.execute("SELECT MAX(id) FROM mo_messages").fetchone()[0]
     conn.execute(
@@ -49,5 +61,6 @@ for d in range(devices):
         (rows[-1][2], last_id, lat, lon, rows[-1][7], device))
     if d % 100 == 99:
         conn.commit()
-conn.commit()
-conn.close()
+if conn is not None:
+    conn.commit()
+    conn.close()
