@@ -85,18 +85,12 @@ impl WriteTx {
     /// together (a statement is a round trip to the one SQLite writer).
     pub async fn insert_deliveries(&mut self, deliveries: &[NewDelivery]) -> StoreResult<()> {
         for chunk in deliveries.chunks(INSERT_CHUNK) {
-            let rows: Vec<String> = (0..chunk.len())
-                .map(|r| {
-                    let first = r * INSERT_COLUMNS + 1;
-                    format!("({})", self.backend.placeholders(first, INSERT_COLUMNS))
-                })
-                .collect();
             let sql = format!(
                 "INSERT INTO deliveries (tenant_code, channel, target, subject, body, status,
                     notification_id, alert_id, message_id, mt_message_id, device_id, event_id,
                     created_at, next_attempt_at, sent_at)
                  VALUES {}",
-                rows.join(", ")
+                self.backend.value_rows(chunk.len(), INSERT_COLUMNS)
             );
             let mut query = sqlx::query(&sql);
             for d in chunk {

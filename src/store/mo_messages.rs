@@ -116,18 +116,12 @@ impl WriteTx {
     ) -> StoreResult<Vec<(i64, String)>> {
         let mut ids = Vec::with_capacity(messages.len());
         for chunk in messages.chunks(INSERT_CHUNK) {
-            let rows: Vec<String> = (0..chunk.len())
-                .map(|r| {
-                    let first = r * INSERT_COLUMNS + 1;
-                    format!("({})", self.backend.placeholders(first, INSERT_COLUMNS))
-                })
-                .collect();
             let sql = format!(
                 "INSERT INTO mo_messages (tenant_code, device_id, sequence_number, sent_at,
                     received_at, message_time, message_type, latitude, longitude, speed, heading,
                     emergency_state, doc, geofences, file, attachment, etag)
                  VALUES {} RETURNING id",
-                rows.join(", ")
+                self.backend.value_rows(chunk.len(), INSERT_COLUMNS)
             );
             // The ETags are made here, so only the ids need to come back.
             let etags: Vec<String> = chunk.iter().map(|_| new_etag()).collect();

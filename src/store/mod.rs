@@ -150,6 +150,15 @@ impl Backend {
         }
     }
 
+    /// The `VALUES` rows of a multi-row insert: `rows` groups of `columns` parameters,
+    /// `(…), (…)`, numbered from 1 in row order (bind row by row, column by column).
+    fn value_rows(self, rows: usize, columns: usize) -> String {
+        (0..rows)
+            .map(|r| format!("({})", self.placeholders(r * columns + 1, columns)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
     /// Like `lock_rows`, for the rows of one table (`alias`) of a join.
     fn lock_rows_of(self, alias: &str) -> String {
         match self {

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use sqlx::Row;
 use sqlx::postgres::PgListener;
 
-use super::{Backend, Store, StoreError, StoreResult, WriteTx};
+use super::{Store, StoreError, StoreResult, WriteTx};
 
 /// Most events named by one notification (ids of up to 20 digits stay far below the
 /// payload limit).
@@ -163,10 +163,8 @@ impl WriteTx {
     /// lock it takes orders the commits of announcing transactions.
     pub async fn announce_stream(&mut self, announcement: &StreamAnnouncement) -> StoreResult<()> {
         let count = announcement.event_count();
-        if count == 0 || self.backend != Backend::Postgres {
-            return Ok(());
-        }
-        let Some(channel) = self.stream_channel.clone() else {
+        // Only PostgreSQL has a channel.
+        let Some(channel) = self.stream_channel.clone().filter(|_| count > 0) else {
             return Ok(());
         };
         let parts = announcement.split(EVENTS_PER_NOTIFICATION);

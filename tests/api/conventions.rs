@@ -464,58 +464,6 @@ async fn an_array_is_not_a_record(app: TestApp) {
         (response.status(), response.text().await.unwrap())
     };
     let webhooks_before = webhooks().await;
-    let cases = [
-        (Method::POST, "/V2/1000/groups", json!(["Vans"])),
-        (
-            Method::POST,
-            "/V2/1000/users",
-            json!(["array@example.com", "Password-1234"]),
-        ),
-        (
-            Method::POST,
-            "/V2/1000/devices",
-            json!(["array-1", "InReach"]),
-        ),
-        (
-            Method::PUT,
-            "/V2/1000/webhooks",
-            json!([[{"Url": "https://example.com/hook", "Device": true}]]),
-        ),
-    ];
-    for (method, path, body) in cases {
-        let response = app
-            .admin
-            .request(method.clone(), path)
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
-        let problem = assert_problem(response, 400, "validation_failed").await;
-        assert_eq!(problem_fields(&problem), ["body"], "{method} {path}");
-        let message = problem["errors"][0]["message"].as_str().unwrap_or_default();
-        assert!(message.contains("sequence"), "{method} {path}: {problem:#}");
-    }
-    assert_eq!(app.admin.get_json("/V2/1000/groups").await, json!([]));
-    assert_eq!(app.admin.get_json("/V2/1000/devices").await, json!([]));
-    let users = app.admin.get_json("/V2/1000/users").await;
-    assert_eq!(users.as_array().map(Vec::len), Some(1), "{users:#}");
-    assert_eq!(webhooks().await, webhooks_before);
-
-    // Below the top level too: a nested record given as an array is named by its path.
-    let nested = [
-        (
-            "/V2/1000/webhooks",
-            Method::PUT,
-            json!({"Urls": [["https://example.com/hook", true]]}),
-            "Urls[0]",
-        ),
-        (
-            "/V2/1000/devices/nested-1/momessages",
-            Method::POST,
-            json!([{"MessageType": "AutomaticPositionReport", "Position": [51.5, -0.1]}]),
-            "[0].Position",
-        ),
-    ];
     let registered = app
         .admin
         .post(
@@ -524,7 +472,41 @@ async fn an_array_is_not_a_record(app: TestApp) {
         )
         .await;
     assert_eq!(registered.status(), StatusCode::OK);
-    for (path, method, body, field) in nested {
+    // At the top level (the field is the body), and below it, named by its path.
+    let cases = [
+        (Method::POST, "/V2/1000/groups", json!(["Vans"]), "body"),
+        (
+            Method::POST,
+            "/V2/1000/users",
+            json!(["array@example.com", "Password-1234"]),
+            "body",
+        ),
+        (
+            Method::POST,
+            "/V2/1000/devices",
+            json!(["array-1", "InReach"]),
+            "body",
+        ),
+        (
+            Method::PUT,
+            "/V2/1000/webhooks",
+            json!([[{"Url": "https://example.com/hook", "Device": true}]]),
+            "body",
+        ),
+        (
+            Method::PUT,
+            "/V2/1000/webhooks",
+            json!({"Urls": [["https://example.com/hook", true]]}),
+            "Urls[0]",
+        ),
+        (
+            Method::POST,
+            "/V2/1000/devices/nested-1/momessages",
+            json!([{"MessageType": "AutomaticPositionReport", "Position": [51.5, -0.1]}]),
+            "[0].Position",
+        ),
+    ];
+    for (method, path, body, field) in cases {
         let response = app
             .admin
             .request(method.clone(), path)
@@ -537,6 +519,15 @@ async fn an_array_is_not_a_record(app: TestApp) {
         let message = problem["errors"][0]["message"].as_str().unwrap_or_default();
         assert!(message.contains("sequence"), "{method} {path}: {problem:#}");
     }
+    assert_eq!(app.admin.get_json("/V2/1000/groups").await, json!([]));
+    let devices = app.admin.get_json("/V2/1000/devices").await;
+    assert_eq!(devices.as_array().map(Vec::len), Some(1), "{devices:#}");
+    assert_eq!(
+        devices[0]["DeviceId"], "nested-1",
+        "only the one registered above"
+    );
+    let users = app.admin.get_json("/V2/1000/users").await;
+    assert_eq!(users.as_array().map(Vec::len), Some(1), "{users:#}");
     assert_eq!(webhooks().await, webhooks_before);
     assert_eq!(
         app.admin
