@@ -16,8 +16,9 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::deliveries::delivery_from_row;
+use super::mo_messages::message_from_columns;
 use super::webhook_events::MessageEvent;
-use super::{Backend, Store, StoreError, StoreResult, from_micros, to_micros};
+use super::{AnyQuery, Backend, Store, StoreError, StoreResult, from_micros, to_micros};
 use crate::domain::delivery::{self, Delivery};
 use crate::domain::retry::Settlement;
 
@@ -109,6 +110,16 @@ fn settled_columns(settlement: &Settlement) -> SettledColumns<'_> {
 /// Outcomes settled by one statement, and the type of each of an outcome's parameters
 /// (id, status, sent_at, provider_id, last_error, next_attempt_at).
 const SETTLE_CHUNK: usize = 500;
+
+/// The deliveries a claim takes (parameters: `$3` now, `$4` limit), oldest due first.
+const DUE_DELIVERIES: &str = "SELECT id FROM deliveries
+    WHERE status = 'Pending' AND next_attempt_at <= $3
+      AND (lease_until IS NULL OR lease_until <= $3)
+    ORDER BY next_attempt_at LIMIT $4";
+
+/// What a claim returns of each delivery (`claimed_from_row`).
+const CLAIMED_COLUMNS: &str = "id, tenant_code, channel, target, subject, body, event_id,
+    message_id, attempts, created_at, queued_at";
 const SETTLE_TYPES: [&str; 6] = ["BIGINT", "TEXT", "BIGINT", "TEXT", "TEXT", "BIGINT"];
 
 fn plus(at: Timestamp, d: Duration) -> Timestamp {
@@ -121,6 +132,7 @@ fn plus(at: Timestamp, d: Duration) -> Timestamp {
 impl Store {
     /// Claims up to `limit` deliveries that are due at `now` and not leased by anyone
     /// (or whose lease has run out), for `owner` until `now + lease`; counts the attempt.
+    /// A stored message's webhook event gets its body rendered from the message.
     pub async fn claim_due_deliveries(
         &self,
         owner: &str,
@@ -128,19 +140,31 @@ impl Store {
         lease: Duration,
         limit: u32,
     ) -> StoreResult<Vec<ClaimedDelivery>> {
-        let skip_locked = match self.backend {
-            Backend::Sqlite => "",
-            Backend::Postgres => " FOR UPDATE SKIP LOCKED",
+        let mut claimed = match self.backend {
+            Backend::Sqlite => {
+                self.claim_then_read_messages(owner, now, lease, limit)
+                    .await?
+            }
+            Backend::Postgres => self.claim_with_messages(owner, now, lease, limit).await?,
         };
+        claimed.sort_by_key(|d| d.id);
+        Ok(claimed)
+    }
+
+    /// SQLite: the claim in a write transaction (taking the writer's turn), then the
+    /// messages of the claimed webhook events in one read per tenant. SQLite cannot put
+    /// an `UPDATE … RETURNING` in a `WITH`.
+    async fn claim_then_read_messages(
+        &self,
+        owner: &str,
+        now: Timestamp,
+        lease: Duration,
+        limit: u32,
+    ) -> StoreResult<Vec<ClaimedDelivery>> {
         let sql = format!(
             "UPDATE deliveries SET lease_owner = $1, lease_until = $2, attempts = attempts + 1
-             WHERE id IN (
-                 SELECT id FROM deliveries
-                 WHERE status = 'Pending' AND next_attempt_at <= $3
-                   AND (lease_until IS NULL OR lease_until <= $3)
-                 ORDER BY next_attempt_at LIMIT $4{skip_locked})
-             RETURNING id, tenant_code, channel, target, subject, body, event_id, message_id,
-                 attempts, created_at, queued_at"
+             WHERE id IN ({DUE_DELIVERIES})
+             RETURNING {CLAIMED_COLUMNS}"
         );
         let mut tx = self.begin_write().await?;
         let rows = sqlx::query(&sql)
@@ -155,7 +179,6 @@ impl Store {
             .iter()
             .map(claimed_from_row)
             .collect::<StoreResult<Vec<_>>>()?;
-        claimed.sort_by_key(|d| d.id);
         self.fill_message_bodies(
             &mut claimed,
             |d| {
@@ -174,70 +197,135 @@ impl Store {
         Ok(claimed)
     }
 
+    /// PostgreSQL: claim and read the messages in one statement (one round trip, its own
+    /// transaction) instead of BEGIN, claim, COMMIT and a read per tenant: a worker step's
+    /// round trips are what a delivery waits through between its commit and its attempt.
+    /// Rows other processes hold locked are skipped.
+    async fn claim_with_messages(
+        &self,
+        owner: &str,
+        now: Timestamp,
+        lease: Duration,
+        limit: u32,
+    ) -> StoreResult<Vec<ClaimedDelivery>> {
+        let sql = format!(
+            "WITH claimed AS (
+                 UPDATE deliveries SET lease_owner = $1, lease_until = $2,
+                     attempts = attempts + 1
+                 WHERE id IN ({DUE_DELIVERIES} FOR UPDATE SKIP LOCKED)
+                 RETURNING {CLAIMED_COLUMNS})
+             SELECT claimed.*, m.id AS m_id, m.device_id AS m_device_id,
+                 m.received_at AS m_received_at, m.message_time AS m_message_time,
+                 m.doc AS m_doc, m.geofences AS m_geofences, m.etag AS m_etag
+             FROM claimed LEFT JOIN mo_messages m
+                 ON claimed.channel = 'Webhook' AND claimed.body = ''
+                 AND m.id = claimed.message_id AND m.tenant_code = claimed.tenant_code"
+        );
+        let rows = sqlx::query(&sql)
+            .bind(owner)
+            .bind(to_micros(plus(now, lease)))
+            .bind(to_micros(now))
+            .bind(i64::from(limit))
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter()
+            .map(|row| {
+                let mut d = claimed_from_row(row)?;
+                let event = MessageEvent::of(
+                    &d.channel,
+                    &d.body,
+                    d.message_id,
+                    d.event_id.as_deref(),
+                    &d.tenant_code,
+                    d.created_at,
+                );
+                if let Some(event) = event {
+                    // No message (deleted since): the event is sent without `Data`.
+                    let message = match row.try_get::<Option<i64>, _>("m_id")? {
+                        Some(_) => Some(message_from_columns(row, "m_", false)?.0),
+                        None => None,
+                    };
+                    d.body = event.render(message.as_ref());
+                }
+                Ok(d)
+            })
+            .collect()
+    }
+
     /// Records the outcomes of `owner`'s attempts (delivery id, settlement) and releases
-    /// their leases, in one transaction of one statement per `SETTLE_CHUNK` outcomes: one
-    /// commit (one fsync on SQLite) and one round trip per worker step instead of one per
-    /// delivery, which held the single SQLite writer (and so ingest) for the whole step.
-    /// Returns, in order, whether each lease was still `owner`'s: when it was not (the row
-    /// was reclaimed after the lease ran out), the newer holder's outcome stands.
+    /// their leases, in one statement per `SETTLE_CHUNK` outcomes, all in one transaction:
+    /// one commit (one fsync on SQLite) and one round trip per worker step instead of one
+    /// per delivery, which held the single SQLite writer (and so ingest) for the whole
+    /// step. On PostgreSQL a step's single statement runs as its own transaction (no
+    /// BEGIN and COMMIT round trips). Returns, in order, whether each lease was still
+    /// `owner`'s: when it was not (the row was reclaimed after the lease ran out), the
+    /// newer holder's outcome stands.
     pub async fn settle_deliveries(
         &self,
         owner: &str,
         settlements: &[(i64, Settlement)],
     ) -> StoreResult<Vec<bool>> {
-        let mut tx = self.begin_write().await?;
+        let statements: Vec<(String, &[(i64, Settlement)])> = settlements
+            .chunks(SETTLE_CHUNK)
+            .map(|chunk| (self.settle_sql(chunk.len()), chunk))
+            .collect();
         let mut ours = HashSet::with_capacity(settlements.len());
-        for chunk in settlements.chunks(SETTLE_CHUNK) {
-            // CASTs give the parameters their types on PostgreSQL (a VALUES list has no
-            // column to infer them from); the CTE names the columns on both backends.
-            let rows: Vec<String> = (0..chunk.len())
-                .map(|r| {
-                    let cells: Vec<String> = SETTLE_TYPES
-                        .iter()
-                        .enumerate()
-                        .map(|(c, ty)| {
-                            let at = r * SETTLE_TYPES.len() + c + 1;
-                            format!("CAST({} AS {ty})", self.backend.placeholders(at, 1))
-                        })
-                        .collect();
-                    format!("({})", cells.join(", "))
-                })
-                .collect();
-            let sql = format!(
-                "WITH outcome (id, status, sent_at, provider_id, last_error, next_attempt_at)
-                     AS (VALUES {})
-                 UPDATE deliveries SET status = outcome.status, sent_at = outcome.sent_at,
-                     provider_id = outcome.provider_id,
-                     last_error = COALESCE(outcome.last_error, deliveries.last_error),
-                     next_attempt_at = outcome.next_attempt_at,
-                     lease_owner = NULL, lease_until = NULL
-                 FROM outcome
-                 WHERE deliveries.id = outcome.id AND deliveries.lease_owner = {}
-                 RETURNING deliveries.id",
-                rows.join(", "),
-                self.backend
-                    .placeholders(chunk.len() * SETTLE_TYPES.len() + 1, 1)
-            );
-            let mut query = sqlx::query(&sql);
-            for (id, settlement) in chunk {
-                let (status, sent_at, provider_id, error, next) = settled_columns(settlement);
-                query = query
-                    .bind(*id)
-                    .bind(status)
-                    .bind(sent_at.map(to_micros))
-                    .bind(provider_id)
-                    .bind(error)
-                    .bind(next.map(to_micros));
+        match (self.backend, statements.as_slice()) {
+            (Backend::Postgres, [(sql, chunk)]) => {
+                for row in settle_query(sql, chunk, owner)
+                    .fetch_all(&self.pool)
+                    .await?
+                {
+                    ours.insert(row.try_get::<i64, _>(0)?);
+                }
             }
-            for row in query.bind(owner).fetch_all(&mut *tx).await? {
-                ours.insert(row.try_get::<i64, _>(0)?);
+            _ => {
+                let mut tx = self.begin_write().await?;
+                for (sql, chunk) in &statements {
+                    for row in settle_query(sql, chunk, owner).fetch_all(&mut *tx).await? {
+                        ours.insert(row.try_get::<i64, _>(0)?);
+                    }
+                }
+                tx.commit().await?;
             }
         }
-        tx.commit().await?;
         Ok(settlements
             .iter()
             .map(|(id, _)| ours.contains(id))
             .collect())
+    }
+
+    /// The statement settling `count` outcomes (bound by `settle_query`).
+    fn settle_sql(&self, count: usize) -> String {
+        // CASTs give the parameters their types on PostgreSQL (a VALUES list has no
+        // column to infer them from); the CTE names the columns on both backends.
+        let rows: Vec<String> = (0..count)
+            .map(|r| {
+                let cells: Vec<String> = SETTLE_TYPES
+                    .iter()
+                    .enumerate()
+                    .map(|(c, ty)| {
+                        let at = r * SETTLE_TYPES.len() + c + 1;
+                        format!("CAST({} AS {ty})", self.backend.placeholders(at, 1))
+                    })
+                    .collect();
+                format!("({})", cells.join(", "))
+            })
+            .collect();
+        format!(
+            "WITH outcome (id, status, sent_at, provider_id, last_error, next_attempt_at)
+                 AS (VALUES {})
+             UPDATE deliveries SET status = outcome.status, sent_at = outcome.sent_at,
+                 provider_id = outcome.provider_id,
+                 last_error = COALESCE(outcome.last_error, deliveries.last_error),
+                 next_attempt_at = outcome.next_attempt_at,
+                 lease_owner = NULL, lease_until = NULL
+             FROM outcome
+             WHERE deliveries.id = outcome.id AND deliveries.lease_owner = {}
+             RETURNING deliveries.id",
+            rows.join(", "),
+            self.backend.placeholders(count * SETTLE_TYPES.len() + 1, 1)
+        )
     }
 
     /// Puts a `Failed`, `Expired` or `NotConfigured` delivery back in the queue, due now,
@@ -329,4 +417,20 @@ impl Store {
         .await?;
         from_micros(row.try_get("oldest")?)
     }
+}
+
+/// `settle_sql`'s statement with the outcomes of `chunk` and the lease `owner` bound.
+fn settle_query<'q>(sql: &'q str, chunk: &'q [(i64, Settlement)], owner: &'q str) -> AnyQuery<'q> {
+    let mut query = sqlx::query(sql);
+    for (id, settlement) in chunk {
+        let (status, sent_at, provider_id, error, next) = settled_columns(settlement);
+        query = query
+            .bind(*id)
+            .bind(status)
+            .bind(sent_at.map(to_micros))
+            .bind(provider_id)
+            .bind(error)
+            .bind(next.map(to_micros));
+    }
+    query.bind(owner)
 }

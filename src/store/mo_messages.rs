@@ -58,22 +58,33 @@ pub fn message_from_row(
     row: &AnyRow,
     include_file: bool,
 ) -> StoreResult<(MoMessage, MessageCursor)> {
-    let text: String = row.try_get("doc")?;
+    message_from_columns(row, "", include_file)
+}
+
+/// `message_from_row` for a row whose message columns are named with `prefix` (a join
+/// where the other table has columns of the same names).
+pub(super) fn message_from_columns(
+    row: &AnyRow,
+    prefix: &str,
+    include_file: bool,
+) -> StoreResult<(MoMessage, MessageCursor)> {
+    let column = |name: &str| format!("{prefix}{name}");
+    let text: String = row.try_get(column("doc").as_str())?;
     let mut message: MoMessage = serde_json::from_str(&text)
         .map_err(|e| StoreError::Corrupt(format!("mo message doc: {e}")))?;
-    let id: i64 = row.try_get("id")?;
-    let time: i64 = row.try_get("message_time")?;
+    let id: i64 = row.try_get(column("id").as_str())?;
+    let time: i64 = row.try_get(column("message_time").as_str())?;
     message.message_id = Some(id.to_string());
-    message.device_id = Some(row.try_get("device_id")?);
-    message.received_at_server = from_micros(row.try_get("received_at")?)?;
-    message.etag = Some(row.try_get("etag")?);
-    if let Some(geofences) = row.try_get::<Option<String>, _>("geofences")? {
+    message.device_id = Some(row.try_get(column("device_id").as_str())?);
+    message.received_at_server = from_micros(row.try_get(column("received_at").as_str())?)?;
+    message.etag = Some(row.try_get(column("etag").as_str())?);
+    if let Some(geofences) = row.try_get::<Option<String>, _>(column("geofences").as_str())? {
         message.containing_geofences = serde_json::from_str(&geofences)
             .map_err(|e| StoreError::Corrupt(format!("mo message geofences: {e}")))?;
     }
     if include_file {
-        message.file = row.try_get("file")?;
-        message.attachment = row.try_get("attachment")?;
+        message.file = row.try_get(column("file").as_str())?;
+        message.attachment = row.try_get(column("attachment").as_str())?;
     }
     Ok((message, MessageCursor { time, id }))
 }

@@ -12,6 +12,7 @@ use jiff::Timestamp;
 
 use super::{Store, StoreResult, Tx, WriteTx, from_doc, to_micros};
 use crate::domain::delivery::{PENDING, WEBHOOK};
+use crate::domain::mo_message::MoMessage;
 use crate::domain::time::now;
 use crate::domain::webhook::{Category, WebhookSettings};
 use crate::domain::webhook_event::{EventType, WebhookEvent, message_event_body};
@@ -192,6 +193,11 @@ impl MessageEvent {
             at,
         })
     }
+
+    /// The event's body, from its message (`None`: deleted since, sent without `Data`).
+    pub(super) fn render(&self, message: Option<&MoMessage>) -> String {
+        message_event_body(&self.event_id, &self.tenant_code, self.at, message)
+    }
 }
 
 impl Store {
@@ -237,10 +243,7 @@ impl Store {
         }
         Ok(events
             .iter()
-            .map(|e| {
-                let message = messages.get(&(e.tenant_code.as_str(), e.message_id));
-                message_event_body(&e.event_id, &e.tenant_code, e.at, message)
-            })
+            .map(|e| e.render(messages.get(&(e.tenant_code.as_str(), e.message_id))))
             .collect())
     }
 }
