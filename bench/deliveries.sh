@@ -24,7 +24,7 @@ BASE="http://127.0.0.1:$PORT"
 HOOK="http://127.0.0.1:$RECEIVER_PORT"
 FLAGS=(--allow-private-webhooks)
 source bench/lib.sh
-cargo build --release --quiet --bin safetrack --example webhook_receiver
+[ -n "${BENCH_NO_BUILD:-}" ] || cargo build --release --quiet --bin safetrack --example webhook_receiver
 
 ./target/release/examples/webhook_receiver "$RECEIVER_PORT" "$DELAY_MS" >"$WORK/receiver.log" 2>&1 &
 RECEIVER=$!

@@ -14,7 +14,7 @@ RSS="${2:-0}"
 PORT="${BENCH_PORT:-18090}"
 BASE="http://127.0.0.1:$PORT"
 source bench/lib.sh
-cargo build --release --quiet
+[ -n "${BENCH_NO_BUILD:-}" ] || cargo build --release --quiet
 
 echo "ceiling: plain SQLite client, transactions of $BENCH_BATCH rows..."
 CEILING=$(python3 bench/sqlite_ceiling.py 200000 "$BENCH_BATCH")

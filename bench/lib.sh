@@ -1,9 +1,11 @@
 # Shared by bench/ingest.sh and bench/deliveries.sh (sourced, not run): starting a release
-# server, seeding the ingest scenario and driving it with wrk.
+# server, seeding the ingest scenario and driving it with wrk. BENCH_BIN: the server binary
+# to run (default the release build; for A/B runs of two builds, with BENCH_NO_BUILD=1).
 ADMIN=bench-admin@example.com
 PASS=bench-password-1
 AUTH="Authorization: Basic $(printf '%s:%s' "$ADMIN" "$PASS" | base64 -w0)"
 CONNECTIONS=8
+BIN="${BENCH_BIN:-./target/release/safetrack}"
 export BENCH_DEVICES="${BENCH_DEVICES:-1000}" BENCH_BATCH="${BENCH_BATCH:-100}"
 
 if ! command -v wrk >/dev/null 2>&1; then
@@ -30,7 +32,7 @@ start_server() {
     echo "something already answers on port $port (a server left from another run?)" >&2
     exit 1
   fi
-  RUST_LOG=warn ./target/release/safetrack serve --listen "127.0.0.1:$port" --database-url "$url" \
+  RUST_LOG=warn "$BIN" serve --listen "127.0.0.1:$port" --database-url "$url" \
     --admin-email "$ADMIN" --admin-password "$PASS" "$@" >>"$WORK/server-$port.log" 2>&1 &
   SERVER=$!
   SERVERS+=("$SERVER")

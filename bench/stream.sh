@@ -14,7 +14,7 @@ DURATION="${1:-20}"
 PORT="${BENCH_PORT:-18092}"
 BASE="http://127.0.0.1:$PORT"
 source bench/lib.sh
-cargo build --release --quiet
+[ -n "${BENCH_NO_BUILD:-}" ] || cargo build --release --quiet
 
 # run_pair LABEL URL: baseline and followed runs on fresh databases; prints table rows.
 run_pair() {
