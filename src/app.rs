@@ -206,6 +206,7 @@ pub async fn build_app(store: Store, mut config: AppConfig) -> anyhow::Result<Ap
     let trusted = http::client_address::TrustedProxies(Arc::new(config.trusted_proxies));
     // Listening before the server answers: nothing committed after start-up is missed.
     let stream_feed = store.stream_feed().await?;
+    crate::services::stream::load_recent(&store, &hub).await?;
     Ok(App {
         router: http::router(state, config.limits, config.rate_limit, trusted),
         hub,

@@ -5,7 +5,8 @@
 //! numbered there in commit order (`store/stream_feed.rs`), so all processes hold the
 //! same events under the same ids; an announced record is read from the database when a
 //! subscriber first needs it (once per batch, shared), so a process nobody follows reads
-//! nothing. The last
+//! nothing; what a process missed (a lost listening connection, a skipped notification,
+//! events from before it started) it reads back from the database's log. The last
 //! `CAPACITY` events are kept so a client reconnecting with `Last-Event-ID` resumes
 //! without a gap; a subscriber that falls `LAG` events behind is dropped — publishing
 //! never waits for anyone. `close` (called by `app::serve` when shutdown begins) ends
@@ -27,6 +28,12 @@ pub const CAPACITY: usize = 16_384;
 pub const LAG: usize = 4_096;
 /// Announced batches read at once, ahead of the subscribers that will send them.
 const READ_AHEAD: usize = 4;
+/// The database's log of announcements keeps about this many events (twice the hub's).
+const LOG_EVENTS: u64 = 2 * CAPACITY as u64;
+/// How often a process prunes the log.
+const PRUNE_EVERY: std::time::Duration = std::time::Duration::from_secs(30);
+/// Logged announcements read per query when catching up.
+const CATCH_UP_PAGE: u32 = 1_000;
 
 /// What happened.
 #[derive(Debug, Clone)]
@@ -251,6 +258,11 @@ impl EventHub {
         self.keep_and_send(&path, numbered);
     }
 
+    /// The id of the last announced event published (0: none yet).
+    fn last_announced(&self) -> u64 {
+        *self.next_id.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     fn keep_and_send(&self, tenant_path: &str, events: Vec<(u64, Content)>) {
         if events.is_empty() {
             return;
@@ -320,36 +332,93 @@ impl EventHub {
     }
 }
 
+/// Fills a starting process's hub with the recent events from the database's log
+/// (PostgreSQL), so a client may resume with `Last-Event-ID` here whichever process it
+/// followed before. Call it after the feed listens and before the server answers.
+pub async fn load_recent(store: &Store, hub: &EventHub) -> StoreResult<()> {
+    for (first_id, announcement) in store.recent_stream_log(CAPACITY as u64).await? {
+        hub.publish_announced(store, first_id, announcement);
+    }
+    Ok(())
+}
+
 /// Feeds `hub` from the database's announcements (PostgreSQL) until `stop` turns true.
-/// A lost connection is re-established; what was announced meanwhile is missing from
-/// this process's hub (logged).
+/// Event ids are contiguous: a jump, or a lost listening connection (re-established by
+/// the feed), means notifications were missed, and those announcements are read back
+/// from the log before going on. Prunes the log now and then.
 pub async fn relay(
     store: Store,
     mut feed: StreamFeed,
     hub: Arc<EventHub>,
     mut stop: watch::Receiver<bool>,
 ) {
+    let mut prune = tokio::time::interval(PRUNE_EVERY);
     loop {
         let item = tokio::select! {
             _ = stop.wait_for(|stopped| *stopped) => return,
-            item = feed.next() => item,
+            _ = prune.tick() => None,
+            item = feed.next() => Some(item),
+        };
+        let Some(item) = item else {
+            if let Err(e) = store.prune_stream_log(LOG_EVENTS).await {
+                tracing::warn!(error = %e, "could not prune the live stream's log");
+            }
+            continue;
         };
         match item {
             Ok(FeedItem::Announced {
                 first_id,
                 announcement,
-            }) => hub.publish_announced(&store, first_id, announcement),
-            Ok(FeedItem::Interrupted) => tracing::warn!(
-                "the live stream's database connection was lost: events committed \
-                 until it is back are missing from this process's stream"
-            ),
+            }) => {
+                let last = hub.last_announced();
+                if last > 0 && first_id > last + 1 {
+                    catch_up(&store, &hub, Some(first_id)).await;
+                }
+                hub.publish_announced(&store, first_id, announcement);
+            }
+            Ok(FeedItem::Interrupted) => {
+                tracing::warn!(
+                    "the live stream's database connection was lost: reconnecting, and \
+                     reading what was announced meanwhile from the log"
+                );
+                catch_up(&store, &hub, None).await;
+            }
             Err(e) => {
                 tracing::error!(error = %e, "the live stream's database connection failed");
                 tokio::select! {
                     _ = stop.wait_for(|stopped| *stopped) => return,
                     _ = tokio::time::sleep(std::time::Duration::from_secs(1)) => {}
                 }
+                catch_up(&store, &hub, None).await;
             }
+        }
+    }
+}
+
+/// Publishes the logged announcements after the hub's last event (and before `until`,
+/// the first id of a notification about to be published), in order. A failed read is
+/// logged: those events are missing from this process's stream.
+async fn catch_up(store: &Store, hub: &EventHub, until: Option<u64>) {
+    loop {
+        let after = hub.last_announced();
+        let page = match store.stream_log_after(after, CATCH_UP_PAGE).await {
+            Ok(page) => page,
+            Err(e) => {
+                tracing::error!(error = %e, after, "could not read the live stream's log");
+                return;
+            }
+        };
+        let full = page.len() == CATCH_UP_PAGE as usize;
+        let mut published = false;
+        for (first_id, announcement) in page {
+            if until.is_some_and(|until| first_id >= until) {
+                return;
+            }
+            hub.publish_announced(store, first_id, announcement);
+            published = true;
+        }
+        if !full || !published {
+            return;
         }
     }
 }

@@ -10,8 +10,13 @@
 //! A notification names the rows (message, alert and device ids), not their content:
 //! PostgreSQL caps a payload at 8,000 bytes, and every notification waits in one queue
 //! until the slowest listener has read it. When that queue is half full (a listener
-//! stuck), announcements are skipped with a warning: the stream misses events, ingest
-//! never fails because of it.
+//! stuck), the notification is skipped with a warning; ingest never fails because of it.
+//!
+//! The same announcement is also written to `stream_announcements` in the announcing
+//! transaction (the log): ids are contiguous, so a listener that sees a jump — or lost
+//! its connection — reads what it missed back from the log (`stream_log_after`), and a
+//! process that starts fills its hub with the recent events (`recent_stream_log`). The
+//! log keeps about the last `2 ×` the hub's events (`prune_stream_log`).
 
 use std::sync::Arc;
 
@@ -90,8 +95,8 @@ pub enum FeedItem {
         first_id: u64,
         announcement: StreamAnnouncement,
     },
-    /// The listening connection was lost and is being re-established: notifications sent
-    /// meanwhile are gone.
+    /// The listening connection was lost and has been re-established: notifications sent
+    /// meanwhile are gone (their announcements are in the log).
     Interrupted,
 }
 
@@ -105,6 +110,10 @@ impl StreamFeed {
     pub async fn next(&mut self) -> StoreResult<FeedItem> {
         loop {
             let Some(notification) = self.listener.try_recv().await? else {
+                // Listen again before saying so (the listener reconnects and re-listens
+                // when used): the caller then reads the log with no window left in
+                // which a commit's notification could be lost.
+                sqlx::query("SELECT 1").execute(&mut self.listener).await?;
                 return Ok(FeedItem::Interrupted);
             };
             match parse_notification(notification.payload()) {
@@ -143,7 +152,77 @@ pub(super) async fn channel_of(pool: &sqlx::AnyPool) -> StoreResult<Arc<str>> {
     Ok(Arc::from(channel))
 }
 
+/// Announcements read back from the log, in id order.
+fn logged(rows: Vec<sqlx::any::AnyRow>) -> StoreResult<Vec<(u64, StreamAnnouncement)>> {
+    rows.iter()
+        .map(|row| {
+            let first_id: i64 = row.try_get("first_id")?;
+            let body: String = row.try_get("body")?;
+            let announcement = serde_json::from_str(&body)
+                .map_err(|e| StoreError::Corrupt(format!("stream announcement: {e}")))?;
+            Ok((u64::try_from(first_id).unwrap_or(0), announcement))
+        })
+        .collect()
+}
+
 impl Store {
+    /// The logged announcements whose first event comes after `after`, at most `limit`,
+    /// in id order (PostgreSQL; empty on SQLite).
+    pub async fn stream_log_after(
+        &self,
+        after: u64,
+        limit: u32,
+    ) -> StoreResult<Vec<(u64, StreamAnnouncement)>> {
+        if self.stream_channel.is_none() {
+            return Ok(Vec::new());
+        }
+        let rows = sqlx::query(
+            "SELECT first_id, body FROM stream_announcements WHERE first_id > $1
+             ORDER BY first_id LIMIT $2",
+        )
+        .bind(i64::try_from(after).unwrap_or(i64::MAX))
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?;
+        logged(rows)
+    }
+
+    /// The logged announcements of about the last `events` events, in id order
+    /// (PostgreSQL; empty on SQLite): what a starting process's hub begins with.
+    pub async fn recent_stream_log(
+        &self,
+        events: u64,
+    ) -> StoreResult<Vec<(u64, StreamAnnouncement)>> {
+        if self.stream_channel.is_none() {
+            return Ok(Vec::new());
+        }
+        let rows = sqlx::query(
+            "SELECT first_id, body FROM stream_announcements
+             WHERE first_id > (SELECT COALESCE(MAX(first_id), 0) FROM stream_announcements) - $1
+             ORDER BY first_id",
+        )
+        .bind(i64::try_from(events).unwrap_or(i64::MAX))
+        .fetch_all(&self.pool)
+        .await?;
+        logged(rows)
+    }
+
+    /// Drops logged announcements older than about the last `events` events; returns how
+    /// many. Any process may run it: it is idempotent.
+    pub async fn prune_stream_log(&self, events: u64) -> StoreResult<u64> {
+        if self.stream_channel.is_none() {
+            return Ok(0);
+        }
+        let done = sqlx::query(
+            "DELETE FROM stream_announcements
+             WHERE first_id <= (SELECT MAX(first_id) FROM stream_announcements) - $1",
+        )
+        .bind(i64::try_from(events).unwrap_or(i64::MAX))
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected())
+    }
+
     /// Listens to the announcements of every process on this database: PostgreSQL only
     /// (`None` on SQLite). Listening starts before this returns, so nothing committed
     /// afterwards is missed.
@@ -172,18 +251,22 @@ impl WriteTx {
             .map(|i| format!("(${}::bigint, ${}::text)", 3 + 2 * i, 4 + 2 * i))
             .collect::<Vec<_>>()
             .join(", ");
-        // Innermost first (OFFSET 0 keeps each subquery whole): the lock, then the ids
-        // (reserved as one range), then one notification per part.
+        // The lock (OFFSET 0 keeps that subquery whole, so it is taken first), then the
+        // ids reserved as one range (a CTE with volatile functions runs once), the parts
+        // logged, and one notification per part unless the queue is half full.
         let sql = format!(
-            "SELECT r.first_id, n.sent FROM (
+            "WITH reserved AS (
                  SELECT setval('stream_event_ids', nextval('stream_event_ids') + $2 - 1) - $2 + 1
                      AS first_id
-                 FROM (SELECT pg_advisory_xact_lock(hashtext($1)) OFFSET 0) AS locked
-                 WHERE pg_notification_queue_usage() < 0.5 OFFSET 0) AS r
-             CROSS JOIN LATERAL (
-                 SELECT pg_notify($1, (r.first_id + v.offset_id)::text || ' ' || v.body) IS NULL
-                     AS sent
-                 FROM (VALUES {rows}) AS v(offset_id, body)) AS n"
+                 FROM (SELECT pg_advisory_xact_lock(hashtext($1)) OFFSET 0) AS locked),
+             parts AS (
+                 SELECT reserved.first_id + v.offset_id AS first_id, v.body
+                 FROM reserved CROSS JOIN (VALUES {rows}) AS v(offset_id, body)),
+             logged AS (
+                 INSERT INTO stream_announcements (first_id, body)
+                 SELECT first_id, body FROM parts)
+             SELECT pg_notify($1, first_id::text || ' ' || body) IS NULL AS sent
+             FROM parts WHERE pg_notification_queue_usage() < 0.5"
         );
         let mut query = sqlx::query(&sql)
             .bind(channel.to_string())
@@ -198,7 +281,7 @@ impl WriteTx {
             tracing::warn!(
                 events = count,
                 "the notification queue is half full (a listener is not reading): \
-                 these events are not streamed"
+                 these events are not notified; listeners read them from the log"
             );
         }
         Ok(())

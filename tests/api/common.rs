@@ -206,6 +206,11 @@ async fn start_server(url: &str, config: AppConfig) -> (String, tokio::sync::one
 impl TestApp {
     /// The PostgreSQL schema this app's database lives in (`None` on SQLite).
     #[allow(dead_code)]
+    /// The database URL this app runs on (to open the store beside it).
+    pub fn database_url(&self) -> &str {
+        &self.database.url
+    }
+
     pub fn postgres_schema(&self) -> Option<&str> {
         self.database
             .schema

@@ -33,6 +33,7 @@ mod reports;
 mod risk_regions;
 mod storage;
 mod stream;
+mod stream_processes;
 mod tenants;
 mod users;
 mod webhook_events;

@@ -1,7 +1,7 @@
 //! The live stream (`GET /V2/{t}/stream`, Server-Sent Events) through HTTP: what ingest
 //! publishes arrives as `momessage`, `alert` and `device` events in the caller's scope;
-//! `Last-Event-ID` resumes without a gap or a duplicate; errors; shutdown ends streams;
-//! two processes on one PostgreSQL stream the same events.
+//! `Last-Event-ID` resumes without a gap or a duplicate; errors; shutdown ends streams.
+//! Several processes on one PostgreSQL: `stream_processes.rs`.
 
 use std::time::Duration;
 
@@ -9,11 +9,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use crate::backend_tests;
-use crate::common::{
-    ADMIN_EMAIL, ADMIN_PASSWORD, Backend, Client, TestApp, TestDatabase, assert_not_found,
-    assert_problem,
-};
-use crate::durability::start_with;
+use crate::common::{Client, TestApp, assert_not_found, assert_problem};
 use crate::event_notifications::sos;
 use crate::mo_messages::{position_report, register_device};
 
@@ -66,7 +62,7 @@ impl EventStream {
     }
 
     /// The next event; `None` when the stream ended. Fails after `WAIT`.
-    async fn next(&mut self) -> Option<SseEvent> {
+    pub async fn next(&mut self) -> Option<SseEvent> {
         loop {
             if let Some(end) = self.buffer.find("\n\n") {
                 let block: String = self.buffer.drain(..end + 2).collect();
@@ -115,7 +111,7 @@ impl EventStream {
     }
 
     /// The next `n` events.
-    async fn take(&mut self, n: usize) -> Vec<SseEvent> {
+    pub async fn take(&mut self, n: usize) -> Vec<SseEvent> {
         let mut events = Vec::with_capacity(n);
         for _ in 0..n {
             events.push(self.expect().await);
@@ -124,7 +120,7 @@ impl EventStream {
     }
 }
 
-fn stream_path(tenant: &str, subtenants: bool) -> String {
+pub fn stream_path(tenant: &str, subtenants: bool) -> String {
     if subtenants {
         format!("/V2/{tenant}/stream?subtenants=true")
     } else {
@@ -133,7 +129,7 @@ fn stream_path(tenant: &str, subtenants: bool) -> String {
 }
 
 /// Posts one position report (sequence `seq`) from `device`; returns its MessageId.
-async fn post_report(app: &TestApp, tenant: &str, device: &str, seq: i64) -> String {
+pub async fn post_report(app: &TestApp, tenant: &str, device: &str, seq: i64) -> String {
     let sent = format!("2026-03-02T10:{:02}:00Z", seq % 60);
     let processed = post_processed(
         app,
@@ -168,7 +164,7 @@ async fn post_processed(app: &TestApp, tenant: &str, device: &str, batch: &Value
     serde_json::from_str(&body).expect("processed json")
 }
 
-fn kinds(events: &[SseEvent]) -> Vec<&str> {
+pub fn kinds(events: &[SseEvent]) -> Vec<&str> {
     events.iter().map(|e| e.event.as_str()).collect()
 }
 
@@ -395,132 +391,4 @@ async fn shutdown_ends_open_streams(app: TestApp) {
     let event = resumed.expect().await;
     assert_eq!(event.data["MessageId"], id);
     assert!(event.id > before[1].id);
-}
-
-/// Two `serve` processes on one PostgreSQL database: a stream on either carries what
-/// both ingested, the same events under the same ids in the same order, so a client
-/// resumes on the other process with `Last-Event-ID` without a gap or a duplicate.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn postgres_two_processes_stream_the_same_events() {
-    let Some(database) = TestDatabase::create(Backend::Postgres).await else {
-        return;
-    };
-    let one = start_with(&database.url, &[]).await;
-    let two = start_with(&database.url, &[]).await;
-    let admin_one = Client::new(&one.base, Some((ADMIN_EMAIL, ADMIN_PASSWORD)));
-    let admin_two = Client::new(&two.base, Some((ADMIN_EMAIL, ADMIN_PASSWORD)));
-    let registered = admin_one
-        .post(
-            "/V2/1000/devices",
-            &json!({"DeviceId": "van-3", "DeviceType": "InReach"}),
-        )
-        .await;
-    assert_eq!(registered.status(), StatusCode::OK);
-    let path = stream_path("1000", false);
-    let mut on_one = EventStream::open(&admin_one, &path, None).await;
-    let mut on_two = EventStream::open(&admin_two, &path, None).await;
-
-    let post = |client: &Client, seq: i64| {
-        let batch = json!([position_report(
-            seq,
-            &format!("2026-03-02T10:{seq:02}:00Z"),
-            51.5 + seq as f64 / 1000.0,
-            -0.12
-        )]);
-        let client = client.clone();
-        async move {
-            let response = client
-                .post("/V2/1000/devices/van-3/momessages?process=true", &batch)
-                .await;
-            assert_eq!(response.status(), StatusCode::OK);
-            let processed: Value = response.json().await.expect("processed");
-            processed[0]["MessageId"].as_str().expect("id").to_string()
-        }
-    };
-    let ids = [
-        post(&admin_one, 1).await,
-        post(&admin_two, 2).await,
-        post(&admin_one, 3).await,
-    ];
-    let seen_on_one = on_one.take(6).await;
-    let seen_on_two = on_two.take(6).await;
-    assert_eq!(
-        seen_on_one, seen_on_two,
-        "one stream, whichever process serves it"
-    );
-    assert_eq!(
-        kinds(&seen_on_two),
-        [
-            "momessage",
-            "device",
-            "momessage",
-            "device",
-            "momessage",
-            "device"
-        ]
-    );
-    let streamed: Vec<Value> = seen_on_two
-        .iter()
-        .filter(|e| e.event == "momessage")
-        .map(|e| e.data["MessageId"].clone())
-        .collect();
-    assert_eq!(streamed, ids.map(Value::from));
-    assert!(seen_on_two.windows(2).all(|w| w[0].id < w[1].id));
-
-    // The client on process two goes away after its second event and comes back to
-    // process one: the rest, then live events from either process.
-    drop(on_two);
-    let mut resumed = EventStream::open(&admin_one, &path, Some(seen_on_two[1].id)).await;
-    assert_eq!(resumed.take(4).await, seen_on_one[2..]);
-    let live = post(&admin_two, 4).await;
-    let event = resumed.expect().await;
-    assert_eq!(
-        (event.event.as_str(), &event.data["MessageId"]),
-        ("momessage", &json!(live))
-    );
-    assert_eq!(on_one.take(1).await, [event]);
-}
-
-/// On PostgreSQL a process hears the stream through one listening connection. When that
-/// connection is cut (a database restart, a proxy timeout), the process reconnects and
-/// the stream goes on: events committed afterwards arrive, with ids still growing.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn postgres_the_stream_survives_a_lost_listening_connection() {
-    let Some(app) = crate::common::spawn_app(Backend::Postgres).await else {
-        return;
-    };
-    let schema = app.postgres_schema().expect("a schema").to_string();
-    register_device(&app, "1000", "van-3").await;
-    let mut stream = EventStream::open(&app.admin, &stream_path("1000", false), None).await;
-    post_report(&app, "1000", "van-3", 1).await;
-    let before = stream.take(2).await;
-    assert_eq!(kinds(&before), ["momessage", "device"]);
-
-    // Cut exactly this app's listening connection.
-    let server = std::env::var("SAFETRACK_TEST_DATABASE_URL").expect("PostgreSQL URL");
-    let mut admin = <sqlx::PgConnection as sqlx::Connection>::connect(&server)
-        .await
-        .expect("connect");
-    let cut: Vec<(bool,)> =
-        sqlx::query_as("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = $1")
-            .bind(format!("LISTEN \"safetrack_stream_{schema}\""))
-            .fetch_all(&mut admin)
-            .await
-            .expect("terminate");
-    assert_eq!(cut, [(true,)], "one listening connection");
-
-    // Until the process has listened again, a commit's events are gone: post until one
-    // arrives (it reconnects at once, so the first or second post does).
-    let mut seq = 2;
-    let after = loop {
-        let posted = post_report(&app, "1000", "van-3", seq).await;
-        let arrived = tokio::time::timeout(Duration::from_secs(2), stream.next()).await;
-        if let Ok(Some(event)) = arrived {
-            assert_eq!(event.data["MessageId"], json!(posted));
-            break event;
-        }
-        seq += 1;
-        assert!(seq < 10, "no event after the listening connection was cut");
-    };
-    assert!(after.id > before[1].id);
 }
