@@ -20,7 +20,7 @@ fn config() -> AppConfig {
     }
 }
 
-async fn set_interval(app: &TestApp, minutes: Value) -> reqwest::Response {
+pub async fn set_interval(app: &TestApp, minutes: Value) -> reqwest::Response {
     app.admin
         .put(
             "/V2/1000/devices/checker",
@@ -29,7 +29,7 @@ async fn set_interval(app: &TestApp, minutes: Value) -> reqwest::Response {
         .await
 }
 
-async fn missed_alerts(app: &TestApp) -> Vec<Value> {
+pub async fn missed_alerts(app: &TestApp) -> Vec<Value> {
     let alerts = app.admin.get_json("/V2/1000/alerts").await;
     alerts
         .as_array()
@@ -40,7 +40,7 @@ async fn missed_alerts(app: &TestApp) -> Vec<Value> {
         .collect()
 }
 
-async fn setup(app: &TestApp) {
+pub async fn setup(app: &TestApp) {
     register_device(app, "1000", "checker").await;
     let response = app
         .admin
@@ -54,7 +54,7 @@ async fn setup(app: &TestApp) {
 }
 
 /// Posts a message sent `ago` before now.
-async fn message_sent(app: &TestApp, ago: Duration) {
+pub async fn message_sent(app: &TestApp, ago: Duration) {
     let sent = jiff::Timestamp::now() - jiff::SignedDuration::try_from(ago).unwrap();
     let response = app
         .admin

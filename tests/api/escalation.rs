@@ -14,7 +14,7 @@ use safetrack::services::ingest::PipelineConfig;
 use crate::common::{Backend, TestApp, spawn_app_with};
 use crate::mo_messages::register_device;
 
-fn config() -> AppConfig {
+pub fn config() -> AppConfig {
     AppConfig {
         pipeline: PipelineConfig {
             escalation_after: Some(jiff::SignedDuration::from_secs(1)),
@@ -26,7 +26,7 @@ fn config() -> AppConfig {
     }
 }
 
-async fn setup(app: &TestApp, severity: &str) -> String {
+pub async fn setup(app: &TestApp, severity: &str) -> String {
     let child = app.create_tenant("1000", "Field team").await;
     for (tenant, body) in [
         (
@@ -69,7 +69,7 @@ async fn setup(app: &TestApp, severity: &str) -> String {
     child
 }
 
-async fn sos(app: &TestApp, tenant: &str) -> String {
+pub async fn sos(app: &TestApp, tenant: &str) -> String {
     let response = app
         .admin
         .post(
@@ -84,14 +84,14 @@ async fn sos(app: &TestApp, tenant: &str) -> String {
         .to_string()
 }
 
-async fn alert(app: &TestApp, tenant: &str, id: &str) -> Value {
+pub async fn alert(app: &TestApp, tenant: &str, id: &str) -> Value {
     app.admin
         .get_json(&format!("/V2/{tenant}/alerts/{id}"))
         .await
 }
 
 /// Escalation deliveries of an alert: (target, subject).
-async fn escalations(app: &TestApp, tenant: &str, id: &str) -> Vec<(String, String)> {
+pub async fn escalations(app: &TestApp, tenant: &str, id: &str) -> Vec<(String, String)> {
     let deliveries = app
         .admin
         .get_json(&format!("/V2/{tenant}/deliveries?alertId={id}"))

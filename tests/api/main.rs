@@ -38,3 +38,4 @@ mod tenants;
 mod users;
 mod webhook_events;
 mod webhooks;
+mod worker_races;
