@@ -16,7 +16,7 @@ use crate::http::{self, AppState, BodyLimits};
 use crate::services::escalation::Escalator;
 use crate::services::ingest::{Pipeline, PipelineConfig};
 use crate::services::stream::EventHub;
-use crate::store::{Backend, NewUser, Store, StreamFeed};
+use crate::store::{Backend, ClaimScope, NewUser, Store, StreamFeed};
 use crate::workers::deliveries::{DeliveryWorker, DeliveryWorkerConfig};
 use crate::workers::escalations::EscalationWorker;
 use crate::workers::{self, check_ins::CheckInScheduler};
@@ -241,6 +241,13 @@ pub async fn serve(
         app.store.clone(),
         app.channels.clone(),
         app.delivery,
+        ClaimScope::All,
+    ));
+    let people_deliveries = Arc::new(DeliveryWorker::new(
+        app.store.clone(),
+        app.channels.clone(),
+        app.delivery,
+        ClaimScope::People,
     ));
     let outbox = app.pipeline.outbox_signal();
     let mut workers = vec![
@@ -275,6 +282,21 @@ pub async fn serve(
             stopped.clone(),
             move || {
                 let deliveries = deliveries.clone();
+                async move { deliveries.step().await }
+            },
+        ));
+    }
+    // Beside them, one loop for people's channels only: an alert's e-mail, SMS or call is
+    // never queued behind a webhook backlog (a receiver hanging until its timeout, an
+    // outage's retries) that holds up the loops above.
+    if app.delivery.loops > 0 {
+        workers.push(workers::spawn_loop(
+            "people-deliveries",
+            app.delivery.poll_interval,
+            Some(app.pipeline.people_signal()),
+            stopped.clone(),
+            move || {
+                let deliveries = people_deliveries.clone();
                 async move { deliveries.step().await }
             },
         ));

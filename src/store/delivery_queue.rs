@@ -111,11 +111,37 @@ fn settled_columns(settlement: &Settlement) -> SettledColumns<'_> {
 /// (id, status, sent_at, provider_id, last_error, next_attempt_at).
 const SETTLE_CHUNK: usize = 500;
 
-/// The deliveries a claim takes (parameters: `$3` now, `$4` limit), oldest due first.
-const DUE_DELIVERIES: &str = "SELECT id FROM deliveries
-    WHERE status = 'Pending' AND next_attempt_at <= $3
-      AND (lease_until IS NULL OR lease_until <= $3)
-    ORDER BY next_attempt_at LIMIT $4";
+/// Which deliveries a claim may take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClaimScope {
+    /// Every channel, oldest due first.
+    All,
+    /// People's channels only (e-mail, SMS, voice, MT), oldest due first: what a loop
+    /// claims so that an alert's message never waits behind a backlog of webhooks.
+    People,
+}
+
+/// The deliveries a claim takes (parameters: `$3` now, `$4` limit), oldest due first,
+/// read from the partial index of due deliveries (`deliveries_due`, or
+/// `deliveries_due_people`, whose conditions the query repeats term for term). SQLite is
+/// told the index: without statistics its planner takes `(status, channel)` and sorts
+/// every pending row, 16 ms a claim at 100,000 pending against 0.03 ms — on the writer.
+fn due_deliveries(scope: ClaimScope, backend: Backend) -> String {
+    let (index, people) = match scope {
+        ClaimScope::All => ("deliveries_due", ""),
+        ClaimScope::People => ("deliveries_due_people", " AND channel <> 'Webhook'"),
+    };
+    let indexed_by = match backend {
+        Backend::Sqlite => format!(" INDEXED BY {index}"),
+        Backend::Postgres => String::new(),
+    };
+    format!(
+        "SELECT id FROM deliveries{indexed_by}
+         WHERE status = 'Pending'{people} AND next_attempt_at <= $3
+           AND (lease_until IS NULL OR lease_until <= $3)
+         ORDER BY next_attempt_at LIMIT $4"
+    )
+}
 
 /// What a claim returns of each delivery (`claimed_from_row`).
 const CLAIMED_COLUMNS: &str = "id, tenant_code, channel, target, subject, body, event_id,
@@ -139,13 +165,18 @@ impl Store {
         now: Timestamp,
         lease: Duration,
         limit: u32,
+        scope: ClaimScope,
     ) -> StoreResult<Vec<ClaimedDelivery>> {
+        let due = due_deliveries(scope, self.backend);
         let mut claimed = match self.backend {
             Backend::Sqlite => {
-                self.claim_then_read_messages(owner, now, lease, limit)
+                self.claim_then_read_messages(&due, owner, now, lease, limit)
                     .await?
             }
-            Backend::Postgres => self.claim_with_messages(owner, now, lease, limit).await?,
+            Backend::Postgres => {
+                self.claim_with_messages(&due, owner, now, lease, limit)
+                    .await?
+            }
         };
         claimed.sort_by_key(|d| d.id);
         Ok(claimed)
@@ -156,6 +187,7 @@ impl Store {
     /// an `UPDATE … RETURNING` in a `WITH`.
     async fn claim_then_read_messages(
         &self,
+        due: &str,
         owner: &str,
         now: Timestamp,
         lease: Duration,
@@ -163,7 +195,7 @@ impl Store {
     ) -> StoreResult<Vec<ClaimedDelivery>> {
         let sql = format!(
             "UPDATE deliveries SET lease_owner = $1, lease_until = $2, attempts = attempts + 1
-             WHERE id IN ({DUE_DELIVERIES})
+             WHERE id IN ({due})
              RETURNING {CLAIMED_COLUMNS}"
         );
         let mut tx = self.begin_write().await?;
@@ -203,6 +235,7 @@ impl Store {
     /// Rows other processes hold locked are skipped.
     async fn claim_with_messages(
         &self,
+        due: &str,
         owner: &str,
         now: Timestamp,
         lease: Duration,
@@ -212,7 +245,7 @@ impl Store {
             "WITH claimed AS (
                  UPDATE deliveries SET lease_owner = $1, lease_until = $2,
                      attempts = attempts + 1
-                 WHERE id IN ({DUE_DELIVERIES} FOR UPDATE SKIP LOCKED)
+                 WHERE id IN ({due} FOR UPDATE SKIP LOCKED)
                  RETURNING {CLAIMED_COLUMNS})
              SELECT claimed.*, m.id AS m_id, m.device_id AS m_device_id,
                  m.received_at AS m_received_at, m.message_time AS m_message_time,

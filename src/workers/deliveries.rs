@@ -15,7 +15,7 @@ use crate::channels::{Attempt, Channels};
 use crate::domain::delivery;
 use crate::domain::retry::{RetryPolicy, Settlement};
 use crate::domain::time::now;
-use crate::store::{ClaimedDelivery, Store};
+use crate::store::{ClaimScope, ClaimedDelivery, Store};
 
 /// How the worker runs (`serve` flags).
 #[derive(Debug, Clone, Copy)]
@@ -47,16 +47,25 @@ pub struct DeliveryWorker {
     store: Store,
     channels: Arc<Channels>,
     config: DeliveryWorkerConfig,
+    /// Which deliveries it claims: all, or people's channels only (`serve` runs one such
+    /// loop beside the others, so a webhook backlog never holds up an alert's message).
+    scope: ClaimScope,
     /// This worker's name on the leases it holds.
     owner: String,
 }
 
 impl DeliveryWorker {
-    pub fn new(store: Store, channels: Arc<Channels>, config: DeliveryWorkerConfig) -> Self {
+    pub fn new(
+        store: Store,
+        channels: Arc<Channels>,
+        config: DeliveryWorkerConfig,
+        scope: ClaimScope,
+    ) -> Self {
         Self {
             store,
             channels,
             config,
+            scope,
             owner: format!("worker-{}", uuid::Uuid::new_v4().simple()),
         }
     }
@@ -66,7 +75,13 @@ impl DeliveryWorker {
     pub async fn step(&self) -> anyhow::Result<StepOutcome> {
         let claimed = self
             .store
-            .claim_due_deliveries(&self.owner, now(), self.config.lease, self.config.batch)
+            .claim_due_deliveries(
+                &self.owner,
+                now(),
+                self.config.lease,
+                self.config.batch,
+                self.scope,
+            )
             .await?;
         if claimed.is_empty() {
             return Ok(StepOutcome::Idle);

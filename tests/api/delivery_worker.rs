@@ -52,11 +52,11 @@ const SID: &str = "AC0123456789abcdef";
 const TOKEN: &str = "twilio-token-secret";
 const FROM_NUMBER: &str = "+15005550006";
 
-struct Peers<'a> {
-    smtp: Option<&'a SmtpSink>,
-    twilio: Option<&'a Receiver>,
-    max_age: Duration,
-    poll_interval: Duration,
+pub struct Peers<'a> {
+    pub smtp: Option<&'a SmtpSink>,
+    pub twilio: Option<&'a Receiver>,
+    pub max_age: Duration,
+    pub poll_interval: Duration,
 }
 
 impl Default for Peers<'_> {
@@ -71,7 +71,7 @@ impl Default for Peers<'_> {
 }
 
 /// The app with its channels pointed at the peers, and fast retries.
-async fn app_with(backend: Backend, peers: Peers<'_>) -> Option<TestApp> {
+pub async fn app_with(backend: Backend, peers: Peers<'_>) -> Option<TestApp> {
     let config = AppConfig {
         allow_private_webhooks: true,
         channels: ChannelsConfig {
@@ -103,7 +103,7 @@ async fn app_with(backend: Backend, peers: Peers<'_>) -> Option<TestApp> {
 }
 
 /// Polls the tenant's deliveries until `done` holds for the listed ones.
-async fn wait_deliveries(
+pub async fn wait_deliveries(
     app: &TestApp,
     query: &str,
     done: impl Fn(&[Value]) -> bool,
@@ -126,7 +126,7 @@ async fn wait_deliveries(
     }
 }
 
-fn all_status(status: &'static str) -> impl Fn(&[Value]) -> bool {
+pub fn all_status(status: &'static str) -> impl Fn(&[Value]) -> bool {
     move |list| !list.is_empty() && list.iter().all(|d| d["Status"] == status)
 }
 
@@ -136,13 +136,13 @@ async fn subscribe(app: &TestApp, settings: Value) {
 }
 
 /// The tenant's MoMessage events go to `receiver`'s `/hook`.
-async fn subscribe_mo_messages(app: &TestApp, receiver: &Receiver) {
+pub async fn subscribe_mo_messages(app: &TestApp, receiver: &Receiver) {
     let url = format!("{}/hook", receiver.base);
     subscribe(app, json!({"Urls": [{"Url": url, "MoMessage": true}]})).await;
 }
 
 /// One MO message from the registered device (a `MoMessage` webhook event).
-async fn post_message(app: &TestApp, seq: i64) {
+pub async fn post_message(app: &TestApp, seq: i64) {
     let response = app
         .admin
         .post(

@@ -10,6 +10,7 @@ mod concurrency;
 mod conventions;
 mod deliveries;
 mod delivery_durability;
+mod delivery_priority;
 mod delivery_worker;
 mod devices;
 mod durability;

@@ -28,6 +28,9 @@ pub(super) struct Changes {
     pub(super) device_changed: bool,
     /// Deliveries may have been queued: the delivery worker is woken after the commit.
     pub(super) queued_deliveries: bool,
+    /// A notification matched (people's deliveries may have been queued): the people's
+    /// delivery loop is woken after the commit.
+    pub(super) matched: bool,
     /// The matches' deliveries, written together once the unit's matching is done
     /// (`write_deliveries`).
     pub(super) deliveries: Vec<NewDelivery>,
@@ -98,6 +101,7 @@ impl Pipeline {
             });
             changes.alerts.extend(alert);
             changes.queued_deliveries = true;
+            changes.matched = true;
         }
         Ok(triggered)
     }

@@ -91,6 +91,8 @@ pub struct Pipeline {
     /// Told after a commit that queued deliveries, so this process's delivery worker
     /// sends them at once instead of at its next poll (other processes still poll).
     outbox: Arc<Notify>,
+    /// Told after a commit in which a notification matched: wakes the people's loop.
+    people: Arc<Notify>,
 }
 
 impl Pipeline {
@@ -104,12 +106,19 @@ impl Pipeline {
             hub,
             config,
             outbox: Arc::new(Notify::new()),
+            people: Arc::new(Notify::new()),
         })
     }
 
     /// What the delivery worker waits on besides its poll interval.
     pub fn outbox_signal(&self) -> Arc<Notify> {
         self.outbox.clone()
+    }
+
+    /// What the people's delivery loop waits on: a notification matched (its e-mail,
+    /// SMS, voice or MT deliveries may have been queued).
+    pub fn people_signal(&self) -> Arc<Notify> {
+        self.people.clone()
     }
 
     pub fn hub(&self) -> &Arc<EventHub> {
@@ -162,6 +171,9 @@ impl Pipeline {
     ) {
         if changes.queued_deliveries {
             self.outbox.notify_one();
+        }
+        if changes.matched {
+            self.people.notify_one();
         }
         if !self.streams_locally() {
             return;
