@@ -107,10 +107,6 @@ fn settled_columns(settlement: &Settlement) -> SettledColumns<'_> {
     }
 }
 
-/// Outcomes settled by one statement, and the type of each of an outcome's parameters
-/// (id, status, sent_at, provider_id, last_error, next_attempt_at).
-const SETTLE_CHUNK: usize = 500;
-
 /// Which deliveries a claim may take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ClaimScope {
@@ -121,31 +117,66 @@ pub enum ClaimScope {
     People,
 }
 
-/// The deliveries a claim takes (parameters: `$3` now, `$4` limit), oldest due first,
-/// read from the partial index of due deliveries (`deliveries_due`, or
-/// `deliveries_due_people`, whose conditions the query repeats term for term). SQLite is
-/// told the index: without statistics its planner takes `(status, channel)` and sorts
-/// every pending row, 16 ms a claim at 100,000 pending against 0.03 ms — on the writer.
-fn due_deliveries(scope: ClaimScope, backend: Backend) -> String {
+/// The claim (parameters: `$1` owner, `$2` lease end, `$3` now, `$4` limit): leases the
+/// due deliveries, oldest first, and counts the attempt. The candidates come from the
+/// partial index of due deliveries (`deliveries_due`, or `deliveries_due_people`, whose
+/// conditions the query repeats term for term). SQLite is told the index: without
+/// statistics its planner takes `(status, channel)` and sorts every pending row, 16 ms a
+/// claim at 100,000 pending against 0.03 ms — on the writer. PostgreSQL locks the
+/// candidates, skipping rows other processes hold.
+fn claim_statement(scope: ClaimScope, backend: Backend) -> String {
     let (index, people) = match scope {
         ClaimScope::All => ("deliveries_due", ""),
         ClaimScope::People => ("deliveries_due_people", " AND channel <> 'Webhook'"),
     };
-    let indexed_by = match backend {
-        Backend::Sqlite => format!(" INDEXED BY {index}"),
-        Backend::Postgres => String::new(),
+    let (indexed_by, lock) = match backend {
+        Backend::Sqlite => (format!(" INDEXED BY {index}"), ""),
+        Backend::Postgres => (String::new(), " FOR UPDATE SKIP LOCKED"),
     };
     format!(
-        "SELECT id FROM deliveries{indexed_by}
-         WHERE status = 'Pending'{people} AND next_attempt_at <= $3
-           AND (lease_until IS NULL OR lease_until <= $3)
-         ORDER BY next_attempt_at LIMIT $4"
+        "UPDATE deliveries SET lease_owner = $1, lease_until = $2, attempts = attempts + 1
+         WHERE id IN (
+             SELECT id FROM deliveries{indexed_by}
+             WHERE status = 'Pending'{people} AND next_attempt_at <= $3
+               AND (lease_until IS NULL OR lease_until <= $3)
+             ORDER BY next_attempt_at LIMIT $4{lock})
+         RETURNING id, tenant_code, channel, target, subject, body, event_id, message_id,
+             attempts, created_at, queued_at"
     )
 }
 
-/// What a claim returns of each delivery (`claimed_from_row`).
-const CLAIMED_COLUMNS: &str = "id, tenant_code, channel, target, subject, body, event_id,
-    message_id, attempts, created_at, queued_at";
+/// `claim_statement`'s parameters bound.
+fn claim_query<'q>(
+    sql: &'q str,
+    owner: &'q str,
+    now: Timestamp,
+    lease: Duration,
+    limit: u32,
+) -> AnyQuery<'q> {
+    sqlx::query(sql)
+        .bind(owner)
+        .bind(to_micros(plus(now, lease)))
+        .bind(to_micros(now))
+        .bind(i64::from(limit))
+}
+
+impl ClaimedDelivery {
+    /// The stored message's event this delivery sends, its body rendered on claiming.
+    fn message_event(&self) -> Option<MessageEvent> {
+        MessageEvent::of(
+            &self.channel,
+            &self.body,
+            self.message_id,
+            self.event_id.as_deref(),
+            &self.tenant_code,
+            self.created_at,
+        )
+    }
+}
+
+/// Outcomes settled by one statement, and the type of each of an outcome's parameters
+/// (id, status, sent_at, provider_id, last_error, next_attempt_at).
+const SETTLE_CHUNK: usize = 500;
 const SETTLE_TYPES: [&str; 6] = ["BIGINT", "TEXT", "BIGINT", "TEXT", "TEXT", "BIGINT"];
 
 fn plus(at: Timestamp, d: Duration) -> Timestamp {
@@ -167,14 +198,14 @@ impl Store {
         limit: u32,
         scope: ClaimScope,
     ) -> StoreResult<Vec<ClaimedDelivery>> {
-        let due = due_deliveries(scope, self.backend);
+        let claim = claim_statement(scope, self.backend);
         let mut claimed = match self.backend {
             Backend::Sqlite => {
-                self.claim_then_read_messages(&due, owner, now, lease, limit)
+                self.claim_then_read_messages(&claim, owner, now, lease, limit)
                     .await?
             }
             Backend::Postgres => {
-                self.claim_with_messages(&due, owner, now, lease, limit)
+                self.claim_with_messages(&claim, owner, now, lease, limit)
                     .await?
             }
         };
@@ -187,23 +218,14 @@ impl Store {
     /// an `UPDATE … RETURNING` in a `WITH`.
     async fn claim_then_read_messages(
         &self,
-        due: &str,
+        claim: &str,
         owner: &str,
         now: Timestamp,
         lease: Duration,
         limit: u32,
     ) -> StoreResult<Vec<ClaimedDelivery>> {
-        let sql = format!(
-            "UPDATE deliveries SET lease_owner = $1, lease_until = $2, attempts = attempts + 1
-             WHERE id IN ({due})
-             RETURNING {CLAIMED_COLUMNS}"
-        );
         let mut tx = self.begin_write().await?;
-        let rows = sqlx::query(&sql)
-            .bind(owner)
-            .bind(to_micros(plus(now, lease)))
-            .bind(to_micros(now))
-            .bind(i64::from(limit))
+        let rows = claim_query(claim, owner, now, lease, limit)
             .fetch_all(&mut *tx)
             .await?;
         tx.commit().await?;
@@ -211,20 +233,9 @@ impl Store {
             .iter()
             .map(claimed_from_row)
             .collect::<StoreResult<Vec<_>>>()?;
-        self.fill_message_bodies(
-            &mut claimed,
-            |d| {
-                MessageEvent::of(
-                    &d.channel,
-                    &d.body,
-                    d.message_id,
-                    d.event_id.as_deref(),
-                    &d.tenant_code,
-                    d.created_at,
-                )
-            },
-            |d, body| d.body = body,
-        )
+        self.fill_message_bodies(&mut claimed, ClaimedDelivery::message_event, |d, body| {
+            d.body = body
+        })
         .await?;
         Ok(claimed)
     }
@@ -232,21 +243,16 @@ impl Store {
     /// PostgreSQL: claim and read the messages in one statement (one round trip, its own
     /// transaction) instead of BEGIN, claim, COMMIT and a read per tenant: a worker step's
     /// round trips are what a delivery waits through between its commit and its attempt.
-    /// Rows other processes hold locked are skipped.
     async fn claim_with_messages(
         &self,
-        due: &str,
+        claim: &str,
         owner: &str,
         now: Timestamp,
         lease: Duration,
         limit: u32,
     ) -> StoreResult<Vec<ClaimedDelivery>> {
         let sql = format!(
-            "WITH claimed AS (
-                 UPDATE deliveries SET lease_owner = $1, lease_until = $2,
-                     attempts = attempts + 1
-                 WHERE id IN ({due} FOR UPDATE SKIP LOCKED)
-                 RETURNING {CLAIMED_COLUMNS})
+            "WITH claimed AS ({claim})
              SELECT claimed.*, m.id AS m_id, m.device_id AS m_device_id,
                  m.received_at AS m_received_at, m.message_time AS m_message_time,
                  m.doc AS m_doc, m.geofences AS m_geofences, m.etag AS m_etag
@@ -254,25 +260,13 @@ impl Store {
                  ON claimed.channel = 'Webhook' AND claimed.body = ''
                  AND m.id = claimed.message_id AND m.tenant_code = claimed.tenant_code"
         );
-        let rows = sqlx::query(&sql)
-            .bind(owner)
-            .bind(to_micros(plus(now, lease)))
-            .bind(to_micros(now))
-            .bind(i64::from(limit))
+        let rows = claim_query(&sql, owner, now, lease, limit)
             .fetch_all(&self.pool)
             .await?;
         rows.iter()
             .map(|row| {
                 let mut d = claimed_from_row(row)?;
-                let event = MessageEvent::of(
-                    &d.channel,
-                    &d.body,
-                    d.message_id,
-                    d.event_id.as_deref(),
-                    &d.tenant_code,
-                    d.created_at,
-                );
-                if let Some(event) = event {
+                if let Some(event) = d.message_event() {
                     // No message (deleted since): the event is sent without `Data`.
                     let message = match row.try_get::<Option<i64>, _>("m_id")? {
                         Some(_) => Some(message_from_columns(row, "m_", false)?.0),

@@ -48,6 +48,23 @@ macro_rules! backend_tests {
     };
 }
 
+/// Runs each named `async fn(Backend)` once per backend on a multi-threaded runtime (the
+/// test starts its own app, peers or processes), as `sqlite::name` and `postgres::name`
+/// (the function returns early when no PostgreSQL is configured).
+#[macro_export]
+macro_rules! backend_fn_tests {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $( #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+               async fn $name() { super::$name($crate::common::Backend::Sqlite).await; } )*
+        }
+        mod postgres {
+            $( #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+               async fn $name() { super::$name($crate::common::Backend::Postgres).await; } )*
+        }
+    };
+}
+
 pub struct TestApp {
     pub base: String,
     pub admin: Client,

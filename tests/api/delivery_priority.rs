@@ -6,12 +6,15 @@
 use std::time::{Duration, Instant};
 
 use crate::alerts::{raise, sos_setup};
+use crate::backend_fn_tests;
 use crate::common::Backend;
 use crate::delivery_worker::{
     Peers, all_status, app_with, post_message, subscribe_mo_messages, wait_deliveries,
 };
 use crate::mo_messages::DEVICE;
 use crate::peers::{Receiver, SmtpSink};
+
+backend_fn_tests!(an_sos_email_overtakes_a_hanging_webhook_backlog);
 
 async fn an_sos_email_overtakes_a_hanging_webhook_backlog(backend: Backend) {
     let smtp = SmtpSink::start(None);
@@ -55,14 +58,4 @@ async fn an_sos_email_overtakes_a_hanging_webhook_backlog(backend: Backend) {
         webhooks.iter().all(|d| d["Status"] == "Pending"),
         "the webhooks were still waiting on their receiver"
     );
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sqlite_an_sos_email_overtakes_a_hanging_webhook_backlog() {
-    an_sos_email_overtakes_a_hanging_webhook_backlog(Backend::Sqlite).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn postgres_an_sos_email_overtakes_a_hanging_webhook_backlog() {
-    an_sos_email_overtakes_a_hanging_webhook_backlog(Backend::Postgres).await;
 }

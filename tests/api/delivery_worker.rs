@@ -16,24 +16,12 @@ use safetrack::workers::deliveries::DeliveryWorkerConfig;
 use serde_json::{Value, json};
 
 use crate::alerts::{create_notification, raise, sos_setup};
+use crate::backend_fn_tests;
 use crate::common::{Backend, TestApp, assert_problem, spawn_app_with};
 use crate::mo_messages::{DEVICE, position_report, register_device};
 use crate::peers::{Receiver, SmtpSink};
 
-macro_rules! worker_tests {
-    ($($name:ident),* $(,)?) => {
-        mod sqlite {
-            $( #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-               async fn $name() { super::$name(crate::common::Backend::Sqlite).await; } )*
-        }
-        mod postgres {
-            $( #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-               async fn $name() { super::$name(crate::common::Backend::Postgres).await; } )*
-        }
-    };
-}
-
-worker_tests!(
+backend_fn_tests!(
     an_sos_email_reaches_the_smtp_server,
     a_refused_mailbox_fails_permanently,
     sms_and_voice_go_through_twilio,

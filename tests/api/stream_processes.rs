@@ -10,7 +10,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use crate::common::{ADMIN_EMAIL, ADMIN_PASSWORD, Backend, Client, TestDatabase};
-use crate::durability::start_with;
+use crate::durability::{Server, start_with};
 use crate::mo_messages::{position_report, register_device};
 use crate::stream::{EventStream, SseEvent, kinds, post_report, stream_path};
 
@@ -29,6 +29,22 @@ async fn post(client: &Client, seq: i64) -> String {
     assert_eq!(response.status(), StatusCode::OK);
     let processed: Value = response.json().await.expect("processed");
     processed[0]["MessageId"].as_str().expect("id").to_string()
+}
+
+/// The admin of a `serve` process.
+fn admin(server: &Server) -> Client {
+    Client::new(&server.base, Some((ADMIN_EMAIL, ADMIN_PASSWORD)))
+}
+
+/// Registers van-3 in tenant 1000 through `client`.
+async fn register_van(client: &Client) {
+    let registered = client
+        .post(
+            "/V2/1000/devices",
+            &json!({"DeviceId": "van-3", "DeviceType": "InReach"}),
+        )
+        .await;
+    assert_eq!(registered.status(), StatusCode::OK);
 }
 
 /// A connection to the test server as its superuser, in `schema` when given.
@@ -56,15 +72,9 @@ async fn postgres_two_processes_stream_the_same_events() {
     };
     let one = start_with(&database.url, &[]).await;
     let two = start_with(&database.url, &[]).await;
-    let admin_one = Client::new(&one.base, Some((ADMIN_EMAIL, ADMIN_PASSWORD)));
-    let admin_two = Client::new(&two.base, Some((ADMIN_EMAIL, ADMIN_PASSWORD)));
-    let registered = admin_one
-        .post(
-            "/V2/1000/devices",
-            &json!({"DeviceId": "van-3", "DeviceType": "InReach"}),
-        )
-        .await;
-    assert_eq!(registered.status(), StatusCode::OK);
+    let admin_one = admin(&one);
+    let admin_two = admin(&two);
+    register_van(&admin_one).await;
     let path = stream_path("1000", false);
     let mut on_one = EventStream::open(&admin_one, &path, None).await;
     let mut on_two = EventStream::open(&admin_two, &path, None).await;
@@ -121,14 +131,8 @@ async fn postgres_a_process_started_later_resumes_from_the_log() {
         return;
     };
     let one = start_with(&database.url, &[]).await;
-    let admin_one = Client::new(&one.base, Some((ADMIN_EMAIL, ADMIN_PASSWORD)));
-    let registered = admin_one
-        .post(
-            "/V2/1000/devices",
-            &json!({"DeviceId": "van-3", "DeviceType": "InReach"}),
-        )
-        .await;
-    assert_eq!(registered.status(), StatusCode::OK);
+    let admin_one = admin(&one);
+    register_van(&admin_one).await;
     let path = stream_path("1000", false);
     let mut on_one = EventStream::open(&admin_one, &path, None).await;
     for seq in 1..=3 {
@@ -137,7 +141,7 @@ async fn postgres_a_process_started_later_resumes_from_the_log() {
     let seen = on_one.take(6).await;
 
     let two = start_with(&database.url, &[]).await;
-    let admin_two = Client::new(&two.base, Some((ADMIN_EMAIL, ADMIN_PASSWORD)));
+    let admin_two = admin(&two);
     let mut resumed = EventStream::open(&admin_two, &path, Some(seen[1].id)).await;
     // The same events under the same ids. A device event shows the device as it is when
     // this process reads it (here after the last batch), messages as stored.

@@ -17,9 +17,15 @@ use safetrack::workers::StepOutcome;
 use safetrack::workers::check_ins::CheckInScheduler;
 use safetrack::workers::escalations::EscalationWorker;
 
+use crate::backend_fn_tests;
 use crate::check_ins;
 use crate::common::{Backend, TestApp, spawn_app_with};
 use crate::escalation;
+
+backend_fn_tests!(
+    escalation_rounds_are_run_once_by_racing_workers,
+    a_missed_check_in_is_recorded_once_by_racing_schedulers
+);
 
 /// Workers per store, and stores.
 const WORKERS: usize = 4;
@@ -67,7 +73,7 @@ where
     handled
 }
 
-async fn escalation_rounds_race(backend: Backend) {
+async fn escalation_rounds_are_run_once_by_racing_workers(backend: Backend) {
     let Some(app) = spawn_app_with(backend, quiet(escalation::config())).await else {
         return;
     };
@@ -102,7 +108,7 @@ async fn escalation_rounds_race(backend: Backend) {
     }
 }
 
-async fn missed_check_in_race(backend: Backend) {
+async fn a_missed_check_in_is_recorded_once_by_racing_schedulers(backend: Backend) {
     let Some(app) = spawn_app_with(backend, quiet(AppConfig::default())).await else {
         return;
     };
@@ -132,24 +138,4 @@ async fn missed_check_in_race(backend: Backend) {
     let alerts = check_ins::missed_alerts(&app).await;
     assert_eq!(alerts.len(), 1);
     assert_eq!(alerts[0]["MatchCount"], 1);
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn sqlite_escalation_rounds_are_run_once_by_racing_workers() {
-    escalation_rounds_race(Backend::Sqlite).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn postgres_escalation_rounds_are_run_once_by_racing_workers() {
-    escalation_rounds_race(Backend::Postgres).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn sqlite_a_missed_check_in_is_recorded_once_by_racing_schedulers() {
-    missed_check_in_race(Backend::Sqlite).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn postgres_a_missed_check_in_is_recorded_once_by_racing_schedulers() {
-    missed_check_in_race(Backend::Postgres).await;
 }
