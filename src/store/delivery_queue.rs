@@ -117,14 +117,29 @@ pub enum ClaimScope {
     People,
 }
 
-/// The claim (parameters: `$1` owner, `$2` lease end, `$3` now, `$4` limit): leases the
-/// due deliveries, oldest first, and counts the attempt. The candidates come from the
-/// partial index of due deliveries (`deliveries_due`, or `deliveries_due_people`, whose
-/// conditions the query repeats term for term). SQLite is told the index: without
-/// statistics its planner takes `(status, channel)` and sorts every pending row, 16 ms a
-/// claim at 100,000 pending against 0.03 ms — on the writer. PostgreSQL locks the
-/// candidates, skipping rows other processes hold.
-fn claim_statement(scope: ClaimScope, backend: Backend) -> String {
+/// What a worker asks to claim.
+#[derive(Debug, Clone, Copy)]
+pub struct ClaimRequest<'a> {
+    /// The worker's name on the leases.
+    pub owner: &'a str,
+    pub now: Timestamp,
+    /// How long the claim lasts.
+    pub lease: Duration,
+    pub limit: u32,
+    pub scope: ClaimScope,
+    /// Webhook URLs not to claim from now: the worker already has as many attempts in
+    /// flight to each as it allows one receiver.
+    pub busy_urls: &'a [String],
+}
+
+/// The claim (parameters: `$1` owner, `$2` lease end, `$3` now, `$4` limit, then the
+/// busy URLs): leases the due deliveries, oldest first, and counts the attempt. The
+/// candidates come from the partial index of due deliveries (`deliveries_due`, or
+/// `deliveries_due_people`, whose conditions the query repeats term for term). SQLite is
+/// told the index: without statistics its planner takes `(status, channel)` and sorts
+/// every pending row, 16 ms a claim at 100,000 pending against 0.03 ms — on the writer.
+/// PostgreSQL locks the candidates, skipping rows other processes hold.
+fn claim_statement(scope: ClaimScope, backend: Backend, busy_urls: usize) -> String {
     let (index, people) = match scope {
         ClaimScope::All => ("deliveries_due", ""),
         ClaimScope::People => ("deliveries_due_people", " AND channel <> 'Webhook'"),
@@ -133,11 +148,22 @@ fn claim_statement(scope: ClaimScope, backend: Backend) -> String {
         Backend::Sqlite => (format!(" INDEXED BY {index}"), ""),
         Backend::Postgres => (String::new(), " FOR UPDATE SKIP LOCKED"),
     };
+    // `target IS NULL OR`: NOT IN is never true of a NULL. Numbered on both backends (a
+    // `?` here would take SQLite's numbers ahead of `$3` and `$4`); the list is short.
+    let busy = if busy_urls == 0 {
+        String::new()
+    } else {
+        let numbered: Vec<String> = (5..5 + busy_urls).map(|i| format!("${i}")).collect();
+        format!(
+            " AND (target IS NULL OR target NOT IN ({}))",
+            numbered.join(", ")
+        )
+    };
     format!(
         "UPDATE deliveries SET lease_owner = $1, lease_until = $2, attempts = attempts + 1
          WHERE id IN (
              SELECT id FROM deliveries{indexed_by}
-             WHERE status = 'Pending'{people} AND next_attempt_at <= $3
+             WHERE status = 'Pending'{people}{busy} AND next_attempt_at <= $3
                AND (lease_until IS NULL OR lease_until <= $3)
              ORDER BY next_attempt_at LIMIT $4{lock})
          RETURNING id, tenant_code, channel, target, subject, body, event_id, message_id,
@@ -146,18 +172,16 @@ fn claim_statement(scope: ClaimScope, backend: Backend) -> String {
 }
 
 /// `claim_statement`'s parameters bound.
-fn claim_query<'q>(
-    sql: &'q str,
-    owner: &'q str,
-    now: Timestamp,
-    lease: Duration,
-    limit: u32,
-) -> AnyQuery<'q> {
-    sqlx::query(sql)
-        .bind(owner)
-        .bind(to_micros(plus(now, lease)))
-        .bind(to_micros(now))
-        .bind(i64::from(limit))
+fn claim_query<'q>(sql: &'q str, request: &ClaimRequest<'q>) -> AnyQuery<'q> {
+    let mut query = sqlx::query(sql)
+        .bind(request.owner)
+        .bind(to_micros(plus(request.now, request.lease)))
+        .bind(to_micros(request.now))
+        .bind(i64::from(request.limit));
+    for url in request.busy_urls {
+        query = query.bind(url.as_str());
+    }
+    query
 }
 
 impl ClaimedDelivery {
@@ -192,22 +216,12 @@ impl Store {
     /// A stored message's webhook event gets its body rendered from the message.
     pub async fn claim_due_deliveries(
         &self,
-        owner: &str,
-        now: Timestamp,
-        lease: Duration,
-        limit: u32,
-        scope: ClaimScope,
+        request: &ClaimRequest<'_>,
     ) -> StoreResult<Vec<ClaimedDelivery>> {
-        let claim = claim_statement(scope, self.backend);
+        let claim = claim_statement(request.scope, self.backend, request.busy_urls.len());
         let mut claimed = match self.backend {
-            Backend::Sqlite => {
-                self.claim_then_read_messages(&claim, owner, now, lease, limit)
-                    .await?
-            }
-            Backend::Postgres => {
-                self.claim_with_messages(&claim, owner, now, lease, limit)
-                    .await?
-            }
+            Backend::Sqlite => self.claim_then_read_messages(&claim, request).await?,
+            Backend::Postgres => self.claim_with_messages(&claim, request).await?,
         };
         claimed.sort_by_key(|d| d.id);
         Ok(claimed)
@@ -219,15 +233,10 @@ impl Store {
     async fn claim_then_read_messages(
         &self,
         claim: &str,
-        owner: &str,
-        now: Timestamp,
-        lease: Duration,
-        limit: u32,
+        request: &ClaimRequest<'_>,
     ) -> StoreResult<Vec<ClaimedDelivery>> {
         let mut tx = self.begin_write().await?;
-        let rows = claim_query(claim, owner, now, lease, limit)
-            .fetch_all(&mut *tx)
-            .await?;
+        let rows = claim_query(claim, request).fetch_all(&mut *tx).await?;
         tx.commit().await?;
         let mut claimed = rows
             .iter()
@@ -246,10 +255,7 @@ impl Store {
     async fn claim_with_messages(
         &self,
         claim: &str,
-        owner: &str,
-        now: Timestamp,
-        lease: Duration,
-        limit: u32,
+        request: &ClaimRequest<'_>,
     ) -> StoreResult<Vec<ClaimedDelivery>> {
         let sql = format!(
             "WITH claimed AS ({claim})
@@ -260,9 +266,7 @@ impl Store {
                  ON claimed.channel = 'Webhook' AND claimed.body = ''
                  AND m.id = claimed.message_id AND m.tenant_code = claimed.tenant_code"
         );
-        let rows = claim_query(&sql, owner, now, lease, limit)
-            .fetch_all(&self.pool)
-            .await?;
+        let rows = claim_query(&sql, request).fetch_all(&self.pool).await?;
         rows.iter()
             .map(|row| {
                 let mut d = claimed_from_row(row)?;
@@ -320,6 +324,45 @@ impl Store {
             .iter()
             .map(|(id, _)| ours.contains(id))
             .collect())
+    }
+
+    /// Holds `tenant_code`'s webhook deliveries to `url` that were never tried back until
+    /// `until` (the next attempt of a delivery to it that just failed), `note` as their
+    /// last error: a receiver that is down or hanging gets one round of attempts per retry
+    /// period, not one attempt (and up to a 15 s timeout) per queued event. Deliveries
+    /// already retrying keep their own schedule; rows another worker holds are left
+    /// alone. Returns how many were held.
+    pub async fn defer_url_deliveries(
+        &self,
+        tenant_code: &str,
+        url: &str,
+        until: Timestamp,
+        now: Timestamp,
+        note: &str,
+    ) -> StoreResult<u64> {
+        // SQLite is told the index of due deliveries, as in the claim.
+        let indexed_by = match self.backend {
+            Backend::Sqlite => " INDEXED BY deliveries_due",
+            Backend::Postgres => "",
+        };
+        let sql = format!(
+            "UPDATE deliveries{indexed_by} SET next_attempt_at = $1, last_error = $2
+             WHERE status = 'Pending' AND next_attempt_at < $1 AND channel = 'Webhook'
+               AND tenant_code = $3 AND target = $4 AND attempts = 0
+               AND (lease_until IS NULL OR lease_until <= $5)"
+        );
+        let mut tx = self.begin_write().await?;
+        let held = sqlx::query(&sql)
+            .bind(to_micros(until))
+            .bind(note)
+            .bind(tenant_code)
+            .bind(url)
+            .bind(to_micros(now))
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+        tx.commit().await?;
+        Ok(held)
     }
 
     /// The statement settling `count` outcomes (bound by `settle_query`).

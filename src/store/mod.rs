@@ -66,7 +66,7 @@ use cache::RecordCache;
 pub use address_book::{AddressBook, AddressBookWrite, Owned};
 pub use alerts::{AlertFilter, AlertMatch, AlertTransition, DueEscalation};
 pub use deliveries::{DeliveryFilter, NewDelivery};
-pub use delivery_queue::{ClaimScope, ClaimedDelivery, QueueCount};
+pub use delivery_queue::{ClaimRequest, ClaimScope, ClaimedDelivery, QueueCount};
 pub use device_states::IngestContext;
 pub use devices::DeletedDeviceScope;
 pub use geofences::StoredGeofence;

@@ -2,11 +2,21 @@
 //! attempts each through its channel, and settles it by the retry policy. At least once:
 //! a process that dies between sending and settling leaves the row leased; once the lease
 //! runs out any process sends it again, with the same `webhook-id`.
+//!
+//! One receiver cannot hold the others up: a step waits for its attempts only
+//! `straggler_after` (the slow ones finish and are settled in the background, still under
+//! their lease); a URL with `url_concurrency` attempts in flight is not claimed from until
+//! some end; and a webhook attempt that fails for a retry holds the deliveries to that
+//! URL of that tenant that were never tried back until its own next attempt
+//! (`defer_url_deliveries`).
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use futures::StreamExt;
+use futures::stream::FuturesUnordered;
+use jiff::Timestamp;
 use rand::Rng;
 
 use super::StepOutcome;
@@ -15,7 +25,7 @@ use crate::channels::{Attempt, Channels};
 use crate::domain::delivery;
 use crate::domain::retry::{RetryPolicy, Settlement};
 use crate::domain::time::now;
-use crate::store::{ClaimScope, ClaimedDelivery, Store};
+use crate::store::{ClaimRequest, ClaimScope, ClaimedDelivery, Store};
 
 /// How the worker runs (`serve` flags).
 #[derive(Debug, Clone, Copy)]
@@ -29,6 +39,12 @@ pub struct DeliveryWorkerConfig {
     pub poll_interval: Duration,
     /// Worker loops per process (`--delivery-workers`).
     pub loops: usize,
+    /// How long a step waits for its attempts; the ones still running then are settled in
+    /// the background when they end, and the loop goes on.
+    pub straggler_after: Duration,
+    /// Webhook attempts in flight to one URL (per process) from which on its deliveries
+    /// are not claimed. A step's claim can pass it by up to one batch.
+    pub url_concurrency: usize,
 }
 
 impl Default for DeliveryWorkerConfig {
@@ -39,6 +55,8 @@ impl Default for DeliveryWorkerConfig {
             batch: 32,
             poll_interval: Duration::from_millis(250),
             loops: 2,
+            straggler_after: Duration::from_secs(2),
+            url_concurrency: 8,
         }
     }
 }
@@ -52,6 +70,23 @@ pub struct DeliveryWorker {
     scope: ClaimScope,
     /// This worker's name on the leases it holds.
     owner: String,
+    /// Webhook attempts in flight, by URL, the background ones included.
+    in_flight: UrlsInFlight,
+}
+
+/// One attempt's outcome, to be recorded by whoever holds it.
+struct Attempted {
+    id: i64,
+    settlement: Settlement,
+    /// A webhook attempt that will be retried: the URL's untried deliveries wait for it.
+    hold_url: Option<HeldUrl>,
+}
+
+struct HeldUrl {
+    tenant_code: String,
+    url: String,
+    until: Timestamp,
+    note: String,
 }
 
 impl DeliveryWorker {
@@ -67,53 +102,71 @@ impl DeliveryWorker {
             config,
             scope,
             owner: format!("worker-{}", uuid::Uuid::new_v4().simple()),
+            in_flight: UrlsInFlight::default(),
         }
     }
 
     /// Claims the deliveries due now (at most a batch), attempts them concurrently and
-    /// settles them together.
+    /// settles together those that end within `straggler_after`; the others are settled
+    /// in the background as each ends.
     pub async fn step(&self) -> anyhow::Result<StepOutcome> {
+        let busy_urls = self.in_flight.at_least(self.config.url_concurrency);
         let claimed = self
             .store
-            .claim_due_deliveries(
-                &self.owner,
-                now(),
-                self.config.lease,
-                self.config.batch,
-                self.scope,
-            )
+            .claim_due_deliveries(&ClaimRequest {
+                owner: &self.owner,
+                now: now(),
+                lease: self.config.lease,
+                limit: self.config.batch,
+                scope: self.scope,
+                busy_urls: &busy_urls,
+            })
             .await?;
         if claimed.is_empty() {
             return Ok(StepOutcome::Idle);
         }
         let auths = self.webhook_auths(&claimed).await?;
         let count = claimed.len();
-        let settlements: Vec<(i64, Settlement)> =
-            futures::future::join_all(claimed.iter().map(|d| {
-                let auth = auths.get(&(d.tenant_code.clone(), d.target.clone()));
-                async move { (d.id, self.attempt(d, auth.and_then(Option::as_ref)).await) }
-            }))
-            .await;
-        // One transaction for the step's outcomes. If it fails, the leases run out and the
-        // deliveries are attempted again: at least once.
-        match self
-            .store
-            .settle_deliveries(&self.owner, &settlements)
-            .await
-        {
-            Ok(settled) => {
-                for ((id, _), ours) in settlements.iter().zip(settled) {
-                    if !ours {
-                        tracing::warn!(
-                            delivery = id,
-                            "lease lost before settling: another worker has taken the delivery over"
-                        );
-                    }
+        let mut running: FuturesUnordered<_> = claimed
+            .into_iter()
+            .map(|d| {
+                let auth = auths
+                    .get(&(d.tenant_code.clone(), d.target.clone()))
+                    .cloned()
+                    .flatten();
+                let slot = (d.channel == delivery::WEBHOOK)
+                    .then(|| d.target.clone())
+                    .flatten()
+                    .map(|url| self.in_flight.enter(url));
+                attempt(self.channels.clone(), self.config.retry, d, auth, slot)
+            })
+            .collect();
+        let mut ended = Vec::with_capacity(count);
+        let waited = tokio::time::sleep(self.config.straggler_after);
+        tokio::pin!(waited);
+        loop {
+            tokio::select! {
+                next = running.next() => match next {
+                    Some(attempted) => ended.push(attempted),
+                    None => break,
+                },
+                _ = &mut waited => break,
+            }
+        }
+        record(&self.store, &self.owner, ended).await;
+        if !running.is_empty() {
+            // Still under their lease (longer than any attempt's timeout): nobody else
+            // takes them, and the loop goes on to the deliveries behind them.
+            tracing::info!(
+                deliveries = running.len(),
+                "attempts still running: settled as each ends"
+            );
+            let (store, owner) = (self.store.clone(), self.owner.clone());
+            tokio::spawn(async move {
+                while let Some(attempted) = running.next().await {
+                    record(&store, &owner, vec![attempted]).await;
                 }
-            }
-            Err(e) => {
-                tracing::error!(deliveries = count, error = %e, "could not settle deliveries")
-            }
+            });
         }
         Ok(StepOutcome::Worked(count))
     }
@@ -140,53 +193,178 @@ impl DeliveryWorker {
         }
         Ok(auths)
     }
+}
 
-    /// Attempts one delivery and decides its settlement (recorded by the caller).
-    async fn attempt(&self, d: &ClaimedDelivery, auth: Option<&WebhookAuth>) -> Settlement {
-        let started = Instant::now();
-        let outcome = self
-            .channels
-            .attempt(Attempt {
-                channel: &d.channel,
-                target: d.target.as_deref(),
-                subject: d.subject.as_deref(),
-                body: &d.body,
-                event_id: d.event_id.as_deref(),
-                webhook_auth: auth,
-            })
-            .await;
-        let jitter = rand::thread_rng().gen_range(-1.0..=1.0);
-        let settlement = self
-            .config
-            .retry
-            .settle(outcome, d.attempt, d.queued_at, now(), jitter);
-        let took = started.elapsed();
-        let label = settlement_label(&settlement);
-        metrics::counter!("safetrack_delivery_attempts_total",
-            "channel" => d.channel.clone(), "outcome" => label)
-        .increment(1);
-        if let Settlement::Sent { at, .. } = &settlement {
-            let latency = at.duration_since(d.created_at).as_secs_f64().max(0.0);
-            metrics::histogram!("safetrack_delivery_latency_seconds", "channel" => d.channel.clone())
-                .record(latency);
+/// Records attempts' outcomes (one transaction), then holds back the URLs that failed.
+/// If recording fails, the leases run out and the deliveries are attempted again: at
+/// least once.
+async fn record(store: &Store, owner: &str, attempted: Vec<Attempted>) {
+    if attempted.is_empty() {
+        return;
+    }
+    let settlements: Vec<(i64, Settlement)> = attempted
+        .iter()
+        .map(|a| (a.id, a.settlement.clone()))
+        .collect();
+    match store.settle_deliveries(owner, &settlements).await {
+        Ok(settled) => {
+            for ((id, _), ours) in settlements.iter().zip(settled) {
+                if !ours {
+                    tracing::warn!(
+                        delivery = id,
+                        "lease lost before settling: another worker has taken the delivery over"
+                    );
+                }
+            }
         }
-        // Never the target, body or any credential: ids, channel, outcome, timing.
-        let error = match &settlement {
-            Settlement::Retry { error, .. }
-            | Settlement::Failed { error }
-            | Settlement::Expired { error } => Some(error.as_str()),
-            _ => None,
-        };
-        tracing::info!(
-            delivery = d.id,
-            channel = %d.channel,
-            attempt = d.attempt,
-            outcome = label,
-            latency_ms = took.as_millis() as u64,
-            error,
-            "delivery attempt"
-        );
-        settlement
+        Err(e) => {
+            tracing::error!(deliveries = settlements.len(), error = %e, "could not settle deliveries");
+            return;
+        }
+    }
+    // One hold per URL: the latest next attempt among its failures.
+    let mut holds: HashMap<(String, String), HeldUrl> = HashMap::new();
+    for held in attempted.into_iter().filter_map(|a| a.hold_url) {
+        let key = (held.tenant_code.clone(), held.url.clone());
+        match holds.get(&key) {
+            Some(known) if known.until >= held.until => {}
+            _ => {
+                holds.insert(key, held);
+            }
+        }
+    }
+    for held in holds.into_values() {
+        match store
+            .defer_url_deliveries(&held.tenant_code, &held.url, held.until, now(), &held.note)
+            .await
+        {
+            Ok(0) => {}
+            Ok(n) => {
+                metrics::counter!("safetrack_delivery_held_back_total").increment(n);
+                // The URL is the tenant's configuration, not a secret; never its auth.
+                tracing::info!(
+                    deliveries = n,
+                    until = %held.until,
+                    "webhook deliveries held back behind a failed attempt to their URL"
+                );
+            }
+            Err(e) => tracing::error!(error = %e, "could not hold back a failing URL's deliveries"),
+        }
+    }
+}
+
+/// Attempts one delivery and decides its settlement (recorded by the caller). Owns what
+/// it needs: an attempt may outlive the step that started it.
+async fn attempt(
+    channels: Arc<Channels>,
+    retry: RetryPolicy,
+    d: ClaimedDelivery,
+    auth: Option<WebhookAuth>,
+    _slot: Option<UrlSlot>,
+) -> Attempted {
+    let started = Instant::now();
+    let outcome = channels
+        .attempt(Attempt {
+            channel: &d.channel,
+            target: d.target.as_deref(),
+            subject: d.subject.as_deref(),
+            body: &d.body,
+            event_id: d.event_id.as_deref(),
+            webhook_auth: auth.as_ref(),
+        })
+        .await;
+    let jitter = rand::thread_rng().gen_range(-1.0..=1.0);
+    let settlement = retry.settle(outcome, d.attempt, d.queued_at, now(), jitter);
+    let took = started.elapsed();
+    let label = settlement_label(&settlement);
+    metrics::counter!("safetrack_delivery_attempts_total",
+        "channel" => d.channel.clone(), "outcome" => label)
+    .increment(1);
+    if let Settlement::Sent { at, .. } = &settlement {
+        let latency = at.duration_since(d.created_at).as_secs_f64().max(0.0);
+        metrics::histogram!("safetrack_delivery_latency_seconds", "channel" => d.channel.clone())
+            .record(latency);
+    }
+    // Never the target, body or any credential: ids, channel, outcome, timing.
+    let error = match &settlement {
+        Settlement::Retry { error, .. }
+        | Settlement::Failed { error }
+        | Settlement::Expired { error } => Some(error.as_str()),
+        _ => None,
+    };
+    tracing::info!(
+        delivery = d.id,
+        channel = %d.channel,
+        attempt = d.attempt,
+        outcome = label,
+        latency_ms = took.as_millis() as u64,
+        error,
+        "delivery attempt"
+    );
+    let hold_url = match (&settlement, d.channel == delivery::WEBHOOK, d.target) {
+        (Settlement::Retry { next, error }, true, Some(url)) => Some(HeldUrl {
+            tenant_code: d.tenant_code,
+            url,
+            until: *next,
+            note: format!(
+                "waiting for the retry of delivery {} to the same URL, which failed: {error}",
+                d.id
+            ),
+        }),
+        _ => None,
+    };
+    Attempted {
+        id: d.id,
+        settlement,
+        hold_url,
+    }
+}
+
+/// Webhook attempts in flight by URL, shared by a worker's loops and its background
+/// attempts.
+#[derive(Default, Clone)]
+struct UrlsInFlight(Arc<Mutex<HashMap<String, usize>>>);
+
+impl UrlsInFlight {
+    /// Counts an attempt to `url` until the returned slot is dropped.
+    fn enter(&self, url: String) -> UrlSlot {
+        *self.lock().entry(url.clone()).or_default() += 1;
+        UrlSlot {
+            urls: self.clone(),
+            url,
+        }
+    }
+
+    /// The URLs with at least `limit` attempts in flight.
+    fn at_least(&self, limit: usize) -> Vec<String> {
+        self.lock()
+            .iter()
+            .filter(|(_, n)| **n >= limit)
+            .map(|(url, _)| url.clone())
+            .collect()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, usize>> {
+        // A panic while counting leaves the counts usable.
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// One attempt in flight to a URL.
+struct UrlSlot {
+    urls: UrlsInFlight,
+    url: String,
+}
+
+impl Drop for UrlSlot {
+    fn drop(&mut self) {
+        let mut counts = self.urls.lock();
+        if let Some(n) = counts.get_mut(&self.url) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                counts.remove(&self.url);
+            }
+        }
     }
 }
 

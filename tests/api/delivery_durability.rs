@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use reqwest::StatusCode;
 use safetrack::domain::retry::Settlement;
-use safetrack::store::ClaimScope;
+use safetrack::store::{ClaimRequest, ClaimScope};
 use serde_json::{Value, json};
 
 use crate::common::{ADMIN_EMAIL, ADMIN_PASSWORD, Backend, Client, TestDatabase};
@@ -234,19 +234,27 @@ async fn a_taken_over_lease_keeps_the_newer_outcome(backend: Backend) {
     let start = safetrack::domain::time::now();
     // Worker a's lease ends at once; worker b, a second later, takes one delivery over.
     let first = store
-        .claim_due_deliveries("worker-a", start, Duration::ZERO, 10, ClaimScope::All)
+        .claim_due_deliveries(&ClaimRequest {
+            owner: "worker-a",
+            now: start,
+            lease: Duration::ZERO,
+            limit: 10,
+            scope: ClaimScope::All,
+            busy_urls: &[],
+        })
         .await
         .expect("claim");
     assert_eq!(first.len(), 3);
     let later = start + jiff::SignedDuration::from_secs(1);
     let second = store
-        .claim_due_deliveries(
-            "worker-b",
-            later,
-            Duration::from_secs(60),
-            1,
-            ClaimScope::All,
-        )
+        .claim_due_deliveries(&ClaimRequest {
+            owner: "worker-b",
+            now: later,
+            lease: Duration::from_secs(60),
+            limit: 1,
+            scope: ClaimScope::All,
+            busy_urls: &[],
+        })
         .await
         .expect("claim");
     assert_eq!(second.len(), 1);

@@ -1,20 +1,33 @@
-//! People first: an alert's e-mail is sent at once even while every general delivery
-//! loop is held up by a webhook receiver that answers only after its timeout, with a
-//! backlog of webhook deliveries queued ahead of the e-mail (`serve` runs a loop for
-//! people's channels beside the others).
+//! Who waits for whom in the outbox. People first: an alert's e-mail is sent at once
+//! even while the general delivery loops are held up by a webhook receiver that answers
+//! only after its timeout, with a backlog of webhook deliveries queued ahead of the
+//! e-mail (`serve` runs a loop for people's channels beside the others). And one
+//! receiver cannot hold up the others: a hanging URL gets a bounded number of attempts in
+//! flight while other tenants' webhooks go out, and a failing URL's backlog waits for the
+//! retry of the attempt that failed instead of each delivery failing in turn.
 
 use std::time::{Duration, Instant};
 
+use jiff::Timestamp;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
 use crate::alerts::{raise, sos_setup};
 use crate::backend_fn_tests;
-use crate::common::Backend;
+use crate::common::{Backend, TestApp};
 use crate::delivery_worker::{
     Peers, all_status, app_with, post_message, subscribe_mo_messages, wait_deliveries,
 };
-use crate::mo_messages::DEVICE;
+use crate::mo_messages::{DEVICE, position_report, register_device};
 use crate::peers::{Receiver, SmtpSink};
 
-backend_fn_tests!(an_sos_email_overtakes_a_hanging_webhook_backlog);
+backend_fn_tests!(
+    an_sos_email_overtakes_a_hanging_webhook_backlog,
+    a_hanging_receiver_holds_up_no_other_tenants_webhooks,
+    a_failing_url_is_tried_once_per_retry_round_not_once_per_event,
+);
+
+const BRANCH_DEVICE: &str = "300234010753371";
 
 async fn an_sos_email_overtakes_a_hanging_webhook_backlog(backend: Backend) {
     let smtp = SmtpSink::start(None);
@@ -58,4 +71,209 @@ async fn an_sos_email_overtakes_a_hanging_webhook_backlog(backend: Backend) {
         webhooks.iter().all(|d| d["Status"] == "Pending"),
         "the webhooks were still waiting on their receiver"
     );
+}
+
+/// The webhook deliveries of `tenant`, polled until `done` holds (panics after `wait`).
+async fn poll_webhooks(
+    app: &TestApp,
+    tenant: &str,
+    wait: Duration,
+    done: impl Fn(&[Value]) -> bool,
+) -> Vec<Value> {
+    let deadline = Instant::now() + wait;
+    loop {
+        let listed = app
+            .admin
+            .get_json(&format!(
+                "/V2/{tenant}/deliveries?channel=Webhook&pageSize=1000"
+            ))
+            .await;
+        let listed = listed.as_array().unwrap().clone();
+        if done(&listed) {
+            return listed;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{tenant}'s webhooks never settled: {listed:#?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn next_attempt(delivery: &Value) -> Timestamp {
+    delivery["NextAttemptAt"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no NextAttemptAt in {delivery}"))
+        .parse()
+        .unwrap()
+}
+
+async fn a_hanging_receiver_holds_up_no_other_tenants_webhooks(backend: Backend) {
+    let hanging = Receiver::start().await;
+    // Longer than the 15 s webhook timeout.
+    hanging.delay(Duration::from_secs(30));
+    let healthy = Receiver::start().await;
+    let Some(app) = app_with(
+        backend,
+        Peers {
+            // The held-back deliveries stay visibly held for the rest of the test.
+            retry_initial: Duration::from_secs(60),
+            ..Default::default()
+        },
+    )
+    .await
+    else {
+        return;
+    };
+    register_device(&app, "1000", DEVICE).await;
+    subscribe_mo_messages(&app, &hanging).await;
+    let branch = app.create_tenant("1000", "Branch").await;
+    register_device(&app, &branch, BRANCH_DEVICE).await;
+    let url = format!("{}/hook", healthy.base);
+    let response = app
+        .admin
+        .put(
+            &format!("/V2/{branch}/webhooks"),
+            &json!({"Urls": [{"Url": url, "MoMessage": true}]}),
+        )
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    // 100 deliveries to the hanging URL, more than both general loops claim in a step.
+    for seq in 1..=100 {
+        post_message(&app, seq).await;
+    }
+
+    let posted = Instant::now();
+    let response = app
+        .admin
+        .post(
+            &format!("/V2/{branch}/devices/{BRANCH_DEVICE}/momessages"),
+            &json!([position_report(1, "2026-03-01T10:00:00Z", 51.5, -0.12)]),
+        )
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    healthy.wait_for(1, Duration::from_secs(14)).await;
+    let waited = posted.elapsed();
+    // Every attempt to the hanging URL holds on until its 15 s timeout; the branch's
+    // webhook went out while they all still hung.
+    assert!(
+        waited < Duration::from_secs(8),
+        "the branch's webhook waited {waited:?} behind another tenant's hanging receiver"
+    );
+    let attempted = hanging.received().len();
+    assert!(
+        attempted <= 2 * 32 + 2,
+        "{attempted} attempts in flight to one hanging URL: the per-URL limit was not kept"
+    );
+
+    // Once the attempts time out, they wait for their retry, and the URL's other
+    // deliveries are held back behind them, not attempted one by one.
+    let settled = |list: &[Value]| {
+        list.len() == 100
+            && list
+                .iter()
+                .all(|d| d["Attempts"] == 0 || !d["LastError"].is_null())
+    };
+    let webhooks = poll_webhooks(&app, "1000", Duration::from_secs(40), settled).await;
+    let tried: Vec<&Value> = webhooks.iter().filter(|d| d["Attempts"] == 1).collect();
+    let held: Vec<&Value> = webhooks.iter().filter(|d| d["Attempts"] == 0).collect();
+    assert_eq!(tried.len() + held.len(), 100, "{webhooks:#?}");
+    assert_eq!(
+        tried.len(),
+        hanging.received().len(),
+        "one request per attempt"
+    );
+    let soon = jiff::Timestamp::now() + jiff::SignedDuration::from_secs(30);
+    for d in &tried {
+        assert_eq!(d["Status"], "Pending", "{d}");
+        let error = d["LastError"].as_str().unwrap();
+        assert!(error.starts_with("timed out"), "{d}");
+    }
+    for d in &held {
+        assert_eq!(d["Status"], "Pending", "{d}");
+        let error = d["LastError"].as_str().unwrap_or_else(|| panic!("{d}"));
+        assert!(
+            error.starts_with("waiting for the retry of delivery ")
+                && error.contains(" to the same URL, which failed: timed out"),
+            "{d}"
+        );
+        assert!(next_attempt(d) > soon, "held back for the retry round: {d}");
+    }
+    assert_eq!(healthy.received().len(), 1, "the branch's one event, once");
+}
+
+async fn a_failing_url_is_tried_once_per_retry_round_not_once_per_event(backend: Backend) {
+    let receiver = Receiver::start().await;
+    // The first two requests fail (after a moment, so the whole backlog is queued by
+    // then); the receiver is healthy afterwards.
+    receiver.delay(Duration::from_millis(500));
+    receiver.answer(503, 2, None);
+    let Some(app) = app_with(
+        backend,
+        Peers {
+            // One delivery a step: each loop has one attempt in flight.
+            batch: 1,
+            retry_initial: Duration::from_secs(5),
+            ..Default::default()
+        },
+    )
+    .await
+    else {
+        return;
+    };
+    register_device(&app, "1000", DEVICE).await;
+    subscribe_mo_messages(&app, &receiver).await;
+    for seq in 1..=10 {
+        post_message(&app, seq).await;
+    }
+    // Both loops' first attempts have failed; the other eight wait for the retry round
+    // (about 5 s) instead of being tried one after another (four more per second).
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert_eq!(
+        receiver.received().len(),
+        2,
+        "only the two first attempts went out before the retry round"
+    );
+    let webhooks = poll_webhooks(&app, "1000", Duration::from_secs(5), |l| l.len() == 10).await;
+    let held: Vec<&Value> = webhooks.iter().filter(|d| d["Attempts"] == 0).collect();
+    assert_eq!(held.len(), 8, "{webhooks:#?}");
+    let round = jiff::Timestamp::now() + jiff::SignedDuration::from_millis(1500);
+    for d in &held {
+        assert_eq!(d["Status"], "Pending");
+        assert!(
+            d["LastError"]
+                .as_str()
+                .is_some_and(|e| e.starts_with("waiting for the retry of delivery ")),
+            "{d}"
+        );
+        assert!(next_attempt(d) > round, "{d}");
+    }
+
+    // The round: the receiver answers now, every event arrives once, the held ones at
+    // their first attempt.
+    let sent = poll_webhooks(&app, "1000", Duration::from_secs(20), all_status("Sent")).await;
+    assert_eq!(sent.len(), 10);
+    let attempts: Vec<i64> = sent
+        .iter()
+        .map(|d| d["Attempts"].as_i64().unwrap())
+        .collect();
+    assert_eq!(
+        attempts.iter().filter(|a| **a == 2).count(),
+        2,
+        "{attempts:?}"
+    );
+    assert_eq!(
+        attempts.iter().filter(|a| **a == 1).count(),
+        8,
+        "{attempts:?}"
+    );
+    let mut ids: Vec<String> = receiver
+        .received()
+        .iter()
+        .filter_map(|r| r.header("webhook-id").map(str::to_string))
+        .collect();
+    assert_eq!(ids.len(), 12, "two failed attempts and ten deliveries");
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), 10, "each event under one id");
 }

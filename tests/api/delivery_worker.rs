@@ -45,6 +45,10 @@ pub struct Peers<'a> {
     pub twilio: Option<&'a Receiver>,
     pub max_age: Duration,
     pub poll_interval: Duration,
+    /// The first retry's wait (jittered ±20 %).
+    pub retry_initial: Duration,
+    /// Deliveries per worker step.
+    pub batch: u32,
 }
 
 impl Default for Peers<'_> {
@@ -54,6 +58,8 @@ impl Default for Peers<'_> {
             twilio: None,
             max_age: Duration::from_secs(3600),
             poll_interval: Duration::from_millis(50),
+            retry_initial: Duration::from_millis(200),
+            batch: 32,
         }
     }
 }
@@ -77,13 +83,15 @@ pub async fn app_with(backend: Backend, peers: Peers<'_>) -> Option<TestApp> {
         },
         delivery: DeliveryWorkerConfig {
             retry: RetryPolicy {
-                initial: Duration::from_millis(200),
+                initial: peers.retry_initial,
                 max_age: peers.max_age,
             },
-            lease: Duration::from_secs(10),
-            batch: 32,
+            // Longer than the webhook timeout (15 s): a hanging attempt keeps its lease.
+            lease: Duration::from_secs(20),
+            batch: peers.batch,
             poll_interval: peers.poll_interval,
             loops: 2,
+            ..DeliveryWorkerConfig::default()
         },
         ..AppConfig::default()
     };
