@@ -178,11 +178,12 @@ pub struct ServeArgs {
     /// only accepts and queues; other processes on the same PostgreSQL send).
     #[arg(long, env = "SAFETRACK_DELIVERY_WORKERS", default_value_t = 2)]
     pub delivery_workers: usize,
-    /// Webhook attempts in flight to one URL in this process from which on no more of
-    /// its deliveries are claimed, so a hanging receiver cannot hold every worker slot.
-    #[arg(long, env = "SAFETRACK_WEBHOOK_CONCURRENCY_PER_URL", default_value_t = 8,
+    /// Webhook attempts to one URL still running after 2 s, in this process, from which on
+    /// no more of its deliveries are claimed until some end (a hanging receiver cannot
+    /// take every claim; a receiver that answers in time is never held to it).
+    #[arg(long, env = "SAFETRACK_WEBHOOK_SLOW_ATTEMPTS_PER_URL", default_value_t = 8,
         value_parser = clap::value_parser!(u16).range(1..))]
-    pub webhook_concurrency_per_url: u16,
+    pub webhook_slow_attempts_per_url: u16,
     /// Log format.
     #[arg(long, env = "SAFETRACK_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,

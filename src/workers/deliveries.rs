@@ -5,8 +5,8 @@
 //!
 //! One receiver cannot hold the others up: a step waits for its attempts only
 //! `straggler_after` (the slow ones finish and are settled in the background, still under
-//! their lease); a URL with `url_concurrency` attempts in flight is not claimed from until
-//! some end; and a webhook attempt that fails for a retry holds the deliveries to that
+//! their lease); a URL with `url_concurrency` such slow attempts is not claimed from
+//! until some end; and a webhook attempt that fails for a retry holds the deliveries to that
 //! URL of that tenant that were never tried back until its own next attempt
 //! (`defer_url_deliveries`).
 
@@ -42,8 +42,9 @@ pub struct DeliveryWorkerConfig {
     /// How long a step waits for its attempts; the ones still running then are settled in
     /// the background when they end, and the loop goes on.
     pub straggler_after: Duration,
-    /// Webhook attempts in flight to one URL (per process) from which on its deliveries
-    /// are not claimed. A step's claim can pass it by up to one batch.
+    /// Webhook attempts to one URL still running after `straggler_after` (per process)
+    /// from which on its deliveries are not claimed. The claims made meanwhile can pass it
+    /// by up to a batch per loop.
     pub url_concurrency: usize,
 }
 
@@ -70,7 +71,7 @@ pub struct DeliveryWorker {
     scope: ClaimScope,
     /// This worker's name on the leases it holds.
     owner: String,
-    /// Webhook attempts in flight, by URL, the background ones included.
+    /// Slow webhook attempts (running on in the background), by URL.
     in_flight: UrlsInFlight,
 }
 
@@ -127,6 +128,8 @@ impl DeliveryWorker {
         }
         let auths = self.webhook_auths(&claimed).await?;
         let count = claimed.len();
+        // The webhook URL of each attempt, while it runs.
+        let mut urls: HashMap<i64, String> = HashMap::new();
         let mut running: FuturesUnordered<_> = claimed
             .into_iter()
             .map(|d| {
@@ -134,11 +137,10 @@ impl DeliveryWorker {
                     .get(&(d.tenant_code.clone(), d.target.clone()))
                     .cloned()
                     .flatten();
-                let slot = (d.channel == delivery::WEBHOOK)
-                    .then(|| d.target.clone())
-                    .flatten()
-                    .map(|url| self.in_flight.enter(url));
-                attempt(self.channels.clone(), self.config.retry, d, auth, slot)
+                if let (true, Some(url)) = (d.channel == delivery::WEBHOOK, &d.target) {
+                    urls.insert(d.id, url.clone());
+                }
+                attempt(self.channels.clone(), self.config.retry, d, auth)
             })
             .collect();
         let mut ended = Vec::with_capacity(count);
@@ -147,7 +149,10 @@ impl DeliveryWorker {
         loop {
             tokio::select! {
                 next = running.next() => match next {
-                    Some(attempted) => ended.push(attempted),
+                    Some(attempted) => {
+                        urls.remove(&attempted.id);
+                        ended.push(attempted);
+                    }
                     None => break,
                 },
                 _ = &mut waited => break,
@@ -156,14 +161,21 @@ impl DeliveryWorker {
         record(&self.store, &self.owner, ended).await;
         if !running.is_empty() {
             // Still under their lease (longer than any attempt's timeout): nobody else
-            // takes them, and the loop goes on to the deliveries behind them.
+            // takes them, and the loop goes on to the deliveries behind them. Only these
+            // slow attempts count against their URL's limit: a receiver that answers in
+            // time is never held to it.
             tracing::info!(
                 deliveries = running.len(),
                 "attempts still running: settled as each ends"
             );
+            let mut slow: HashMap<i64, UrlSlot> = urls
+                .into_iter()
+                .map(|(id, url)| (id, self.in_flight.enter(url)))
+                .collect();
             let (store, owner) = (self.store.clone(), self.owner.clone());
             tokio::spawn(async move {
                 while let Some(attempted) = running.next().await {
+                    slow.remove(&attempted.id);
                     record(&store, &owner, vec![attempted]).await;
                 }
             });
@@ -260,7 +272,6 @@ async fn attempt(
     retry: RetryPolicy,
     d: ClaimedDelivery,
     auth: Option<WebhookAuth>,
-    _slot: Option<UrlSlot>,
 ) -> Attempted {
     let started = Instant::now();
     let outcome = channels
@@ -320,8 +331,7 @@ async fn attempt(
     }
 }
 
-/// Webhook attempts in flight by URL, shared by a worker's loops and its background
-/// attempts.
+/// Slow webhook attempts by URL, shared by a worker's loops and its background tasks.
 #[derive(Default, Clone)]
 struct UrlsInFlight(Arc<Mutex<HashMap<String, usize>>>);
 
@@ -335,7 +345,7 @@ impl UrlsInFlight {
         }
     }
 
-    /// The URLs with at least `limit` attempts in flight.
+    /// The URLs with at least `limit` slow attempts.
     fn at_least(&self, limit: usize) -> Vec<String> {
         self.lock()
             .iter()
@@ -350,7 +360,7 @@ impl UrlsInFlight {
     }
 }
 
-/// One attempt in flight to a URL.
+/// One slow attempt to a URL, counted until dropped.
 struct UrlSlot {
     urls: UrlsInFlight,
     url: String,

@@ -95,15 +95,15 @@ fn delivery_workers_must_be_a_count() {
 }
 
 #[test]
-fn webhook_concurrency_per_url_must_be_at_least_one() {
+fn webhook_slow_attempts_per_url_must_be_at_least_one() {
     for bad in ["0", "-1", "eight", "70000"] {
-        let out = safetrack(&["serve", &format!("--webhook-concurrency-per-url={bad}")]);
+        let out = safetrack(&["serve", &format!("--webhook-slow-attempts-per-url={bad}")]);
         assert!(
             !out.status.success(),
-            "--webhook-concurrency-per-url {bad:?} was accepted"
+            "--webhook-slow-attempts-per-url {bad:?} was accepted"
         );
         assert!(
-            String::from_utf8_lossy(&out.stderr).contains("--webhook-concurrency-per-url"),
+            String::from_utf8_lossy(&out.stderr).contains("--webhook-slow-attempts-per-url"),
             "{out:?}"
         );
     }
