@@ -243,11 +243,11 @@ pub async fn serve(
         app.delivery,
         ClaimScope::All,
     ));
-    let people_deliveries = Arc::new(DeliveryWorker::new(
+    let alerting_deliveries = Arc::new(DeliveryWorker::new(
         app.store.clone(),
         app.channels.clone(),
         app.delivery,
-        ClaimScope::People,
+        ClaimScope::Alerting,
     ));
     let outbox = app.pipeline.outbox_signal();
     let mut workers = vec![
@@ -286,17 +286,18 @@ pub async fn serve(
             },
         ));
     }
-    // Beside them, one loop for people's channels only: an alert's e-mail, SMS or call is
-    // never queued behind a webhook backlog (a receiver hanging until its timeout, an
-    // outage's retries) that holds up the loops above.
+    // Beside them, one loop for what a matched notification sends (people's channels and
+    // its EventNotification webhooks): an alert's e-mail, SMS, call or webhook is never
+    // queued behind a backlog of other webhooks (an outage's retries, a flood of MO
+    // message events) that the loops above work through.
     if app.delivery.loops > 0 {
         workers.push(workers::spawn_loop(
-            "people-deliveries",
+            "alerting-deliveries",
             app.delivery.poll_interval,
-            Some(app.pipeline.people_signal()),
+            Some(app.pipeline.alerting_signal()),
             stopped.clone(),
             move || {
-                let deliveries = people_deliveries.clone();
+                let deliveries = alerting_deliveries.clone();
                 async move { deliveries.step().await }
             },
         ));

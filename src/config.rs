@@ -173,9 +173,10 @@ pub struct ServeArgs {
     /// that dies leaves its claims to others after this.
     #[arg(long, env = "SAFETRACK_DELIVERY_LEASE_SECONDS", default_value_t = 120)]
     pub delivery_lease_seconds: u64,
-    /// Delivery worker loops in this process, plus one that sends only people's channels
-    /// (e-mail, SMS, voice, MT) so a webhook backlog never delays them (0: this process
-    /// only accepts and queues; other processes on the same PostgreSQL send).
+    /// Delivery worker loops in this process, plus one that sends only what a matched
+    /// notification sends (e-mail, SMS, voice, MT and its EventNotification webhooks) so
+    /// a webhook backlog never delays them (0: this process only accepts and queues;
+    /// other processes on the same PostgreSQL send).
     #[arg(long, env = "SAFETRACK_DELIVERY_WORKERS", default_value_t = 2)]
     pub delivery_workers: usize,
     /// Webhook attempts to one URL still running after 2 s, in this process, from which on

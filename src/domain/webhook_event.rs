@@ -46,6 +46,9 @@ pub struct WebhookEvent {
     pub body: String,
     /// The stored MO message this event's `Data` is rendered from.
     pub message_id: Option<i64>,
+    /// The notification that fired (`EventNotification` events): kept on the delivery,
+    /// which is then sent by the alerting loop with people's channels.
+    pub notification_id: Option<i64>,
 }
 
 /// The envelope as serialised: `Data` borrowed, so a record is written straight into
@@ -80,6 +83,7 @@ impl WebhookEvent {
             device_id,
             body,
             message_id: None,
+            notification_id: None,
         }
     }
 
@@ -92,6 +96,7 @@ impl WebhookEvent {
             device_id: Some(device_id.to_string()),
             body: String::new(),
             message_id: Some(message_id),
+            notification_id: None,
         }
     }
 

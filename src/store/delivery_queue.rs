@@ -112,9 +112,11 @@ fn settled_columns(settlement: &Settlement) -> SettledColumns<'_> {
 pub enum ClaimScope {
     /// Every channel, oldest due first.
     All,
-    /// People's channels only (e-mail, SMS, voice, MT), oldest due first: what a loop
-    /// claims so that an alert's message never waits behind a backlog of webhooks.
-    People,
+    /// What a matched notification sends, oldest due first: people's channels (e-mail,
+    /// SMS, voice, MT) and its `EventNotification` webhook events (those carry the
+    /// notification's id). What a loop claims so that an alert never waits behind a
+    /// backlog of other webhooks.
+    Alerting,
 }
 
 /// What a worker asks to claim.
@@ -135,14 +137,17 @@ pub struct ClaimRequest<'a> {
 /// The claim (parameters: `$1` owner, `$2` lease end, `$3` now, `$4` limit, then the
 /// busy URLs): leases the due deliveries, oldest first, and counts the attempt. The
 /// candidates come from the partial index of due deliveries (`deliveries_due`, or
-/// `deliveries_due_people`, whose conditions the query repeats term for term). SQLite is
+/// `deliveries_due_alerting`, whose conditions the query repeats term for term). SQLite is
 /// told the index: without statistics its planner takes `(status, channel)` and sorts
 /// every pending row, 16 ms a claim at 100,000 pending against 0.03 ms — on the writer.
 /// PostgreSQL locks the candidates, skipping rows other processes hold.
 fn claim_statement(scope: ClaimScope, backend: Backend, busy_urls: usize) -> String {
-    let (index, people) = match scope {
+    let (index, alerting) = match scope {
         ClaimScope::All => ("deliveries_due", ""),
-        ClaimScope::People => ("deliveries_due_people", " AND channel <> 'Webhook'"),
+        ClaimScope::Alerting => (
+            "deliveries_due_alerting",
+            " AND (channel <> 'Webhook' OR notification_id IS NOT NULL)",
+        ),
     };
     let (indexed_by, lock) = match backend {
         Backend::Sqlite => (format!(" INDEXED BY {index}"), ""),
@@ -163,7 +168,7 @@ fn claim_statement(scope: ClaimScope, backend: Backend, busy_urls: usize) -> Str
         "UPDATE deliveries SET lease_owner = $1, lease_until = $2, attempts = attempts + 1
          WHERE id IN (
              SELECT id FROM deliveries{indexed_by}
-             WHERE status = 'Pending'{people}{busy} AND next_attempt_at <= $3
+             WHERE status = 'Pending'{alerting}{busy} AND next_attempt_at <= $3
                AND (lease_until IS NULL OR lease_until <= $3)
              ORDER BY next_attempt_at LIMIT $4{lock})
          RETURNING id, tenant_code, channel, target, subject, body, event_id, message_id,

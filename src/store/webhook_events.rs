@@ -19,7 +19,7 @@ use crate::domain::webhook_event::{EventType, WebhookEvent, message_event_body};
 
 /// Rows per INSERT, and the values of each.
 const CHUNK: usize = 200;
-const COLUMNS: usize = 10;
+const COLUMNS: usize = 11;
 
 /// The URLs of `tenant_code`'s settings subscribed to `category`.
 async fn subscribed_urls(
@@ -103,7 +103,7 @@ async fn insert_events(
             .collect();
         let sql = format!(
             "INSERT INTO deliveries (tenant_code, channel, target, body, status, event_id,
-                device_id, created_at, next_attempt_at, message_id) VALUES {}",
+                device_id, created_at, next_attempt_at, message_id, notification_id) VALUES {}",
             values.join(", ")
         );
         let mut query = sqlx::query(&sql);
@@ -118,7 +118,8 @@ async fn insert_events(
                 .bind(event.device_id.as_deref())
                 .bind(to_micros(event.at))
                 .bind(to_micros(event.at))
-                .bind(event.message_id);
+                .bind(event.message_id)
+                .bind(event.notification_id);
         }
         query.execute(&mut **tx).await?;
     }

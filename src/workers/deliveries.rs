@@ -66,8 +66,8 @@ pub struct DeliveryWorker {
     store: Store,
     channels: Arc<Channels>,
     config: DeliveryWorkerConfig,
-    /// Which deliveries it claims: all, or people's channels only (`serve` runs one such
-    /// loop beside the others, so a webhook backlog never holds up an alert's message).
+    /// Which deliveries it claims: all, or what a matched notification sends (`serve` runs
+    /// one such loop beside the others, so a webhook backlog never holds up an alert).
     scope: ClaimScope,
     /// This worker's name on the leases it holds.
     owner: String,

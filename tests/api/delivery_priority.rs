@@ -23,6 +23,7 @@ use crate::peers::{Receiver, SmtpSink};
 
 backend_fn_tests!(
     an_sos_email_overtakes_a_hanging_webhook_backlog,
+    an_sos_webhook_overtakes_a_backlog_of_message_events,
     a_hanging_receiver_holds_up_no_other_tenants_webhooks,
     a_failing_url_is_tried_once_per_retry_round_not_once_per_event,
 );
@@ -276,4 +277,95 @@ async fn a_failing_url_is_tried_once_per_retry_round_not_once_per_event(backend:
     ids.sort();
     ids.dedup();
     assert_eq!(ids.len(), 10, "each event under one id");
+}
+
+async fn an_sos_webhook_overtakes_a_backlog_of_message_events(backend: Backend) {
+    let receiver = Receiver::start().await;
+    // A healthy but slow receiver: the general loops send 2 × 32 events a half second,
+    // so the backlog below takes them about 15 s.
+    receiver.delay(Duration::from_millis(500));
+    let Some(app) = app_with(backend, Peers::default()).await else {
+        return;
+    };
+    sos_setup(&app, "1000", DEVICE).await;
+    // One endpoint for everything, as a dispatch centre would subscribe.
+    let url = format!("{}/hook", receiver.base);
+    let settings = json!({"Urls": [{"Url": url, "MoMessage": true, "EventNotification": true}]});
+    let response = app.admin.put("/V2/1000/webhooks", &settings).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    for batch in 0..20 {
+        let messages: Vec<Value> = (1..=100)
+            .map(|i| position_report(batch * 100 + i, "2026-03-01T10:00:00Z", 51.5, -0.12))
+            .collect();
+        let response = app
+            .admin
+            .post(
+                &format!("/V2/1000/devices/{DEVICE}/momessages"),
+                &json!(messages),
+            )
+            .await;
+        assert_eq!(response.status(), StatusCode::OK);
+    }
+
+    let raised = Instant::now();
+    raise(&app, "1000", DEVICE, 5000, "2026-03-01T10:05:00Z").await;
+    let fired = loop {
+        let fired = receiver
+            .received()
+            .into_iter()
+            .find(|r| r.json()["Category"] == "EventNotification");
+        if let Some(fired) = fired {
+            break fired;
+        }
+        assert!(
+            raised.elapsed() < Duration::from_secs(10),
+            "the SOS webhook is still queued behind the message events"
+        );
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    };
+    let waited = fired.at.duration_since(raised);
+    assert!(
+        waited < Duration::from_secs(3),
+        "the SOS webhook waited {waited:?} behind the message events"
+    );
+    assert_eq!(fired.json()["Type"], "Fired");
+    let backlog = receiver.received().len();
+    assert!(
+        backlog < 1500,
+        "the backlog was mostly still queued ({backlog} sent)"
+    );
+    // The delivery names the notification that fired: that is what puts it first.
+    let id = fired.header("webhook-id").unwrap();
+    let delivery = all_webhooks(&app)
+        .await
+        .into_iter()
+        .find(|d| d["EventId"] == id)
+        .unwrap_or_else(|| panic!("no delivery for {id}"));
+    assert!(delivery["NotificationId"].is_string(), "{delivery}");
+}
+
+/// Every webhook delivery of tenant 1000, page by page.
+async fn all_webhooks(app: &TestApp) -> Vec<Value> {
+    let mut all = Vec::new();
+    let mut token: Option<String> = None;
+    loop {
+        let mut request = app.admin.request(
+            reqwest::Method::GET,
+            "/V2/1000/deliveries?channel=Webhook&pageSize=1000",
+        );
+        if let Some(t) = &token {
+            request = request.header("X-CONTINUATIONTOKEN", t);
+        }
+        let response = request.send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        token = response
+            .headers()
+            .get("x-continuationtoken")
+            .map(|v| v.to_str().unwrap().to_string());
+        let page: Value = response.json().await.unwrap();
+        all.extend(page.as_array().unwrap().iter().cloned());
+        if token.is_none() {
+            return all;
+        }
+    }
 }

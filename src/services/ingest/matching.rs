@@ -177,13 +177,15 @@ impl Pipeline {
                 "Geofences": geofence_names,
                 "Late": observation.late,
             });
-            let event = WebhookEvent::from_value(
+            let mut event = WebhookEvent::from_value(
                 Category::EventNotification,
                 EventType::Fired,
                 &context.node.code,
                 now(),
                 fired,
             );
+            // Sent with the match's e-mails and calls, not behind other webhooks.
+            event.notification_id = Some(notification.id);
             tx.emit_events_with(
                 webhooks,
                 &context.node.code,

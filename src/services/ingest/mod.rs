@@ -91,8 +91,8 @@ pub struct Pipeline {
     /// Told after a commit that queued deliveries, so this process's delivery worker
     /// sends them at once instead of at its next poll (other processes still poll).
     outbox: Arc<Notify>,
-    /// Told after a commit in which a notification matched: wakes the people's loop.
-    people: Arc<Notify>,
+    /// Told after a commit in which a notification matched: wakes the alerting loop.
+    alerting: Arc<Notify>,
 }
 
 impl Pipeline {
@@ -106,7 +106,7 @@ impl Pipeline {
             hub,
             config,
             outbox: Arc::new(Notify::new()),
-            people: Arc::new(Notify::new()),
+            alerting: Arc::new(Notify::new()),
         })
     }
 
@@ -115,10 +115,10 @@ impl Pipeline {
         self.outbox.clone()
     }
 
-    /// What the people's delivery loop waits on: a notification matched (its e-mail,
-    /// SMS, voice or MT deliveries may have been queued).
-    pub fn people_signal(&self) -> Arc<Notify> {
-        self.people.clone()
+    /// What the alerting delivery loop waits on: a notification matched (its e-mail,
+    /// SMS, voice, MT or EventNotification webhook deliveries may have been queued).
+    pub fn alerting_signal(&self) -> Arc<Notify> {
+        self.alerting.clone()
     }
 
     pub fn hub(&self) -> &Arc<EventHub> {
@@ -173,7 +173,7 @@ impl Pipeline {
             self.outbox.notify_one();
         }
         if changes.matched {
-            self.people.notify_one();
+            self.alerting.notify_one();
         }
         if !self.streams_locally() {
             return;
