@@ -336,7 +336,10 @@ impl Store {
     /// last error: a receiver that is down or hanging gets one round of attempts per retry
     /// period, not one attempt (and up to a 15 s timeout) per queued event. Deliveries
     /// already retrying keep their own schedule; rows another worker holds are left
-    /// alone. Returns how many were held.
+    /// alone. Only rows due in the first half of the wait are moved: the ones an earlier
+    /// failure of the same round held already are not written again (a round of 64 timed
+    /// out attempts would otherwise rewrite the whole backlog 64 times, on the writer).
+    /// Returns how many were held.
     pub async fn defer_url_deliveries(
         &self,
         tenant_code: &str,
@@ -352,10 +355,12 @@ impl Store {
         };
         let sql = format!(
             "UPDATE deliveries{indexed_by} SET next_attempt_at = $1, last_error = $2
-             WHERE status = 'Pending' AND next_attempt_at < $1 AND channel = 'Webhook'
+             WHERE status = 'Pending' AND next_attempt_at < $6 AND channel = 'Webhook'
                AND tenant_code = $3 AND target = $4 AND attempts = 0
                AND (lease_until IS NULL OR lease_until <= $5)"
         );
+        let halfway = to_micros(now)
+            .saturating_add(to_micros(until).saturating_sub(to_micros(now)).max(0) / 2);
         let mut tx = self.begin_write().await?;
         let held = sqlx::query(&sql)
             .bind(to_micros(until))
@@ -363,6 +368,7 @@ impl Store {
             .bind(tenant_code)
             .bind(url)
             .bind(to_micros(now))
+            .bind(halfway)
             .execute(&mut *tx)
             .await?
             .rows_affected();

@@ -310,3 +310,95 @@ async fn sqlite_a_taken_over_lease_keeps_the_newer_outcome() {
 async fn postgres_a_taken_over_lease_keeps_the_newer_outcome() {
     a_taken_over_lease_keeps_the_newer_outcome(Backend::Postgres).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_holding_a_url_back_moves_each_untried_delivery_once_a_round() {
+    holding_a_url_back_moves_each_untried_delivery_once_a_round(Backend::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_holding_a_url_back_moves_each_untried_delivery_once_a_round() {
+    holding_a_url_back_moves_each_untried_delivery_once_a_round(Backend::Postgres).await;
+}
+
+/// A failed attempt holds the URL's untried, unleased deliveries back until its retry;
+/// the other failures of the same round do not write them again (only rows due in the
+/// first half of the wait move), a longer round does; a claimed (tried) delivery, other
+/// URLs and other tenants are left alone.
+async fn holding_a_url_back_moves_each_untried_delivery_once_a_round(backend: Backend) {
+    let Some(database) = TestDatabase::create(backend).await else {
+        return;
+    };
+    let server = start_with(&database.url, &queuing_flags()).await;
+    let admin = Client::new(&server.base, Some((ADMIN_EMAIL, ADMIN_PASSWORD)));
+    setup(&admin, 9).await;
+    post_messages(&[&admin], 1, 4).await;
+    let url = "http://127.0.0.1:9/hook";
+
+    let store = safetrack::app::open_store(&database.url)
+        .await
+        .expect("open store");
+    let now = safetrack::domain::time::now();
+    let tried = store
+        .claim_due_deliveries(&ClaimRequest {
+            owner: "worker-a",
+            now,
+            lease: Duration::from_secs(60),
+            limit: 1,
+            scope: ClaimScope::All,
+            busy_urls: &[],
+        })
+        .await
+        .expect("claim");
+    assert_eq!(tried.len(), 1);
+    let secs = |s: i64| now + jiff::SignedDuration::from_secs(s);
+    let hold = |until, url: &'static str, tenant: &'static str| {
+        let store = store.clone();
+        async move {
+            store
+                .defer_url_deliveries(tenant, url, until, now, "waiting for the retry")
+                .await
+                .expect("hold")
+        }
+    };
+    assert_eq!(hold(secs(10), url, "1000").await, 3, "the untried three");
+    assert_eq!(
+        hold(secs(11), url, "1000").await,
+        0,
+        "held already this round"
+    );
+    assert_eq!(hold(secs(30), "http://127.0.0.1:9/other", "1000").await, 0);
+    assert_eq!(hold(secs(30), url, "1001").await, 0);
+    assert_eq!(hold(secs(30), url, "1000").await, 3, "a longer round");
+    // A claim skips a busy URL; nothing else is due.
+    let busy = [url.to_string()];
+    let claimed = store
+        .claim_due_deliveries(&ClaimRequest {
+            owner: "worker-b",
+            now: secs(31),
+            lease: Duration::from_secs(60),
+            limit: 10,
+            scope: ClaimScope::All,
+            busy_urls: &busy,
+        })
+        .await
+        .expect("claim");
+    assert!(claimed.is_empty(), "{claimed:?}");
+    store.close().await;
+
+    let listed = admin.get_json("/V2/1000/deliveries?channel=Webhook").await;
+    let listed = listed.as_array().unwrap();
+    assert_eq!(listed.len(), 4);
+    let tried_id = tried[0].id.to_string();
+    for d in listed {
+        if d["DeliveryId"] == tried_id.as_str() {
+            assert_eq!(d["Attempts"], 1, "{d:#}");
+            assert!(d["LastError"].is_null(), "{d:#}");
+        } else {
+            assert_eq!(d["Attempts"], 0, "{d:#}");
+            assert_eq!(d["LastError"], "waiting for the retry", "{d:#}");
+            let next: jiff::Timestamp = d["NextAttemptAt"].as_str().unwrap().parse().unwrap();
+            assert_eq!(next.as_second(), secs(30).as_second(), "{d:#}");
+        }
+    }
+}
