@@ -153,28 +153,58 @@ fn claim_statement(scope: ClaimScope, backend: Backend, busy_urls: usize) -> Str
         Backend::Sqlite => (format!(" INDEXED BY {index}"), ""),
         Backend::Postgres => (String::new(), " FOR UPDATE SKIP LOCKED"),
     };
-    // `target IS NULL OR`: NOT IN is never true of a NULL. Numbered on both backends (a
-    // `?` here would take SQLite's numbers ahead of `$3` and `$4`); the list is short.
-    let busy = if busy_urls == 0 {
-        String::new()
+    let due = format!(
+        "SELECT id FROM deliveries{indexed_by}
+         WHERE status = 'Pending'{alerting} AND next_attempt_at <= $3
+           AND (lease_until IS NULL OR lease_until <= $3)
+         ORDER BY next_attempt_at LIMIT $4{lock}"
+    );
+    let candidates = if busy_urls == 0 {
+        due
     } else {
+        // Busy URLs are left out of the oldest `BUSY_WINDOW` due rows only: filtering the
+        // whole queue would scan every row of a busy URL's backlog on each claim (on the
+        // writer, woken by every ingest commit). `target IS NULL OR`: NOT IN is never true
+        // of a NULL. Numbered on both backends (a `?` here would take SQLite's numbers
+        // ahead of `$3` and `$4`); the list is short.
         let numbered: Vec<String> = (5..5 + busy_urls).map(|i| format!("${i}")).collect();
-        format!(
-            " AND (target IS NULL OR target NOT IN ({}))",
-            numbered.join(", ")
-        )
+        let head = format!(
+            "SELECT id, target, next_attempt_at FROM deliveries{indexed_by}
+             WHERE status = 'Pending'{alerting} AND next_attempt_at <= $3
+               AND (lease_until IS NULL OR lease_until <= $3)
+             ORDER BY next_attempt_at LIMIT {BUSY_WINDOW}"
+        );
+        let not_busy = format!("target IS NULL OR target NOT IN ({})", numbered.join(", "));
+        match backend {
+            // No row locks: the window is filtered as it is read. (Selecting from
+            // `deliveries … WHERE id IN (window)` instead made SQLite scan every pending
+            // row through the `(status, channel)` index.)
+            Backend::Sqlite => format!(
+                "SELECT id FROM ({head}) head WHERE {not_busy}
+                 ORDER BY next_attempt_at LIMIT $4"
+            ),
+            // The window is read without locks; only the rows chosen from it are locked
+            // (and checked again), not 512 a claim.
+            Backend::Postgres => format!(
+                "SELECT id FROM deliveries
+                 WHERE id IN (SELECT id FROM ({head}) head WHERE {not_busy})
+                   AND status = 'Pending' AND (lease_until IS NULL OR lease_until <= $3)
+                 ORDER BY next_attempt_at LIMIT $4{lock}"
+            ),
+        }
     };
     format!(
         "UPDATE deliveries SET lease_owner = $1, lease_until = $2, attempts = attempts + 1
-         WHERE id IN (
-             SELECT id FROM deliveries{indexed_by}
-             WHERE status = 'Pending'{alerting}{busy} AND next_attempt_at <= $3
-               AND (lease_until IS NULL OR lease_until <= $3)
-             ORDER BY next_attempt_at LIMIT $4{lock})
+         WHERE id IN ({candidates})
          RETURNING id, tenant_code, channel, target, subject, body, event_id, message_id,
              attempts, created_at, queued_at"
     )
 }
+
+/// How many of the oldest due deliveries a claim looks through when it leaves busy URLs
+/// out. A busy URL's backlog longer than this holds the claims up until its slow attempts
+/// end (as every backlog did before the limit).
+const BUSY_WINDOW: usize = 512;
 
 /// `claim_statement`'s parameters bound.
 fn claim_query<'q>(sql: &'q str, request: &ClaimRequest<'q>) -> AnyQuery<'q> {
@@ -329,51 +359,6 @@ impl Store {
             .iter()
             .map(|(id, _)| ours.contains(id))
             .collect())
-    }
-
-    /// Holds `tenant_code`'s webhook deliveries to `url` that were never tried back until
-    /// `until` (the next attempt of a delivery to it that just failed), `note` as their
-    /// last error: a receiver that is down or hanging gets one round of attempts per retry
-    /// period, not one attempt (and up to a 15 s timeout) per queued event. Deliveries
-    /// already retrying keep their own schedule; rows another worker holds are left
-    /// alone. Only rows due in the first half of the wait are moved: the ones an earlier
-    /// failure of the same round held already are not written again (a round of 64 timed
-    /// out attempts would otherwise rewrite the whole backlog 64 times, on the writer).
-    /// Returns how many were held.
-    pub async fn defer_url_deliveries(
-        &self,
-        tenant_code: &str,
-        url: &str,
-        until: Timestamp,
-        now: Timestamp,
-        note: &str,
-    ) -> StoreResult<u64> {
-        // SQLite is told the index of due deliveries, as in the claim.
-        let indexed_by = match self.backend {
-            Backend::Sqlite => " INDEXED BY deliveries_due",
-            Backend::Postgres => "",
-        };
-        let sql = format!(
-            "UPDATE deliveries{indexed_by} SET next_attempt_at = $1, last_error = $2
-             WHERE status = 'Pending' AND next_attempt_at < $6 AND channel = 'Webhook'
-               AND tenant_code = $3 AND target = $4 AND attempts = 0
-               AND (lease_until IS NULL OR lease_until <= $5)"
-        );
-        let halfway = to_micros(now)
-            .saturating_add(to_micros(until).saturating_sub(to_micros(now)).max(0) / 2);
-        let mut tx = self.begin_write().await?;
-        let held = sqlx::query(&sql)
-            .bind(to_micros(until))
-            .bind(note)
-            .bind(tenant_code)
-            .bind(url)
-            .bind(to_micros(now))
-            .bind(halfway)
-            .execute(&mut *tx)
-            .await?
-            .rows_affected();
-        tx.commit().await?;
-        Ok(held)
     }
 
     /// The statement settling `count` outcomes (bound by `settle_query`).

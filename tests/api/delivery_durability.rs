@@ -312,20 +312,18 @@ async fn postgres_a_taken_over_lease_keeps_the_newer_outcome() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sqlite_holding_a_url_back_moves_each_untried_delivery_once_a_round() {
-    holding_a_url_back_moves_each_untried_delivery_once_a_round(Backend::Sqlite).await;
+async fn sqlite_a_claim_leaves_busy_urls_out() {
+    a_claim_leaves_busy_urls_out(Backend::Sqlite).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn postgres_holding_a_url_back_moves_each_untried_delivery_once_a_round() {
-    holding_a_url_back_moves_each_untried_delivery_once_a_round(Backend::Postgres).await;
+async fn postgres_a_claim_leaves_busy_urls_out() {
+    a_claim_leaves_busy_urls_out(Backend::Postgres).await;
 }
 
-/// A failed attempt holds the URL's untried, unleased deliveries back until its retry;
-/// the other failures of the same round do not write them again (only rows due in the
-/// first half of the wait move), a longer round does; a claimed (tried) delivery, other
-/// URLs and other tenants are left alone.
-async fn holding_a_url_back_moves_each_untried_delivery_once_a_round(backend: Backend) {
+/// A worker leaves out of its claims the URLs it already has enough slow attempts to; the
+/// other deliveries behind them are claimed, oldest first.
+async fn a_claim_leaves_busy_urls_out(backend: Backend) {
     let Some(database) = TestDatabase::create(backend).await else {
         return;
     };
@@ -333,72 +331,50 @@ async fn holding_a_url_back_moves_each_untried_delivery_once_a_round(backend: Ba
     let admin = Client::new(&server.base, Some((ADMIN_EMAIL, ADMIN_PASSWORD)));
     setup(&admin, 9).await;
     post_messages(&[&admin], 1, 4).await;
-    let url = "http://127.0.0.1:9/hook";
+    // Then two events to another URL, queued after the first four.
+    let other = "http://127.0.0.1:10/other";
+    let response = admin
+        .put(
+            "/V2/1000/webhooks",
+            &json!({"Urls": [{"Url": other, "MoMessage": true}]}),
+        )
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    post_messages(&[&admin], 5, 2).await;
 
     let store = safetrack::app::open_store(&database.url)
         .await
         .expect("open store");
-    let now = safetrack::domain::time::now();
-    let tried = store
-        .claim_due_deliveries(&ClaimRequest {
-            owner: "worker-a",
-            now,
-            lease: Duration::from_secs(60),
-            limit: 1,
-            scope: ClaimScope::All,
-            busy_urls: &[],
-        })
-        .await
-        .expect("claim");
-    assert_eq!(tried.len(), 1);
-    let secs = |s: i64| now + jiff::SignedDuration::from_secs(s);
-    let hold = |until, url: &'static str, tenant: &'static str| {
+    let claim = |busy: Vec<String>, owner: &'static str| {
         let store = store.clone();
         async move {
             store
-                .defer_url_deliveries(tenant, url, until, now, "waiting for the retry")
+                .claim_due_deliveries(&ClaimRequest {
+                    owner,
+                    now: safetrack::domain::time::now(),
+                    lease: Duration::from_secs(60),
+                    limit: 3,
+                    scope: ClaimScope::All,
+                    busy_urls: &busy,
+                })
                 .await
-                .expect("hold")
+                .expect("claim")
         }
     };
-    assert_eq!(hold(secs(10), url, "1000").await, 3, "the untried three");
+    let busy = vec!["http://127.0.0.1:9/hook".to_string()];
+    let first = claim(busy.clone(), "worker-a").await;
+    let targets: Vec<Option<&str>> = first.iter().map(|d| d.target.as_deref()).collect();
     assert_eq!(
-        hold(secs(11), url, "1000").await,
-        0,
-        "held already this round"
+        targets,
+        [Some(other), Some(other)],
+        "only the other URL's two"
     );
-    assert_eq!(hold(secs(30), "http://127.0.0.1:9/other", "1000").await, 0);
-    assert_eq!(hold(secs(30), url, "1001").await, 0);
-    assert_eq!(hold(secs(30), url, "1000").await, 3, "a longer round");
-    // A claim skips a busy URL; nothing else is due.
-    let busy = [url.to_string()];
-    let claimed = store
-        .claim_due_deliveries(&ClaimRequest {
-            owner: "worker-b",
-            now: secs(31),
-            lease: Duration::from_secs(60),
-            limit: 10,
-            scope: ClaimScope::All,
-            busy_urls: &busy,
-        })
-        .await
-        .expect("claim");
-    assert!(claimed.is_empty(), "{claimed:?}");
+    assert!(claim(busy, "worker-a").await.is_empty(), "nothing else");
+    let rest = claim(Vec::new(), "worker-b").await;
+    assert_eq!(rest.len(), 3, "the busy URL's, once it is not busy");
+    assert!(
+        rest.iter()
+            .all(|d| d.target.as_deref() == Some("http://127.0.0.1:9/hook"))
+    );
     store.close().await;
-
-    let listed = admin.get_json("/V2/1000/deliveries?channel=Webhook").await;
-    let listed = listed.as_array().unwrap();
-    assert_eq!(listed.len(), 4);
-    let tried_id = tried[0].id.to_string();
-    for d in listed {
-        if d["DeliveryId"] == tried_id.as_str() {
-            assert_eq!(d["Attempts"], 1, "{d:#}");
-            assert!(d["LastError"].is_null(), "{d:#}");
-        } else {
-            assert_eq!(d["Attempts"], 0, "{d:#}");
-            assert_eq!(d["LastError"], "waiting for the retry", "{d:#}");
-            let next: jiff::Timestamp = d["NextAttemptAt"].as_str().unwrap().parse().unwrap();
-            assert_eq!(next.as_second(), secs(30).as_second(), "{d:#}");
-        }
-    }
 }

@@ -47,8 +47,6 @@ pub struct Peers<'a> {
     pub poll_interval: Duration,
     /// The first retry's wait (jittered ±20 %).
     pub retry_initial: Duration,
-    /// Deliveries per worker step.
-    pub batch: u32,
 }
 
 impl Default for Peers<'_> {
@@ -59,7 +57,6 @@ impl Default for Peers<'_> {
             max_age: Duration::from_secs(3600),
             poll_interval: Duration::from_millis(50),
             retry_initial: Duration::from_millis(200),
-            batch: 32,
         }
     }
 }
@@ -88,7 +85,7 @@ pub async fn app_with(backend: Backend, peers: Peers<'_>) -> Option<TestApp> {
             },
             // Longer than the webhook timeout (15 s): a hanging attempt keeps its lease.
             lease: Duration::from_secs(20),
-            batch: peers.batch,
+            batch: 32,
             poll_interval: peers.poll_interval,
             loops: 2,
             ..DeliveryWorkerConfig::default()
