@@ -20,7 +20,7 @@ use super::StepOutcome;
 use crate::channels::webhook::WebhookAuth;
 use crate::channels::{Attempt, Channels};
 use crate::domain::delivery;
-use crate::domain::retry::{RetryPolicy, Settlement};
+use crate::domain::retry::{AttemptOutcome, RetryPolicy, Settlement};
 use crate::domain::time::now;
 use crate::store::{ClaimRequest, ClaimScope, ClaimedDelivery, Store};
 
@@ -29,6 +29,14 @@ use crate::store::{ClaimRequest, ClaimScope, ClaimedDelivery, Store};
 /// PostgreSQL with a hanging receiver under the ingest load (`bench/outage.sh`): ingest
 /// −16 % against never claiming at 100 ms, −12 % at 250 ms, −5 % at 1 s.
 const BUSY_BACKOFF: Duration = Duration::from_secs(1);
+
+/// The share of its lease an attempt may run: it is abandoned (a retry) before the lease
+/// ends, so no other worker takes the delivery over while it is still being sent — with
+/// the default lease (120 s) after 108 s, far past every channel's own timeout; it
+/// matters where `--delivery-lease-seconds` is set lower, or a server drips its answer.
+const LEASE_USE: f64 = 0.9;
+/// No attempt runs longer than this, whatever the lease.
+const MAX_ATTEMPT: Duration = Duration::from_secs(86_400);
 
 /// How the worker runs (`serve` flags).
 #[derive(Debug, Clone, Copy)]
@@ -106,6 +114,9 @@ impl DeliveryWorker {
     /// in the background as each ends.
     pub async fn step(&self) -> anyhow::Result<StepOutcome> {
         let busy_urls = self.in_flight.at_least(self.config.url_concurrency);
+        // Before the claim: the lease it takes ends no earlier than this plus the lease.
+        let give_up_at =
+            tokio::time::Instant::now() + self.config.lease.min(MAX_ATTEMPT).mul_f64(LEASE_USE);
         let claimed = self
             .store
             .claim_due_deliveries(&ClaimRequest {
@@ -139,7 +150,13 @@ impl DeliveryWorker {
                 if let (true, Some(url)) = (d.channel == delivery::WEBHOOK, &d.target) {
                     urls.insert(d.id, url.clone());
                 }
-                attempt(self.channels.clone(), self.config.retry, d, auth)
+                attempt(
+                    self.channels.clone(),
+                    self.config.retry,
+                    d,
+                    auth,
+                    give_up_at,
+                )
             })
             .collect();
         let mut ended = Vec::with_capacity(count);
@@ -240,18 +257,26 @@ async fn attempt(
     retry: RetryPolicy,
     d: ClaimedDelivery,
     auth: Option<WebhookAuth>,
+    give_up_at: tokio::time::Instant,
 ) -> Attempted {
     let started = Instant::now();
-    let outcome = channels
-        .attempt(Attempt {
-            channel: &d.channel,
-            target: d.target.as_deref(),
-            subject: d.subject.as_deref(),
-            body: &d.body,
-            event_id: d.event_id.as_deref(),
-            webhook_auth: auth.as_ref(),
-        })
-        .await;
+    let sending = channels.attempt(Attempt {
+        channel: &d.channel,
+        target: d.target.as_deref(),
+        subject: d.subject.as_deref(),
+        body: &d.body,
+        event_id: d.event_id.as_deref(),
+        webhook_auth: auth.as_ref(),
+    });
+    // Never still sending when the lease ends: another worker may take the delivery
+    // over then, and the two must not send it at the same time.
+    let outcome = match tokio::time::timeout_at(give_up_at, sending).await {
+        Ok(outcome) => outcome,
+        Err(_) => AttemptOutcome::Retryable {
+            error: "abandoned: no answer before the claim's lease ran out".into(),
+            retry_after: None,
+        },
+    };
     let jitter = rand::thread_rng().gen_range(-1.0..=1.0);
     let settlement = retry.settle(outcome, d.attempt, d.queued_at, now(), jitter);
     let took = started.elapsed();

@@ -378,3 +378,45 @@ async fn a_claim_leaves_busy_urls_out(backend: Backend) {
     );
     store.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_an_attempt_ends_before_its_lease() {
+    an_attempt_ends_before_its_lease(Backend::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_an_attempt_ends_before_its_lease() {
+    an_attempt_ends_before_its_lease(Backend::Postgres).await;
+}
+
+/// With a lease (2 s) shorter than the receiver takes to answer (5 s), each attempt is
+/// abandoned before its lease ends — never still sending when another worker may take
+/// the delivery over — and recorded as a retry saying so. (Without the cut the first
+/// attempt ran on past its lease while a second worker sent the same event, and the
+/// delivery ended `Sent` after overlapping attempts, never with this error.)
+async fn an_attempt_ends_before_its_lease(backend: Backend) {
+    let Some(database) = TestDatabase::create(backend).await else {
+        return;
+    };
+    let slow = Receiver::start().await;
+    slow.delay(Duration::from_secs(5));
+    let server = start_with(&database.url, &FLAGS).await;
+    let admin = Client::new(&server.base, Some((ADMIN_EMAIL, ADMIN_PASSWORD)));
+    setup(&admin, slow.port()).await;
+    post_messages(&[&admin], 1, 1).await;
+
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let delivery = loop {
+        let listed = admin.get_json("/V2/1000/deliveries?channel=Webhook").await;
+        let delivery = listed[0].clone();
+        if delivery["LastError"]
+            .as_str()
+            .is_some_and(|e| e.contains("lease ran out"))
+        {
+            break delivery;
+        }
+        assert!(Instant::now() < deadline, "never abandoned: {delivery:#}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(delivery["Status"], "Pending", "{delivery:#}");
+}
