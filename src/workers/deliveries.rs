@@ -319,6 +319,8 @@ impl UrlsInFlight {
     /// Counts an attempt to `url` until the returned slot is dropped.
     fn enter(&self, url: String) -> UrlSlot {
         *self.lock().entry(url.clone()).or_default() += 1;
+        // Across the process's workers: a receiver hanging shows here first.
+        metrics::gauge!("safetrack_delivery_slow_attempts").increment(1.0);
         UrlSlot {
             urls: self.clone(),
             url,
@@ -348,6 +350,7 @@ struct UrlSlot {
 
 impl Drop for UrlSlot {
     fn drop(&mut self) {
+        metrics::gauge!("safetrack_delivery_slow_attempts").decrement(1.0);
         let mut counts = self.urls.lock();
         if let Some(n) = counts.get_mut(&self.url) {
             *n = n.saturating_sub(1);

@@ -156,6 +156,24 @@ async fn a_hanging_receiver_holds_up_no_other_tenants_webhooks(backend: Backend)
         attempted <= 2 * 32 + 2,
         "{attempted} attempts in flight to one hanging URL: the per-URL limit was not kept"
     );
+    // Operators see them: attempts still running past 2 s.
+    let metrics = reqwest::get(format!("{}/metrics", app.base))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let slow: f64 = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("safetrack_delivery_slow_attempts "))
+        .unwrap_or_else(|| panic!("/metrics lacks safetrack_delivery_slow_attempts:\n{metrics}"))
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(
+        slow >= 8.0,
+        "{slow} slow attempts shown while {attempted} hang"
+    );
 
     // Once they time out, the attempts are settled for a retry by the background tasks
     // that took them over from the steps; the rest follow as the URL stops being busy.
