@@ -413,7 +413,7 @@ pub fn delivery_config(args: &crate::config::ServeArgs) -> anyhow::Result<Delive
         },
         lease: Duration::from_secs(args.delivery_lease_seconds.max(1)),
         loops: args.delivery_workers,
-        url_concurrency: usize::from(args.webhook_slow_attempts_per_url),
+        slow_attempts_per_url: usize::from(args.webhook_slow_attempts_per_url),
         ..DeliveryWorkerConfig::default()
     })
 }

@@ -153,14 +153,13 @@ fn claim_statement(scope: ClaimScope, backend: Backend, busy_urls: usize) -> Str
         Backend::Sqlite => (format!(" INDEXED BY {index}"), ""),
         Backend::Postgres => (String::new(), " FOR UPDATE SKIP LOCKED"),
     };
-    let due = format!(
-        "SELECT id FROM deliveries{indexed_by}
-         WHERE status = 'Pending'{alerting} AND next_attempt_at <= $3
-           AND (lease_until IS NULL OR lease_until <= $3)
-         ORDER BY next_attempt_at LIMIT $4{lock}"
-    );
     let candidates = if busy_urls == 0 {
-        due
+        format!(
+            "SELECT id FROM deliveries{indexed_by}
+             WHERE status = 'Pending'{alerting} AND next_attempt_at <= $3
+               AND (lease_until IS NULL OR lease_until <= $3)
+             ORDER BY next_attempt_at LIMIT $4{lock}"
+        )
     } else {
         // Busy URLs are left out of the oldest `BUSY_WINDOW` due rows only: filtering the
         // whole queue would scan every row of a busy URL's backlog on each claim (on the

@@ -5,7 +5,7 @@
 //!
 //! One receiver cannot hold the others up: a step waits for its attempts only
 //! `straggler_after` (the slow ones finish and are settled in the background, still under
-//! their lease), and a URL with `url_concurrency` such slow attempts is not claimed from
+//! their lease), and a URL with `slow_attempts_per_url` such slow attempts is not claimed from
 //! until some end.
 
 use std::collections::HashMap;
@@ -56,7 +56,7 @@ pub struct DeliveryWorkerConfig {
     /// Webhook attempts to one URL still running after `straggler_after` (per process)
     /// from which on its deliveries are not claimed. The claims made meanwhile can pass it
     /// by up to a batch per loop.
-    pub url_concurrency: usize,
+    pub slow_attempts_per_url: usize,
 }
 
 impl Default for DeliveryWorkerConfig {
@@ -68,7 +68,7 @@ impl Default for DeliveryWorkerConfig {
             poll_interval: Duration::from_millis(250),
             loops: 2,
             straggler_after: Duration::from_secs(2),
-            url_concurrency: 8,
+            slow_attempts_per_url: 8,
         }
     }
 }
@@ -83,7 +83,7 @@ pub struct DeliveryWorker {
     /// This worker's name on the leases it holds.
     owner: String,
     /// Slow webhook attempts (running on in the background), by URL.
-    in_flight: UrlsInFlight,
+    slow_attempts: SlowAttempts,
 }
 
 /// One attempt's outcome, to be recorded by whoever holds it.
@@ -105,7 +105,7 @@ impl DeliveryWorker {
             config,
             scope,
             owner: format!("worker-{}", uuid::Uuid::new_v4().simple()),
-            in_flight: UrlsInFlight::default(),
+            slow_attempts: SlowAttempts::default(),
         }
     }
 
@@ -113,7 +113,9 @@ impl DeliveryWorker {
     /// settles together those that end within `straggler_after`; the others are settled
     /// in the background as each ends.
     pub async fn step(&self) -> anyhow::Result<StepOutcome> {
-        let busy_urls = self.in_flight.at_least(self.config.url_concurrency);
+        let busy_urls = self
+            .slow_attempts
+            .at_least(self.config.slow_attempts_per_url);
         // Before the claim: the lease it takes ends no earlier than this plus the lease.
         let give_up_at =
             tokio::time::Instant::now() + self.config.lease.min(MAX_ATTEMPT).mul_f64(LEASE_USE);
@@ -186,7 +188,7 @@ impl DeliveryWorker {
             );
             let mut slow: HashMap<i64, UrlSlot> = urls
                 .into_iter()
-                .map(|(id, url)| (id, self.in_flight.enter(url)))
+                .map(|(id, url)| (id, self.slow_attempts.enter(url)))
                 .collect();
             let (store, owner) = (self.store.clone(), self.owner.clone());
             tokio::spawn(async move {
@@ -313,9 +315,9 @@ async fn attempt(
 
 /// Slow webhook attempts by URL, shared by a worker's loops and its background tasks.
 #[derive(Default, Clone)]
-struct UrlsInFlight(Arc<Mutex<HashMap<String, usize>>>);
+struct SlowAttempts(Arc<Mutex<HashMap<String, usize>>>);
 
-impl UrlsInFlight {
+impl SlowAttempts {
     /// Counts an attempt to `url` until the returned slot is dropped.
     fn enter(&self, url: String) -> UrlSlot {
         *self.lock().entry(url.clone()).or_default() += 1;
@@ -344,7 +346,7 @@ impl UrlsInFlight {
 
 /// One slow attempt to a URL, counted until dropped.
 struct UrlSlot {
-    urls: UrlsInFlight,
+    urls: SlowAttempts,
     url: String,
 }
 

@@ -368,6 +368,31 @@ impl Client {
         assert_eq!(response.status(), StatusCode::OK, "GET {path}");
         response.json().await.expect("json body")
     }
+
+    /// Every record of a paged listing, following `X-CONTINUATIONTOKEN` to its end (each
+    /// page must succeed; panics if the paging does not end within 1,000 pages).
+    pub async fn get_all_pages(&self, path: &str) -> Vec<Value> {
+        let mut all = Vec::new();
+        let mut token: Option<String> = None;
+        for _ in 0..1000 {
+            let mut request = self.request(Method::GET, path);
+            if let Some(t) = &token {
+                request = request.header("X-CONTINUATIONTOKEN", t);
+            }
+            let response = request.send().await.expect("GET");
+            assert_eq!(response.status(), StatusCode::OK, "GET {path}");
+            token = response
+                .headers()
+                .get("x-continuationtoken")
+                .map(|v| v.to_str().expect("token").to_string());
+            let page: Value = response.json().await.expect("json body");
+            all.extend(page.as_array().expect("a list").iter().cloned());
+            if token.is_none() {
+                return all;
+            }
+        }
+        panic!("paging of {path} does not end");
+    }
 }
 
 /// Asserts a problem+json error with the given status and code; returns the body.

@@ -13,9 +13,10 @@ use serde_json::{Value, json};
 
 use crate::alerts::{raise, sos_setup};
 use crate::backend_fn_tests;
-use crate::common::{Backend, TestApp};
+use crate::common::Backend;
 use crate::delivery_worker::{
     Peers, all_status, app_with, post_message, subscribe_mo_messages, wait_deliveries,
+    wait_deliveries_for,
 };
 use crate::mo_messages::{DEVICE, position_report, register_device};
 use crate::peers::{Receiver, SmtpSink};
@@ -70,33 +71,6 @@ async fn an_sos_email_overtakes_a_hanging_webhook_backlog(backend: Backend) {
         webhooks.iter().all(|d| d["Status"] == "Pending"),
         "the webhooks were still waiting on their receiver"
     );
-}
-
-/// The webhook deliveries of `tenant`, polled until `done` holds (panics after `wait`).
-async fn poll_webhooks(
-    app: &TestApp,
-    tenant: &str,
-    wait: Duration,
-    done: impl Fn(&[Value]) -> bool,
-) -> Vec<Value> {
-    let deadline = Instant::now() + wait;
-    loop {
-        let listed = app
-            .admin
-            .get_json(&format!(
-                "/V2/{tenant}/deliveries?channel=Webhook&pageSize=1000"
-            ))
-            .await;
-        let listed = listed.as_array().unwrap().clone();
-        if done(&listed) {
-            return listed;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{tenant}'s webhooks never settled: {listed:#?}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
 }
 
 async fn a_hanging_receiver_holds_up_no_other_tenants_webhooks(backend: Backend) {
@@ -188,7 +162,8 @@ async fn a_hanging_receiver_holds_up_no_other_tenants_webhooks(backend: Backend)
                         .is_some_and(|e| e.starts_with("timed out"))
             })
     };
-    poll_webhooks(&app, "1000", Duration::from_secs(50), timed_out).await;
+    let all_webhooks = "?channel=Webhook&pageSize=1000";
+    wait_deliveries_for(&app, all_webhooks, Duration::from_secs(50), timed_out).await;
     assert_eq!(hanging.received().len(), 100, "one request per delivery");
     assert_eq!(healthy.received().len(), 1, "the branch's one event, once");
 }
@@ -250,36 +225,12 @@ async fn an_sos_webhook_overtakes_a_backlog_of_message_events(backend: Backend) 
     );
     // The delivery names the notification that fired: that is what puts it first.
     let id = fired.header("webhook-id").unwrap();
-    let delivery = all_webhooks(&app)
+    let delivery = app
+        .admin
+        .get_all_pages("/V2/1000/deliveries?channel=Webhook&pageSize=1000")
         .await
         .into_iter()
         .find(|d| d["EventId"] == id)
         .unwrap_or_else(|| panic!("no delivery for {id}"));
     assert!(delivery["NotificationId"].is_string(), "{delivery}");
-}
-
-/// Every webhook delivery of tenant 1000, page by page.
-async fn all_webhooks(app: &TestApp) -> Vec<Value> {
-    let mut all = Vec::new();
-    let mut token: Option<String> = None;
-    loop {
-        let mut request = app.admin.request(
-            reqwest::Method::GET,
-            "/V2/1000/deliveries?channel=Webhook&pageSize=1000",
-        );
-        if let Some(t) = &token {
-            request = request.header("X-CONTINUATIONTOKEN", t);
-        }
-        let response = request.send().await.unwrap();
-        assert_eq!(response.status(), StatusCode::OK);
-        token = response
-            .headers()
-            .get("x-continuationtoken")
-            .map(|v| v.to_str().unwrap().to_string());
-        let page: Value = response.json().await.unwrap();
-        all.extend(page.as_array().unwrap().iter().cloned());
-        if token.is_none() {
-            return all;
-        }
-    }
 }

@@ -101,7 +101,17 @@ pub async fn wait_deliveries(
     query: &str,
     done: impl Fn(&[Value]) -> bool,
 ) -> Vec<Value> {
-    let deadline = Instant::now() + WAIT;
+    wait_deliveries_for(app, query, WAIT, done).await
+}
+
+/// `wait_deliveries`, panicking after `wait`.
+pub async fn wait_deliveries_for(
+    app: &TestApp,
+    query: &str,
+    wait: Duration,
+    done: impl Fn(&[Value]) -> bool,
+) -> Vec<Value> {
+    let deadline = Instant::now() + wait;
     loop {
         let listed = app
             .admin

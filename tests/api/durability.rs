@@ -171,30 +171,12 @@ async fn acknowledged_messages_survive_kill_9(backend: Backend) {
         .collect();
     assert!(lost.is_empty(), "acknowledged but lost: {lost:?}");
 
-    let mut delivered = HashSet::new();
-    let mut token: Option<String> = None;
-    loop {
-        let mut request = admin.request(reqwest::Method::GET, "/V2/1000/deliveries");
-        if let Some(t) = &token {
-            request = request.header("X-CONTINUATIONTOKEN", t);
-        }
-        let response = request.send().await.unwrap();
-        assert_eq!(response.status(), StatusCode::OK);
-        token = response
-            .headers()
-            .get("x-continuationtoken")
-            .map(|v| v.to_str().unwrap().to_string());
-        let page: Value = response.json().await.unwrap();
-        delivered.extend(
-            page.as_array()
-                .unwrap()
-                .iter()
-                .filter_map(|d| d["MessageId"].as_str().map(str::to_string)),
-        );
-        if token.is_none() {
-            break;
-        }
-    }
+    let delivered: HashSet<String> = admin
+        .get_all_pages("/V2/1000/deliveries")
+        .await
+        .iter()
+        .filter_map(|d| d["MessageId"].as_str().map(str::to_string))
+        .collect();
     let undelivered: Vec<&String> = acknowledged
         .iter()
         .filter(|(_, sos)| *sos)

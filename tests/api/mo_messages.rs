@@ -288,35 +288,15 @@ async fn listing_pages_by_message_time(app: TestApp) {
         .collect();
     post_processed(&app, "1000", DEVICE, &Value::Array(batch)).await;
     let path = messages_path(DEVICE);
-    let mut seen = Vec::new();
-    let mut token: Option<String> = None;
-    loop {
-        let mut request = app.admin.request(
-            reqwest::Method::GET,
-            &format!(
-                "{path}?pageSize=10&fromDate=2026-03-01T10:02:00Z&toDate=2026-03-01T10:22:00Z"
-            ),
-        );
-        if let Some(t) = &token {
-            request = request.header("X-CONTINUATIONTOKEN", t);
-        }
-        let response = request.send().await.unwrap();
-        assert_eq!(response.status(), StatusCode::OK);
-        token = response
-            .headers()
-            .get("x-continuationtoken")
-            .map(|v| v.to_str().unwrap().to_string());
-        let page: Value = response.json().await.unwrap();
-        seen.extend(
-            page.as_array()
-                .unwrap()
-                .iter()
-                .map(|m| m["SentFromDevice"].as_str().unwrap().to_string()),
-        );
-        if token.is_none() {
-            break;
-        }
-    }
+    let seen: Vec<String> = app
+        .admin
+        .get_all_pages(&format!(
+            "{path}?pageSize=10&fromDate=2026-03-01T10:02:00Z&toDate=2026-03-01T10:22:00Z"
+        ))
+        .await
+        .iter()
+        .map(|m| m["SentFromDevice"].as_str().unwrap().to_string())
+        .collect();
     let expected: Vec<String> = (2..22)
         .map(|m| format!("2026-03-01T10:{m:02}:00Z"))
         .collect();
