@@ -413,6 +413,7 @@ pub fn delivery_config(args: &crate::config::ServeArgs) -> anyhow::Result<Delive
         },
         lease: Duration::from_secs(args.delivery_lease_seconds.max(1)),
         loops: args.delivery_workers,
+        batch: u32::from(args.delivery_batch),
         slow_attempts_per_url: usize::from(args.webhook_slow_attempts_per_url),
         ..DeliveryWorkerConfig::default()
     })

@@ -179,6 +179,12 @@ pub struct ServeArgs {
     /// other processes on the same PostgreSQL send).
     #[arg(long, env = "SAFETRACK_DELIVERY_WORKERS", default_value_t = 2)]
     pub delivery_workers: usize,
+    /// Deliveries a worker loop claims and attempts at once per step: each step is two
+    /// write transactions (claim, settle), so on SQLite, where they queue with ingest on
+    /// the one writer, a larger step leaves ingest more of it.
+    #[arg(long, env = "SAFETRACK_DELIVERY_BATCH", default_value_t = 32,
+        value_parser = clap::value_parser!(u16).range(1..=1000))]
+    pub delivery_batch: u16,
     /// Webhook attempts to one URL still running after 2 s, in this process, from which on
     /// no more of its deliveries are claimed until some end (a hanging receiver cannot
     /// take every claim; a receiver that answers in time is never held to it).

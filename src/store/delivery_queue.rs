@@ -200,6 +200,12 @@ fn claim_statement(scope: ClaimScope, backend: Backend, busy_urls: usize) -> Str
     )
 }
 
+/// The SQLite claim statement, for the plan tests.
+#[cfg(test)]
+pub(super) fn claim_statement_for_plan(scope: ClaimScope, busy_urls: usize) -> String {
+    claim_statement(scope, Backend::Sqlite, busy_urls)
+}
+
 /// How many of the oldest due deliveries a claim looks through when it leaves busy URLs
 /// out. A busy URL's backlog longer than this holds the claims up until its slow attempts
 /// end (as every backlog did before the limit).

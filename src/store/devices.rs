@@ -6,7 +6,7 @@ use sqlx::any::AnyRow;
 use super::device_states::{STATE_COLUMNS, state_from_row};
 use super::webhook_events::emit;
 use super::{
-    Key, Store, StoreError, StoreResult, VersionedRow, conflict_on_duplicate, from_doc,
+    Backend, Key, Store, StoreError, StoreResult, VersionedRow, conflict_on_duplicate, from_doc,
     from_micros, new_etag, to_doc, to_micros,
 };
 use crate::domain::device::{DeletedDevice, Device, redact_email};
@@ -95,11 +95,7 @@ impl Store {
     ) -> StoreResult<std::collections::HashSet<String>> {
         let mut found = std::collections::HashSet::new();
         for chunk in device_ids.chunks(500) {
-            let placeholders: Vec<String> = (2..chunk.len() + 2).map(|i| format!("${i}")).collect();
-            let sql = format!(
-                "SELECT device_id FROM devices WHERE tenant_code = $1 AND device_id IN ({})",
-                placeholders.join(", ")
-            );
+            let sql = existing_devices_sql(self.backend, chunk.len());
             let mut query = sqlx::query(&sql).bind(tenant_code);
             for id in chunk {
                 query = query.bind(id.as_str());
@@ -332,4 +328,15 @@ impl Store {
             .await?;
         rows.iter().map(|r| from_doc(r, "doc")).collect()
     }
+}
+
+/// `existing_devices`' statement for `count` device ids: the ids are the index, the
+/// tenant only checked (see `Backend::not_indexed`).
+pub(super) fn existing_devices_sql(backend: Backend, count: usize) -> String {
+    let placeholders: Vec<String> = (2..count + 2).map(|i| format!("${i}")).collect();
+    format!(
+        "SELECT device_id FROM devices WHERE {} = $1 AND device_id IN ({})",
+        backend.not_indexed("tenant_code"),
+        placeholders.join(", ")
+    )
 }

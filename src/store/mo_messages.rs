@@ -7,7 +7,9 @@ use jiff::Timestamp;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::{Float, Store, StoreError, StoreResult, WriteTx, from_micros, new_etag, to_micros};
+use super::{
+    Backend, Float, Store, StoreError, StoreResult, WriteTx, from_micros, new_etag, to_micros,
+};
 use crate::domain::mo_message::{MoMessage, StorableMessage};
 
 /// Rows per INSERT statement: 17 values each stays well under both backends' limit on
@@ -240,19 +242,8 @@ impl Store {
         ids: &[i64],
     ) -> StoreResult<HashMap<i64, MoMessage>> {
         let mut found = HashMap::with_capacity(ids.len());
-        let device_filter = match device_id {
-            Some(_) => format!(" AND device_id = {}", self.backend.placeholders(2, 1)),
-            None => String::new(),
-        };
-        let first_id = if device_id.is_some() { 3 } else { 2 };
         for chunk in ids.chunks(500) {
-            // `?`-style on SQLite (see `Backend::placeholders`): every parameter alike.
-            let sql = format!(
-                "SELECT {} FROM mo_messages WHERE tenant_code = {}{device_filter} AND id IN ({})",
-                columns(false),
-                self.backend.placeholders(1, 1),
-                self.backend.placeholders(first_id, chunk.len())
-            );
+            let sql = messages_by_id_sql(self.backend, device_id.is_some(), chunk.len());
             let mut query = sqlx::query(&sql).bind(tenant_code);
             if let Some(device_id) = device_id {
                 query = query.bind(device_id);
@@ -295,4 +286,28 @@ impl Store {
         )
         .await
     }
+}
+
+/// `get_messages`' statement: a tenant's messages (of one device when `with_device`) by
+/// `count` ids. The ids are the index: tenant and device are only checked (see
+/// `Backend::not_indexed`).
+pub(super) fn messages_by_id_sql(backend: Backend, with_device: bool, count: usize) -> String {
+    let device_filter = if with_device {
+        format!(
+            " AND {} = {}",
+            backend.not_indexed("device_id"),
+            backend.placeholders(2, 1)
+        )
+    } else {
+        String::new()
+    };
+    let first_id = if with_device { 3 } else { 2 };
+    // `?`-style on SQLite (see `Backend::placeholders`): every parameter alike.
+    format!(
+        "SELECT {} FROM mo_messages WHERE {} = {}{device_filter} AND id IN ({})",
+        columns(false),
+        backend.not_indexed("tenant_code"),
+        backend.placeholders(1, 1),
+        backend.placeholders(first_id, count)
+    )
 }

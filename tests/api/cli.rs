@@ -108,3 +108,18 @@ fn webhook_slow_attempts_per_url_must_be_at_least_one() {
         );
     }
 }
+
+#[test]
+fn delivery_batch_must_be_between_1_and_1000() {
+    for bad in ["0", "-1", "many", "1001"] {
+        let out = safetrack(&["serve", &format!("--delivery-batch={bad}")]);
+        assert!(
+            !out.status.success(),
+            "--delivery-batch {bad:?} was accepted"
+        );
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("--delivery-batch"),
+            "{out:?}"
+        );
+    }
+}
