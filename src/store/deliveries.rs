@@ -120,12 +120,7 @@ impl WriteTx {
 impl Store {
     /// A page of a tenant's deliveries in id order.
     pub async fn list_deliveries(&self, f: &DeliveryFilter<'_>) -> StoreResult<Vec<Delivery>> {
-        let sql = format!(
-            "SELECT {COLUMNS} FROM deliveries d
-             WHERE d.tenant_code = $1 AND ($2 = '' OR d.status = $2) AND ($3 = '' OR d.channel = $3)
-               AND ($4 = 0 OR d.alert_id = $4) AND ($5 = '' OR d.device_id = $5) AND d.id > $6
-             ORDER BY d.id LIMIT $7"
-        );
+        let sql = list_deliveries_sql(f.alert_id.is_some());
         let rows = sqlx::query(&sql)
             .bind(f.tenant_code)
             .bind(f.status.unwrap_or(""))
@@ -183,4 +178,23 @@ impl Store {
         .await?;
         Ok(deliveries)
     }
+}
+
+/// `list_deliveries`' statement (parameters: tenant, status, channel, alert, device,
+/// after, limit). An alert's deliveries are a handful: read through `deliveries_alert`,
+/// with `tenant_code || ''` keeping SQLite's planner (no statistics) from walking the
+/// tenant's whole history in id order instead, checking each row for the alert (100 ms
+/// at 500,000 deliveries, and growing).
+pub(super) fn list_deliveries_sql(by_alert: bool) -> String {
+    let (tenant, alert) = if by_alert {
+        ("d.tenant_code || ''", "d.alert_id = $4")
+    } else {
+        ("d.tenant_code", "$4 = 0")
+    };
+    format!(
+        "SELECT {COLUMNS} FROM deliveries d
+         WHERE {tenant} = $1 AND ($2 = '' OR d.status = $2) AND ($3 = '' OR d.channel = $3)
+           AND {alert} AND ($5 = '' OR d.device_id = $5) AND d.id > $6
+         ORDER BY d.id LIMIT $7"
+    )
 }

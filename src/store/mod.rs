@@ -178,20 +178,6 @@ impl Backend {
         }
     }
 
-    /// `column`, kept from being the index a lookup starts from. For `tenant_code = ? AND
-    /// id IN (…)`: without statistics SQLite's planner guesses ten rows per tenant and
-    /// reads the whole tenant through its tenant index, checking each row against the
-    /// list, where the list's own keys are the index to use (seen with EXPLAIN QUERY PLAN
-    /// from ten ids on: one tenant's webhook bodies scanned all of its messages on every
-    /// claim). A unary `+` is SQLite's documented way to say so; PostgreSQL has
-    /// statistics.
-    fn not_indexed(self, column: &str) -> String {
-        match self {
-            Backend::Sqlite => format!("+{column}"),
-            Backend::Postgres => column.to_string(),
-        }
-    }
-
     /// Picks the backend from the URL scheme; anything else is refused rather than
     /// silently falling back to SQLite.
     pub fn from_url(url: &str) -> anyhow::Result<Self> {

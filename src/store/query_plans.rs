@@ -4,6 +4,7 @@
 //! functional test and only shows as throughput falling while a table grows. These
 //! tests read the plans the way EXPLAIN QUERY PLAN shows them.
 
+use super::deliveries::list_deliveries_sql;
 use super::delivery_queue::claim_statement_for_plan;
 use super::devices::existing_devices_sql;
 use super::mo_messages::messages_by_id_sql;
@@ -72,7 +73,7 @@ async fn messages_by_id_are_looked_up_by_id_not_read_through_the_tenant() {
 async fn existing_devices_are_looked_up_by_device_id() {
     let db = plan_store().await;
     for count in [1, 32, 500] {
-        let lines = plan(&db.store, &existing_devices_sql(Backend::Sqlite, count)).await;
+        let lines = plan(&db.store, &existing_devices_sql(count)).await;
         assert_eq!(lines.len(), 1, "{lines:?}");
         assert!(
             lines[0].starts_with("SEARCH devices USING INDEX sqlite_autoindex_devices_"),
@@ -105,4 +106,18 @@ async fn a_claim_reads_the_due_index_in_order() {
             );
         }
     }
+}
+
+#[tokio::test]
+async fn an_alerts_deliveries_are_read_through_the_alert_index() {
+    let db = plan_store().await;
+    assert_eq!(
+        plan(&db.store, &list_deliveries_sql(true)).await,
+        ["SEARCH d USING INDEX deliveries_alert (alert_id=? AND rowid>?)"]
+    );
+    // Without an alert: the tenant's deliveries in id order, no sort.
+    assert_eq!(
+        plan(&db.store, &list_deliveries_sql(false)).await,
+        ["SEARCH d USING INDEX deliveries_tenant (tenant_code=? AND id>?)"]
+    );
 }

@@ -285,13 +285,26 @@ async fn bad_filters_are_400(app: TestApp) {
 async fn deliveries_outside_the_tenant_are_404(app: TestApp) {
     let child = app.create_tenant("1000", "Child").await;
     sos_setup(&app, &child, "child-device").await;
-    raise(&app, &child, "child-device", 1, "2026-03-01T10:00:00Z").await;
+    let (_, child_alert) = raise(&app, &child, "child-device", 1, "2026-03-01T10:00:00Z").await;
     let child_deliveries = app.admin.get_json(&format!("/V2/{child}/deliveries")).await;
     let child_ids = ids(&child_deliveries);
     assert_eq!(child_ids.len(), 2);
     assert_eq!(child_deliveries[0]["TenantCode"], child);
     // Not the parent's: neither listed nor readable through the parent's path.
     assert_eq!(app.admin.get_json("/V2/1000/deliveries").await, json!([]));
+    // Nor by the child's alert: read by alert, the deliveries still keep to the tenant.
+    assert_eq!(
+        app.admin
+            .get_json(&format!("/V2/1000/deliveries?alertId={child_alert}"))
+            .await,
+        json!([])
+    );
+    assert_eq!(
+        app.admin
+            .get_json(&format!("/V2/{child}/deliveries?alertId={child_alert}"))
+            .await,
+        child_deliveries
+    );
     for id in &child_ids {
         assert_not_found(app.admin.get(&format!("/V2/1000/deliveries/{id}")).await).await;
     }
