@@ -237,12 +237,15 @@ pub async fn serve(
         app.store.clone(),
         Escalator::new(app.store.clone(), app.pipeline_config),
     ));
-    let deliveries = Arc::new(DeliveryWorker::new(
-        app.store.clone(),
-        app.channels.clone(),
-        app.delivery,
-        ClaimScope::All,
-    ));
+    let deliveries = Arc::new(
+        DeliveryWorker::new(
+            app.store.clone(),
+            app.channels.clone(),
+            app.delivery,
+            ClaimScope::All,
+        )
+        .yielding_to(app.pipeline.ingest_backlog()),
+    );
     let alerting_deliveries = Arc::new(DeliveryWorker::new(
         app.store.clone(),
         app.channels.clone(),

@@ -5,9 +5,11 @@
 //! back alone and answered with its error), commits once, and only then hands each
 //! request its applied batch — so a 200 still means on disk.
 
-use std::sync::Weak;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
 
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{Notify, mpsc, oneshot};
 
 use super::batch::AppliedBatch;
 use super::{Pipeline, ProcessedMessage};
@@ -29,6 +31,50 @@ struct Job {
 
 pub(super) struct GroupWriter {
     jobs: mpsc::Sender<Job>,
+    backlog: Arc<IngestBacklog>,
+}
+
+/// Batches waiting for the writer, not yet taken into a group. While there are any,
+/// ingest is short of the one writer, and a write that can wait — a webhook claim of the
+/// general delivery loops — lets them go first (`lull`).
+#[derive(Default)]
+pub struct IngestBacklog {
+    waiting: AtomicUsize,
+    /// Told when the writer has taken every waiting batch.
+    emptied: Notify,
+}
+
+impl IngestBacklog {
+    /// Batches waiting for the writer now.
+    pub fn waiting(&self) -> usize {
+        self.waiting.load(Ordering::Acquire)
+    }
+
+    /// Returns once no batch waits for the writer (at once if none does), or after
+    /// `at_most`: what waits here is never starved, only put behind ingest.
+    pub async fn lull(&self, at_most: Duration) {
+        let emptied = self.emptied.notified();
+        tokio::pin!(emptied);
+        // Registered before the check: an emptying in between is not missed.
+        emptied.as_mut().enable();
+        if self.waiting() == 0 {
+            return;
+        }
+        tokio::select! {
+            _ = emptied => {}
+            _ = tokio::time::sleep(at_most) => {}
+        }
+    }
+
+    fn queued(&self) {
+        self.waiting.fetch_add(1, Ordering::AcqRel);
+    }
+
+    fn taken(&self) {
+        if self.waiting.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.emptied.notify_waiters();
+        }
+    }
 }
 
 fn writer_gone() -> StoreError {
@@ -39,12 +85,18 @@ impl GroupWriter {
     /// Starts the writer task; it ends when the pipeline is gone.
     pub(super) fn start(pipeline: Weak<Pipeline>) -> Self {
         let (jobs, mut queue) = mpsc::channel::<Job>(QUEUE);
+        let backlog = Arc::new(IngestBacklog::default());
+        let taken = backlog.clone();
         tokio::spawn(async move {
             while let Some(first) = queue.recv().await {
+                taken.taken();
                 let mut group = vec![first];
                 while group.len() < MAX_GROUP {
                     match queue.try_recv() {
-                        Ok(job) => group.push(job),
+                        Ok(job) => {
+                            taken.taken();
+                            group.push(job);
+                        }
                         Err(_) => break,
                     }
                 }
@@ -55,7 +107,11 @@ impl GroupWriter {
                 let _ = tokio::spawn(async move { pipeline.commit_group(group).await }).await;
             }
         });
-        Self { jobs }
+        Self { jobs, backlog }
+    }
+
+    pub(super) fn backlog(&self) -> Arc<IngestBacklog> {
+        self.backlog.clone()
     }
 
     /// Queues a batch and waits until it is committed (or failed).
@@ -67,15 +123,21 @@ impl GroupWriter {
         batch: Vec<StorableMessage>,
     ) -> StoreResult<Vec<ProcessedMessage>> {
         let (reply, answer) = oneshot::channel();
-        self.jobs
+        // Counted from here: a batch blocked on a full queue waits for the writer too.
+        self.backlog.queued();
+        let sent = self
+            .jobs
             .send(Job {
                 node,
                 device_id,
                 batch,
                 reply,
             })
-            .await
-            .map_err(|_| writer_gone())?;
+            .await;
+        if sent.is_err() {
+            self.backlog.taken();
+            return Err(writer_gone());
+        }
         let applied = answer.await.map_err(|_| writer_gone())??;
         pipeline.finish_batch(applied).await
     }
@@ -139,5 +201,55 @@ impl Pipeline {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    #[tokio::test]
+    async fn a_lull_is_at_once_without_waiting_batches() {
+        let backlog = IngestBacklog::default();
+        let started = Instant::now();
+        backlog.lull(Duration::from_secs(5)).await;
+        assert!(started.elapsed() < Duration::from_secs(1));
+    }
+
+    #[tokio::test]
+    async fn a_lull_comes_when_the_writer_has_taken_every_waiting_batch() {
+        let backlog = Arc::new(IngestBacklog::default());
+        backlog.queued();
+        backlog.queued();
+        let taker = backlog.clone();
+        let started = Instant::now();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            taker.taken();
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            taker.taken();
+        });
+        backlog.lull(Duration::from_secs(5)).await;
+        let waited = started.elapsed();
+        assert!(waited >= Duration::from_millis(190), "{waited:?}");
+        assert!(waited < Duration::from_secs(4), "{waited:?}");
+        assert_eq!(backlog.waiting(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_lull_is_never_longer_than_asked() {
+        let backlog = IngestBacklog::default();
+        backlog.queued();
+        let started = Instant::now();
+        backlog.lull(Duration::from_millis(200)).await;
+        let waited = started.elapsed();
+        assert!(waited >= Duration::from_millis(190), "{waited:?}");
+        assert!(waited < Duration::from_secs(4), "{waited:?}");
+        assert_eq!(
+            backlog.waiting(),
+            1,
+            "still waiting: the lull was not found, only given up"
+        );
     }
 }

@@ -12,6 +12,8 @@ mod batch;
 mod group;
 mod matching;
 
+pub use group::IngestBacklog;
+
 use std::sync::Arc;
 
 use jiff::SignedDuration;
@@ -108,6 +110,12 @@ impl Pipeline {
             outbox: Arc::new(Notify::new()),
             alerting: Arc::new(Notify::new()),
         })
+    }
+
+    /// SQLite: the batches waiting for the one writer, which writes that can wait let go
+    /// first. PostgreSQL has no such queue (each request commits on its own).
+    pub fn ingest_backlog(&self) -> Option<Arc<IngestBacklog>> {
+        self.writer.as_ref().map(group::GroupWriter::backlog)
     }
 
     /// What the delivery worker waits on besides its poll interval.
