@@ -421,3 +421,41 @@ pub fn delivery_config(args: &crate::config::ServeArgs) -> anyhow::Result<Delive
         ..DeliveryWorkerConfig::default()
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::config::Cli;
+
+    fn config_of(flags: &[&str]) -> DeliveryWorkerConfig {
+        let cli = Cli::try_parse_from([&["safetrack"], flags].concat()).expect("flags");
+        delivery_config(&cli.serve).expect("config")
+    }
+
+    #[test]
+    fn the_delivery_flags_reach_the_worker() {
+        let defaults = config_of(&[]);
+        assert_eq!(
+            (
+                defaults.batch,
+                defaults.loops,
+                defaults.slow_attempts_per_url
+            ),
+            (32, 2, 8)
+        );
+        assert_eq!(defaults.lease, Duration::from_secs(120));
+        let set = config_of(&[
+            "--delivery-batch=200",
+            "--delivery-workers=3",
+            "--webhook-slow-attempts-per-url=4",
+            "--delivery-lease-seconds=30",
+        ]);
+        assert_eq!(
+            (set.batch, set.loops, set.slow_attempts_per_url),
+            (200, 3, 4)
+        );
+        assert_eq!(set.lease, Duration::from_secs(30));
+    }
+}

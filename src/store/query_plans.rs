@@ -5,7 +5,7 @@
 //! tests read the plans the way EXPLAIN QUERY PLAN shows them.
 
 use super::deliveries::list_deliveries_sql;
-use super::delivery_queue::claim_statement_for_plan;
+use super::delivery_queue::claim_statement;
 use super::devices::existing_devices_sql;
 use super::mo_messages::messages_by_id_sql;
 use super::{Backend, ClaimScope, Store};
@@ -90,7 +90,11 @@ async fn a_claim_reads_the_due_index_in_order() {
         (ClaimScope::Alerting, "deliveries_due_alerting"),
     ] {
         for busy_urls in [0, 3] {
-            let lines = plan(&db.store, &claim_statement_for_plan(scope, busy_urls)).await;
+            let lines = plan(
+                &db.store,
+                &claim_statement(scope, Backend::Sqlite, busy_urls),
+            )
+            .await;
             let due = format!("USING INDEX {index} (next_attempt_at<?)");
             assert!(
                 lines.iter().any(|l| l.contains(&due)),

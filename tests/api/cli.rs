@@ -79,47 +79,32 @@ fn unknown_database_schemes_are_refused() {
     );
 }
 
-#[test]
-fn delivery_workers_must_be_a_count() {
-    for bad in ["-1", "two", ""] {
-        let out = safetrack(&["serve", &format!("--delivery-workers={bad}")]);
+/// `serve` with `flag` set to each of `bad` exits with an error naming the flag.
+fn assert_serve_refuses(flag: &str, bad: &[&str]) {
+    for value in bad {
+        let out = safetrack(&["serve", &format!("{flag}={value}")]);
+        assert!(!out.status.success(), "{flag} {value:?} was accepted");
         assert!(
-            !out.status.success(),
-            "--delivery-workers {bad:?} was accepted"
-        );
-        assert!(
-            String::from_utf8_lossy(&out.stderr).contains("--delivery-workers"),
+            String::from_utf8_lossy(&out.stderr).contains(flag),
             "{out:?}"
         );
     }
+}
+
+#[test]
+fn delivery_workers_must_be_a_count() {
+    assert_serve_refuses("--delivery-workers", &["-1", "two", ""]);
 }
 
 #[test]
 fn webhook_slow_attempts_per_url_must_be_at_least_one() {
-    for bad in ["0", "-1", "eight", "70000"] {
-        let out = safetrack(&["serve", &format!("--webhook-slow-attempts-per-url={bad}")]);
-        assert!(
-            !out.status.success(),
-            "--webhook-slow-attempts-per-url {bad:?} was accepted"
-        );
-        assert!(
-            String::from_utf8_lossy(&out.stderr).contains("--webhook-slow-attempts-per-url"),
-            "{out:?}"
-        );
-    }
+    assert_serve_refuses(
+        "--webhook-slow-attempts-per-url",
+        &["0", "-1", "eight", "70000"],
+    );
 }
 
 #[test]
 fn delivery_batch_must_be_between_1_and_1000() {
-    for bad in ["0", "-1", "many", "1001"] {
-        let out = safetrack(&["serve", &format!("--delivery-batch={bad}")]);
-        assert!(
-            !out.status.success(),
-            "--delivery-batch {bad:?} was accepted"
-        );
-        assert!(
-            String::from_utf8_lossy(&out.stderr).contains("--delivery-batch"),
-            "{out:?}"
-        );
-    }
+    assert_serve_refuses("--delivery-batch", &["0", "-1", "many", "1001"]);
 }

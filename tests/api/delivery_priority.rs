@@ -131,12 +131,7 @@ async fn a_hanging_receiver_holds_up_no_other_tenants_webhooks(backend: Backend)
         "{attempted} attempts in flight to one hanging URL: the per-URL limit was not kept"
     );
     // Operators see them: attempts still running past 2 s.
-    let metrics = reqwest::get(format!("{}/metrics", app.base))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = app.anonymous().get("/metrics").await.text().await.unwrap();
     let slow: f64 = metrics
         .lines()
         .find_map(|l| l.strip_prefix("safetrack_delivery_slow_attempts "))

@@ -631,12 +631,7 @@ async fn metrics_show_the_queue_and_the_attempts(backend: Backend) {
     subscribe_mo_messages(&app, &receiver).await;
     raise(&app, "1000", DEVICE, 1, "2026-03-01T10:00:00Z").await;
     wait_deliveries(&app, "?channel=Webhook", all_status("Sent")).await;
-    let text = reqwest::get(format!("{}/metrics", app.base))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let text = app.anonymous().get("/metrics").await.text().await.unwrap();
     for expected in [
         r#"safetrack_delivery_attempts_total{channel="Webhook",outcome="sent"}"#,
         r#"safetrack_deliveries{channel="Email",status="NotConfigured"}"#,

@@ -46,7 +46,7 @@ pub struct IngestBacklog {
 
 impl IngestBacklog {
     /// Batches waiting for the writer now.
-    pub fn waiting(&self) -> usize {
+    fn waiting(&self) -> usize {
         self.waiting.load(Ordering::Acquire)
     }
 
