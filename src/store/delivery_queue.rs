@@ -142,6 +142,17 @@ pub struct ClaimRequest<'a> {
 /// every pending row, 16 ms a claim at 100,000 pending against 0.03 ms — on the writer.
 /// PostgreSQL locks the candidates, skipping rows other processes hold.
 pub(super) fn claim_statement(scope: ClaimScope, backend: Backend, busy_urls: usize) -> String {
+    format!(
+        "UPDATE deliveries SET lease_owner = $1, lease_until = $2, attempts = attempts + 1
+         WHERE id IN ({})
+         RETURNING id, tenant_code, channel, target, subject, body, event_id, message_id,
+             attempts, created_at, queued_at",
+        due_candidates(scope, backend, busy_urls)
+    )
+}
+
+/// The ids a claim takes (parameters `$3` now, `$4` limit, then the busy URLs).
+fn due_candidates(scope: ClaimScope, backend: Backend, busy_urls: usize) -> String {
     let (index, alerting) = match scope {
         ClaimScope::All => ("deliveries_due", ""),
         ClaimScope::Alerting => (
@@ -153,7 +164,7 @@ pub(super) fn claim_statement(scope: ClaimScope, backend: Backend, busy_urls: us
         Backend::Sqlite => (format!(" INDEXED BY {index}"), ""),
         Backend::Postgres => (String::new(), " FOR UPDATE SKIP LOCKED"),
     };
-    let candidates = if busy_urls == 0 {
+    if busy_urls == 0 {
         format!(
             "SELECT id FROM deliveries{indexed_by}
              WHERE status = 'Pending'{alerting} AND next_attempt_at <= $3
@@ -191,13 +202,7 @@ pub(super) fn claim_statement(scope: ClaimScope, backend: Backend, busy_urls: us
                  ORDER BY next_attempt_at LIMIT $4{lock}"
             ),
         }
-    };
-    format!(
-        "UPDATE deliveries SET lease_owner = $1, lease_until = $2, attempts = attempts + 1
-         WHERE id IN ({candidates})
-         RETURNING id, tenant_code, channel, target, subject, body, event_id, message_id,
-             attempts, created_at, queued_at"
-    )
+    }
 }
 
 /// How many of the oldest due deliveries a claim looks through when it leaves busy URLs
@@ -263,12 +268,27 @@ impl Store {
 
     /// SQLite: the claim in a write transaction (taking the writer's turn), then the
     /// messages of the claimed webhook events in one read per tenant. SQLite cannot put
-    /// an `UPDATE … RETURNING` in a `WITH`.
+    /// an `UPDATE … RETURNING` in a `WITH`. First a read (any connection, no turn) asks
+    /// whether anything is due: a claim that finds nothing — most polls, and wake-ups
+    /// whose rows another loop took — would still take the one writer's turn from ingest
+    /// and commit. A row that becomes due after the read is the next step's.
     async fn claim_then_read_messages(
         &self,
         claim: &str,
         request: &ClaimRequest<'_>,
     ) -> StoreResult<Vec<ClaimedDelivery>> {
+        let probe = format!(
+            "SELECT EXISTS ({}) AS due",
+            due_candidates(request.scope, self.backend, request.busy_urls.len())
+        );
+        let due: bool = claim_query(&probe, request)
+            .fetch_one(&self.pool)
+            .await?
+            .try_get::<i64, _>("due")?
+            != 0;
+        if !due {
+            return Ok(Vec::new());
+        }
         let mut tx = self.begin_write().await?;
         let rows = claim_query(claim, request).fetch_all(&mut *tx).await?;
         tx.commit().await?;

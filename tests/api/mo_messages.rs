@@ -10,6 +10,7 @@ use crate::common::{TestApp, assert_not_found, assert_problem, problem_fields};
 
 backend_tests!(
     a_batch_is_stored_and_processed,
+    each_processed_id_names_its_message,
     retries_are_stored_once,
     bad_batches_store_nothing,
     size_limits_are_413_and_store_nothing,
@@ -109,6 +110,49 @@ async fn a_batch_is_stored_and_processed(app: TestApp) {
     assert_eq!(device["LastPosition"]["Lat"], 51.5);
     assert_eq!(device["LastPosition"]["Speed"], 42.5);
     assert!(device["LastMessageTime"].is_string());
+}
+
+/// Concurrent batches from several devices (on SQLite they share group commits): every
+/// processed `MessageId` names the message it answers for.
+async fn each_processed_id_names_its_message(app: TestApp) {
+    let devices: Vec<String> = (0..6).map(|d| format!("ids-{d}")).collect();
+    for device in &devices {
+        register_device(&app, "1000", device).await;
+    }
+    let mut posts = Vec::new();
+    for device in &devices {
+        for round in 0..3 {
+            let admin = app.admin.clone();
+            let device = device.clone();
+            posts.push(tokio::spawn(async move {
+                let batch: Vec<Value> = (0..7)
+                    .map(|i| json!({"MessageType": "FreeText", "Message": format!("{device}/{round}/{i}")}))
+                    .collect();
+                let path = format!("/V2/1000/devices/{device}/momessages?process=true");
+                let response = admin.post(&path, &Value::Array(batch)).await;
+                assert_eq!(response.status(), StatusCode::OK);
+                let processed: Value = response.json().await.expect("processed json");
+                (device, processed)
+            }));
+        }
+    }
+    let mut ids = std::collections::HashSet::new();
+    for post in posts {
+        let (device, processed) = post.await.expect("post");
+        let items = processed.as_array().expect("processed array");
+        assert_eq!(items.len(), 7);
+        for item in items {
+            let id = item["MessageId"].as_str().expect("MessageId");
+            assert!(ids.insert(id.to_string()), "{id} answered twice");
+            let stored = app
+                .admin
+                .get_json(&format!("/V2/1000/devices/{device}/momessages/{id}"))
+                .await;
+            assert_eq!(stored["Message"], item["Message"]);
+            assert_eq!(stored["MessageId"], item["MessageId"]);
+        }
+    }
+    assert_eq!(ids.len(), 6 * 3 * 7);
 }
 
 async fn retries_are_stored_once(app: TestApp) {

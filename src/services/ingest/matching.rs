@@ -26,11 +26,13 @@ use crate::store::{AlertMatch, NewDelivery, StoreResult, WriteTx};
 pub(super) struct Changes {
     pub(super) alerts: Vec<Alert>,
     pub(super) device_changed: bool,
-    /// Deliveries may have been queued: the delivery worker is woken after the commit.
+    /// `Pending` deliveries were queued: the delivery worker is woken after the commit.
+    /// (Only for those: a match whose channels are not configured leaves work for nobody,
+    /// and a claim for nothing takes the SQLite writer's turn from ingest.)
     pub(super) queued_deliveries: bool,
-    /// A notification matched (people's deliveries may have been queued): the people's
-    /// delivery loop is woken after the commit.
-    pub(super) matched: bool,
+    /// A match queued `Pending` deliveries (people's channels or its EventNotification
+    /// webhooks): the alerting loop is woken after the commit.
+    pub(super) alerting_queued: bool,
     /// The matches' deliveries, written together once the unit's matching is done
     /// (`write_deliveries`).
     pub(super) deliveries: Vec<NewDelivery>,
@@ -87,7 +89,7 @@ impl Pipeline {
                     state,
                     &observation,
                     &occurrence,
-                    &mut changes.deliveries,
+                    changes,
                 )
                 .await?;
             triggered.push(Triggered {
@@ -100,8 +102,6 @@ impl Pipeline {
                 alert_id: alert.as_ref().and_then(|a| a.alert_id.clone()),
             });
             changes.alerts.extend(alert);
-            changes.queued_deliveries = true;
-            changes.matched = true;
         }
         Ok(triggered)
     }
@@ -118,7 +118,7 @@ impl Pipeline {
         state: &mut DeviceState,
         observation: &Observation,
         occurrence: &Occurrence<'_>,
-        deliveries: &mut Vec<NewDelivery>,
+        changes: &mut Changes,
     ) -> StoreResult<Option<Alert>> {
         let record = &notification.record;
         let device_id = device.device_id.clone().unwrap_or_default();
@@ -186,13 +186,18 @@ impl Pipeline {
             );
             // Sent with the match's e-mails and calls, not behind other webhooks.
             event.notification_id = Some(notification.id);
-            tx.emit_events_with(
-                webhooks,
-                &context.node.code,
-                Category::EventNotification,
-                &[event],
-            )
-            .await?;
+            let emitted = tx
+                .emit_events_with(
+                    webhooks,
+                    &context.node.code,
+                    Category::EventNotification,
+                    &[event],
+                )
+                .await?;
+            if emitted > 0 {
+                changes.queued_deliveries = true;
+                changes.alerting_queued = true;
+            }
         }
 
         let targets = resolve_recipients(
@@ -383,7 +388,7 @@ impl Pipeline {
                     continue;
                 }
             };
-            deliveries.push(delivery);
+            changes.deliveries.push(delivery);
         }
         Ok(alert)
     }
@@ -459,6 +464,14 @@ impl Pipeline {
 pub(super) async fn write_deliveries(tx: &mut WriteTx, changes: &mut Changes) -> StoreResult<()> {
     if changes.deliveries.is_empty() {
         return Ok(());
+    }
+    if changes
+        .deliveries
+        .iter()
+        .any(|d| d.status == delivery::PENDING)
+    {
+        changes.queued_deliveries = true;
+        changes.alerting_queued = true;
     }
     tx.insert_deliveries(&std::mem::take(&mut changes.deliveries))
         .await

@@ -90,10 +90,11 @@ pub struct Pipeline {
     config: PipelineConfig,
     /// SQLite: the group-commit writer batches go through.
     writer: Option<group::GroupWriter>,
-    /// Told after a commit that queued deliveries, so this process's delivery worker
+    /// Told after a commit that queued `Pending` deliveries, so this process's delivery worker
     /// sends them at once instead of at its next poll (other processes still poll).
     outbox: Arc<Notify>,
-    /// Told after a commit in which a notification matched: wakes the alerting loop.
+    /// Told after a commit in which a match queued `Pending` deliveries: wakes the
+    /// alerting loop.
     alerting: Arc<Notify>,
 }
 
@@ -123,8 +124,8 @@ impl Pipeline {
         self.outbox.clone()
     }
 
-    /// What the alerting delivery loop waits on: a notification matched (its e-mail,
-    /// SMS, voice, MT or EventNotification webhook deliveries may have been queued).
+    /// What the alerting delivery loop waits on: a match queued `Pending` deliveries
+    /// (e-mail, SMS, voice or its EventNotification webhooks).
     pub fn alerting_signal(&self) -> Arc<Notify> {
         self.alerting.clone()
     }
@@ -180,7 +181,7 @@ impl Pipeline {
         if changes.queued_deliveries {
             self.outbox.notify_one();
         }
-        if changes.matched {
+        if changes.alerting_queued {
             self.alerting.notify_one();
         }
         if !self.streams_locally() {
