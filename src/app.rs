@@ -253,6 +253,8 @@ pub async fn serve(
         ClaimScope::Alerting,
     ));
     let outbox = app.pipeline.outbox_signal();
+    // What the delivery loops have attempted but not settled when they stop.
+    let settled_on_stop = [deliveries.clone(), alerting_deliveries.clone()];
     let mut workers = vec![
         workers::spawn_loop(
             "check-ins",
@@ -328,6 +330,9 @@ pub async fn serve(
     let _ = stop.send(true);
     for worker in workers {
         let _ = worker.await;
+    }
+    for deliveries in settled_on_stop {
+        deliveries.settle_unsettled().await;
     }
     served?;
     Ok(())

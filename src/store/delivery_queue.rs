@@ -257,26 +257,51 @@ impl Store {
         &self,
         request: &ClaimRequest<'_>,
     ) -> StoreResult<Vec<ClaimedDelivery>> {
-        let claim = claim_statement(request.scope, self.backend, request.busy_urls.len());
-        let mut claimed = match self.backend {
-            Backend::Sqlite => self.claim_then_read_messages(&claim, request).await?,
-            Backend::Postgres => self.claim_with_messages(&claim, request).await?,
-        };
-        claimed.sort_by_key(|d| d.id);
-        Ok(claimed)
+        Ok(self.settle_then_claim(&[], request).await?.1)
     }
 
-    /// SQLite: the claim in a write transaction (taking the writer's turn), then the
-    /// messages of the claimed webhook events in one read per tenant. SQLite cannot put
-    /// an `UPDATE … RETURNING` in a `WITH`. First a read (any connection, no turn) asks
-    /// whether anything is due: a claim that finds nothing — most polls, and wake-ups
-    /// whose rows another loop took — would still take the one writer's turn from ingest
-    /// and commit. A row that becomes due after the read is the next step's.
-    async fn claim_then_read_messages(
+    /// A worker step's write: settles the outcomes of the attempts of `request.owner`'s
+    /// previous step (as `settle_deliveries`, answering whether each lease was still
+    /// the owner's), then claims as `claim_due_deliveries`. On SQLite both are one
+    /// transaction: each write transaction takes the one writer's turn from ingest, and a
+    /// step used to take it twice (claim, then settle).
+    pub async fn settle_then_claim(
         &self,
+        settlements: &[(i64, Settlement)],
+        request: &ClaimRequest<'_>,
+    ) -> StoreResult<(Vec<bool>, Vec<ClaimedDelivery>)> {
+        let claim = claim_statement(request.scope, self.backend, request.busy_urls.len());
+        let (ours, mut claimed) = match self.backend {
+            Backend::Sqlite => {
+                self.settle_claim_then_read_messages(settlements, &claim, request)
+                    .await?
+            }
+            Backend::Postgres => {
+                let ours = if settlements.is_empty() {
+                    Vec::new()
+                } else {
+                    self.settle_deliveries(request.owner, settlements).await?
+                };
+                (ours, self.claim_with_messages(&claim, request).await?)
+            }
+        };
+        claimed.sort_by_key(|d| d.id);
+        Ok((ours, claimed))
+    }
+
+    /// SQLite: the settlement and the claim in one write transaction (taking the writer's
+    /// turn), then the messages of the claimed webhook events in one read per tenant.
+    /// SQLite cannot put an `UPDATE … RETURNING` in a `WITH`. First a read (any
+    /// connection, no turn) asks whether anything is due: a claim that finds nothing —
+    /// most polls, and wake-ups whose rows another loop took — would still take the one
+    /// writer's turn from ingest and commit. A row that becomes due after the read is the
+    /// next step's.
+    async fn settle_claim_then_read_messages(
+        &self,
+        settlements: &[(i64, Settlement)],
         claim: &str,
         request: &ClaimRequest<'_>,
-    ) -> StoreResult<Vec<ClaimedDelivery>> {
+    ) -> StoreResult<(Vec<bool>, Vec<ClaimedDelivery>)> {
         let probe = format!(
             "SELECT EXISTS ({}) AS due",
             due_candidates(request.scope, self.backend, request.busy_urls.len())
@@ -286,11 +311,16 @@ impl Store {
             .await?
             .try_get::<i64, _>("due")?
             != 0;
-        if !due {
-            return Ok(Vec::new());
+        if !due && settlements.is_empty() {
+            return Ok((Vec::new(), Vec::new()));
         }
         let mut tx = self.begin_write().await?;
-        let rows = claim_query(claim, request).fetch_all(&mut *tx).await?;
+        let ours = self.settle_in(&mut tx, request.owner, settlements).await?;
+        let rows = if due {
+            claim_query(claim, request).fetch_all(&mut *tx).await?
+        } else {
+            Vec::new()
+        };
         tx.commit().await?;
         let mut claimed = rows
             .iter()
@@ -300,7 +330,7 @@ impl Store {
             d.body = body
         })
         .await?;
-        Ok(claimed)
+        Ok((ours, claimed))
     }
 
     /// PostgreSQL: claim and read the messages in one statement (one round trip, its own
@@ -350,34 +380,43 @@ impl Store {
         owner: &str,
         settlements: &[(i64, Settlement)],
     ) -> StoreResult<Vec<bool>> {
-        let statements: Vec<(String, &[(i64, Settlement)])> = settlements
-            .chunks(SETTLE_CHUNK)
-            .map(|chunk| (self.settle_sql(chunk.len()), chunk))
-            .collect();
+        if settlements.is_empty() {
+            return Ok(Vec::new());
+        }
+        if let (Backend::Postgres, true) = (self.backend, settlements.len() <= SETTLE_CHUNK) {
+            let sql = self.settle_sql(settlements.len());
+            let ours = settle_query(&sql, settlements, owner)
+                .fetch_all(&self.pool)
+                .await?
+                .iter()
+                .map(|row| row.try_get::<i64, _>(0))
+                .collect::<Result<HashSet<_>, _>>()?;
+            return Ok(answered_in_order(settlements, &ours));
+        }
+        let mut tx = self.begin_write().await?;
+        let ours = self.settle_in(&mut tx, owner, settlements).await?;
+        tx.commit().await?;
+        Ok(ours)
+    }
+
+    /// `settle_deliveries` inside a write transaction: one statement per `SETTLE_CHUNK`.
+    async fn settle_in(
+        &self,
+        tx: &mut super::Tx,
+        owner: &str,
+        settlements: &[(i64, Settlement)],
+    ) -> StoreResult<Vec<bool>> {
         let mut ours = HashSet::with_capacity(settlements.len());
-        match (self.backend, statements.as_slice()) {
-            (Backend::Postgres, [(sql, chunk)]) => {
-                for row in settle_query(sql, chunk, owner)
-                    .fetch_all(&self.pool)
-                    .await?
-                {
-                    ours.insert(row.try_get::<i64, _>(0)?);
-                }
-            }
-            _ => {
-                let mut tx = self.begin_write().await?;
-                for (sql, chunk) in &statements {
-                    for row in settle_query(sql, chunk, owner).fetch_all(&mut *tx).await? {
-                        ours.insert(row.try_get::<i64, _>(0)?);
-                    }
-                }
-                tx.commit().await?;
+        for chunk in settlements.chunks(SETTLE_CHUNK) {
+            let sql = self.settle_sql(chunk.len());
+            for row in settle_query(&sql, chunk, owner)
+                .fetch_all(&mut **tx)
+                .await?
+            {
+                ours.insert(row.try_get::<i64, _>(0)?);
             }
         }
-        Ok(settlements
-            .iter()
-            .map(|(id, _)| ours.contains(id))
-            .collect())
+        Ok(answered_in_order(settlements, &ours))
     }
 
     /// The statement settling `count` outcomes (bound by `settle_query`).
@@ -502,6 +541,14 @@ impl Store {
         .await?;
         from_micros(row.try_get("oldest")?)
     }
+}
+
+/// For each settlement, in order, whether its id is among `ours`.
+fn answered_in_order(settlements: &[(i64, Settlement)], ours: &HashSet<i64>) -> Vec<bool> {
+    settlements
+        .iter()
+        .map(|(id, _)| ours.contains(id))
+        .collect()
 }
 
 /// `settle_sql`'s statement with the outcomes of `chunk` and the lease `owner` bound.

@@ -3,6 +3,12 @@
 //! a process that dies between sending and settling leaves the row leased; once the lease
 //! runs out any process sends it again, with the same `webhook-id`.
 //!
+//! A step's outcomes are settled by the worker's next step, in the transaction of its
+//! claim (`settle_then_claim`): on SQLite every write transaction takes the one writer's
+//! turn from ingest, and a step took it twice. The loop steps again at once after a step
+//! that worked, so they wait no longer than its lull; `settle_unsettled` records what is
+//! left when the loops stop.
+//!
 //! One receiver cannot hold the others up: a step waits for its attempts only
 //! `straggler_after` (the slow ones finish and are settled in the background, still under
 //! their lease), and a URL with `slow_attempts_per_url` such slow attempts is not claimed from
@@ -92,6 +98,9 @@ pub struct DeliveryWorker {
     /// SQLite: ingest's batches waiting for the one writer, which this worker's claims let
     /// go first.
     ingest_backlog: Option<Arc<IngestBacklog>>,
+    /// Outcomes of attempts that ended within their step, settled by the next step's
+    /// claim (shared by the loops running this worker).
+    unsettled: Mutex<Vec<(i64, Settlement)>>,
 }
 
 /// One attempt's outcome, to be recorded by whoever holds it.
@@ -115,6 +124,7 @@ impl DeliveryWorker {
             owner: format!("worker-{}", uuid::Uuid::new_v4().simple()),
             slow_attempts: SlowAttempts::default(),
             ingest_backlog: None,
+            unsettled: Mutex::default(),
         }
     }
 
@@ -142,17 +152,26 @@ impl DeliveryWorker {
         // Before the claim: the lease it takes ends no earlier than this plus the lease.
         let give_up_at =
             tokio::time::Instant::now() + self.config.lease.min(MAX_ATTEMPT).mul_f64(LEASE_USE);
-        let claimed = self
-            .store
-            .claim_due_deliveries(&ClaimRequest {
-                owner: &self.owner,
-                now: now(),
-                lease: self.config.lease,
-                limit: self.config.batch,
-                scope: self.scope,
-                busy_urls: &busy_urls,
-            })
-            .await?;
+        let settlements = std::mem::take(&mut *self.lock_unsettled());
+        let request = ClaimRequest {
+            owner: &self.owner,
+            now: now(),
+            lease: self.config.lease,
+            limit: self.config.batch,
+            scope: self.scope,
+            busy_urls: &busy_urls,
+        };
+        let claimed = match self.store.settle_then_claim(&settlements, &request).await {
+            Ok((ours, claimed)) => {
+                warn_of_lost_leases(&settlements, &ours);
+                claimed
+            }
+            Err(e) => {
+                // Settled at the next step (the leases hold meanwhile).
+                self.lock_unsettled().extend(settlements);
+                return Err(e.into());
+            }
+        };
         if claimed.is_empty() {
             if !busy_urls.is_empty() {
                 // Only busy URLs' deliveries are due: claiming again at every ingest
@@ -199,7 +218,8 @@ impl DeliveryWorker {
                 _ = &mut waited => break,
             }
         }
-        record(&self.store, &self.owner, ended).await;
+        self.lock_unsettled()
+            .extend(ended.into_iter().map(|a| (a.id, a.settlement)));
         if !running.is_empty() {
             // Still under their lease (longer than any attempt's timeout): nobody else
             // takes them, and the loop goes on to the deliveries behind them. Only these
@@ -217,11 +237,24 @@ impl DeliveryWorker {
             tokio::spawn(async move {
                 while let Some(attempted) = running.next().await {
                     slow.remove(&attempted.id);
-                    record(&store, &owner, vec![attempted]).await;
+                    settle(&store, &owner, vec![(attempted.id, attempted.settlement)]).await;
                 }
             });
         }
         Ok(StepOutcome::Worked(count))
+    }
+
+    /// Records the outcomes no step has settled yet: for when the loops have stopped.
+    pub async fn settle_unsettled(&self) {
+        let settlements = std::mem::take(&mut *self.lock_unsettled());
+        settle(&self.store, &self.owner, settlements).await;
+    }
+
+    fn lock_unsettled(&self) -> std::sync::MutexGuard<'_, Vec<(i64, Settlement)>> {
+        // A panic while holding it leaves the outcomes usable.
+        self.unsettled
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The authentication of each webhook delivery's URL, from its tenant's settings as
@@ -250,27 +283,26 @@ impl DeliveryWorker {
 
 /// Records attempts' outcomes (one transaction). If that fails, the leases run out and
 /// the deliveries are attempted again: at least once.
-async fn record(store: &Store, owner: &str, attempted: Vec<Attempted>) {
-    if attempted.is_empty() {
+async fn settle(store: &Store, owner: &str, settlements: Vec<(i64, Settlement)>) {
+    if settlements.is_empty() {
         return;
     }
-    let settlements: Vec<(i64, Settlement)> = attempted
-        .into_iter()
-        .map(|a| (a.id, a.settlement))
-        .collect();
     match store.settle_deliveries(owner, &settlements).await {
-        Ok(settled) => {
-            for ((id, _), ours) in settlements.iter().zip(settled) {
-                if !ours {
-                    tracing::warn!(
-                        delivery = id,
-                        "lease lost before settling: another worker has taken the delivery over"
-                    );
-                }
-            }
-        }
+        Ok(ours) => warn_of_lost_leases(&settlements, &ours),
         Err(e) => {
             tracing::error!(deliveries = settlements.len(), error = %e, "could not settle deliveries")
+        }
+    }
+}
+
+/// Settling answers, for each outcome, whether the lease was still ours.
+fn warn_of_lost_leases(settlements: &[(i64, Settlement)], ours: &[bool]) {
+    for ((id, _), ours) in settlements.iter().zip(ours) {
+        if !ours {
+            tracing::warn!(
+                delivery = id,
+                "lease lost before settling: another worker has taken the delivery over"
+            );
         }
     }
 }

@@ -11,7 +11,7 @@ use safetrack::store::{ClaimRequest, ClaimScope};
 use serde_json::{Value, json};
 
 use crate::common::{ADMIN_EMAIL, ADMIN_PASSWORD, Backend, Client, TestDatabase};
-use crate::durability::start_with;
+use crate::durability::{Server, start_with};
 use crate::mo_messages::{DEVICE, position_report};
 use crate::peers::{Received, Receiver};
 
@@ -215,22 +215,42 @@ async fn two_processes_send_each_delivery_once() {
     assert_eq!(got.len(), 1000);
 }
 
-/// Settling is fenced by the lease: when a worker's lease ran out and another worker took
-/// the delivery over, the first worker's outcome is refused and the newer one stands.
-/// Outcomes of several deliveries settle together, each answered in order.
-async fn a_taken_over_lease_keeps_the_newer_outcome(backend: Backend) {
-    let Some(database) = TestDatabase::create(backend).await else {
-        return;
-    };
+/// A queuing server (no workers) on a fresh database, the tenant's webhook set up and
+/// `count` messages posted (one webhook delivery each), with the store opened beside it
+/// for a test to act as a worker. The server is dropped (killed) before the database.
+struct Queued {
+    store: safetrack::store::Store,
+    admin: Client,
+    _server: Server,
+    _database: TestDatabase,
+}
+
+async fn queued_deliveries(backend: Backend, count: i64) -> Option<Queued> {
+    let database = TestDatabase::create(backend).await?;
     let server = start_with(&database.url, &queuing_flags()).await;
     let admin = Client::new(&server.base, Some((ADMIN_EMAIL, ADMIN_PASSWORD)));
     // Nothing is sent (no workers): the URL's port does not matter.
     setup(&admin, 9).await;
-    post_messages(&[&admin], 1, 3).await;
-
+    post_messages(&[&admin], 1, count).await;
     let store = safetrack::app::open_store(&database.url)
         .await
         .expect("open store");
+    Some(Queued {
+        store,
+        admin,
+        _server: server,
+        _database: database,
+    })
+}
+
+/// Settling is fenced by the lease: when a worker's lease ran out and another worker took
+/// the delivery over, the first worker's outcome is refused and the newer one stands.
+/// Outcomes of several deliveries settle together, each answered in order.
+async fn a_taken_over_lease_keeps_the_newer_outcome(backend: Backend) {
+    let Some(queued) = queued_deliveries(backend, 3).await else {
+        return;
+    };
+    let (store, admin) = (&queued.store, &queued.admin);
     let start = safetrack::domain::time::now();
     // Worker a's lease ends at once; worker b, a second later, takes one delivery over.
     let first = store
@@ -311,6 +331,77 @@ async fn postgres_a_taken_over_lease_keeps_the_newer_outcome() {
     a_taken_over_lease_keeps_the_newer_outcome(Backend::Postgres).await;
 }
 
+/// A worker step settles its previous step's outcomes and claims the next deliveries in
+/// one call: the settled ones are not claimed again, the others are, and each outcome is
+/// answered with whether the lease was still the worker's.
+async fn a_step_settles_its_last_outcomes_with_its_claim(backend: Backend) {
+    let Some(queued) = queued_deliveries(backend, 3).await else {
+        return;
+    };
+    let (store, admin) = (&queued.store, &queued.admin);
+    let request = |limit| ClaimRequest {
+        owner: "worker-a",
+        now: safetrack::domain::time::now(),
+        lease: Duration::from_secs(60),
+        limit,
+        scope: ClaimScope::All,
+        busy_urls: &[],
+    };
+    let first = store
+        .claim_due_deliveries(&request(2))
+        .await
+        .expect("claim");
+    assert_eq!(first.len(), 2);
+    let sent = Settlement::Sent {
+        at: safetrack::domain::time::now(),
+        provider_id: None,
+    };
+    let outcomes: Vec<(i64, Settlement)> = first.iter().map(|d| (d.id, sent.clone())).collect();
+    let (ours, next) = store
+        .settle_then_claim(&outcomes, &request(10))
+        .await
+        .expect("settle and claim");
+    assert_eq!(ours, [true, true]);
+    assert_eq!(next.len(), 1, "only the delivery not yet attempted");
+    assert!(first.iter().all(|d| d.id != next[0].id));
+    // Nothing left to claim: the outcomes are still settled.
+    let retry = Settlement::Retry {
+        next: safetrack::domain::time::now() + jiff::SignedDuration::from_secs(3600),
+        error: "HTTP 503".into(),
+    };
+    let (ours, none) = store
+        .settle_then_claim(&[(next[0].id, retry)], &request(10))
+        .await
+        .expect("settle");
+    assert_eq!(ours, [true]);
+    assert!(none.is_empty());
+    store.close().await;
+
+    let listed = admin.get_json("/V2/1000/deliveries?channel=Webhook").await;
+    let listed = listed.as_array().unwrap();
+    assert_eq!(listed.len(), 3);
+    for d in listed {
+        let id: i64 = d["DeliveryId"].as_str().unwrap().parse().unwrap();
+        if id == next[0].id {
+            assert_eq!(d["Status"], "Pending", "{d:#}");
+            assert_eq!(d["LastError"], "HTTP 503");
+        } else {
+            assert_eq!(d["Status"], "Sent", "{d:#}");
+        }
+        assert_eq!(d["Attempts"], 1, "{d:#}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_a_step_settles_its_last_outcomes_with_its_claim() {
+    a_step_settles_its_last_outcomes_with_its_claim(Backend::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_a_step_settles_its_last_outcomes_with_its_claim() {
+    a_step_settles_its_last_outcomes_with_its_claim(Backend::Postgres).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_a_claim_leaves_busy_urls_out() {
     a_claim_leaves_busy_urls_out(Backend::Sqlite).await;
@@ -324,13 +415,10 @@ async fn postgres_a_claim_leaves_busy_urls_out() {
 /// A worker leaves out of its claims the URLs it already has enough slow attempts to; the
 /// other deliveries behind them are claimed, oldest first.
 async fn a_claim_leaves_busy_urls_out(backend: Backend) {
-    let Some(database) = TestDatabase::create(backend).await else {
+    let Some(queued) = queued_deliveries(backend, 4).await else {
         return;
     };
-    let server = start_with(&database.url, &queuing_flags()).await;
-    let admin = Client::new(&server.base, Some((ADMIN_EMAIL, ADMIN_PASSWORD)));
-    setup(&admin, 9).await;
-    post_messages(&[&admin], 1, 4).await;
+    let (store, admin) = (&queued.store, &queued.admin);
     // Then two events to another URL, queued after the first four.
     let other = "http://127.0.0.1:10/other";
     let response = admin
@@ -340,11 +428,8 @@ async fn a_claim_leaves_busy_urls_out(backend: Backend) {
         )
         .await;
     assert_eq!(response.status(), StatusCode::OK);
-    post_messages(&[&admin], 5, 2).await;
+    post_messages(&[admin], 5, 2).await;
 
-    let store = safetrack::app::open_store(&database.url)
-        .await
-        .expect("open store");
     let claim = |busy: Vec<String>, owner: &'static str| {
         let store = store.clone();
         async move {
