@@ -14,7 +14,7 @@ use crate::domain::mo_message::GeofenceRef;
 use crate::domain::notification::EventNotification;
 use crate::domain::tenant::TenantNode;
 use crate::domain::time::resolve_time_zone;
-use crate::store::{Store, StoreResult};
+use crate::store::{Store, StoreResult, StoredGeofence, StoredNotification, WriteTx};
 
 /// A notification ready to evaluate.
 #[derive(Debug, Clone)]
@@ -85,38 +85,58 @@ impl RulesCache {
     /// The rules of the tenant `node` as of now.
     pub async fn get(&self, store: &Store, node: &TenantNode) -> StoreResult<Arc<TenantRules>> {
         let version = store.rules_version().await?;
-        self.get_at(store, node, version).await
+        if let Some(rules) = self.cached(node, version) {
+            return Ok(rules);
+        }
+        let rules = compile(
+            store.tenant_notifications(&node.code).await?,
+            store.list_geofences(&node.code, &node.path).await?,
+        );
+        Ok(self.keep(node, version, rules))
     }
 
-    /// The rules of the tenant `node` at rules version `version` (read by the caller).
+    /// The rules of the tenant `node` at rules version `version` (read by the caller in
+    /// `tx`). A miss reads through `tx`'s own connection, never a second one from the
+    /// pool: on PostgreSQL, as many concurrent batches as the pool has connections, each
+    /// holding one in its transaction and asking for another (the first batches after a
+    /// start or a rules change all miss), waited for each other until the pool's timeout.
     pub async fn get_at(
         &self,
-        store: &Store,
+        tx: &mut WriteTx,
         node: &TenantNode,
         version: i64,
     ) -> StoreResult<Arc<TenantRules>> {
-        if let Some((cached, rules)) = self
-            .entries
+        if let Some(rules) = self.cached(node, version) {
+            return Ok(rules);
+        }
+        let rules = compile(
+            tx.tenant_notifications(&node.code).await?,
+            tx.list_geofences(&node.code, &node.path).await?,
+        );
+        Ok(self.keep(node, version, rules))
+    }
+
+    fn cached(&self, node: &TenantNode, version: i64) -> Option<Arc<TenantRules>> {
+        self.entries
             .read()
             .unwrap_or_else(|e| e.into_inner())
             .get(&node.code)
-            && *cached == version
-        {
-            return Ok(rules.clone());
-        }
-        let rules = Arc::new(load(store, node).await?);
+            .filter(|(cached, _)| *cached == version)
+            .map(|(_, rules)| rules.clone())
+    }
+
+    fn keep(&self, node: &TenantNode, version: i64, rules: TenantRules) -> Arc<TenantRules> {
+        let rules = Arc::new(rules);
         self.entries
             .write()
             .unwrap_or_else(|e| e.into_inner())
             .insert(node.code.clone(), (version, rules.clone()));
-        Ok(rules)
+        rules
     }
 }
 
-async fn load(store: &Store, node: &TenantNode) -> StoreResult<TenantRules> {
-    let notifications = store
-        .tenant_notifications(&node.code)
-        .await?
+fn compile(notifications: Vec<StoredNotification>, geofences: Vec<StoredGeofence>) -> TenantRules {
+    let notifications = notifications
         .into_iter()
         .filter_map(|n| {
             // Stored expressions parsed when written; one that no longer does (a grammar
@@ -145,9 +165,7 @@ async fn load(store: &Store, node: &TenantNode) -> StoreResult<TenantRules> {
             })
         })
         .collect();
-    let geofences = store
-        .list_geofences(&node.code, &node.path)
-        .await?
+    let geofences = geofences
         .into_iter()
         .filter_map(|g| {
             let shape = g.geofence.shape()?;
@@ -160,8 +178,8 @@ async fn load(store: &Store, node: &TenantNode) -> StoreResult<TenantRules> {
             })
         })
         .collect();
-    Ok(TenantRules {
+    TenantRules {
         notifications,
         geofences,
-    })
+    }
 }

@@ -5,8 +5,8 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::{
-    Key, Store, StoreResult, VersionedRow, conflict_on_duplicate, from_doc, from_micros, new_etag,
-    to_doc, to_micros,
+    Key, Store, StoreResult, VersionedRow, WriteTx, conflict_on_duplicate, from_doc, from_micros,
+    new_etag, to_doc, to_micros,
 };
 use crate::domain::geofence::Geofence;
 use crate::domain::time::now;
@@ -50,6 +50,34 @@ fn name_key(geofence: &Geofence) -> String {
         .to_lowercase()
 }
 
+impl WriteTx {
+    /// `Store::list_geofences`, read through this transaction's connection.
+    pub async fn list_geofences(
+        &mut self,
+        tenant_code: &str,
+        tenant_path: &str,
+    ) -> StoreResult<Vec<StoredGeofence>> {
+        geofences_visible(&mut *self.tx, tenant_code, tenant_path).await
+    }
+}
+
+async fn geofences_visible<'e, E>(
+    executor: E,
+    tenant_code: &str,
+    tenant_path: &str,
+) -> StoreResult<Vec<StoredGeofence>>
+where
+    E: sqlx::Executor<'e, Database = sqlx::Any>,
+{
+    let sql = format!("SELECT {COLUMNS} {VISIBLE} ORDER BY g.id");
+    let rows = sqlx::query(&sql)
+        .bind(tenant_code)
+        .bind(tenant_path)
+        .fetch_all(executor)
+        .await?;
+    rows.iter().map(geofence_from_row).collect()
+}
+
 impl Store {
     /// Every geofence visible from the tenant (see `VISIBLE`), in id order.
     pub async fn list_geofences(
@@ -57,13 +85,7 @@ impl Store {
         tenant_code: &str,
         tenant_path: &str,
     ) -> StoreResult<Vec<StoredGeofence>> {
-        let sql = format!("SELECT {COLUMNS} {VISIBLE} ORDER BY g.id");
-        let rows = sqlx::query(&sql)
-            .bind(tenant_code)
-            .bind(tenant_path)
-            .fetch_all(&self.pool)
-            .await?;
-        rows.iter().map(geofence_from_row).collect()
+        geofences_visible(&self.pool, tenant_code, tenant_path).await
     }
 
     /// One geofence, if visible from the tenant.

@@ -202,20 +202,40 @@ impl Store {
         &self,
         tenant_code: &str,
     ) -> StoreResult<Vec<StoredNotification>> {
-        let rows = sqlx::query(
-            "SELECT id, group_id, doc FROM event_notifications WHERE tenant_code = $1 ORDER BY id",
-        )
-        .bind(tenant_code)
-        .fetch_all(&self.pool)
-        .await?;
-        rows.iter()
-            .map(|r| {
-                Ok(StoredNotification {
-                    id: r.try_get("id")?,
-                    group_id: r.try_get("group_id")?,
-                    record: from_doc(r, "doc")?,
-                })
-            })
-            .collect()
+        notifications_of(&self.pool, tenant_code).await
     }
+}
+
+impl WriteTx {
+    /// `Store::tenant_notifications`, read through this transaction's connection.
+    pub async fn tenant_notifications(
+        &mut self,
+        tenant_code: &str,
+    ) -> StoreResult<Vec<StoredNotification>> {
+        notifications_of(&mut *self.tx, tenant_code).await
+    }
+}
+
+async fn notifications_of<'e, E>(
+    executor: E,
+    tenant_code: &str,
+) -> StoreResult<Vec<StoredNotification>>
+where
+    E: sqlx::Executor<'e, Database = sqlx::Any>,
+{
+    let rows = sqlx::query(
+        "SELECT id, group_id, doc FROM event_notifications WHERE tenant_code = $1 ORDER BY id",
+    )
+    .bind(tenant_code)
+    .fetch_all(executor)
+    .await?;
+    rows.iter()
+        .map(|r| {
+            Ok(StoredNotification {
+                id: r.try_get("id")?,
+                group_id: r.try_get("group_id")?,
+                record: from_doc(r, "doc")?,
+            })
+        })
+        .collect()
 }

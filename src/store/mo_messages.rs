@@ -207,23 +207,26 @@ impl WriteTx {
     }
 }
 
+/// `list_messages`' statement: the tenant and device, a time window, after a cursor.
+pub(super) fn list_messages_sql(include_file: bool) -> String {
+    format!(
+        "SELECT {} FROM mo_messages
+         WHERE tenant_code = $1 AND device_id = $2
+           AND message_time >= $3 AND message_time < $4
+           AND (message_time > $5 OR (message_time = $5 AND id > $6))
+         ORDER BY message_time, id LIMIT $7",
+        columns(include_file)
+    )
+}
+
 impl Store {
-    /// A page of a device's messages, by message time then id. `tenant_code || ''` keeps
-    /// the planner on `mo_messages_device_time`: SQLite without statistics picks
-    /// `mo_messages_tenant_time` (both are a range on time) and would scan every device
-    /// of the tenant in the window.
+    /// A page of a device's messages, by message time then id (on
+    /// `mo_messages_tenant_device_time`).
     pub async fn list_messages(
         &self,
         q: MessageQuery<'_>,
     ) -> StoreResult<Vec<(MoMessage, MessageCursor)>> {
-        let sql = format!(
-            "SELECT {} FROM mo_messages
-             WHERE tenant_code || '' = $1 AND device_id = $2
-               AND message_time >= $3 AND message_time < $4
-               AND (message_time > $5 OR (message_time = $5 AND id > $6))
-             ORDER BY message_time, id LIMIT $7",
-            columns(q.include_file)
-        );
+        let sql = list_messages_sql(q.include_file);
         let after = q.after.unwrap_or(MessageCursor {
             time: i64::MIN,
             id: i64::MIN,

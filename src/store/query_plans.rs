@@ -7,7 +7,8 @@
 use super::deliveries::list_deliveries_sql;
 use super::delivery_queue::claim_statement;
 use super::devices::existing_devices_sql;
-use super::mo_messages::messages_by_id_sql;
+use super::mo_messages::{list_messages_sql, messages_by_id_sql};
+use super::reports::{ODOMETER_CANDIDATE_SQL, TRACK_CHUNK_SQL};
 use super::{Backend, ClaimScope, Store};
 use sqlx::Row;
 
@@ -66,6 +67,35 @@ async fn messages_by_id_are_looked_up_by_id_not_read_through_the_tenant() {
                 "{count} ids, device {with_device}"
             );
         }
+    }
+}
+
+/// A device's messages in a window — the listing, a report's track, the odometer lookup —
+/// are read from the tenant's and device's range of one index, in its order: not through
+/// every device's messages in the window, and not sorted again.
+#[tokio::test]
+async fn a_devices_messages_are_read_in_index_order() {
+    let db = plan_store().await;
+    for (what, sql) in [
+        ("listing", list_messages_sql(false)),
+        ("listing with files", list_messages_sql(true)),
+        ("track", TRACK_CHUNK_SQL.to_string()),
+        ("odometer", ODOMETER_CANDIDATE_SQL.to_string()),
+    ] {
+        let lines = plan(&db.store, &sql).await;
+        assert!(
+            lines.iter().any(|l| l.starts_with(
+                "SEARCH mo_messages USING INDEX mo_messages_tenant_device_time \
+                 (tenant_code=? AND device_id=? AND message_time"
+            )),
+            "{what}: {lines:?}"
+        );
+        // (The track's `string_agg(… ORDER BY)` sorts its chunk of at most 2,000 in a
+        // temporary B-tree of its own: that is the aggregate, not the read.)
+        assert!(
+            !lines.iter().any(|l| l.contains("TEMP B-TREE FOR ORDER BY")),
+            "{what} sorts: {lines:?}"
+        );
     }
 }
 

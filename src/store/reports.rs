@@ -74,18 +74,24 @@ pub const TRACK_CHUNK: i64 = 2000;
 /// (`string_agg … ORDER BY`, which SQLite ≥ 3.44 and PostgreSQL both have): a row per
 /// position costs the driver far more than the position itself (docs/reports.md, "Cost").
 /// Each point is `time,id,lat,lon,speed,heading`, points separated by `;`.
-/// `tenant_code || ''` keeps the planner on `mo_messages_device_time` (device, time): on
-/// `mo_messages_tenant_time` it would scan every device's messages in the window for
-/// each device (SQLite without statistics picks it: the window is a range on both).
-const TRACK_CHUNK_SQL: &str = "SELECT COUNT(*) AS n, string_agg(
+/// On `mo_messages_tenant_device_time`, in its order (no sort).
+pub(super) const TRACK_CHUNK_SQL: &str = "SELECT COUNT(*) AS n, string_agg(
         CAST(message_time AS TEXT) || ',' || CAST(id AS TEXT) || ',' || CAST(latitude AS TEXT)
         || ',' || CAST(longitude AS TEXT) || ',' || COALESCE(CAST(speed AS TEXT), '')
         || ',' || COALESCE(CAST(heading AS TEXT), ''), ';' ORDER BY message_time, id) AS points
      FROM (SELECT message_time, id, latitude, longitude, speed, heading FROM mo_messages
-           WHERE device_id = $1 AND tenant_code || '' = $2
+           WHERE device_id = $1 AND tenant_code = $2
              AND (message_time > $3 OR (message_time = $3 AND id > $4)) AND message_time < $5
              AND latitude IS NOT NULL AND longitude IS NOT NULL
            ORDER BY message_time, id LIMIT $6) chunk";
+
+/// The newest message before a (time, id) cursor in a window that may carry an odometer
+/// reading, on `mo_messages_tenant_device_time` read backwards.
+pub(super) const ODOMETER_CANDIDATE_SQL: &str = "SELECT id, message_time, doc FROM mo_messages
+     WHERE device_id = $1 AND tenant_code = $2 AND message_time >= $3
+       AND message_time <= $4 AND (message_time < $4 OR (message_time = $4 AND id < $5))
+       AND doc LIKE '%dometer%'
+     ORDER BY message_time DESC, id DESC LIMIT 1";
 
 fn number<T: std::str::FromStr>(field: Option<&str>) -> StoreResult<T> {
     field
@@ -299,20 +305,14 @@ impl Store {
         // window for the rest when only one message mentions it); at most 20 tried.
         let mut before = (to_micros(window.to), i64::MIN);
         for _ in 0..20 {
-            let row = sqlx::query(
-                "SELECT id, message_time, doc FROM mo_messages
-                 WHERE device_id = $1 AND tenant_code || '' = $2 AND message_time >= $3
-                   AND message_time <= $4 AND (message_time < $4 OR (message_time = $4 AND id < $5))
-                   AND doc LIKE '%dometer%'
-                 ORDER BY message_time DESC, id DESC LIMIT 1",
-            )
-            .bind(device_id)
-            .bind(tenant_code)
-            .bind(to_micros(window.from))
-            .bind(before.0)
-            .bind(before.1)
-            .fetch_optional(&self.pool)
-            .await?;
+            let row = sqlx::query(ODOMETER_CANDIDATE_SQL)
+                .bind(device_id)
+                .bind(tenant_code)
+                .bind(to_micros(window.from))
+                .bind(before.0)
+                .bind(before.1)
+                .fetch_optional(&self.pool)
+                .await?;
             let Some(row) = row else {
                 return Ok(None);
             };

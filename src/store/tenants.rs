@@ -5,7 +5,8 @@ use sqlx::any::AnyRow;
 
 use super::webhook_events::{emit, emit_events};
 use super::{
-    Key, Store, StoreResult, VersionedRow, from_doc, from_micros, new_etag, to_doc, to_micros,
+    Key, Store, StoreResult, VersionedRow, WriteTx, from_doc, from_micros, new_etag, to_doc,
+    to_micros,
 };
 use crate::domain::tenant::{Tenant, TenantNode};
 use crate::domain::time::now;
@@ -47,6 +48,18 @@ fn tenant_row<'a>(keys: &'a [Key<'a>; 1]) -> VersionedRow<'a> {
     }
 }
 
+impl WriteTx {
+    /// A tenant, read through this transaction's connection.
+    pub async fn tenant(&mut self, code: &str) -> StoreResult<Option<Tenant>> {
+        let sql = format!("SELECT {TENANT_COLUMNS} FROM tenants WHERE code = $1");
+        let row = sqlx::query(&sql)
+            .bind(code)
+            .fetch_optional(&mut *self.tx)
+            .await?;
+        row.as_ref().map(tenant_from_row).transpose()
+    }
+}
+
 impl Store {
     pub async fn tenant_node(&self, code: &str) -> StoreResult<Option<TenantNode>> {
         if let Some(node) = self
@@ -69,6 +82,11 @@ impl Store {
                 .insert(node.code.clone(), node.clone());
         }
         Ok(node)
+    }
+
+    /// The tenant if the read cache holds it (SQLite; never on PostgreSQL), without a read.
+    pub fn cached_tenant(&self, code: &str) -> Option<Tenant> {
+        self.tenants.get(&code.to_string())
     }
 
     pub async fn get_tenant(&self, code: &str) -> StoreResult<Option<Tenant>> {

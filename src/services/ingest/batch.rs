@@ -78,7 +78,7 @@ impl Pipeline {
             .ingest_context(&node.code, device_id)
             .await?
             .ok_or(StoreError::NotFound)?;
-        let rules = self.rules.get_at(&self.store, node, rules_version).await?;
+        let rules = self.rules.get_at(tx, node, rules_version).await?;
         let received = now();
         let times: Vec<Timestamp> = batch
             .iter()

@@ -226,7 +226,7 @@ impl Pipeline {
                 .clone()
                 .unwrap_or_else(|| "Message".into())
         };
-        let tenant_zone = self.tenant_zone(&context.node.code).await?;
+        let tenant_zone = self.tenant_zone(tx, &context.node.code).await?;
         let mut summary = MatchSummary {
             notification_name: record.notification_name.clone().unwrap_or_default(),
             notification_text: record.notification_text.clone(),

@@ -29,7 +29,7 @@ use crate::domain::device_state::DeviceState;
 use crate::domain::mo_message::{MoMessage, StorableMessage};
 use crate::domain::tenant::TenantNode;
 use crate::domain::time::resolve_time_zone;
-use crate::store::{Backend, Store, StoreResult, StreamAnnouncement};
+use crate::store::{Backend, Store, StoreResult, StreamAnnouncement, WriteTx};
 use matching::Changes;
 
 /// Which delivery channels are configured (their deliveries start `Pending`; the others
@@ -134,8 +134,13 @@ impl Pipeline {
         &self.hub
     }
 
-    async fn tenant_zone(&self, tenant_code: &str) -> StoreResult<TimeZone> {
-        let tenant = self.store.get_tenant(tenant_code).await?;
+    /// The tenant's time zone, inside ingest's transaction: from the read cache, or read
+    /// through the transaction (never a second pool connection: see `RulesCache::get_at`).
+    async fn tenant_zone(&self, tx: &mut WriteTx, tenant_code: &str) -> StoreResult<TimeZone> {
+        let tenant = match self.store.cached_tenant(tenant_code) {
+            Some(tenant) => Some(tenant),
+            None => tx.tenant(tenant_code).await?,
+        };
         Ok(tenant
             .and_then(|t| t.time_zone_id)
             .as_deref()
