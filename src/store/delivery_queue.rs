@@ -262,9 +262,12 @@ impl Store {
 
     /// A worker step's write: settles the outcomes of the attempts of `request.owner`'s
     /// previous step (as `settle_deliveries`, answering whether each lease was still
-    /// the owner's), then claims as `claim_due_deliveries`. On SQLite both are one
+    /// the owner's) and claims as `claim_due_deliveries`. On SQLite both are one
     /// transaction: each write transaction takes the one writer's turn from ingest, and a
-    /// step used to take it twice (claim, then settle).
+    /// step used to take it twice (claim, then settle). On PostgreSQL they are two
+    /// statements, the claim first: an error then means nothing was settled, so the
+    /// caller may hand the same outcomes in again (the claim cannot take the rows they
+    /// settle: they are still under the owner's lease).
     pub async fn settle_then_claim(
         &self,
         settlements: &[(i64, Settlement)],
@@ -277,12 +280,9 @@ impl Store {
                     .await?
             }
             Backend::Postgres => {
-                let ours = if settlements.is_empty() {
-                    Vec::new()
-                } else {
-                    self.settle_deliveries(request.owner, settlements).await?
-                };
-                (ours, self.claim_with_messages(&claim, request).await?)
+                let claimed = self.claim_with_messages(&claim, request).await?;
+                let ours = self.settle_deliveries(request.owner, settlements).await?;
+                (ours, claimed)
             }
         };
         claimed.sort_by_key(|d| d.id);

@@ -15,6 +15,7 @@ use crate::domain::mo_message::{MoMessage, StorableMessage};
 /// Rows per INSERT statement: 17 values each stays well under both backends' limit on
 /// bound parameters.
 const INSERT_CHUNK: usize = 200;
+const INSERT_COLUMNS: usize = 17;
 
 /// SQLite: the ids of the `rows` rows one multi-row INSERT just stored, from the last one.
 /// `id` is `INTEGER PRIMARY KEY AUTOINCREMENT`: SQLite gives each new row one more than
@@ -31,7 +32,6 @@ fn consecutive_ids(rows: usize, stored: i64, last: i64) -> StoreResult<Vec<i64>>
         ))),
     }
 }
-const INSERT_COLUMNS: usize = 17;
 
 /// A message ready to insert.
 pub struct NewMessage<'a> {
@@ -186,7 +186,9 @@ impl WriteTx {
             let returned = match self.backend {
                 Backend::Sqlite => {
                     let rows = query.fetch_all(&mut *self.tx).await?;
-                    let row = rows.first().ok_or(StoreError::NotFound)?;
+                    let row = rows.first().ok_or_else(|| {
+                        StoreError::Corrupt("the insert's ids were not returned".into())
+                    })?;
                     consecutive_ids(chunk.len(), row.try_get("stored")?, row.try_get("last_id")?)?
                 }
                 Backend::Postgres => {

@@ -90,7 +90,7 @@ impl Store {
     }
 
     pub async fn get_tenant(&self, code: &str) -> StoreResult<Option<Tenant>> {
-        if let Some(tenant) = self.tenants.get(&code.to_string()) {
+        if let Some(tenant) = self.cached_tenant(code) {
             return Ok(Some(tenant));
         }
         let sql = format!("SELECT {TENANT_COLUMNS} FROM tenants WHERE code = $1");

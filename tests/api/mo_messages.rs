@@ -116,12 +116,24 @@ async fn a_batch_is_stored_and_processed(app: TestApp) {
 /// processed `MessageId` names the message it answers for. 18 at once, more than
 /// PostgreSQL's pool has connections, all the tenant's first (the rules not yet cached):
 /// when a batch read the rules through a second pool connection while holding its
-/// transaction's, they waited for each other until the pool's timeout (500s).
+/// transaction's, they waited for each other until the pool's timeout (500s). Every
+/// message matches a rule with a recipient, so each match also reads the tenant's time
+/// zone inside the transaction.
 async fn each_processed_id_names_its_message(app: TestApp) {
     let devices: Vec<String> = (0..6).map(|d| format!("ids-{d}")).collect();
     for device in &devices {
         register_device(&app, "1000", device).await;
     }
+    let response = app
+        .admin
+        .post(
+            "/V2/1000/eventnotifications",
+            &json!({"NotificationName": "Every text", "EventsExpression": "FreeText",
+                    "Recipients": [{"Type": "MessagingAddress",
+                                    "MessagingAddress": "mail:ops@example.com"}]}),
+        )
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
     let mut posts = Vec::new();
     for device in &devices {
         for round in 0..3 {
@@ -148,6 +160,11 @@ async fn each_processed_id_names_its_message(app: TestApp) {
         for item in items {
             let id = item["MessageId"].as_str().expect("MessageId");
             assert!(ids.insert(id.to_string()), "{id} answered twice");
+            assert_eq!(
+                item["Notifications"].as_array().map(Vec::len),
+                Some(1),
+                "{item:#}"
+            );
             let stored = app
                 .admin
                 .get_json(&format!("/V2/1000/devices/{device}/momessages/{id}"))
