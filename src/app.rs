@@ -246,12 +246,15 @@ pub async fn serve(
         )
         .yielding_to(app.pipeline.ingest_backlog()),
     );
-    let alerting_deliveries = Arc::new(DeliveryWorker::new(
-        app.store.clone(),
-        app.channels.clone(),
-        app.delivery,
-        ClaimScope::Alerting,
-    ));
+    let alerting_deliveries = Arc::new(
+        DeliveryWorker::new(
+            app.store.clone(),
+            app.channels.clone(),
+            app.delivery,
+            ClaimScope::Alerting,
+        )
+        .sharing_outages_with(&deliveries),
+    );
     let outbox = app.pipeline.outbox_signal();
     // What the delivery loops have attempted but not settled when they stop.
     let settled_on_stop = [deliveries.clone(), alerting_deliveries.clone()];

@@ -72,6 +72,9 @@ impl EmailChannel {
             Err(e) if e.is_permanent() => AttemptOutcome::Permanent {
                 error: format!("SMTP: {e}"),
             },
+            Err(e) if no_connection(&e) => AttemptOutcome::Unreachable {
+                error: format!("SMTP: {e}"),
+            },
             Err(e) => AttemptOutcome::Retryable {
                 error: format!("SMTP: {e}"),
                 retry_after: None,
@@ -82,4 +85,49 @@ impl EmailChannel {
 
 pub(super) fn truncate(text: &str, max_chars: usize) -> String {
     text.chars().take(max_chars).collect()
+}
+
+/// Whether the SMTP server could not be reached at all (lettre does not say so itself: its
+/// connection error wraps the socket's).
+fn no_connection(e: &(dyn std::error::Error + 'static)) -> bool {
+    use std::io::ErrorKind;
+    let mut source = Some(e);
+    while let Some(err) = source {
+        if let Some(io) = err.downcast_ref::<std::io::Error>() {
+            return matches!(
+                io.kind(),
+                ErrorKind::ConnectionRefused
+                    | ErrorKind::HostUnreachable
+                    | ErrorKind::NetworkUnreachable
+                    | ErrorKind::AddrNotAvailable
+            );
+        }
+        source = err.source();
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A port nothing listens on.
+    fn closed_port() -> u16 {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        listener.local_addr().expect("address").port()
+    }
+
+    #[tokio::test]
+    async fn a_server_that_refuses_the_connection_is_unreachable() {
+        let channel = EmailChannel::new(&SmtpConfig {
+            url: format!("smtp://127.0.0.1:{}", closed_port()),
+            from: "alerts@safetrack.test".into(),
+        })
+        .expect("config");
+        let outcome = channel.send("ops@example.com", "SOS", "help").await;
+        assert!(
+            matches!(outcome, AttemptOutcome::Unreachable { .. }),
+            "{outcome:?}"
+        );
+    }
 }

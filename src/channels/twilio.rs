@@ -71,6 +71,11 @@ impl TwilioChannel {
             .await;
         let response = match response {
             Ok(r) => r,
+            Err(e) if e.is_connect() => {
+                return AttemptOutcome::Unreachable {
+                    error: format!("Twilio: {}", e.without_url()),
+                };
+            }
             Err(e) => {
                 return AttemptOutcome::Retryable {
                     error: format!("Twilio: {}", e.without_url()),
@@ -97,5 +102,30 @@ impl TwilioChannel {
             format!("Twilio answered HTTP {status}{message}"),
             retry_after,
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_provider_that_refuses_the_connection_is_unreachable() {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let channel = TwilioChannel::new(TwilioConfig {
+            account_sid: "AC1".into(),
+            auth_token: "secret".into(),
+            from: "+15005550006".into(),
+            base_url: format!("http://127.0.0.1:{port}"),
+        })
+        .expect("config");
+        let outcome = channel.send_sms("+15005550007", "SOS").await;
+        assert!(
+            matches!(&outcome, AttemptOutcome::Unreachable { error } if !error.contains("secret")),
+            "{outcome:?}"
+        );
     }
 }

@@ -185,8 +185,9 @@ impl WebhookChannel {
     }
 }
 
-/// A request that got no answer: refused addresses are permanent, the rest (timeouts,
-/// refused connections, DNS failures) retryable.
+/// A request that got no answer: refused addresses are permanent, no connection at all
+/// (refused, unreachable, DNS) is an unreachable receiver, the rest (timeouts, a broken
+/// exchange) retryable.
 fn failure(e: &reqwest::Error) -> AttemptOutcome {
     let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
     while let Some(err) = source {
@@ -197,10 +198,13 @@ fn failure(e: &reqwest::Error) -> AttemptOutcome {
         }
         source = err.source();
     }
+    if e.is_connect() {
+        return AttemptOutcome::Unreachable {
+            error: format!("could not connect: {}", root_cause(e)),
+        };
+    }
     let kind = if e.is_timeout() {
         "timed out"
-    } else if e.is_connect() {
-        "could not connect"
     } else {
         "request failed"
     };

@@ -26,6 +26,32 @@ pub const FAILED: &str = "Failed";
 pub const EXPIRED: &str = "Expired";
 pub const STATUSES: [&str; 6] = [PENDING, NOT_CONFIGURED, NO_ADDRESS, SENT, FAILED, EXPIRED];
 
+/// Who answers a delivery's attempts. A webhook's is its URL, per tenant (one tenant's
+/// receiver never speaks for another's deliveries); e-mail's, SMS's and voice's is the
+/// server's one provider of the channel (the SMTP server, Twilio), whatever the target.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Receiver {
+    pub channel: String,
+    /// Webhooks only: the tenant whose settings name the URL, and the URL.
+    pub webhook: Option<(String, String)>,
+}
+
+impl Receiver {
+    /// The receiver of a delivery on `channel` to `target` of `tenant_code`.
+    pub fn of(channel: &str, tenant_code: &str, target: Option<&str>) -> Self {
+        let webhook = (channel == WEBHOOK).then(|| {
+            (
+                tenant_code.to_string(),
+                target.unwrap_or_default().to_string(),
+            )
+        });
+        Self {
+            channel: channel.to_string(),
+            webhook,
+        }
+    }
+}
+
 /// A delivery as the API shows it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "PascalCase")]
@@ -244,5 +270,28 @@ mod tests {
         assert!(body.contains("Diabetic"));
         assert!(summary.sms_body().contains("14:05 BST"));
         assert_eq!(severity_word(None), "Info");
+    }
+
+    #[test]
+    fn a_webhooks_receiver_is_its_tenants_url_the_others_their_channels_provider() {
+        let url = Some("https://hooks.example/a");
+        assert_eq!(
+            Receiver::of(WEBHOOK, "1000", url),
+            Receiver::of(WEBHOOK, "1000", url)
+        );
+        assert_ne!(
+            Receiver::of(WEBHOOK, "1000", url),
+            Receiver::of(WEBHOOK, "1001", url),
+            "another tenant's deliveries to the same URL"
+        );
+        assert_eq!(
+            Receiver::of(EMAIL, "1000", Some("a@example.com")),
+            Receiver::of(EMAIL, "1001", Some("b@example.com")),
+            "one SMTP server"
+        );
+        assert_ne!(
+            Receiver::of(SMS, "1000", Some("+15005550006")),
+            Receiver::of(VOICE, "1000", Some("+15005550006"))
+        );
     }
 }

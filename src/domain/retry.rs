@@ -22,6 +22,13 @@ pub enum AttemptOutcome {
         error: String,
         retry_after: Option<Duration>,
     },
+    /// No connection could be made to the receiver or provider at all (refused,
+    /// unreachable): it is down as a whole, not failing this delivery. Retried like
+    /// `Retryable`; when the receiver answers again, its waiting retries are brought
+    /// forward (`Store::release_waiting_retries`). A timeout or a 5xx is `Retryable`:
+    /// those can be one delivery's own (a payload the receiver chokes on), and bringing
+    /// its retries forward on every other success would hammer it.
+    Unreachable { error: String },
     /// Trying again cannot help: a 4xx (but 408/429), 410 on a webhook, an SMTP 5xx, a
     /// webhook URL that resolves to a refused address.
     Permanent { error: String },
@@ -102,23 +109,39 @@ impl RetryPolicy {
             },
             AttemptOutcome::Permanent { error } => Settlement::Failed { error },
             AttemptOutcome::NotConfigured => Settlement::NotConfigured,
-            AttemptOutcome::Retryable { error, retry_after } => {
-                let deadline = queued_at
-                    .checked_add(signed(self.max_age))
-                    .unwrap_or(Timestamp::MAX);
-                if now >= deadline {
-                    return Settlement::Expired { error };
-                }
-                let mut wait = self.wait(attempt, jitter);
-                if let Some(asked) = retry_after {
-                    wait = wait.max(asked.min(MAX_BACKOFF));
-                }
-                let next = now.checked_add(signed(wait)).unwrap_or(deadline);
-                Settlement::Retry {
-                    next: next.min(deadline),
-                    error,
-                }
+            AttemptOutcome::Unreachable { error } => {
+                self.retry(error, None, attempt, queued_at, now, jitter)
             }
+            AttemptOutcome::Retryable { error, retry_after } => {
+                self.retry(error, retry_after, attempt, queued_at, now, jitter)
+            }
+        }
+    }
+
+    /// A retryable failure's settlement: its backoff, never past the expiry time.
+    fn retry(
+        &self,
+        error: String,
+        retry_after: Option<Duration>,
+        attempt: u32,
+        queued_at: Timestamp,
+        now: Timestamp,
+        jitter: f64,
+    ) -> Settlement {
+        let deadline = queued_at
+            .checked_add(signed(self.max_age))
+            .unwrap_or(Timestamp::MAX);
+        if now >= deadline {
+            return Settlement::Expired { error };
+        }
+        let mut wait = self.wait(attempt, jitter);
+        if let Some(asked) = retry_after {
+            wait = wait.max(asked.min(MAX_BACKOFF));
+        }
+        let next = now.checked_add(signed(wait)).unwrap_or(deadline);
+        Settlement::Retry {
+            next: next.min(deadline),
+            error,
         }
     }
 }
@@ -215,6 +238,30 @@ mod tests {
             policy.settle(failure(), 9, queued, t("2026-01-02T00:00:00Z"), 0.0),
             Settlement::Expired {
                 error: "503".into()
+            }
+        );
+    }
+
+    #[test]
+    fn an_unreachable_receiver_is_retried_like_any_retryable_failure() {
+        let policy = RetryPolicy::default();
+        let queued = t("2026-01-01T00:00:00Z");
+        let at = t("2026-01-01T00:00:01Z");
+        let unreachable = AttemptOutcome::Unreachable {
+            error: "could not connect".into(),
+        };
+        let retryable = AttemptOutcome::Retryable {
+            error: "could not connect".into(),
+            retry_after: None,
+        };
+        assert_eq!(
+            policy.settle(unreachable.clone(), 2, queued, at, 0.5),
+            policy.settle(retryable, 2, queued, at, 0.5)
+        );
+        assert_eq!(
+            policy.settle(unreachable, 9, queued, t("2026-01-02T00:00:00Z"), 0.0),
+            Settlement::Expired {
+                error: "could not connect".into()
             }
         );
     }

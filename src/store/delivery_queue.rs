@@ -19,7 +19,7 @@ use super::deliveries::delivery_from_row;
 use super::mo_messages::message_from_columns;
 use super::webhook_events::MessageEvent;
 use super::{AnyQuery, Backend, Store, StoreError, StoreResult, from_micros, to_micros};
-use crate::domain::delivery::{self, Delivery};
+use crate::domain::delivery::{self, Delivery, Receiver};
 use crate::domain::retry::Settlement;
 
 /// A delivery the worker holds the lease on.
@@ -249,6 +249,35 @@ fn plus(at: Timestamp, d: Duration) -> Timestamp {
         .unwrap_or(Timestamp::MAX)
 }
 
+/// Waiting retries released by one statement: a long outage's backlog is brought forward
+/// in turns of this many, so no single write holds SQLite's writer (and ingest) for long.
+const RELEASE_CHUNK: usize = 1000;
+
+/// The statement that brings forward up to `RELEASE_CHUNK` waiting retries of a receiver
+/// (parameters: `$1` now, `$2` channel, and for a webhook `$3` URL, `$4` tenant). The
+/// candidates come from `deliveries_retrying`, whose condition the query repeats; SQLite is
+/// told the index (without statistics it would walk the due index from now on). On
+/// PostgreSQL a row another process is releasing (or claiming) is skipped, not waited on.
+pub(super) fn release_statement(backend: Backend, webhook: bool) -> String {
+    let (indexed_by, lock) = match backend {
+        Backend::Sqlite => (" INDEXED BY deliveries_retrying", ""),
+        Backend::Postgres => ("", " FOR UPDATE SKIP LOCKED"),
+    };
+    let url = if webhook {
+        " AND target = $3 AND tenant_code = $4"
+    } else {
+        ""
+    };
+    format!(
+        "UPDATE deliveries SET next_attempt_at = $1
+         WHERE id IN (
+             SELECT id FROM deliveries{indexed_by}
+             WHERE status = 'Pending' AND last_error IS NOT NULL AND channel = $2{url}
+               AND next_attempt_at > $1
+             LIMIT {RELEASE_CHUNK}{lock})"
+    )
+}
+
 impl Store {
     /// Claims up to `limit` deliveries that are due at `now` and not leased by anyone
     /// (or whose lease has run out), for `owner` until `now + lease`; counts the attempt.
@@ -450,6 +479,34 @@ impl Store {
             rows.join(", "),
             self.backend.placeholders(count * SETTLE_TYPES.len() + 1, 1)
         )
+    }
+
+    /// Brings the waiting retries of `receiver` forward to `now`: deliveries still
+    /// `Pending` after a failed attempt, due later. For when the receiver answers again
+    /// after failing: each retry otherwise waits out its own backoff, which after an
+    /// outage of an hour runs hours past the recovery. A delivery under a lease is not due
+    /// later (it was due when claimed), so an attempt in flight is never touched. Returns
+    /// how many.
+    pub async fn release_waiting_retries(
+        &self,
+        receiver: &Receiver,
+        now: Timestamp,
+    ) -> StoreResult<u64> {
+        let sql = release_statement(self.backend, receiver.webhook.is_some());
+        let mut released = 0;
+        loop {
+            let mut query = sqlx::query(&sql)
+                .bind(to_micros(now))
+                .bind(receiver.channel.as_str());
+            if let Some((tenant_code, url)) = &receiver.webhook {
+                query = query.bind(url.as_str()).bind(tenant_code.as_str());
+            }
+            let done = query.execute(&self.pool).await?.rows_affected();
+            released += done;
+            if done < RELEASE_CHUNK as u64 {
+                return Ok(released);
+            }
+        }
     }
 
     /// Puts a `Failed`, `Expired` or `NotConfigured` delivery back in the queue, due now,

@@ -5,7 +5,7 @@
 //! tests read the plans the way EXPLAIN QUERY PLAN shows them.
 
 use super::deliveries::list_deliveries_sql;
-use super::delivery_queue::claim_statement;
+use super::delivery_queue::{claim_statement, release_statement};
 use super::devices::existing_devices_sql;
 use super::mo_messages::{list_messages_sql, messages_by_id_sql};
 use super::reports::{ODOMETER_CANDIDATE_SQL, TRACK_CHUNK_SQL};
@@ -139,6 +139,20 @@ async fn a_claim_reads_the_due_index_in_order() {
                 "{scope:?}, {busy_urls} busy: {lines:?}"
             );
         }
+    }
+}
+
+#[tokio::test]
+async fn a_receivers_waiting_retries_are_read_through_their_index() {
+    let db = plan_store().await;
+    for webhook in [true, false] {
+        let lines = plan(&db.store, &release_statement(Backend::Sqlite, webhook)).await;
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains("USING INDEX deliveries_retrying (channel=?")),
+            "webhook {webhook}: {lines:?}"
+        );
     }
 }
 

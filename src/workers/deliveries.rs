@@ -14,7 +14,7 @@
 //! their lease), and a URL with `slow_attempts_per_url` such slow attempts is not claimed from
 //! until some end.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -25,7 +25,7 @@ use rand::Rng;
 use super::StepOutcome;
 use crate::channels::webhook::WebhookAuth;
 use crate::channels::{Attempt, Channels};
-use crate::domain::delivery;
+use crate::domain::delivery::{self, Receiver};
 use crate::domain::retry::{AttemptOutcome, RetryPolicy, Settlement};
 use crate::domain::time::now;
 use crate::services::ingest::IngestBacklog;
@@ -101,12 +101,28 @@ pub struct DeliveryWorker {
     /// Outcomes of attempts that ended within their step, settled by the next step's
     /// claim (shared by the loops running this worker).
     unsettled: Mutex<Vec<(i64, Settlement)>>,
+    /// Receivers whose attempts failed, until one answers (shared with the process's other
+    /// delivery worker: a message event that goes through releases an alert's retries).
+    outages: Outages,
 }
 
 /// One attempt's outcome, to be recorded by whoever holds it.
 struct Attempted {
     id: i64,
     settlement: Settlement,
+    receiver: Receiver,
+    heard: Heard,
+}
+
+/// What an attempt says of its receiver.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Heard {
+    /// No connection could be made: the receiver is down.
+    Unreachable,
+    /// It took the delivery.
+    Answered,
+    /// Nothing about the receiver as a whole (a failure that may be this delivery's own).
+    Nothing,
 }
 
 impl DeliveryWorker {
@@ -125,7 +141,15 @@ impl DeliveryWorker {
             slow_attempts: SlowAttempts::default(),
             ingest_backlog: None,
             unsettled: Mutex::default(),
+            outages: Outages::default(),
         }
+    }
+
+    /// Shares `other`'s knowledge of failing receivers: either worker's attempt that goes
+    /// through releases the retries both claim from.
+    pub fn sharing_outages_with(mut self, other: &DeliveryWorker) -> Self {
+        self.outages = other.outages.clone();
+        self
     }
 
     /// Ingest first: each claim waits (at most `YIELD_AT_MOST`) until no ingest batch
@@ -218,8 +242,10 @@ impl DeliveryWorker {
                 _ = &mut waited => break,
             }
         }
+        let recovered = self.outages.hear(&ended);
         self.lock_unsettled()
             .extend(ended.into_iter().map(|a| (a.id, a.settlement)));
+        release(&self.store, recovered).await;
         if !running.is_empty() {
             // Still under their lease (longer than any attempt's timeout): nobody else
             // takes them, and the loop goes on to the deliveries behind them. Only these
@@ -234,10 +260,13 @@ impl DeliveryWorker {
                 .map(|(id, url)| (id, self.slow_attempts.enter(url)))
                 .collect();
             let (store, owner) = (self.store.clone(), self.owner.clone());
+            let outages = self.outages.clone();
             tokio::spawn(async move {
                 while let Some(attempted) = running.next().await {
                     slow.remove(&attempted.id);
+                    let recovered = outages.hear(std::slice::from_ref(&attempted));
                     settle(&store, &owner, vec![(attempted.id, attempted.settlement)]).await;
+                    release(&store, recovered).await;
                 }
             });
         }
@@ -295,6 +324,32 @@ async fn settle(store: &Store, owner: &str, settlements: Vec<(i64, Settlement)>)
     }
 }
 
+/// Brings forward the waiting retries of receivers that answer again. A failure here
+/// only delays them: each is still retried at its own time.
+async fn release(store: &Store, recovered: Vec<Receiver>) {
+    for receiver in recovered {
+        match store.release_waiting_retries(&receiver, now()).await {
+            Ok(0) => {}
+            Ok(released) => {
+                metrics::counter!("safetrack_delivery_retries_released_total",
+                    "channel" => receiver.channel.clone())
+                .increment(released);
+                // The channel, never the URL (it may carry a token).
+                tracing::info!(
+                    channel = %receiver.channel,
+                    released,
+                    "receiver answers again: its waiting retries are due now"
+                );
+            }
+            Err(e) => tracing::error!(
+                channel = %receiver.channel,
+                error = %e,
+                "could not bring forward a recovered receiver's retries"
+            ),
+        }
+    }
+}
+
 /// Settling answers, for each outcome, whether the lease was still ours.
 fn warn_of_lost_leases(settlements: &[(i64, Settlement)], ours: &[bool]) {
     for ((id, _), ours) in settlements.iter().zip(ours) {
@@ -334,6 +389,11 @@ async fn attempt(
             retry_after: None,
         },
     };
+    let heard = match &outcome {
+        AttemptOutcome::Sent { .. } => Heard::Answered,
+        AttemptOutcome::Unreachable { .. } => Heard::Unreachable,
+        _ => Heard::Nothing,
+    };
     let jitter = rand::thread_rng().gen_range(-1.0..=1.0);
     let settlement = retry.settle(outcome, d.attempt, d.queued_at, now(), jitter);
     let took = started.elapsed();
@@ -365,6 +425,39 @@ async fn attempt(
     Attempted {
         id: d.id,
         settlement,
+        receiver: Receiver::of(&d.channel, &d.tenant_code, d.target.as_deref()),
+        heard,
+    }
+}
+
+/// Receivers this process could not reach, until one answers: that attempt releases its
+/// receiver's waiting retries, once per outage. A receiver this process has not seen
+/// down (it started since, or another process made the failing attempts) is not
+/// released: its retries keep their own times.
+#[derive(Default, Clone)]
+struct Outages(Arc<Mutex<HashSet<Receiver>>>);
+
+impl Outages {
+    /// Notes what `attempts` say of their receivers; returns those that are back.
+    fn hear(&self, attempts: &[Attempted]) -> Vec<Receiver> {
+        let mut down = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut back = Vec::new();
+        for a in attempts {
+            match a.heard {
+                Heard::Unreachable => {
+                    if !down.contains(&a.receiver) {
+                        down.insert(a.receiver.clone());
+                    }
+                }
+                Heard::Answered => {
+                    if down.remove(&a.receiver) {
+                        back.push(a.receiver.clone());
+                    }
+                }
+                Heard::Nothing => {}
+            }
+        }
+        back
     }
 }
 

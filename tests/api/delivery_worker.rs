@@ -27,6 +27,7 @@ backend_fn_tests!(
     sms_and_voice_go_through_twilio,
     webhooks_are_signed_per_standard_webhooks,
     a_receiver_outage_is_retried_with_the_same_id,
+    a_receiver_back_up_gets_its_waiting_retries_at_once,
     gone_fails_and_retry_requeues,
     retries_expire_after_the_max_age,
     retry_after_is_honoured,
@@ -496,6 +497,90 @@ async fn a_receiver_outage_is_retried_with_the_same_id(backend: Backend) {
     assert_eq!(
         sent[0]["LastError"], "HTTP 503 Service Unavailable",
         "kept from the last failure"
+    );
+}
+
+/// When a receiver that could not be reached answers again, its deliveries waiting for a
+/// retry go at once instead of each at its own backoff (after a long outage, hours past
+/// the recovery); another receiver still down keeps its retries' times.
+async fn a_receiver_back_up_gets_its_waiting_retries_at_once(backend: Backend) {
+    let (a, b) = (Receiver::start().await, Receiver::start().await);
+    let (port_a, port_b) = (a.port(), b.port());
+    a.stop();
+    b.stop();
+    let Some(app) = app_with(
+        backend,
+        Peers {
+            // The first retry waits 48-72 s: longer than this test waits for anything.
+            retry_initial: Duration::from_secs(60),
+            ..Default::default()
+        },
+    )
+    .await
+    else {
+        return;
+    };
+    register_device(&app, "1000", DEVICE).await;
+    let url_a = format!("http://127.0.0.1:{port_a}/hook");
+    let url_b = format!("http://127.0.0.1:{port_b}/hook");
+    subscribe(
+        &app,
+        json!({"Urls": [{"Url": url_a, "MoMessage": true}, {"Url": url_b, "MoMessage": true}]}),
+    )
+    .await;
+    for seq in 1..=3 {
+        post_message(&app, seq).await;
+    }
+    let all = "?channel=Webhook&pageSize=1000";
+    let refused = |d: &Value| {
+        d["Status"] == "Pending"
+            && d["Attempts"] == 1
+            && d["LastError"]
+                .as_str()
+                .is_some_and(|e| e.starts_with("could not connect"))
+    };
+    wait_deliveries(&app, all, |list| {
+        list.len() == 6 && list.iter().all(&refused)
+    })
+    .await;
+
+    // A is back: the next event to it goes through and brings A's three retries forward.
+    let up = Receiver::start_on(port_a).await;
+    let back = Instant::now();
+    post_message(&app, 4).await;
+    let to = |list: &[Value], url: &str| -> Vec<Value> {
+        list.iter()
+            .filter(|d| d["Target"] == url)
+            .cloned()
+            .collect()
+    };
+    let listed = wait_deliveries(&app, all, |list| {
+        let at_a = to(list, &url_a);
+        at_a.len() == 4 && at_a.iter().all(|d| d["Status"] == "Sent")
+    })
+    .await;
+    assert!(
+        back.elapsed() < Duration::from_secs(45),
+        "before any retry's own time"
+    );
+    let received = up.received();
+    let ids: std::collections::HashSet<_> = received
+        .iter()
+        .map(|r| r.header("webhook-id").unwrap().to_string())
+        .collect();
+    assert_eq!((received.len(), ids.len()), (4, 4), "each event once");
+    for d in to(&listed, &url_a) {
+        let attempts = d["Attempts"].as_i64().unwrap();
+        assert!(attempts <= 2, "refused once at most, then sent: {d}");
+    }
+    // B is still down: its retries were left at their own times.
+    let at_b = to(&listed, &url_b);
+    assert_eq!(at_b.len(), 4);
+    assert!(at_b.iter().all(refused), "{at_b:#?}");
+    let metrics = app.anonymous().get("/metrics").await.text().await.unwrap();
+    assert!(
+        metrics.contains("safetrack_delivery_retries_released_total{channel=\"Webhook\"}"),
+        "{metrics}"
     );
 }
 
