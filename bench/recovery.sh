@@ -45,7 +45,7 @@ run() { # run DATABASE_URL: sets MEDIAN LAST DUPLICATES
     # Spread over the outage: the last batch goes a few seconds before its end.
     sleep "$(awk -v o="$OUTAGE" -v b="$batches" 'BEGIN {printf "%.3f", (o - 5) / b}')"
   done
-  sleep "$(awk -v s="$started" -v o="$OUTAGE" -v now="$(date +%s.%N)" 'BEGIN {w = s + o - now; printf "%.3f", w > 0 ? w : 0}')"
+  sleep "$(awk -v s="$started" -v o="$OUTAGE" -v now="$(date +%s.%N)" 'BEGIN {w = s + o - now; if (w < 0) w = 0; printf "%.3f", w}')"
   "$RECEIVER_BIN" "$HOOK_PORT" 0 >"$WORK/receiver.log" 2>&1 &
   RECEIVER=$!
   local up

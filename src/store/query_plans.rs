@@ -5,7 +5,7 @@
 //! tests read the plans the way EXPLAIN QUERY PLAN shows them.
 
 use super::deliveries::list_deliveries_sql;
-use super::delivery_queue::{claim_statement, release_statement};
+use super::delivery_queue::{claim_statement, hold_back_statement, release_statement};
 use super::devices::existing_devices_sql;
 use super::mo_messages::{list_messages_sql, messages_by_id_sql};
 use super::reports::{ODOMETER_CANDIDATE_SQL, TRACK_CHUNK_SQL};
@@ -154,6 +154,18 @@ async fn a_receivers_waiting_retries_are_read_through_their_index() {
             "webhook {webhook}: {lines:?}"
         );
     }
+}
+
+#[tokio::test]
+async fn held_back_deliveries_are_read_from_the_due_index_window() {
+    let db = plan_store().await;
+    let lines = plan(&db.store, &hold_back_statement(Backend::Sqlite, 2)).await;
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("USING INDEX deliveries_due (next_attempt_at<?)")),
+        "{lines:?}"
+    );
 }
 
 #[tokio::test]

@@ -12,7 +12,10 @@
 //! One receiver cannot hold the others up: a step waits for its attempts only
 //! `straggler_after` (the slow ones finish and are settled in the background, still under
 //! their lease), and a URL with `slow_attempts_per_url` such slow attempts is not claimed from
-//! until some end.
+//! until some end; its deliveries at the head of the queue are held back meanwhile.
+//!
+//! A receiver that could not be reached (or whose deliveries were held back) and then
+//! answers gets its waiting retries at once, instead of each at its own backoff.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -36,6 +39,12 @@ use crate::store::{ClaimRequest, ClaimScope, ClaimedDelivery, Store};
 /// PostgreSQL with a hanging receiver under the ingest load (`bench/outage.sh`): ingest
 /// −16 % against never claiming at 100 ms, −12 % at 250 ms, −5 % at 1 s.
 const BUSY_BACKOFF: Duration = Duration::from_secs(1);
+
+/// How long a busy URL's deliveries are held back (`DeliveryWorker::hold_back`): at least
+/// the webhook timeout, by when its slow attempts have ended; at most so long that a
+/// receiver back without a word from us (no attempt of ours got through) waits no longer.
+const HOLD_AT_LEAST: Duration = Duration::from_secs(15);
+const HOLD_AT_MOST: Duration = Duration::from_secs(600);
 
 /// How long a claim of the general loops waits for SQLite's writer to have no ingest
 /// batch waiting (see `DeliveryWorker::yielding_to`).
@@ -196,12 +205,21 @@ impl DeliveryWorker {
                 return Err(e.into());
             }
         };
-        if claimed.is_empty() {
-            if !busy_urls.is_empty() {
-                // Only busy URLs' deliveries are due: claiming again at every ingest
-                // commit would read the same window over and over for nothing.
+        if !busy_urls.is_empty() && claimed.len() < self.config.batch as usize {
+            // The claim read past busy URLs' deliveries and found fewer than a batch:
+            // they may fill the head of the queue. Held back, they let the claims reach
+            // the deliveries behind them.
+            let held = self.hold_back(&busy_urls).await?;
+            if claimed.is_empty() {
+                if held {
+                    return Ok(StepOutcome::Worked(0));
+                }
+                // Claiming again at every ingest commit would read the same window over
+                // and over for nothing.
                 tokio::time::sleep(BUSY_BACKOFF).await;
             }
+        }
+        if claimed.is_empty() {
             return Ok(StepOutcome::Idle);
         }
         let auths = self.webhook_auths(&claimed).await?;
@@ -271,6 +289,38 @@ impl DeliveryWorker {
             });
         }
         Ok(StepOutcome::Worked(count))
+    }
+
+    /// Holds back the busy URLs' deliveries at the head of the queue for as long as the
+    /// URLs have been slow (at least `HOLD_AT_LEAST`, at most `HOLD_AT_MOST`: a receiver
+    /// hanging for long is looked at less and less often, so its backlog is rewritten
+    /// about as fast as it grows). Only the general loops: what the alerting loop claims
+    /// is never held. Returns whether any delivery was held.
+    async fn hold_back(&self, busy_urls: &[String]) -> anyhow::Result<bool> {
+        if self.scope != ClaimScope::All {
+            return Ok(false);
+        }
+        let hold = self
+            .slow_attempts
+            .slow_for(busy_urls)
+            .clamp(HOLD_AT_LEAST, HOLD_AT_MOST);
+        let at = now();
+        let until = at
+            .checked_add(jiff::SignedDuration::try_from(hold)?)
+            .unwrap_or(at);
+        let held = self.store.hold_back_busy_urls(busy_urls, at, until).await?;
+        for (tenant_code, url) in &held {
+            self.outages
+                .held_back(Receiver::of(delivery::WEBHOOK, tenant_code, Some(url)));
+        }
+        if !held.is_empty() {
+            tracing::info!(
+                deliveries = held.len(),
+                hold_seconds = hold.as_secs(),
+                "held back deliveries to busy receivers"
+            );
+        }
+        Ok(!held.is_empty())
     }
 
     /// Records the outcomes no step has settled yet: for when the loops have stopped.
@@ -438,6 +488,13 @@ async fn attempt(
 struct Outages(Arc<Mutex<HashSet<Receiver>>>);
 
 impl Outages {
+    /// Notes that `receiver`'s deliveries were held back: the next attempt to it that
+    /// goes through releases them with its waiting retries.
+    fn held_back(&self, receiver: Receiver) {
+        let mut down = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        down.insert(receiver);
+    }
+
     /// Notes what `attempts` say of their receivers; returns those that are back.
     fn hear(&self, attempts: &[Attempted]) -> Vec<Receiver> {
         let mut down = self.0.lock().unwrap_or_else(PoisonError::into_inner);
@@ -461,14 +518,18 @@ impl Outages {
     }
 }
 
-/// Slow webhook attempts by URL, shared by a worker's loops and its background tasks.
+/// Slow webhook attempts by URL (how many, and since when the URL has had any), shared
+/// by a worker's loops and its background tasks.
 #[derive(Default, Clone)]
-struct SlowAttempts(Arc<Mutex<HashMap<String, usize>>>);
+struct SlowAttempts(Arc<Mutex<HashMap<String, (usize, Instant)>>>);
 
 impl SlowAttempts {
     /// Counts an attempt to `url` until the returned slot is dropped.
     fn enter(&self, url: String) -> UrlSlot {
-        *self.lock().entry(url.clone()).or_default() += 1;
+        self.lock()
+            .entry(url.clone())
+            .or_insert_with(|| (0, Instant::now()))
+            .0 += 1;
         // Across the process's workers: a receiver hanging shows here first.
         metrics::gauge!("safetrack_delivery_slow_attempts").increment(1.0);
         UrlSlot {
@@ -481,12 +542,22 @@ impl SlowAttempts {
     fn at_least(&self, limit: usize) -> Vec<String> {
         self.lock()
             .iter()
-            .filter(|(_, n)| **n >= limit)
+            .filter(|(_, (n, _))| *n >= limit)
             .map(|(url, _)| url.clone())
             .collect()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, usize>> {
+    /// How long the longest of `urls` has had slow attempts without a break.
+    fn slow_for(&self, urls: &[String]) -> Duration {
+        let counts = self.lock();
+        urls.iter()
+            .filter_map(|url| counts.get(url))
+            .map(|(_, since)| since.elapsed())
+            .max()
+            .unwrap_or_default()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (usize, Instant)>> {
         // A panic while counting leaves the counts usable.
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -502,7 +573,7 @@ impl Drop for UrlSlot {
     fn drop(&mut self) {
         metrics::gauge!("safetrack_delivery_slow_attempts").decrement(1.0);
         let mut counts = self.urls.lock();
-        if let Some(n) = counts.get_mut(&self.url) {
+        if let Some((n, _)) = counts.get_mut(&self.url) {
             *n = n.saturating_sub(1);
             if *n == 0 {
                 counts.remove(&self.url);

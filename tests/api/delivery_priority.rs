@@ -25,6 +25,7 @@ backend_fn_tests!(
     an_sos_email_overtakes_a_hanging_webhook_backlog,
     an_sos_webhook_overtakes_a_backlog_of_message_events,
     a_hanging_receiver_holds_up_no_other_tenants_webhooks,
+    a_hanging_receivers_long_backlog_holds_up_no_other_tenants_webhooks,
 );
 
 const BRANCH_DEVICE: &str = "300234010753371";
@@ -228,4 +229,97 @@ async fn an_sos_webhook_overtakes_a_backlog_of_message_events(backend: Backend) 
         .find(|d| d["EventId"] == id)
         .unwrap_or_else(|| panic!("no delivery for {id}"));
     assert!(delivery["NotificationId"].is_string(), "{delivery}");
+}
+
+/// A hanging receiver's backlog longer than the window a claim reads past busy URLs
+/// (512 deliveries) used to stand at the head of the queue: another tenant's webhook
+/// waited behind it. The busy URL's deliveries at the head are held back instead.
+async fn a_hanging_receivers_long_backlog_holds_up_no_other_tenants_webhooks(backend: Backend) {
+    let hanging = Receiver::start().await;
+    hanging.delay(Duration::from_secs(30));
+    let healthy = Receiver::start().await;
+    let Some(app) = app_with(
+        backend,
+        Peers {
+            retry_initial: Duration::from_secs(60),
+            ..Default::default()
+        },
+    )
+    .await
+    else {
+        return;
+    };
+    register_device(&app, "1000", DEVICE).await;
+    subscribe_mo_messages(&app, &hanging).await;
+    let branch = app.create_tenant("1000", "Branch").await;
+    register_device(&app, &branch, BRANCH_DEVICE).await;
+    let url = format!("{}/hook", healthy.base);
+    let response = app
+        .admin
+        .put(
+            &format!("/V2/{branch}/webhooks"),
+            &json!({"Urls": [{"Url": url, "MoMessage": true}]}),
+        )
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    // 700 events to the hanging URL, in batches of 100.
+    for batch in 0..7 {
+        let messages: Vec<Value> = (1..=100)
+            .map(|i| {
+                let seq = batch * 100 + i;
+                let at = format!("2026-03-01T10:{:02}:{:02}Z", seq / 60 % 60, seq % 60);
+                position_report(seq, &at, 51.5, -0.12)
+            })
+            .collect();
+        let response = app
+            .admin
+            .post(
+                &format!("/V2/1000/devices/{DEVICE}/momessages"),
+                &json!(messages),
+            )
+            .await;
+        assert_eq!(response.status(), StatusCode::OK);
+    }
+    // The hanging URL is busy once its first attempts run past 2 s.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while hanging.received().len() < 8 {
+        assert!(
+            Instant::now() < deadline,
+            "no attempts reached the hanging receiver"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(3)).await;
+
+    let posted = Instant::now();
+    let response = app
+        .admin
+        .post(
+            &format!("/V2/{branch}/devices/{BRANCH_DEVICE}/momessages"),
+            &json!([position_report(1, "2026-03-01T10:00:00Z", 51.5, -0.12)]),
+        )
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    healthy.wait_for(1, Duration::from_secs(14)).await;
+    let waited = posted.elapsed();
+    assert!(
+        waited < Duration::from_secs(8),
+        "the branch's webhook waited {waited:?} behind another tenant's hanging backlog"
+    );
+    // The held deliveries were not attempted, and say why they wait.
+    let listed = wait_deliveries(&app, "?channel=Webhook&pageSize=1000", |l| l.len() == 700).await;
+    let held: Vec<&Value> = listed
+        .iter()
+        .filter(|d| d["Attempts"] == 0 && d["Status"] == "Pending")
+        .collect();
+    assert!(held.len() > 500, "{} held back", held.len());
+    assert!(held.iter().all(|d| {
+        d["LastError"]
+            .as_str()
+            .is_some_and(|e| e.starts_with("held back"))
+    }));
+    assert!(
+        hanging.received().len() <= 2 * 32 + 8 + 2,
+        "attempts in flight stay bounded"
+    );
 }
