@@ -44,6 +44,7 @@ mod mt_messages;
 mod notifications;
 #[cfg(test)]
 mod query_plans;
+mod receiver_backlog;
 mod references;
 pub mod reports;
 mod risk_regions;

@@ -5,9 +5,10 @@
 //! tests read the plans the way EXPLAIN QUERY PLAN shows them.
 
 use super::deliveries::list_deliveries_sql;
-use super::delivery_queue::{claim_statement, hold_back_statement, release_statement};
+use super::delivery_queue::claim_statement;
 use super::devices::existing_devices_sql;
 use super::mo_messages::{list_messages_sql, messages_by_id_sql};
+use super::receiver_backlog::{hold_back_statement, release_statement};
 use super::reports::{ODOMETER_CANDIDATE_SQL, TRACK_CHUNK_SQL};
 use super::{Backend, ClaimScope, Store};
 use sqlx::Row;
