@@ -110,12 +110,7 @@ fn no_connection(e: &(dyn std::error::Error + 'static)) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A port nothing listens on.
-    fn closed_port() -> u16 {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-        listener.local_addr().expect("address").port()
-    }
+    use crate::channels::closed_port;
 
     #[tokio::test]
     async fn a_server_that_refuses_the_connection_is_unreachable() {

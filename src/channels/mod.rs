@@ -97,3 +97,12 @@ impl ChannelsConfig {
         self.twilio.is_some()
     }
 }
+
+/// A local port nothing listens on (bound, then let go): a receiver that is down.
+#[cfg(test)]
+pub(crate) fn closed_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}

@@ -108,13 +108,11 @@ impl TwilioChannel {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::channels::closed_port;
 
     #[tokio::test]
     async fn a_provider_that_refuses_the_connection_is_unreachable() {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free port")
-            .port();
+        let port = closed_port();
         let channel = TwilioChannel::new(TwilioConfig {
             account_sid: "AC1".into(),
             auth_token: "secret".into(),

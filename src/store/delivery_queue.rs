@@ -153,13 +153,7 @@ pub(super) fn claim_statement(scope: ClaimScope, backend: Backend, busy_urls: us
 
 /// The ids a claim takes (parameters `$3` now, `$4` limit, then the busy URLs).
 fn due_candidates(scope: ClaimScope, backend: Backend, busy_urls: usize) -> String {
-    let (index, alerting) = match scope {
-        ClaimScope::All => ("deliveries_due", ""),
-        ClaimScope::Alerting => (
-            "deliveries_due_alerting",
-            " AND (channel <> 'Webhook' OR notification_id IS NOT NULL)",
-        ),
-    };
+    let (index, alerting) = scope_index(scope);
     let (indexed_by, lock) = match backend {
         Backend::Sqlite => (format!(" INDEXED BY {index}"), ""),
         Backend::Postgres => (String::new(), " FOR UPDATE SKIP LOCKED"),
@@ -178,12 +172,7 @@ fn due_candidates(scope: ClaimScope, backend: Backend, busy_urls: usize) -> Stri
         // of a NULL. Numbered on both backends (a `?` here would take SQLite's numbers
         // ahead of `$3` and `$4`); the list is short.
         let numbered: Vec<String> = (5..5 + busy_urls).map(|i| format!("${i}")).collect();
-        let head = format!(
-            "SELECT id, target, next_attempt_at FROM deliveries{indexed_by}
-             WHERE status = 'Pending'{alerting} AND next_attempt_at <= $3
-               AND (lease_until IS NULL OR lease_until <= $3)
-             ORDER BY next_attempt_at LIMIT {BUSY_WINDOW}"
-        );
+        let head = due_window(scope, backend, "$3");
         let not_busy = format!("target IS NULL OR target NOT IN ({})", numbered.join(", "));
         match backend {
             // No row locks: the window is filtered as it is read. (Selecting from
@@ -205,10 +194,39 @@ fn due_candidates(scope: ClaimScope, backend: Backend, busy_urls: usize) -> Stri
     }
 }
 
+/// The oldest `BUSY_WINDOW` due deliveries of `scope` (`id`, `target`, `next_attempt_at`),
+/// read from its due index in order; `now` is the placeholder of the time. What a claim
+/// leaving busy URLs out reads past, and what holding them back rewrites.
+pub(super) fn due_window(scope: ClaimScope, backend: Backend, now: &str) -> String {
+    let (index, alerting) = scope_index(scope);
+    let indexed_by = match backend {
+        Backend::Sqlite => format!(" INDEXED BY {index}"),
+        Backend::Postgres => String::new(),
+    };
+    format!(
+        "SELECT id, target, next_attempt_at FROM deliveries{indexed_by}
+         WHERE status = 'Pending'{alerting} AND next_attempt_at <= {now}
+           AND (lease_until IS NULL OR lease_until <= {now})
+         ORDER BY next_attempt_at LIMIT {BUSY_WINDOW}"
+    )
+}
+
+/// The partial index of `scope`'s due deliveries, and its condition beyond `Pending`
+/// (repeated term for term by the queries reading it).
+fn scope_index(scope: ClaimScope) -> (&'static str, &'static str) {
+    match scope {
+        ClaimScope::All => ("deliveries_due", ""),
+        ClaimScope::Alerting => (
+            "deliveries_due_alerting",
+            " AND (channel <> 'Webhook' OR notification_id IS NOT NULL)",
+        ),
+    }
+}
+
 /// How many of the oldest due deliveries a claim looks through when it leaves busy URLs
 /// out. A busy URL's backlog longer than this holds the claims up until its slow attempts
 /// end (as every backlog did before the limit).
-pub(super) const BUSY_WINDOW: usize = 512;
+const BUSY_WINDOW: usize = 512;
 
 /// `claim_statement`'s parameters bound.
 fn claim_query<'q>(sql: &'q str, request: &ClaimRequest<'q>) -> AnyQuery<'q> {

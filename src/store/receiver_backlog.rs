@@ -6,29 +6,20 @@
 use jiff::Timestamp;
 use sqlx::Row;
 
-use super::delivery_queue::BUSY_WINDOW;
-use super::{Backend, Store, StoreResult, to_micros};
+use super::delivery_queue::due_window;
+use super::{Backend, ClaimScope, Store, StoreResult, to_micros};
 use crate::domain::delivery::Receiver;
 
 /// What a held-back delivery shows as its `LastError` when it had none (it was never
 /// attempted: its receiver was busy with earlier ones). Written into the SQL: no quotes.
 const HELD_BACK: &str = "held back: earlier attempts to the receiver are still running";
 
-/// The statement that holds back the busy URLs' deliveries among the oldest `BUSY_WINDOW`
-/// due ones (parameters: `$1` until, `$2` now, then the URLs), returning each held
-/// delivery's tenant and URL.
+/// The statement that holds back the busy URLs' deliveries in the general loops' window of
+/// due ones (`due_window`; parameters: `$1` until, `$2` now, then the URLs), returning
+/// each held delivery's tenant and URL.
 pub(super) fn hold_back_statement(backend: Backend, busy_urls: usize) -> String {
     let numbered: Vec<String> = (3..3 + busy_urls).map(|i| format!("${i}")).collect();
-    let (indexed_by, lock) = match backend {
-        Backend::Sqlite => (" INDEXED BY deliveries_due", ""),
-        Backend::Postgres => ("", " FOR UPDATE SKIP LOCKED"),
-    };
-    let window = format!(
-        "SELECT id, target FROM deliveries{indexed_by}
-         WHERE status = 'Pending' AND next_attempt_at <= $2
-           AND (lease_until IS NULL OR lease_until <= $2)
-         ORDER BY next_attempt_at LIMIT {BUSY_WINDOW}"
-    );
+    let window = due_window(ClaimScope::All, backend, "$2");
     let held = format!(
         "SELECT id FROM ({window}) head WHERE target IN ({})",
         numbered.join(", ")
@@ -37,7 +28,8 @@ pub(super) fn hold_back_statement(backend: Backend, busy_urls: usize) -> String 
         Backend::Sqlite => held,
         Backend::Postgres => format!(
             "SELECT id FROM deliveries WHERE id IN ({held})
-               AND status = 'Pending' AND (lease_until IS NULL OR lease_until <= $2){lock}"
+               AND status = 'Pending' AND (lease_until IS NULL OR lease_until <= $2)
+             FOR UPDATE SKIP LOCKED"
         ),
     };
     format!(
@@ -79,7 +71,7 @@ pub(super) fn release_statement(backend: Backend, webhook: bool) -> String {
 
 impl Store {
     /// Holds back, until `until`, the deliveries to `busy_urls` among the oldest due
-    /// ones, which a claim leaving those URLs out reads past (`BUSY_WINDOW`): a hanging
+    /// ones, which a claim leaving those URLs out reads past (`due_window`): a hanging
     /// receiver's backlog longer than that window otherwise stands at the head of the
     /// queue, and every other URL's deliveries behind it wait until it is worked through.
     /// A held delivery is not attempted (its `Attempts` stay) and shows `HELD_BACK` as

@@ -110,8 +110,9 @@ pub struct DeliveryWorker {
     /// Outcomes of attempts that ended within their step, settled by the next step's
     /// claim (shared by the loops running this worker).
     unsettled: Mutex<Vec<(i64, Settlement)>>,
-    /// Receivers whose attempts failed, until one answers (shared with the process's other
-    /// delivery worker: a message event that goes through releases an alert's retries).
+    /// Receivers this process could not reach or held back, until one answers (shared with
+    /// the process's other delivery worker: a message event that goes through releases an
+    /// alert's retries).
     outages: Outages,
 }
 
@@ -502,9 +503,7 @@ impl Outages {
         for a in attempts {
             match a.heard {
                 Heard::Unreachable => {
-                    if !down.contains(&a.receiver) {
-                        down.insert(a.receiver.clone());
-                    }
+                    down.insert(a.receiver.clone());
                 }
                 Heard::Answered => {
                     if down.remove(&a.receiver) {

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use crate::alerts::{raise, sos_setup};
 use crate::backend_fn_tests;
-use crate::common::Backend;
+use crate::common::{Backend, TestApp};
 use crate::delivery_worker::{
     Peers, all_status, app_with, post_message, subscribe_mo_messages, wait_deliveries,
     wait_deliveries_for,
@@ -75,51 +75,21 @@ async fn an_sos_email_overtakes_a_hanging_webhook_backlog(backend: Backend) {
 }
 
 async fn a_hanging_receiver_holds_up_no_other_tenants_webhooks(backend: Backend) {
-    let hanging = Receiver::start().await;
-    // Longer than the 15 s webhook timeout.
-    hanging.delay(Duration::from_secs(30));
-    let healthy = Receiver::start().await;
-    let Some(app) = app_with(
-        backend,
-        Peers {
-            // No retry within the test: every attempt is one of the first ones.
-            retry_initial: Duration::from_secs(60),
-            ..Default::default()
-        },
-    )
-    .await
+    let Some(HangingScene {
+        app,
+        hanging,
+        healthy,
+        branch,
+    }) = hanging_scene(backend).await
     else {
         return;
     };
-    register_device(&app, "1000", DEVICE).await;
-    subscribe_mo_messages(&app, &hanging).await;
-    let branch = app.create_tenant("1000", "Branch").await;
-    register_device(&app, &branch, BRANCH_DEVICE).await;
-    let url = format!("{}/hook", healthy.base);
-    let response = app
-        .admin
-        .put(
-            &format!("/V2/{branch}/webhooks"),
-            &json!({"Urls": [{"Url": url, "MoMessage": true}]}),
-        )
-        .await;
-    assert_eq!(response.status(), StatusCode::OK);
     // 100 deliveries to the hanging URL, more than both general loops claim in a step.
     for seq in 1..=100 {
         post_message(&app, seq).await;
     }
 
-    let posted = Instant::now();
-    let response = app
-        .admin
-        .post(
-            &format!("/V2/{branch}/devices/{BRANCH_DEVICE}/momessages"),
-            &json!([position_report(1, "2026-03-01T10:00:00Z", 51.5, -0.12)]),
-        )
-        .await;
-    assert_eq!(response.status(), StatusCode::OK);
-    healthy.wait_for(1, Duration::from_secs(14)).await;
-    let waited = posted.elapsed();
+    let waited = branch_webhook_wait(&app, &branch, &healthy).await;
     // Every attempt to the hanging URL holds on until its 15 s timeout; the branch's
     // webhook went out while they all still hung.
     assert!(
@@ -235,33 +205,15 @@ async fn an_sos_webhook_overtakes_a_backlog_of_message_events(backend: Backend) 
 /// (512 deliveries) used to stand at the head of the queue: another tenant's webhook
 /// waited behind it. The busy URL's deliveries at the head are held back instead.
 async fn a_hanging_receivers_long_backlog_holds_up_no_other_tenants_webhooks(backend: Backend) {
-    let hanging = Receiver::start().await;
-    hanging.delay(Duration::from_secs(30));
-    let healthy = Receiver::start().await;
-    let Some(app) = app_with(
-        backend,
-        Peers {
-            retry_initial: Duration::from_secs(60),
-            ..Default::default()
-        },
-    )
-    .await
+    let Some(HangingScene {
+        app,
+        hanging,
+        healthy,
+        branch,
+    }) = hanging_scene(backend).await
     else {
         return;
     };
-    register_device(&app, "1000", DEVICE).await;
-    subscribe_mo_messages(&app, &hanging).await;
-    let branch = app.create_tenant("1000", "Branch").await;
-    register_device(&app, &branch, BRANCH_DEVICE).await;
-    let url = format!("{}/hook", healthy.base);
-    let response = app
-        .admin
-        .put(
-            &format!("/V2/{branch}/webhooks"),
-            &json!({"Urls": [{"Url": url, "MoMessage": true}]}),
-        )
-        .await;
-    assert_eq!(response.status(), StatusCode::OK);
     // 700 events to the hanging URL, in batches of 100.
     for batch in 0..7 {
         let messages: Vec<Value> = (1..=100)
@@ -291,17 +243,7 @@ async fn a_hanging_receivers_long_backlog_holds_up_no_other_tenants_webhooks(bac
     }
     tokio::time::sleep(Duration::from_secs(3)).await;
 
-    let posted = Instant::now();
-    let response = app
-        .admin
-        .post(
-            &format!("/V2/{branch}/devices/{BRANCH_DEVICE}/momessages"),
-            &json!([position_report(1, "2026-03-01T10:00:00Z", 51.5, -0.12)]),
-        )
-        .await;
-    assert_eq!(response.status(), StatusCode::OK);
-    healthy.wait_for(1, Duration::from_secs(14)).await;
-    let waited = posted.elapsed();
+    let waited = branch_webhook_wait(&app, &branch, &healthy).await;
     assert!(
         waited < Duration::from_secs(8),
         "the branch's webhook waited {waited:?} behind another tenant's hanging backlog"
@@ -322,4 +264,61 @@ async fn a_hanging_receivers_long_backlog_holds_up_no_other_tenants_webhooks(bac
         hanging.received().len() <= 2 * 32 + 8 + 2,
         "attempts in flight stay bounded"
     );
+}
+
+/// Tenant 1000's MoMessage webhooks go to a receiver that hangs past the 15 s timeout;
+/// a branch's go to a healthy one. No retry within a test: every attempt is a first one.
+struct HangingScene {
+    app: TestApp,
+    hanging: Receiver,
+    healthy: Receiver,
+    branch: String,
+}
+
+async fn hanging_scene(backend: Backend) -> Option<HangingScene> {
+    let hanging = Receiver::start().await;
+    hanging.delay(Duration::from_secs(30));
+    let healthy = Receiver::start().await;
+    let app = app_with(
+        backend,
+        Peers {
+            retry_initial: Duration::from_secs(60),
+            ..Default::default()
+        },
+    )
+    .await?;
+    register_device(&app, "1000", DEVICE).await;
+    subscribe_mo_messages(&app, &hanging).await;
+    let branch = app.create_tenant("1000", "Branch").await;
+    register_device(&app, &branch, BRANCH_DEVICE).await;
+    let url = format!("{}/hook", healthy.base);
+    let response = app
+        .admin
+        .put(
+            &format!("/V2/{branch}/webhooks"),
+            &json!({"Urls": [{"Url": url, "MoMessage": true}]}),
+        )
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    Some(HangingScene {
+        app,
+        hanging,
+        healthy,
+        branch,
+    })
+}
+
+/// Posts one message from the branch's device; how long until its webhook arrived.
+async fn branch_webhook_wait(app: &TestApp, branch: &str, healthy: &Receiver) -> Duration {
+    let posted = Instant::now();
+    let response = app
+        .admin
+        .post(
+            &format!("/V2/{branch}/devices/{BRANCH_DEVICE}/momessages"),
+            &json!([position_report(1, "2026-03-01T10:00:00Z", 51.5, -0.12)]),
+        )
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    healthy.wait_for(1, Duration::from_secs(14)).await;
+    posted.elapsed()
 }
