@@ -72,7 +72,8 @@ pub enum LogFormat {
 
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
-    /// Address to listen on.
+    /// Address to listen on. With port 0 the system picks a free port, and the bound address
+    /// is printed on stdout as `safetrack listening on <address>`.
     #[arg(long, env = "SAFETRACK_LISTEN", default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
     #[command(flatten)]

@@ -104,7 +104,13 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     };
     let app = app::build_app(store.clone(), config).await?;
     let listener = tokio::net::TcpListener::bind(args.listen).await?;
-    tracing::info!(address = %listener.local_addr()?, backend = ?store.backend(), "safetrack listening");
+    let address = listener.local_addr()?;
+    if args.listen.port() == 0 {
+        // The system picked the port: stdout is the only way the caller (a test harness, a
+        // supervisor) learns it, and learning it from the bound socket has no race.
+        println!("safetrack listening on {address}");
+    }
+    tracing::info!(%address, backend = ?store.backend(), "safetrack listening");
     app::serve(listener, app, app::shutdown_signal()).await?;
     store.close().await;
     Ok(())

@@ -2,6 +2,7 @@
 //! restart, and so are the deliveries of every acknowledged SOS. Runs the real binary.
 
 use std::collections::HashSet;
+use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -30,22 +31,15 @@ impl Drop for Server {
     }
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("free port")
-}
-
 async fn start(url: &str) -> Server {
     start_with(url, &[]).await
 }
 
-/// The real binary serving `url`, with `extra` flags.
+/// The real binary serving `url`, with `extra` flags, on a port the system picks: the server
+/// prints the address it bound, so two servers started at once never race for one port.
 pub async fn start_with(url: &str, extra: &[&str]) -> Server {
-    let port = free_port();
     let mut child = Command::new(env!("CARGO_BIN_EXE_safetrack"))
-        .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
+        .args(["serve", "--listen", "127.0.0.1:0"])
         .args(["--database-url", url])
         .args(extra)
         .args([
@@ -55,11 +49,31 @@ pub async fn start_with(url: &str, extra: &[&str]) -> Server {
             ADMIN_PASSWORD,
         ])
         .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .expect("start safetrack");
-    let base = format!("http://127.0.0.1:{port}");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let (address_tx, address_rx) = std::sync::mpsc::channel();
+    // Reads until the address line, then keeps draining so a chatty server never blocks on a
+    // full pipe. Ends (dropping the sender) when the server exits.
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Some(address) = line.strip_prefix("safetrack listening on ") {
+                let _ = address_tx.send(address.to_owned());
+            }
+        }
+    });
+    let address =
+        tokio::task::spawn_blocking(move || address_rx.recv_timeout(Duration::from_secs(30)))
+            .await
+            .expect("address reader");
+    let Ok(address) = address else {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("safetrack exited or did not listen within 30 s");
+    };
+    let base = format!("http://{address}");
     for _ in 0..200 {
         if reqwest::get(format!("{base}/healthz")).await.is_ok() {
             return Server { child, base };
@@ -68,7 +82,7 @@ pub async fn start_with(url: &str, extra: &[&str]) -> Server {
     }
     let _ = child.kill();
     let _ = child.wait();
-    panic!("safetrack did not start");
+    panic!("safetrack did not answer /healthz");
 }
 
 async fn acknowledged_messages_survive_kill_9(backend: Backend) {

@@ -237,14 +237,9 @@ impl SmtpSink {
     /// `reject`: recipients containing it are refused with 550.
     pub fn start(reject: Option<&str>) -> SmtpSink {
         let python = python_with_aiosmtpd();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map(|a| a.port())
-            .expect("free port");
         let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/smtp_sink.py");
         let mut child = Command::new(python)
             .arg(script)
-            .arg(port.to_string())
             .args(reject)
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -259,14 +254,14 @@ impl SmtpSink {
                 let Ok(value) = serde_json::from_str::<Value>(&line) else {
                     continue;
                 };
-                if value.get("ready").is_some() {
-                    let _ = ready_tx.send(());
+                if let Some(port) = value.get("ready").and_then(Value::as_u64) {
+                    let _ = ready_tx.send(u16::try_from(port).expect("a port"));
                 } else {
                     sink.lock().unwrap().push(value);
                 }
             }
         });
-        ready_rx
+        let port = ready_rx
             .recv_timeout(Duration::from_secs(30))
             .expect("the SMTP sink did not start");
         SmtpSink {

@@ -1,12 +1,14 @@
 """A real SMTP server for the delivery tests (aiosmtpd): accepts every message and prints
 each one as a JSON line on stdout (envelope, headers, plain-text body).
 
-Usage: python smtp_sink.py PORT [REJECT_RCPT_SUBSTRING]
+Usage: python smtp_sink.py [REJECT_RCPT_SUBSTRING]
 Recipients containing REJECT_RCPT_SUBSTRING are refused with 550 (a permanent failure).
+The sink picks its own free port and prints it first, as {"ready": PORT}.
 """
 import email
 import email.policy
 import json
+import socket
 import sys
 import threading
 
@@ -36,11 +38,30 @@ class Sink:
         return "250 Message accepted for delivery"
 
 
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
 def main():
-    port = int(sys.argv[1])
-    reject = sys.argv[2] if len(sys.argv) > 2 else ""
-    controller = Controller(Sink(reject), hostname="127.0.0.1", port=port)
-    controller.start()
+    reject = sys.argv[1] if len(sys.argv) > 1 else ""
+    # aiosmtpd cannot bind port 0 (it checks readiness by connecting to the port it was
+    # given), so a free port is picked and bound; another process may take it in between,
+    # and then the next one is tried.
+    for _ in range(50):
+        port = free_port()
+        controller = Controller(Sink(reject), hostname="127.0.0.1", port=port)
+        try:
+            controller.start()
+            break
+        except Exception:
+            try:
+                controller.stop()
+            except Exception:
+                pass
+    else:
+        sys.exit("no free port for the SMTP sink")
     print(json.dumps({"ready": port}), flush=True)
     # The controller serves from its own thread; this one only has to stay alive.
     threading.Event().wait()
