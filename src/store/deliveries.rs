@@ -7,7 +7,14 @@ use sqlx::any::AnyRow;
 
 use super::webhook_events::MessageEvent;
 use super::{Store, StoreResult, WriteTx, from_micros, to_micros};
-use crate::domain::delivery::Delivery;
+use crate::domain::delivery::{Delivery, EXPIRED, FAILED, NOT_CONFIGURED};
+
+/// The statuses a delivery stays in unsent, needing attention: what `/metrics` counts
+/// besides `Pending`, and what the partial index `deliveries_unsent` holds.
+pub(super) const UNSENT_STATUSES: [&str; 3] = [NOT_CONFIGURED, FAILED, EXPIRED];
+
+/// `deliveries_unsent`'s predicate, exactly as migration 0039 writes it.
+pub(super) const UNSENT_PREDICATE: &str = "status IN ('NotConfigured', 'Failed', 'Expired')";
 
 pub(super) const COLUMNS: &str = "d.id, d.tenant_code, d.channel, d.target, d.subject, d.body, d.status, \
      d.notification_id, d.alert_id, d.message_id, d.mt_message_id, d.device_id, d.event_id, \
@@ -120,7 +127,7 @@ impl WriteTx {
 impl Store {
     /// A page of a tenant's deliveries in id order.
     pub async fn list_deliveries(&self, f: &DeliveryFilter<'_>) -> StoreResult<Vec<Delivery>> {
-        let sql = list_deliveries_sql(f.alert_id.is_some());
+        let sql = list_deliveries_sql(ListRoute::of(f));
         let rows = sqlx::query(&sql)
             .bind(f.tenant_code)
             .bind(f.status.unwrap_or(""))
@@ -180,20 +187,50 @@ impl Store {
     }
 }
 
+/// How a listing reaches its rows, each through an index (asserted in query_plans.rs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum ListRoute {
+    /// The tenant's deliveries in id order (`deliveries_tenant`).
+    Tenant,
+    /// One alert's (`deliveries_alert`): `tenant_code || ''` keeps SQLite's planner, which
+    /// has no statistics here, from walking the tenant's whole history in id order and
+    /// checking each row for the alert (100 ms at 500,000 deliveries, and growing).
+    Alert,
+    /// The deliveries in one status that stays unsent (`deliveries_unsent`, a partial
+    /// index): a rare status among a tenant's history would otherwise walk all of it.
+    /// The status and the index's own predicate are written into the statement — SQLite
+    /// uses a partial index only for a query repeating its predicate, and the status is
+    /// one of `UNSENT_STATUSES`, never the caller's text.
+    Unsent(&'static str),
+}
+
+impl ListRoute {
+    pub(super) fn of(f: &DeliveryFilter<'_>) -> ListRoute {
+        if f.alert_id.is_some() {
+            return ListRoute::Alert;
+        }
+        match UNSENT_STATUSES.iter().find(|s| Some(**s) == f.status) {
+            Some(status) => ListRoute::Unsent(status),
+            None => ListRoute::Tenant,
+        }
+    }
+}
+
 /// `list_deliveries`' statement (parameters: tenant, status, channel, alert, device,
-/// after, limit). An alert's deliveries are a handful: read through `deliveries_alert`,
-/// with `tenant_code || ''` keeping SQLite's planner (no statistics) from walking the
-/// tenant's whole history in id order instead, checking each row for the alert (100 ms
-/// at 500,000 deliveries, and growing).
-pub(super) fn list_deliveries_sql(by_alert: bool) -> String {
-    let (tenant, alert) = if by_alert {
-        ("d.tenant_code || ''", "d.alert_id = $4")
-    } else {
-        ("d.tenant_code", "$4 = 0")
+/// after, limit).
+pub(super) fn list_deliveries_sql(route: ListRoute) -> String {
+    let (tenant, alert, unsent) = match route {
+        ListRoute::Tenant => ("d.tenant_code", "$4 = 0", String::new()),
+        ListRoute::Alert => ("d.tenant_code || ''", "d.alert_id = $4", String::new()),
+        ListRoute::Unsent(status) => (
+            "d.tenant_code",
+            "$4 = 0",
+            format!("d.{UNSENT_PREDICATE} AND d.status = '{status}' AND "),
+        ),
     };
     format!(
         "SELECT {COLUMNS} FROM deliveries d
-         WHERE {tenant} = $1 AND ($2 = '' OR d.status = $2) AND ($3 = '' OR d.channel = $3)
+         WHERE {unsent}{tenant} = $1 AND ($2 = '' OR d.status = $2) AND ($3 = '' OR d.channel = $3)
            AND {alert} AND ($5 = '' OR d.device_id = $5) AND d.id > $6
          ORDER BY d.id LIMIT $7"
     )

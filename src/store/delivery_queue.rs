@@ -531,13 +531,7 @@ impl Store {
     /// Deliveries that are work or need attention, by channel and status (not `Sent` or
     /// `NoAddress`: those are history, and counted by the attempt metrics).
     pub async fn delivery_queue_counts(&self) -> StoreResult<Vec<QueueCount>> {
-        let rows = sqlx::query(
-            "SELECT channel, status, COUNT(*) AS n FROM deliveries
-             WHERE status IN ('Pending', 'NotConfigured', 'Failed', 'Expired')
-             GROUP BY channel, status",
-        )
-        .fetch_all(&self.pool)
-        .await?;
+        let rows = sqlx::query(QUEUE_COUNTS_SQL).fetch_all(&self.pool).await?;
         rows.iter()
             .map(|row| {
                 Ok(QueueCount {
@@ -560,6 +554,15 @@ impl Store {
         from_micros(row.try_get("oldest")?)
     }
 }
+
+/// `delivery_queue_counts`: each half reads its own index only (`deliveries_due` carries
+/// channel and status for the Pending count, `deliveries_unsent` holds exactly the others),
+/// never the table's history of sent deliveries (migration 0039).
+pub(super) const QUEUE_COUNTS_SQL: &str = "SELECT channel, 'Pending' AS status, COUNT(*) AS n
+     FROM deliveries WHERE status = 'Pending' GROUP BY channel
+     UNION ALL
+     SELECT channel, status, COUNT(*) AS n FROM deliveries
+     WHERE status IN ('NotConfigured', 'Failed', 'Expired') GROUP BY channel, status";
 
 /// For each settlement, in order, whether its id is among `ours`.
 fn answered_in_order(settlements: &[(i64, Settlement)], ours: &HashSet<i64>) -> Vec<bool> {

@@ -4,8 +4,8 @@
 //! functional test and only shows as throughput falling while a table grows. These
 //! tests read the plans the way EXPLAIN QUERY PLAN shows them.
 
-use super::deliveries::list_deliveries_sql;
-use super::delivery_queue::claim_statement;
+use super::deliveries::{ListRoute, UNSENT_STATUSES, list_deliveries_sql};
+use super::delivery_queue::{QUEUE_COUNTS_SQL, claim_statement};
 use super::devices::existing_devices_sql;
 use super::mo_messages::{list_messages_sql, messages_by_id_sql};
 use super::receiver_backlog::{hold_back_statement, release_statement};
@@ -173,12 +173,43 @@ async fn held_back_deliveries_are_read_from_the_due_index_window() {
 async fn an_alerts_deliveries_are_read_through_the_alert_index() {
     let db = plan_store().await;
     assert_eq!(
-        plan(&db.store, &list_deliveries_sql(true)).await,
+        plan(&db.store, &list_deliveries_sql(ListRoute::Alert)).await,
         ["SEARCH d USING INDEX deliveries_alert (alert_id=? AND rowid>?)"]
     );
     // Without an alert: the tenant's deliveries in id order, no sort.
     assert_eq!(
-        plan(&db.store, &list_deliveries_sql(false)).await,
+        plan(&db.store, &list_deliveries_sql(ListRoute::Tenant)).await,
         ["SEARCH d USING INDEX deliveries_tenant (tenant_code=? AND id>?)"]
+    );
+}
+
+#[tokio::test]
+async fn a_rare_status_is_listed_through_the_unsent_index() {
+    let db = plan_store().await;
+    for status in UNSENT_STATUSES {
+        assert_eq!(
+            plan(&db.store, &list_deliveries_sql(ListRoute::Unsent(status))).await,
+            ["SEARCH d USING INDEX deliveries_unsent (status=? AND tenant_code=? AND id>?)"],
+            "{status}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn queue_counts_read_their_indexes_only() {
+    let db = plan_store().await;
+    let lines = plan(&db.store, QUEUE_COUNTS_SQL).await;
+    // Both halves index-only: neither reads the table, whose rows are mostly sent history.
+    for index in ["deliveries_due", "deliveries_unsent"] {
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains(&format!("USING COVERING INDEX {index}"))),
+            "{index}: {lines:?}"
+        );
+    }
+    assert!(
+        !lines.iter().any(|l| l.ends_with("SCAN deliveries")),
+        "{lines:?}"
     );
 }

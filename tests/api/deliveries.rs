@@ -200,6 +200,25 @@ async fn filters_and_paging(app: TestApp) {
     assert_eq!(emails.len(), 3);
     assert_eq!(walk(&app, "channel=Email").await, emails);
     assert_eq!(walk(&app, "status=NotConfigured").await, emails);
+    // The unsent statuses are read through their own index: the other filters still apply.
+    assert_eq!(
+        walk(&app, "status=NotConfigured&channel=Email").await,
+        emails
+    );
+    assert_eq!(
+        walk(&app, "status=NotConfigured&channel=Mt").await,
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        walk(&app, "status=NotConfigured&deviceId=device-1").await,
+        where_(&|d| d["Channel"] == "Email" && d["DeviceId"] == "device-1")
+    );
+    for status in ["Failed", "Expired"] {
+        assert_eq!(
+            walk(&app, &format!("status={status}")).await,
+            Vec::<String>::new()
+        );
+    }
     let texts = where_(&|d| d["Channel"] == "Mt");
     assert_eq!(walk(&app, "channel=Mt&status=Sent").await, texts);
     assert_eq!(
@@ -292,6 +311,18 @@ async fn deliveries_outside_the_tenant_are_404(app: TestApp) {
     assert_eq!(child_deliveries[0]["TenantCode"], child);
     // Not the parent's: neither listed nor readable through the parent's path.
     assert_eq!(app.admin.get_json("/V2/1000/deliveries").await, json!([]));
+    // Nor by a status read through the unsent index (the child's e-mail is NotConfigured).
+    assert_eq!(
+        app.admin
+            .get_json("/V2/1000/deliveries?status=NotConfigured")
+            .await,
+        json!([])
+    );
+    let child_unsent = app
+        .admin
+        .get_json(&format!("/V2/{child}/deliveries?status=NotConfigured"))
+        .await;
+    assert_eq!(child_unsent.as_array().map(Vec::len), Some(1));
     // Nor by the child's alert: read by alert, the deliveries still keep to the tenant.
     assert_eq!(
         app.admin

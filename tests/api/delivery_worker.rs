@@ -729,6 +729,37 @@ async fn metrics_show_the_queue_and_the_attempts(backend: Backend) {
             "/metrics lacks {expected}:\n{text}"
         );
     }
+    // The counts themselves: the e-mail waits for a channel, the webhook is sent; then,
+    // with the receiver gone, the next message's webhook waits for a retry.
+    let counted = |text: &str, line: &str| {
+        assert!(
+            text.lines().any(|l| l == line),
+            "/metrics lacks {line}:\n{text}"
+        );
+    };
+    counted(
+        &text,
+        r#"safetrack_deliveries{channel="Email",status="NotConfigured"} 1"#,
+    );
+    counted(
+        &text,
+        r#"safetrack_deliveries{channel="Webhook",status="Pending"} 0"#,
+    );
+    receiver.stop();
+    raise(&app, "1000", DEVICE, 2, "2026-03-01T10:01:00Z").await;
+    wait_deliveries(&app, "?channel=Webhook&status=Pending", |list| {
+        list.len() == 1 && list[0]["Attempts"] == 1
+    })
+    .await;
+    let text = app.anonymous().get("/metrics").await.text().await.unwrap();
+    counted(
+        &text,
+        r#"safetrack_deliveries{channel="Webhook",status="Pending"} 1"#,
+    );
+    counted(
+        &text,
+        r#"safetrack_deliveries{channel="Email",status="NotConfigured"} 2"#,
+    );
 }
 
 /// The worker polls only once an hour here: a webhook that arrives anyway was sent
