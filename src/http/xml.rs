@@ -5,6 +5,7 @@
 //! Parsing goes into the typed record, so XML in and JSON out round-trip.
 
 mod input;
+mod tree;
 
 use std::io::Cursor;
 
@@ -108,12 +109,12 @@ fn element_name(key: &str) -> String {
 pub fn from_xml<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     let text = std::str::from_utf8(bytes)
         .map_err(|_| ApiError::bad_request("malformed_xml", "the XML body is not UTF-8"))?;
-    let root = input::parse(text).map_err(|e| match e {
-        input::TreeError::Malformed(message) => ApiError::bad_request(
+    let root = tree::parse(text).map_err(|e| match e {
+        tree::TreeError::Malformed(message) => ApiError::bad_request(
             "malformed_xml",
             format!("the body is not well-formed XML: {message}"),
         ),
-        input::TreeError::TooLarge(message) => ApiError::PayloadTooLarge(message),
+        tree::TreeError::TooLarge(message) => ApiError::PayloadTooLarge(message),
     })?;
     input::deserialize(&root).map_err(|e| {
         let message = e.inner().to_string();
@@ -432,7 +433,7 @@ mod tests {
         }
         let deep = format!("{}{}", "<a>".repeat(100), "</a>".repeat(100));
         assert_eq!(code::<Contact>(&deep), "payload_too_large");
-        let many = format!("<Contact>{}</Contact>", "<x/>".repeat(input::MAX_ELEMENTS));
+        let many = format!("<Contact>{}</Contact>", "<x/>".repeat(tree::MAX_ELEMENTS));
         assert_eq!(code::<Contact>(&many), "payload_too_large");
     }
 }
