@@ -254,3 +254,21 @@ impl From<AuthError> for ApiError {
         }
     }
 }
+
+/// The field a serde error is about: its path, or for unknown fields the field's own name.
+pub fn field_of(path: &str, message: &str) -> String {
+    if let Some(rest) = message.strip_prefix("unknown field `")
+        && let Some((name, _)) = rest.split_once('`')
+    {
+        return match path {
+            "." => name.to_string(),
+            p if p == name || p.ends_with(&format!(".{name}")) => p.to_string(),
+            p => format!("{p}.{name}"),
+        };
+    }
+    if path == "." {
+        "body".into()
+    } else {
+        path.to_string()
+    }
+}

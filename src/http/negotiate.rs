@@ -17,7 +17,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use super::error::ApiError;
+use super::error::{ApiError, field_of};
 use super::extract::unquote_etag;
 use super::strict_records::StrictRecords;
 use super::xml;
@@ -279,24 +279,6 @@ fn nul_field(bytes: &[u8]) -> String {
         .and_then(|value| find(&value, ""))
         .filter(|field| !field.is_empty())
         .unwrap_or_else(|| "body".into())
-}
-
-/// The field a serde error is about: its path, or for unknown fields the field's own name.
-pub fn field_of(path: &str, message: &str) -> String {
-    if let Some(rest) = message.strip_prefix("unknown field `")
-        && let Some((name, _)) = rest.split_once('`')
-    {
-        return match path {
-            "." => name.to_string(),
-            p if p == name || p.ends_with(&format!(".{name}")) => p.to_string(),
-            p => format!("{p}.{name}"),
-        };
-    }
-    if path == "." {
-        "body".into()
-    } else {
-        path.to_string()
-    }
 }
 
 fn strip_position(message: &str) -> String {

@@ -14,7 +14,7 @@ use quick_xml::events::{BytesEnd, BytesStart, BytesText, Event};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::error::ApiError;
+use super::error::{ApiError, field_of};
 
 pub fn to_xml(name: &str, list: bool, value: &Value) -> anyhow::Result<String> {
     let mut writer = Writer::new(Cursor::new(Vec::new()));
@@ -118,10 +118,7 @@ pub fn from_xml<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     })?;
     input::deserialize(&root).map_err(|e| {
         let message = e.inner().to_string();
-        ApiError::field(
-            super::negotiate::field_of(&e.path().to_string(), &message),
-            message,
-        )
+        ApiError::field(field_of(&e.path().to_string(), &message), message)
     })
 }
 

@@ -2,54 +2,11 @@
 //! written by the transactions that store its messages or run its check-in schedule.
 
 use sqlx::Row;
-use sqlx::any::AnyRow;
 
-use super::{Float, Store, StoreError, StoreResult, WriteTx, from_micros, to_micros};
+use super::device_rows::{DEVICE_COLUMNS, STATE_COLUMNS, device_from_row, state_from_row};
+use super::{Float, Store, StoreError, StoreResult, WriteTx, to_micros};
 use crate::domain::device::Device;
-use crate::domain::device_state::{DeviceState, LastPosition};
-use crate::domain::mo_message::GeofenceRef;
-
-/// The state columns, for a `LEFT JOIN device_states s`.
-pub(super) const STATE_COLUMNS: &str = "s.last_message_time, s.last_message_id, s.latitude, \
-     s.longitude, s.speed, s.heading, s.altitude, s.gps_at, s.emergency_state, s.battery, \
-     s.geofences, s.check_in_interval_minutes, s.check_in_paused, s.next_check_in_at";
-
-pub(super) fn state_from_row(row: &AnyRow) -> StoreResult<DeviceState> {
-    let position = match (
-        row.try_get::<Option<f64>, _>("latitude")?,
-        row.try_get::<Option<f64>, _>("longitude")?,
-    ) {
-        (Some(lat), Some(lon)) => Some(LastPosition {
-            lat,
-            lon,
-            speed: row.try_get("speed")?,
-            heading: row.try_get("heading")?,
-            altitude: row.try_get("altitude")?,
-            gps_timestamp: from_micros(row.try_get("gps_at")?)?,
-        }),
-        _ => None,
-    };
-    let geofences: Option<String> = row.try_get("geofences")?;
-    let containing_geofences: Vec<GeofenceRef> = match geofences {
-        Some(text) => serde_json::from_str(&text)
-            .map_err(|e| StoreError::Corrupt(format!("device state geofences: {e}")))?,
-        None => Vec::new(),
-    };
-    Ok(DeviceState {
-        last_message_time: from_micros(row.try_get("last_message_time")?)?,
-        last_message_id: row.try_get("last_message_id")?,
-        last_position: position,
-        emergency_state: row.try_get("emergency_state")?,
-        battery_percentage: row.try_get("battery")?,
-        containing_geofences,
-        check_in_interval_minutes: row.try_get("check_in_interval_minutes")?,
-        check_in_paused: row
-            .try_get::<Option<i64>, _>("check_in_paused")?
-            .unwrap_or(0)
-            != 0,
-        next_check_in_at: from_micros(row.try_get("next_check_in_at")?)?,
-    })
-}
+use crate::domain::device_state::DeviceState;
 
 const SAVE_STATE: &str = "UPDATE device_states SET last_message_time = $1, last_message_id = $2,
     latitude = $3, longitude = $4, speed = $5, heading = $6, altitude = $7, gps_at = $8,
@@ -80,7 +37,7 @@ impl WriteTx {
                 (SELECT w.doc FROM webhook_settings w WHERE w.tenant_code = d.tenant_code) AS webhooks
              FROM devices d JOIN device_states s ON s.device_id = d.device_id
              WHERE d.device_id = $1 AND d.tenant_code = $2{lock}",
-            super::devices::DEVICE_COLUMNS
+            DEVICE_COLUMNS
         );
         let row = sqlx::query(&sql)
             .bind(device_id)
@@ -101,7 +58,7 @@ impl WriteTx {
             .transpose()
             .map_err(|e| StoreError::Corrupt(format!("webhook settings: {e}")))?;
         Ok(Some(IngestContext {
-            device: super::devices::device_from_row(&row)?,
+            device: device_from_row(&row)?,
             state: state_from_row(&row)?,
             rules_version: row.try_get("rules_version")?,
             webhooks,
@@ -119,7 +76,7 @@ impl WriteTx {
         let sql = format!(
             "SELECT {}, {STATE_COLUMNS} FROM devices d JOIN device_states s ON s.device_id = d.device_id
              WHERE d.device_id = $1 AND d.tenant_code = $2{lock}",
-            super::devices::DEVICE_COLUMNS
+            DEVICE_COLUMNS
         );
         for attempt in 0..2 {
             let row = sqlx::query(&sql)
@@ -128,10 +85,7 @@ impl WriteTx {
                 .fetch_optional(&mut *self.tx)
                 .await?;
             if let Some(row) = row {
-                return Ok(Some((
-                    super::devices::device_from_row(&row)?,
-                    state_from_row(&row)?,
-                )));
+                return Ok(Some((device_from_row(&row)?, state_from_row(&row)?)));
             }
             if attempt == 0 {
                 // A device without a state row (created by hand, or restored from an old

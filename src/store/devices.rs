@@ -3,11 +3,11 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::device_states::{STATE_COLUMNS, state_from_row};
+use super::device_rows::{DEVICE_COLUMNS, STATE_COLUMNS, device_from_row, state_from_row};
 use super::webhook_events::emit;
 use super::{
-    Key, Store, StoreError, StoreResult, VersionedRow, conflict_on_duplicate, from_doc,
-    from_micros, new_etag, to_doc, to_micros,
+    Key, Store, StoreError, StoreResult, VersionedRow, conflict_on_duplicate, from_doc, new_etag,
+    to_doc, to_micros,
 };
 use crate::domain::device::{DeletedDevice, Device, redact_email};
 use crate::domain::device_state::DeviceState;
@@ -15,9 +15,6 @@ use crate::domain::record::ServerFields;
 use crate::domain::time::now;
 use crate::domain::webhook::Category;
 use crate::domain::webhook_event::{EventType, event_data};
-
-pub(super) const DEVICE_COLUMNS: &str =
-    "d.device_id, d.group_id, d.user_id, d.device_type, d.status, d.doc, d.etag, d.updated_at";
 
 /// A device with its state (`s` may be missing: a LEFT JOIN).
 fn device_columns() -> String {
@@ -31,23 +28,6 @@ pub enum DeletedDeviceScope<'a> {
     Tenant(&'a str),
     /// The tenant with this path and its descendants.
     Subtree(&'a str),
-}
-
-/// The device as stored (without its state).
-pub(super) fn device_from_row(row: &AnyRow) -> StoreResult<Device> {
-    let mut device: Device = from_doc(row, "doc")?;
-    device.device_id = Some(row.try_get("device_id")?);
-    device.group_id = row
-        .try_get::<Option<i64>, _>("group_id")?
-        .map(|id| id.to_string());
-    device.user_id = row
-        .try_get::<Option<i64>, _>("user_id")?
-        .map(|id| id.to_string());
-    device.device_type = Some(row.try_get("device_type")?);
-    device.status = Some(row.try_get("status")?);
-    device.etag = Some(row.try_get("etag")?);
-    device.timestamp = from_micros(row.try_get("updated_at")?)?;
-    Ok(device)
 }
 
 /// The device with its state, as the API shows it.

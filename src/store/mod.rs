@@ -30,6 +30,7 @@ mod cache;
 mod collections;
 mod deliveries;
 mod delivery_queue;
+mod device_rows;
 mod device_states;
 mod devices;
 mod external_links;

@@ -6,8 +6,7 @@ use futures::stream::{BoxStream, StreamExt};
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::device_states::{STATE_COLUMNS, state_from_row};
-use super::devices::{DEVICE_COLUMNS, device_from_row};
+use super::device_rows::{DEVICE_COLUMNS, STATE_COLUMNS, device_from_row, state_from_row};
 use super::{Store, StoreError, StoreResult, from_micros, to_micros};
 use crate::domain::device::Device;
 use crate::domain::device_state::DeviceState;
