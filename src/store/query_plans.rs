@@ -173,13 +173,37 @@ async fn held_back_deliveries_are_read_from_the_due_index_window() {
 async fn an_alerts_deliveries_are_read_through_the_alert_index() {
     let db = plan_store().await;
     assert_eq!(
-        plan(&db.store, &list_deliveries_sql(ListRoute::Alert)).await,
+        plan(
+            &db.store,
+            &list_deliveries_sql(ListRoute::Alert, Backend::Sqlite)
+        )
+        .await,
         ["SEARCH d USING INDEX deliveries_alert (alert_id=? AND rowid>?)"]
     );
     // Without an alert: the tenant's deliveries in id order, no sort.
     assert_eq!(
-        plan(&db.store, &list_deliveries_sql(ListRoute::Tenant)).await,
+        plan(
+            &db.store,
+            &list_deliveries_sql(ListRoute::Tenant, Backend::Sqlite)
+        )
+        .await,
         ["SEARCH d USING INDEX deliveries_tenant (tenant_code=? AND id>?)"]
+    );
+}
+
+#[tokio::test]
+async fn pending_deliveries_are_listed_from_the_due_index() {
+    let db = plan_store().await;
+    assert_eq!(
+        plan(
+            &db.store,
+            &list_deliveries_sql(ListRoute::Pending, Backend::Sqlite)
+        )
+        .await,
+        [
+            "SCAN d USING INDEX deliveries_due",
+            "USE TEMP B-TREE FOR ORDER BY"
+        ]
     );
 }
 
@@ -188,7 +212,11 @@ async fn a_rare_status_is_listed_through_the_unsent_index() {
     let db = plan_store().await;
     for status in UNSENT_STATUSES {
         assert_eq!(
-            plan(&db.store, &list_deliveries_sql(ListRoute::Unsent(status))).await,
+            plan(
+                &db.store,
+                &list_deliveries_sql(ListRoute::Unsent(status), Backend::Sqlite)
+            )
+            .await,
             ["SEARCH d USING INDEX deliveries_unsent (status=? AND tenant_code=? AND id>?)"],
             "{status}"
         );

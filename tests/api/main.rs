@@ -11,6 +11,7 @@ mod conventions;
 mod deliveries;
 mod delivery_durability;
 mod delivery_priority;
+mod delivery_queue_listing;
 mod delivery_worker;
 mod devices;
 mod durability;
