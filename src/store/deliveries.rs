@@ -13,7 +13,8 @@ use crate::domain::delivery::{Delivery, EXPIRED, FAILED, NOT_CONFIGURED, PENDING
 /// besides `Pending`, and what the partial index `deliveries_unsent` holds.
 pub(super) const UNSENT_STATUSES: [&str; 3] = [NOT_CONFIGURED, FAILED, EXPIRED];
 
-/// `deliveries_unsent`'s predicate, exactly as migration 0039 writes it.
+/// `deliveries_unsent`'s predicate, exactly as migration 0039 writes it: a statement
+/// repeats it word for word, or SQLite does not use the index.
 pub(super) const UNSENT_PREDICATE: &str = "status IN ('NotConfigured', 'Failed', 'Expired')";
 
 pub(super) const COLUMNS: &str = "d.id, d.tenant_code, d.channel, d.target, d.subject, d.body, d.status, \

@@ -15,7 +15,7 @@ use jiff::{SignedDuration, Timestamp};
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::deliveries::delivery_from_row;
+use super::deliveries::{UNSENT_PREDICATE, delivery_from_row};
 use super::mo_messages::message_from_columns;
 use super::webhook_events::MessageEvent;
 use super::{AnyQuery, Backend, Store, StoreError, StoreResult, from_micros, to_micros};
@@ -531,7 +531,9 @@ impl Store {
     /// Deliveries that are work or need attention, by channel and status (not `Sent` or
     /// `NoAddress`: those are history, and counted by the attempt metrics).
     pub async fn delivery_queue_counts(&self) -> StoreResult<Vec<QueueCount>> {
-        let rows = sqlx::query(QUEUE_COUNTS_SQL).fetch_all(&self.pool).await?;
+        let rows = sqlx::query(&queue_counts_sql())
+            .fetch_all(&self.pool)
+            .await?;
         rows.iter()
             .map(|row| {
                 Ok(QueueCount {
@@ -558,11 +560,15 @@ impl Store {
 /// `delivery_queue_counts`: each half reads its own index only (`deliveries_due` carries
 /// channel and status for the Pending count, `deliveries_unsent` holds exactly the others),
 /// never the table's history of sent deliveries (migration 0039).
-pub(super) const QUEUE_COUNTS_SQL: &str = "SELECT channel, 'Pending' AS status, COUNT(*) AS n
-     FROM deliveries WHERE status = 'Pending' GROUP BY channel
-     UNION ALL
-     SELECT channel, status, COUNT(*) AS n FROM deliveries
-     WHERE status IN ('NotConfigured', 'Failed', 'Expired') GROUP BY channel, status";
+pub(super) fn queue_counts_sql() -> String {
+    format!(
+        "SELECT channel, 'Pending' AS status, COUNT(*) AS n
+         FROM deliveries WHERE status = 'Pending' GROUP BY channel
+         UNION ALL
+         SELECT channel, status, COUNT(*) AS n FROM deliveries
+         WHERE {UNSENT_PREDICATE} GROUP BY channel, status"
+    )
+}
 
 /// For each settlement, in order, whether its id is among `ours`.
 fn answered_in_order(settlements: &[(i64, Settlement)], ours: &HashSet<i64>) -> Vec<bool> {
