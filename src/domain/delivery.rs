@@ -25,6 +25,9 @@ pub const SENT: &str = "Sent";
 pub const FAILED: &str = "Failed";
 pub const EXPIRED: &str = "Expired";
 pub const STATUSES: [&str; 6] = [PENDING, NOT_CONFIGURED, NO_ADDRESS, SENT, FAILED, EXPIRED];
+/// The statuses a delivery stays in unsent, needing attention (`Pending` aside, which is
+/// work in progress): what `/metrics` counts besides it.
+pub const UNSENT_STATUSES: [&str; 3] = [NOT_CONFIGURED, FAILED, EXPIRED];
 
 /// Who answers a delivery's attempts. A webhook's is its URL, per tenant (one tenant's
 /// receiver never speaks for another's deliveries); e-mail's, SMS's and voice's is the

@@ -8,7 +8,7 @@ use axum::response::IntoResponse;
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 
 use super::AppState;
-use crate::domain::delivery::{CHANNELS, EXPIRED, FAILED, NOT_CONFIGURED, PENDING};
+use crate::domain::delivery::{CHANNELS, PENDING, UNSENT_STATUSES};
 use crate::domain::time::now;
 use crate::store::Store;
 
@@ -89,7 +89,7 @@ async fn record_delivery_queue(store: &Store) {
         }
     };
     for channel in CHANNELS {
-        for status in [PENDING, NOT_CONFIGURED, FAILED, EXPIRED] {
+        for status in std::iter::once(PENDING).chain(UNSENT_STATUSES) {
             let n = counts
                 .iter()
                 .find(|c| c.channel == channel && c.status == status)

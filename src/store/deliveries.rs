@@ -7,13 +7,10 @@ use sqlx::any::AnyRow;
 
 use super::webhook_events::MessageEvent;
 use super::{Backend, Store, StoreResult, WriteTx, from_micros, to_micros};
-use crate::domain::delivery::{Delivery, EXPIRED, FAILED, NOT_CONFIGURED, PENDING};
+use crate::domain::delivery::{Delivery, PENDING, UNSENT_STATUSES};
 
-/// The statuses a delivery stays in unsent, needing attention: what `/metrics` counts
-/// besides `Pending`, and what the partial index `deliveries_unsent` holds.
-pub(super) const UNSENT_STATUSES: [&str; 3] = [NOT_CONFIGURED, FAILED, EXPIRED];
-
-/// `deliveries_unsent`'s predicate, exactly as migration 0039 writes it: a statement
+/// `deliveries_unsent`'s predicate (the index of `UNSENT_STATUSES`), exactly as migration
+/// 0039 writes it: a statement
 /// repeats it word for word, or SQLite does not use the index.
 pub(super) const UNSENT_PREDICATE: &str = "status IN ('NotConfigured', 'Failed', 'Expired')";
 

@@ -4,13 +4,14 @@
 //! functional test and only shows as throughput falling while a table grows. These
 //! tests read the plans the way EXPLAIN QUERY PLAN shows them.
 
-use super::deliveries::{ListRoute, UNSENT_STATUSES, list_deliveries_sql};
+use super::deliveries::{ListRoute, UNSENT_PREDICATE, list_deliveries_sql};
 use super::delivery_queue::{claim_statement, queue_counts_sql};
 use super::devices::existing_devices_sql;
 use super::mo_messages::{list_messages_sql, messages_by_id_sql};
 use super::receiver_backlog::{hold_back_statement, release_statement};
 use super::reports::{ODOMETER_CANDIDATE_SQL, TRACK_CHUNK_SQL};
 use super::{Backend, ClaimScope, Store};
+use crate::domain::delivery::UNSENT_STATUSES;
 use sqlx::Row;
 
 /// A migrated SQLite store in a fresh file, removed on drop.
@@ -239,5 +240,14 @@ async fn queue_counts_read_their_indexes_only() {
     assert!(
         !lines.iter().any(|l| l.ends_with("SCAN deliveries")),
         "{lines:?}"
+    );
+}
+
+#[test]
+fn the_unsent_index_predicate_names_the_unsent_statuses() {
+    let quoted: Vec<String> = UNSENT_STATUSES.iter().map(|s| format!("'{s}'")).collect();
+    assert_eq!(
+        UNSENT_PREDICATE,
+        format!("status IN ({})", quoted.join(", "))
     );
 }

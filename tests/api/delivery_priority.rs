@@ -15,8 +15,8 @@ use crate::alerts::{raise, sos_setup};
 use crate::backend_fn_tests;
 use crate::common::{Backend, TestApp};
 use crate::delivery_worker::{
-    Peers, all_status, app_with, post_message, subscribe_mo_messages, wait_deliveries,
-    wait_deliveries_for,
+    Peers, all_status, app_with, post_message, post_report_batches, subscribe_mo_messages,
+    subscribe_mo_messages_to, wait_deliveries, wait_deliveries_for,
 };
 use crate::mo_messages::{DEVICE, position_report, register_device};
 use crate::peers::{Receiver, SmtpSink};
@@ -148,19 +148,7 @@ async fn an_sos_webhook_overtakes_a_backlog_of_message_events(backend: Backend) 
     let settings = json!({"Urls": [{"Url": url, "MoMessage": true, "EventNotification": true}]});
     let response = app.admin.put("/V2/1000/webhooks", &settings).await;
     assert_eq!(response.status(), StatusCode::OK);
-    for batch in 0..20 {
-        let messages: Vec<Value> = (1..=100)
-            .map(|i| position_report(batch * 100 + i, "2026-03-01T10:00:00Z", 51.5, -0.12))
-            .collect();
-        let response = app
-            .admin
-            .post(
-                &format!("/V2/1000/devices/{DEVICE}/momessages"),
-                &json!(messages),
-            )
-            .await;
-        assert_eq!(response.status(), StatusCode::OK);
-    }
+    post_report_batches(&app, 20, |_| "2026-03-01T10:00:00Z".into()).await;
 
     let raised = Instant::now();
     raise(&app, "1000", DEVICE, 5000, "2026-03-01T10:05:00Z").await;
@@ -215,23 +203,10 @@ async fn a_hanging_receivers_long_backlog_holds_up_no_other_tenants_webhooks(bac
         return;
     };
     // 700 events to the hanging URL, in batches of 100.
-    for batch in 0..7 {
-        let messages: Vec<Value> = (1..=100)
-            .map(|i| {
-                let seq = batch * 100 + i;
-                let at = format!("2026-03-01T10:{:02}:{:02}Z", seq / 60 % 60, seq % 60);
-                position_report(seq, &at, 51.5, -0.12)
-            })
-            .collect();
-        let response = app
-            .admin
-            .post(
-                &format!("/V2/1000/devices/{DEVICE}/momessages"),
-                &json!(messages),
-            )
-            .await;
-        assert_eq!(response.status(), StatusCode::OK);
-    }
+    post_report_batches(&app, 7, |seq| {
+        format!("2026-03-01T10:{:02}:{:02}Z", seq / 60 % 60, seq % 60)
+    })
+    .await;
     // The hanging URL is busy once its first attempts run past 2 s.
     let deadline = Instant::now() + Duration::from_secs(10);
     while hanging.received().len() < 8 {
@@ -291,15 +266,7 @@ async fn hanging_scene(backend: Backend) -> Option<HangingScene> {
     subscribe_mo_messages(&app, &hanging).await;
     let branch = app.create_tenant("1000", "Branch").await;
     register_device(&app, &branch, BRANCH_DEVICE).await;
-    let url = format!("{}/hook", healthy.base);
-    let response = app
-        .admin
-        .put(
-            &format!("/V2/{branch}/webhooks"),
-            &json!({"Urls": [{"Url": url, "MoMessage": true}]}),
-        )
-        .await;
-    assert_eq!(response.status(), StatusCode::OK);
+    subscribe_mo_messages_to(&app, &branch, &format!("{}/hook", healthy.base)).await;
     Some(HangingScene {
         app,
         hanging,

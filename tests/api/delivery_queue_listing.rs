@@ -1,67 +1,37 @@
 //! `GET /deliveries?status=Pending`: what is left to send, read from the queue rather than
 //! by walking the tenant's history; other filters, paging and tenant scope still hold.
 
-use reqwest::{Method, StatusCode};
-use serde_json::{Value, json};
+use reqwest::StatusCode;
+use serde_json::json;
 
 use crate::backend_fn_tests;
 use crate::common::{Backend, TestApp};
-use crate::delivery_worker::{Peers, app_with};
-use crate::mo_messages::{DEVICE, register_device};
+use crate::delivery_worker::{Peers, app_with, subscribe_mo_messages_to};
+use crate::mo_messages::{DEVICE, position_report, register_device};
 use crate::peers::Receiver;
 
 backend_fn_tests!(pending_deliveries_are_listed_from_the_queue);
 
-/// Every page of the tenant's deliveries matching `query` (pageSize 2), ids in order.
+/// Every page of `tenant`'s deliveries matching `query` (pageSize 2), ids in order.
 async fn walk(app: &TestApp, tenant: &str, query: &str) -> Vec<String> {
-    let mut seen = Vec::new();
-    let mut token: Option<String> = None;
-    for _ in 0..50 {
-        let mut request = app.admin.request(
-            Method::GET,
-            &format!("/V2/{tenant}/deliveries?pageSize=2&{query}"),
-        );
-        if let Some(t) = &token {
-            request = request.header("X-CONTINUATIONTOKEN", t);
-        }
-        let response = request.send().await.unwrap();
-        assert_eq!(response.status(), StatusCode::OK, "{query}");
-        token = response
-            .headers()
-            .get("x-continuationtoken")
-            .map(|v| v.to_str().unwrap().to_string());
-        let page: Value = response.json().await.unwrap();
-        seen.extend(
-            page.as_array()
-                .unwrap()
-                .iter()
-                .map(|d| d["DeliveryId"].as_str().unwrap().to_string()),
-        );
-        if token.is_none() {
-            return seen;
-        }
-    }
-    panic!("paging does not end");
+    app.admin
+        .get_all_pages(&format!("/V2/{tenant}/deliveries?pageSize=2&{query}"))
+        .await
+        .iter()
+        .map(|d| d["DeliveryId"].as_str().unwrap().to_string())
+        .collect()
 }
 
 /// `tenant`'s MoMessage events go to `url`; `count` messages from its device.
 async fn queue_message_events(app: &TestApp, tenant: &str, device: &str, url: &str, count: i64) {
-    let response = app
-        .admin
-        .put(
-            &format!("/V2/{tenant}/webhooks"),
-            &json!({"Urls": [{"Url": url, "MoMessage": true}]}),
-        )
-        .await;
-    assert_eq!(response.status(), StatusCode::OK);
+    subscribe_mo_messages_to(app, tenant, url).await;
     for seq in 1..=count {
+        let sent = format!("2026-03-01T10:0{seq}:00Z");
         let response = app
             .admin
             .post(
                 &format!("/V2/{tenant}/devices/{device}/momessages"),
-                &json!([{"MessageType": "AutomaticPositionReport", "SequenceNumber": seq,
-                         "SentFromDevice": format!("2026-03-01T10:0{seq}:00Z"),
-                         "Position": {"Lat": 51.5, "Lon": -0.12}}]),
+                &json!([position_report(seq, &sent, 51.5, -0.12)]),
             )
             .await;
         assert_eq!(response.status(), StatusCode::OK);

@@ -135,14 +135,52 @@ pub fn all_status(status: &'static str) -> impl Fn(&[Value]) -> bool {
 }
 
 async fn subscribe(app: &TestApp, settings: Value) {
-    let response = app.admin.put("/V2/1000/webhooks", &settings).await;
+    subscribe_tenant(app, "1000", settings).await;
+}
+
+/// Saves `tenant`'s webhook settings.
+pub async fn subscribe_tenant(app: &TestApp, tenant: &str, settings: Value) {
+    let response = app
+        .admin
+        .put(&format!("/V2/{tenant}/webhooks"), &settings)
+        .await;
     assert_eq!(response.status(), StatusCode::OK, "save webhook settings");
+}
+
+/// `tenant`'s MoMessage events go to `url`.
+pub async fn subscribe_mo_messages_to(app: &TestApp, tenant: &str, url: &str) {
+    subscribe_tenant(
+        app,
+        tenant,
+        json!({"Urls": [{"Url": url, "MoMessage": true}]}),
+    )
+    .await;
 }
 
 /// The tenant's MoMessage events go to `receiver`'s `/hook`.
 pub async fn subscribe_mo_messages(app: &TestApp, receiver: &Receiver) {
-    let url = format!("{}/hook", receiver.base);
-    subscribe(app, json!({"Urls": [{"Url": url, "MoMessage": true}]})).await;
+    subscribe_mo_messages_to(app, "1000", &format!("{}/hook", receiver.base)).await;
+}
+
+/// `batches` batches of 100 position reports from the registered device, sequence
+/// numbers from 1 on, each sent at `sent(sequence number)`.
+pub async fn post_report_batches(app: &TestApp, batches: i64, sent: impl Fn(i64) -> String) {
+    for batch in 0..batches {
+        let messages: Vec<Value> = (1..=100)
+            .map(|i| {
+                let seq = batch * 100 + i;
+                position_report(seq, &sent(seq), 51.5, -0.12)
+            })
+            .collect();
+        let response = app
+            .admin
+            .post(
+                &format!("/V2/1000/devices/{DEVICE}/momessages"),
+                &json!(messages),
+            )
+            .await;
+        assert_eq!(response.status(), StatusCode::OK);
+    }
 }
 
 /// One MO message from the registered device (a `MoMessage` webhook event).
@@ -731,19 +769,20 @@ async fn metrics_show_the_queue_and_the_attempts(backend: Backend) {
     }
     // The counts themselves: the e-mail waits for a channel, the webhook is sent; then,
     // with the receiver gone, the next message's webhook waits for a retry.
-    let counted = |text: &str, line: &str| {
-        assert!(
-            text.lines().any(|l| l == line),
-            "/metrics lacks {line}:\n{text}"
-        );
+    let counted = |text: &str, lines: &[&str]| {
+        for line in lines {
+            assert!(
+                text.lines().any(|l| l == *line),
+                "/metrics lacks {line}:\n{text}"
+            );
+        }
     };
     counted(
         &text,
-        r#"safetrack_deliveries{channel="Email",status="NotConfigured"} 1"#,
-    );
-    counted(
-        &text,
-        r#"safetrack_deliveries{channel="Webhook",status="Pending"} 0"#,
+        &[
+            r#"safetrack_deliveries{channel="Email",status="NotConfigured"} 1"#,
+            r#"safetrack_deliveries{channel="Webhook",status="Pending"} 0"#,
+        ],
     );
     receiver.stop();
     raise(&app, "1000", DEVICE, 2, "2026-03-01T10:01:00Z").await;
@@ -754,11 +793,10 @@ async fn metrics_show_the_queue_and_the_attempts(backend: Backend) {
     let text = app.anonymous().get("/metrics").await.text().await.unwrap();
     counted(
         &text,
-        r#"safetrack_deliveries{channel="Webhook",status="Pending"} 1"#,
-    );
-    counted(
-        &text,
-        r#"safetrack_deliveries{channel="Email",status="NotConfigured"} 2"#,
+        &[
+            r#"safetrack_deliveries{channel="Webhook",status="Pending"} 1"#,
+            r#"safetrack_deliveries{channel="Email",status="NotConfigured"} 2"#,
+        ],
     );
 }
 
