@@ -50,6 +50,7 @@ mod references;
 pub mod reports;
 mod risk_regions;
 mod settings;
+mod sqlite_writer;
 mod stream_feed;
 mod tenants;
 mod users;
@@ -66,6 +67,7 @@ use sqlx::{AnyPool, Row};
 
 use crate::domain::tenant::{Tenant, TenantNode};
 use cache::RecordCache;
+use sqlite_writer::{SqliteWriter, WriterTx};
 
 pub use address_book::{AddressBook, AddressBookWrite, Owned};
 pub use alerts::{AlertFilter, AlertMatch, AlertTransition, DueEscalation};
@@ -206,9 +208,8 @@ pub struct Store {
     /// Read caches (SQLite only; see `cache.rs`).
     tenants: Arc<RecordCache<String, Tenant>>,
     users: Arc<RecordCache<i64, StoredUser>>,
-    /// SQLite has one writer: writers queue here, in order, instead of polling the
-    /// database lock (SQLite's busy handler sleeps, which wrecks tail latency).
-    write_queue: Arc<tokio::sync::Mutex<()>>,
+    /// SQLite's one writing connection, which writers queue for (`sqlite_writer.rs`).
+    writer: Option<Arc<SqliteWriter>>,
     /// PostgreSQL: where the live stream's announcements go (`stream_feed.rs`), and the
     /// URL its listening connection opens (never logged: it may hold a password).
     stream_channel: Option<Arc<str>>,
@@ -224,28 +225,9 @@ impl Store {
         sqlx::any::install_default_drivers();
         let backend = Backend::from_url(url)?;
         let options = match backend {
-            // SQLite: WAL for concurrent readers; a generous busy timeout because writers
-            // queue on the single write lock (see `begin_write`).
             Backend::Sqlite => AnyPoolOptions::new()
                 .max_connections(8)
-                .after_connect(|conn, _| {
-                    Box::pin(async move {
-                        sqlx::query("PRAGMA journal_mode = WAL")
-                            .execute(&mut *conn)
-                            .await?;
-                        // Every commit is fsynced: an SOS acknowledged is an SOS kept.
-                        sqlx::query("PRAGMA synchronous = FULL")
-                            .execute(&mut *conn)
-                            .await?;
-                        sqlx::query("PRAGMA busy_timeout = 10000")
-                            .execute(&mut *conn)
-                            .await?;
-                        sqlx::query("PRAGMA foreign_keys = ON")
-                            .execute(&mut *conn)
-                            .await?;
-                        Ok(())
-                    })
-                }),
+                .after_connect(|conn, _| Box::pin(async move { configure_sqlite(conn).await })),
             Backend::Postgres => AnyPoolOptions::new().max_connections(16),
         };
         let pool = options
@@ -253,6 +235,14 @@ impl Store {
             .connect(url)
             .await
             .map_err(|e| anyhow::anyhow!("cannot open database: {e}"))?;
+        let writer = match backend {
+            Backend::Sqlite => Some(Arc::new(
+                SqliteWriter::open(url)
+                    .await
+                    .map_err(|e| anyhow::anyhow!("cannot open database: {e}"))?,
+            )),
+            Backend::Postgres => None,
+        };
         let single_writer = backend == Backend::Sqlite;
         let (stream_channel, url) = match backend {
             Backend::Sqlite => (None, None),
@@ -267,7 +257,7 @@ impl Store {
             tenant_nodes: Arc::default(),
             tenants: Arc::new(RecordCache::new(single_writer)),
             users: Arc::new(RecordCache::new(single_writer)),
-            write_queue: Arc::default(),
+            writer,
             stream_channel,
             url,
         })
@@ -296,20 +286,9 @@ impl Store {
     /// (`BEGIN IMMEDIATE`), so a read-then-write transaction cannot fail half way with
     /// SQLITE_BUSY when another writer got there first; it queues instead.
     async fn begin_write(&self) -> StoreResult<Tx> {
-        Ok(match self.backend {
-            Backend::Sqlite => {
-                let turn = self.write_queue.clone().lock_owned().await;
-                Tx {
-                    inner: self.pool.begin_with("BEGIN IMMEDIATE").await?,
-                    backend: self.backend,
-                    _turn: Some(turn),
-                }
-            }
-            Backend::Postgres => Tx {
-                inner: self.pool.begin().await?,
-                backend: self.backend,
-                _turn: None,
-            },
+        Ok(match &self.writer {
+            Some(writer) => Tx::Writer(writer.begin().await?),
+            None => Tx::Pooled(self.pool.begin().await?),
         })
     }
 
@@ -487,30 +466,61 @@ impl WriteTx {
 }
 
 type AnyQuery<'q> = sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>>;
-/// A write transaction, holding the SQLite writer's turn until it ends.
-struct Tx {
-    inner: sqlx::Transaction<'static, sqlx::Any>,
-    backend: Backend,
-    _turn: Option<tokio::sync::OwnedMutexGuard<()>>,
+/// A write transaction: on SQLite the writer's, holding its turn until it ends; on
+/// PostgreSQL a pooled connection's.
+enum Tx {
+    Writer(WriterTx),
+    Pooled(sqlx::Transaction<'static, sqlx::Any>),
 }
 
 impl Tx {
+    fn backend(&self) -> Backend {
+        match self {
+            Tx::Writer(_) => Backend::Sqlite,
+            Tx::Pooled(_) => Backend::Postgres,
+        }
+    }
+
     async fn commit(self) -> Result<(), sqlx::Error> {
-        self.inner.commit().await
+        match self {
+            Tx::Writer(tx) => tx.commit().await,
+            Tx::Pooled(tx) => tx.commit().await,
+        }
     }
 }
 
 impl std::ops::Deref for Tx {
     type Target = sqlx::AnyConnection;
     fn deref(&self) -> &Self::Target {
-        &self.inner
+        match self {
+            Tx::Writer(tx) => tx.connection_ref(),
+            Tx::Pooled(tx) => tx,
+        }
     }
 }
 
 impl std::ops::DerefMut for Tx {
     fn deref_mut(&mut self) -> &mut Self::Target {
-        &mut self.inner
+        match self {
+            Tx::Writer(tx) => tx.connection(),
+            Tx::Pooled(tx) => tx,
+        }
     }
+}
+
+/// Every SQLite connection's settings: WAL for concurrent readers; every commit fsynced
+/// (an SOS acknowledged is an SOS kept); a generous busy timeout for the few writes that
+/// do not queue for the writer; foreign keys enforced.
+async fn configure_sqlite(conn: &mut sqlx::AnyConnection) -> Result<(), sqlx::Error> {
+    for pragma in [
+        "PRAGMA journal_mode = WAL",
+        "PRAGMA synchronous = FULL",
+        "PRAGMA busy_timeout = 10000",
+        "PRAGMA foreign_keys = ON",
+    ] {
+        sqlx::query(pragma).execute(&mut *conn).await?;
+    }
+    Ok(())
 }
 
 /// A value in a row's key.

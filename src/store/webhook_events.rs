@@ -99,7 +99,7 @@ async fn insert_events(
         .collect();
     for chunk in rows.chunks(CHUNK) {
         let values: Vec<String> = (0..chunk.len())
-            .map(|r| format!("({})", tx.backend.placeholders(r * COLUMNS + 1, COLUMNS)))
+            .map(|r| format!("({})", tx.backend().placeholders(r * COLUMNS + 1, COLUMNS)))
             .collect();
         let sql = format!(
             "INSERT INTO deliveries (tenant_code, channel, target, body, status, event_id,
