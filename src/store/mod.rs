@@ -224,6 +224,12 @@ impl Store {
     pub async fn connect(url: &str) -> anyhow::Result<Self> {
         sqlx::any::install_default_drivers();
         let backend = Backend::from_url(url)?;
+        if backend == Backend::Sqlite && (url.contains(":memory:") || url.contains("mode=memory")) {
+            // Each connection (the pool's and the writer's) would see its own database.
+            anyhow::bail!(
+                "an in-memory SQLite database is not supported: use a file, e.g. sqlite://safetrack.db?mode=rwc"
+            );
+        }
         let options = match backend {
             Backend::Sqlite => AnyPoolOptions::new()
                 .max_connections(8)

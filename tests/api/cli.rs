@@ -79,6 +79,19 @@ fn unknown_database_schemes_are_refused() {
     );
 }
 
+#[test]
+fn in_memory_sqlite_is_refused() {
+    for url in ["sqlite::memory:", "sqlite://x.db?mode=memory"] {
+        let out = safetrack(&["migrate", "--database-url", url]);
+        assert!(!out.status.success(), "{url}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr)
+                .contains("in-memory SQLite database is not supported"),
+            "{out:?}"
+        );
+    }
+}
+
 /// `serve` with `flag` set to each of `bad` exits with an error naming the flag.
 fn assert_serve_refuses(flag: &str, bad: &[&str]) {
     for value in bad {
