@@ -26,14 +26,24 @@ struct WriterConnection {
 }
 
 impl WriterConnection {
-    /// Ends a transaction left open by a `WriterTx` dropped without a commit.
-    async fn end_abandoned(&mut self) -> Result<(), sqlx::Error> {
+    /// Ends a transaction left open by a `WriterTx` dropped without a commit. Whatever
+    /// the ROLLBACK answers, the connection counts as out of a transaction afterwards:
+    /// SQLite may already have ended it itself (a COMMIT that failed on an I/O error
+    /// rolls back), and `begin` heals the opposite case.
+    async fn end_abandoned(&mut self) {
         if self.in_transaction {
-            sqlx::query("ROLLBACK")
-                .execute(&mut self.connection)
-                .await?;
             self.in_transaction = false;
+            if let Err(e) = sqlx::query("ROLLBACK").execute(&mut self.connection).await {
+                tracing::warn!(error = %e, "rolling back an abandoned write transaction failed");
+            }
         }
+    }
+
+    async fn begin_immediate(&mut self) -> Result<(), sqlx::Error> {
+        sqlx::query("BEGIN IMMEDIATE")
+            .execute(&mut self.connection)
+            .await?;
+        self.in_transaction = true;
         Ok(())
     }
 }
@@ -54,11 +64,14 @@ impl SqliteWriter {
     /// the write lock up front, so no statement inside meets SQLITE_BUSY).
     pub(super) async fn begin(&self) -> Result<WriterTx, sqlx::Error> {
         let mut turn = self.connection.clone().lock_owned().await;
-        turn.end_abandoned().await?;
-        sqlx::query("BEGIN IMMEDIATE")
-            .execute(&mut turn.connection)
-            .await?;
-        turn.in_transaction = true;
+        turn.end_abandoned().await;
+        if let Err(first) = turn.begin_immediate().await {
+            // Perhaps a transaction is open that this side took for ended: end it and
+            // try once more (a busy database fails again, and that error is returned).
+            tracing::warn!(error = %first, "BEGIN failed: rolling back and trying again");
+            let _ = sqlx::query("ROLLBACK").execute(&mut turn.connection).await;
+            turn.begin_immediate().await?;
+        }
         Ok(WriterTx {
             turn,
             writer: self.connection.clone(),
@@ -99,11 +112,7 @@ impl Drop for WriterTx {
         // the guard is released, or a writer already waiting (`begin` ends it first).
         let writer = self.writer.clone();
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(async move {
-                if let Err(e) = writer.lock().await.end_abandoned().await {
-                    tracing::error!(error = %e, "rolling back an abandoned write transaction failed");
-                }
-            });
+            runtime.spawn(async move { writer.lock().await.end_abandoned().await });
         }
     }
 }
@@ -216,6 +225,43 @@ mod tests {
             .await
             .expect("write from another connection");
         assert_eq!(values(&mut scene.reader).await, vec![3]);
+    }
+
+    #[tokio::test]
+    async fn a_transaction_sqlite_ended_itself_does_not_wedge_the_writer() {
+        let mut scene = scene().await;
+        // Ended behind the writer's back, as SQLite does when a COMMIT fails on I/O.
+        let mut ended = scene.writer.begin().await.expect("begin");
+        insert(&mut ended, 1).await;
+        sqlx::query("ROLLBACK")
+            .execute(ended.connection())
+            .await
+            .expect("rollback");
+        assert!(ended.commit().await.is_err(), "no transaction to commit");
+        let mut next = scene.writer.begin().await.expect("begin after");
+        insert(&mut next, 2).await;
+        next.commit().await.expect("commit");
+        // The opposite: a transaction open that the writer took for ended.
+        let mut open = scene.writer.begin().await.expect("begin");
+        sqlx::query("COMMIT")
+            .execute(open.connection())
+            .await
+            .expect("commit behind its back");
+        sqlx::query("BEGIN")
+            .execute(open.connection())
+            .await
+            .expect("a stray transaction");
+        insert(&mut open, 9).await;
+        open.turn.in_transaction = false;
+        drop(open);
+        let mut last = scene
+            .writer
+            .begin()
+            .await
+            .expect("begin after a stray transaction");
+        insert(&mut last, 3).await;
+        last.commit().await.expect("commit");
+        assert_eq!(values(&mut scene.reader).await, vec![2, 3]);
     }
 
     #[tokio::test]
