@@ -52,6 +52,8 @@ mod risk_regions;
 mod settings;
 mod sqlite_writer;
 mod stream_feed;
+#[cfg(test)]
+mod temp_file;
 mod tenants;
 mod users;
 mod webhook_events;

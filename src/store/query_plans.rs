@@ -10,6 +10,7 @@ use super::devices::existing_devices_sql;
 use super::mo_messages::{list_messages_sql, messages_by_id_sql};
 use super::receiver_backlog::{hold_back_statement, release_statement};
 use super::reports::{ODOMETER_CANDIDATE_SQL, TRACK_CHUNK_SQL};
+use super::temp_file::TempSqliteFile;
 use super::{Backend, ClaimScope, Store};
 use crate::domain::delivery::UNSENT_STATUSES;
 use sqlx::Row;
@@ -17,28 +18,14 @@ use sqlx::Row;
 /// A migrated SQLite store in a fresh file, removed on drop.
 struct PlanStore {
     store: Store,
-    path: std::path::PathBuf,
-}
-
-impl Drop for PlanStore {
-    fn drop(&mut self) {
-        for suffix in ["", "-wal", "-shm"] {
-            let mut file = self.path.clone().into_os_string();
-            file.push(suffix);
-            let _ = std::fs::remove_file(file);
-        }
-    }
+    _file: TempSqliteFile,
 }
 
 async fn plan_store() -> PlanStore {
-    let path = std::env::temp_dir().join(format!(
-        "safetrack-plans-{}.db",
-        uuid::Uuid::new_v4().simple()
-    ));
-    let url = format!("sqlite://{}?mode=rwc", path.display());
-    let store = Store::connect(&url).await.expect("connect");
+    let file = TempSqliteFile::new("safetrack-plans");
+    let store = Store::connect(&file.url()).await.expect("connect");
     store.migrate().await.expect("migrate");
-    PlanStore { store, path }
+    PlanStore { store, _file: file }
 }
 
 /// The plan's lines (EXPLAIN QUERY PLAN's `detail` column), parameters unbound.

@@ -120,6 +120,7 @@ impl Drop for WriterTx {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::temp_file::TempSqliteFile;
     use sqlx::Row;
     use std::time::Duration;
 
@@ -127,28 +128,14 @@ mod tests {
     struct Scene {
         writer: Arc<SqliteWriter>,
         reader: AnyConnection,
-        path: std::path::PathBuf,
-    }
-
-    impl Drop for Scene {
-        fn drop(&mut self) {
-            for suffix in ["", "-wal", "-shm"] {
-                let mut file = self.path.clone().into_os_string();
-                file.push(suffix);
-                let _ = std::fs::remove_file(file);
-            }
-        }
+        _file: TempSqliteFile,
     }
 
     async fn scene() -> Scene {
         sqlx::any::install_default_drivers();
-        let path = std::env::temp_dir().join(format!(
-            "safetrack-writer-{}.db",
-            uuid::Uuid::new_v4().simple()
-        ));
-        let url = format!("sqlite://{}?mode=rwc", path.display());
-        let writer = Arc::new(SqliteWriter::open(&url).await.expect("writer"));
-        let mut reader = AnyConnection::connect(&url).await.expect("reader");
+        let file = TempSqliteFile::new("safetrack-writer");
+        let writer = Arc::new(SqliteWriter::open(&file.url()).await.expect("writer"));
+        let mut reader = AnyConnection::connect(&file.url()).await.expect("reader");
         super::super::configure_sqlite(&mut reader)
             .await
             .expect("configure");
@@ -159,7 +146,7 @@ mod tests {
         Scene {
             writer,
             reader,
-            path,
+            _file: file,
         }
     }
 
