@@ -116,6 +116,16 @@ impl RulesCache {
         Ok(self.keep(node, version, rules))
     }
 
+    /// The tenant's rules as last cached, with their version, without reading the store:
+    /// for work done before a transaction that checks the version inside it.
+    pub fn latest(&self, node: &TenantNode) -> Option<(i64, Arc<TenantRules>)> {
+        self.entries
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&node.code)
+            .map(|(version, rules)| (*version, rules.clone()))
+    }
+
     fn cached(&self, node: &TenantNode, version: i64) -> Option<Arc<TenantRules>> {
         self.entries
             .read()

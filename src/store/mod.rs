@@ -81,7 +81,7 @@ pub use geofences::StoredGeofence;
 pub use itineraries::{ItineraryParts, ItineraryQuery, Owner, StoredItinerary};
 pub use itinerary_parts::ItineraryKey;
 pub use lookups::{DevicePosition, StoredNotification, UserContact};
-pub use mo_messages::{MessageCursor, MessageQuery, NewMessage};
+pub use mo_messages::{Inserted, MessageCursor, MessageQuery, NewMessage};
 pub use risk_regions::StoredRiskRegion;
 pub use stream_feed::{FeedItem, StreamAnnouncement, StreamFeed};
 pub use tenants::TenantDeletion;
@@ -445,30 +445,6 @@ pub struct WriteTx {
 impl WriteTx {
     pub async fn commit(self) -> StoreResult<()> {
         self.tx.commit().await?;
-        Ok(())
-    }
-
-    /// Marks a point the transaction can roll back to (one level: group commit).
-    pub async fn savepoint(&mut self) -> StoreResult<()> {
-        sqlx::query("SAVEPOINT unit").execute(&mut *self.tx).await?;
-        Ok(())
-    }
-
-    pub async fn release_savepoint(&mut self) -> StoreResult<()> {
-        sqlx::query("RELEASE SAVEPOINT unit")
-            .execute(&mut *self.tx)
-            .await?;
-        Ok(())
-    }
-
-    /// Undoes everything since `savepoint`, keeping the transaction.
-    pub async fn rollback_to_savepoint(&mut self) -> StoreResult<()> {
-        sqlx::query("ROLLBACK TO SAVEPOINT unit")
-            .execute(&mut *self.tx)
-            .await?;
-        sqlx::query("RELEASE SAVEPOINT unit")
-            .execute(&mut *self.tx)
-            .await?;
         Ok(())
     }
 }

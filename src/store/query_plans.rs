@@ -7,7 +7,7 @@
 use super::deliveries::{ListRoute, UNSENT_PREDICATE, list_deliveries_sql};
 use super::delivery_queue::{claim_statement, queue_counts_sql};
 use super::devices::existing_devices_sql;
-use super::mo_messages::{list_messages_sql, messages_by_id_sql};
+use super::mo_messages::{KeyLookup, list_messages_sql, messages_by_id_sql, stored_keys_sql};
 use super::receiver_backlog::{hold_back_statement, release_statement};
 use super::reports::{ODOMETER_CANDIDATE_SQL, TRACK_CHUNK_SQL};
 use super::temp_file::TempSqliteFile;
@@ -56,6 +56,31 @@ async fn messages_by_id_are_looked_up_by_id_not_read_through_the_tenant() {
                 "{count} ids, device {with_device}"
             );
         }
+    }
+}
+
+/// Ingest's dedupe lookup reads the device's part of the dedupe index: one range for a
+/// run of sequence numbers, one seek per number otherwise.
+#[tokio::test]
+async fn a_batchs_retries_are_looked_up_in_the_dedupe_index() {
+    let db = plan_store().await;
+    for (lookup, expected) in [
+        (
+            KeyLookup::Range {
+                least: 1,
+                greatest: 100,
+            },
+            "SEARCH mo_messages USING COVERING INDEX mo_messages_dedupe \
+             (device_id=? AND sequence_number>? AND sequence_number<?)",
+        ),
+        (
+            KeyLookup::Each(100),
+            "SEARCH mo_messages USING COVERING INDEX mo_messages_dedupe \
+             (device_id=? AND sequence_number=? AND sent_at>?)",
+        ),
+    ] {
+        let lines = plan(&db.store, &stored_keys_sql(Backend::Sqlite, lookup)).await;
+        assert_eq!(lines, [expected], "{lookup:?}");
     }
 }
 

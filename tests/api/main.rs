@@ -38,6 +38,7 @@ mod references;
 mod reports;
 mod risk_regions;
 mod storage;
+mod storage_faults;
 mod stream;
 mod stream_processes;
 mod tenants;

@@ -12,6 +12,8 @@ backend_tests!(
     a_batch_is_stored_and_processed,
     each_processed_id_names_its_message,
     retries_are_stored_once,
+    retries_are_found_among_runs_and_spread_out_numbers,
+    a_batch_resent_in_parallel_is_stored_once,
     bad_batches_store_nothing,
     size_limits_are_413_and_store_nothing,
     listing_pages_by_message_time,
@@ -234,6 +236,120 @@ async fn retries_are_stored_once(app: TestApp) {
     )
     .await;
     assert_eq!(count(&app, DEVICE).await, 4);
+}
+
+/// A batch's retries are looked up by a range of sequence numbers when they run close
+/// together, by each number when they are spread out: either way only an exact
+/// (SequenceNumber, SentFromDevice) match is a retry, whatever else the device stored.
+async fn retries_are_found_among_runs_and_spread_out_numbers(app: TestApp) {
+    register_device(&app, "1000", DEVICE).await;
+    let at = |second: u32| format!("2026-03-01T10:00:{second:02}Z");
+    let first: Vec<Value> = (1..=6)
+        .map(|seq| position_report(seq, &at(seq as u32), 51.5, -0.12))
+        .collect();
+    let first = post_processed(&app, "1000", DEVICE, &json!(first)).await;
+    // A run: 2 and 5 resent, 3 and 4 reused at other times (new messages), 7 new.
+    let run = post_processed(
+        &app,
+        "1000",
+        DEVICE,
+        &json!([
+            position_report(2, &at(2), 51.5, -0.12),
+            position_report(3, &at(30), 51.5, -0.12),
+            position_report(4, &at(40), 51.5, -0.12),
+            position_report(5, &at(5), 51.5, -0.12),
+            position_report(7, &at(7), 51.5, -0.12)
+        ]),
+    )
+    .await;
+    let duplicates: Vec<&Value> = run
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| &m["Duplicate"])
+        .collect();
+    assert_eq!(duplicates, [true, false, false, true, false]);
+    assert_eq!(run[0]["MessageId"], first[1]["MessageId"]);
+    assert_eq!(run[3]["MessageId"], first[4]["MessageId"]);
+    assert_eq!(count(&app, DEVICE).await, 9);
+    // Spread out: 1 resent beside numbers far away, one of them new.
+    let spread = post_processed(
+        &app,
+        "1000",
+        DEVICE,
+        &json!([
+            position_report(1_000_000_000, &at(50), 51.5, -0.12),
+            position_report(1, &at(1), 51.5, -0.12),
+            position_report(-5, &at(51), 51.5, -0.12)
+        ]),
+    )
+    .await;
+    let duplicates: Vec<&Value> = spread
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| &m["Duplicate"])
+        .collect();
+    assert_eq!(duplicates, [false, true, false]);
+    assert_eq!(spread[1]["MessageId"], first[0]["MessageId"]);
+    assert_eq!(count(&app, DEVICE).await, 11);
+    // The spread-out batch resent whole: all three found.
+    let again = post_processed(
+        &app,
+        "1000",
+        DEVICE,
+        &json!([
+            position_report(1_000_000_000, &at(50), 51.5, -0.12),
+            position_report(1, &at(1), 51.5, -0.12),
+            position_report(-5, &at(51), 51.5, -0.12)
+        ]),
+    )
+    .await;
+    for (resent, original) in again
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(spread.as_array().unwrap())
+    {
+        assert_eq!(resent["Duplicate"], true);
+        assert_eq!(resent["MessageId"], original["MessageId"]);
+    }
+    assert_eq!(count(&app, DEVICE).await, 11);
+}
+
+/// A gateway resending a batch while the first send is still being written (its
+/// transaction not yet committed): every send is answered 200 with the same messages,
+/// which are stored once.
+async fn a_batch_resent_in_parallel_is_stored_once(app: TestApp) {
+    register_device(&app, "1000", DEVICE).await;
+    let batch: Vec<Value> = (0..20)
+        .map(|i| position_report(i, &format!("2026-03-01T11:00:{i:02}Z"), 51.5, -0.12))
+        .collect();
+    let batch = json!(batch);
+    let sends = (0..8).map(|_| post_processed(&app, "1000", DEVICE, &batch));
+    let answers = futures::future::join_all(sends).await;
+    let ids = |answer: &Value| -> Vec<Value> {
+        answer
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["MessageId"].clone())
+            .collect()
+    };
+    for answer in &answers {
+        assert_eq!(ids(answer), ids(&answers[0]));
+    }
+    let fresh = answers
+        .iter()
+        .filter(|a| {
+            a.as_array()
+                .unwrap()
+                .iter()
+                .all(|m| m["Duplicate"] == false)
+        })
+        .count();
+    assert_eq!(fresh, 1, "one send stored them, the others are retries");
+    assert_eq!(count(&app, DEVICE).await, 20);
 }
 
 async fn bad_batches_store_nothing(app: TestApp) {

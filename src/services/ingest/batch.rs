@@ -15,9 +15,10 @@ use crate::domain::tenant::TenantNode;
 use crate::domain::time::now;
 use crate::domain::webhook::Category;
 use crate::domain::webhook_event::WebhookEvent;
+use crate::services::rules::TenantRules;
 use crate::services::stream::Payload;
 use crate::store::{
-    IngestContext, NewMessage, StoreError, StoreResult, StreamAnnouncement, WriteTx,
+    IngestContext, Inserted, NewMessage, StoreError, StoreResult, StreamAnnouncement, WriteTx,
 };
 
 /// A batch applied inside a transaction, waiting for its commit.
@@ -37,6 +38,11 @@ pub(super) struct AppliedBatch {
 }
 
 impl AppliedBatch {
+    /// The batch as submitted, to apply again in another transaction.
+    pub(super) fn into_submitted(self) -> (TenantNode, String, Vec<StorableMessage>) {
+        (self.node, self.device_id, self.batch)
+    }
+
     /// What the stream shows of this batch (see `announcement`).
     pub(super) fn announcement(&self) -> StreamAnnouncement {
         let stored = self
@@ -47,6 +53,34 @@ impl AppliedBatch {
             .collect();
         super::announcement(&self.node, &self.device_id, stored, &self.changes)
     }
+}
+
+/// The geofences containing each message's position, worked out before the writer's
+/// turn with the tenant's rules as cached then (on SQLite that turn is the one writer's
+/// time, the pipeline's bottleneck). Used inside the transaction only if the rules are
+/// still at `rules_version`; otherwise worked out again there.
+pub(super) struct Containment {
+    rules_version: i64,
+    inside: Vec<Option<Vec<GeofenceRef>>>,
+}
+
+impl Containment {
+    pub(super) fn of(rules_version: i64, rules: &TenantRules, batch: &[StorableMessage]) -> Self {
+        Self {
+            rules_version,
+            inside: containing(rules, batch),
+        }
+    }
+}
+
+fn containing(rules: &TenantRules, batch: &[StorableMessage]) -> Vec<Option<Vec<GeofenceRef>>> {
+    batch
+        .iter()
+        .map(|m| {
+            let (lat, lon) = m.record.position.as_ref()?.lat_lon()?;
+            Some(rules.containing(lat, lon))
+        })
+        .collect()
 }
 
 /// A batch message that is not stored again.
@@ -67,44 +101,49 @@ impl Pipeline {
         node: &TenantNode,
         device_id: &str,
         batch: Vec<StorableMessage>,
+        containment: Option<Containment>,
     ) -> StoreResult<AppliedBatch> {
         // One statement: the device, its state (locked), the rules version, the webhooks.
+        let context = tx
+            .ingest_context(&node.code, device_id)
+            .await?
+            .ok_or(StoreError::NotFound)?;
+        self.apply_batch_in(tx, context, node, device_id, batch, containment)
+            .await
+    }
+
+    /// `apply_batch` once the device's context is read (nothing is written before).
+    pub(super) async fn apply_batch_in(
+        &self,
+        tx: &mut WriteTx,
+        context: IngestContext,
+        node: &TenantNode,
+        device_id: &str,
+        batch: Vec<StorableMessage>,
+        containment: Option<Containment>,
+    ) -> StoreResult<AppliedBatch> {
         let IngestContext {
             mut device,
             mut state,
             rules_version,
             webhooks,
-        } = tx
-            .ingest_context(&node.code, device_id)
-            .await?
-            .ok_or(StoreError::NotFound)?;
+        } = context;
         let rules = self.rules.get_at(tx, node, rules_version).await?;
         let received = now();
         let times: Vec<Timestamp> = batch
             .iter()
             .map(|m| m.record.sent_from_device.unwrap_or(received))
             .collect();
-        let inside: Vec<Option<Vec<GeofenceRef>>> = batch
-            .iter()
-            .map(|m| {
-                let (lat, lon) = m.record.position.as_ref()?.lat_lon()?;
-                Some(rules.containing(lat, lon))
-            })
-            .collect();
+        let inside = match containment.filter(|c| c.rules_version == rules_version) {
+            Some(worked_out) => worked_out.inside,
+            None => containing(&rules, &batch),
+        };
         let state_before = state.clone();
 
-        // Retries: stored before, or earlier in this batch.
-        let keys: Vec<(i64, Timestamp)> = batch
-            .iter()
-            .filter_map(|m| Some((m.record.sequence_number?, m.record.sent_from_device?)))
-            .collect();
-        let stored = if keys.is_empty() {
-            HashMap::new()
-        } else {
-            tx.find_stored_messages(device_id, &keys).await?
-        };
+        // Repeats within the batch are settled here; retries of messages stored by
+        // earlier requests by the insert itself (`insert_new_messages`).
         let mut first_in_batch: HashMap<(i64, i64), usize> = HashMap::new();
-        // For each message: Ok(index into the insert list) or Err(the stored original).
+        // For each message: Ok(index into the insert list) or Err(which one it repeats).
         let mut placement: Vec<Result<usize, Duplicate>> = Vec::with_capacity(batch.len());
         let mut inserts = Vec::new();
         for (i, m) in batch.iter().enumerate() {
@@ -114,10 +153,6 @@ impl Pipeline {
                 .zip(m.record.sent_from_device)
                 .map(|(seq, sent)| (seq, sent.as_microsecond()));
             if let Some(key) = key {
-                if let Some(id) = stored.get(&key) {
-                    placement.push(Err(Duplicate::Stored(*id)));
-                    continue;
-                }
                 if let Some(first) = first_in_batch.get(&key) {
                     placement.push(Err(Duplicate::InBatch(*first)));
                     continue;
@@ -135,11 +170,35 @@ impl Pipeline {
                 message_time: times[i],
             });
         }
-        let ids = if inserts.is_empty() {
+        let outcomes = if inserts.is_empty() {
             Vec::new()
         } else {
-            tx.insert_messages(&node.code, device_id, &inserts).await?
+            tx.insert_new_messages(&node.code, device_id, &inserts)
+                .await?
         };
+        // Renumbered: slots index the messages stored now; a retry of a stored message
+        // (and any repeat of it in this batch) points at the original.
+        let mut ids = Vec::with_capacity(outcomes.len());
+        let mut slots = Vec::with_capacity(outcomes.len());
+        for outcome in outcomes {
+            slots.push(match outcome {
+                Inserted::New { id, etag } => {
+                    ids.push((id, etag));
+                    Ok(ids.len() - 1)
+                }
+                Inserted::Stored(id) => Err(Duplicate::Stored(id)),
+            });
+        }
+        for i in 0..placement.len() {
+            placement[i] = match placement[i] {
+                Ok(offered) => slots[offered],
+                Err(Duplicate::InBatch(first)) => match placement[first] {
+                    Err(Duplicate::Stored(id)) => Err(Duplicate::Stored(id)),
+                    _ => Err(Duplicate::InBatch(first)),
+                },
+                stored => stored,
+            };
+        }
         let mut emitted = 0;
         if let Some(webhooks) = webhooks
             .as_ref()

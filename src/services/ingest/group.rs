@@ -1,9 +1,15 @@
 //! Group commit on SQLite. SQLite has one writer and every commit is fsynced; with one
 //! transaction per request, concurrent devices queue for the write lock and pay a
 //! commit each. Here one task writes: it takes every batch waiting (up to `MAX_GROUP`),
-//! applies each inside its own savepoint of one transaction (a batch that fails is rolled
-//! back alone and answered with its error), commits once, and only then hands each
-//! request its applied batch — so a 200 still means on disk.
+//! applies them in one transaction, commits once, and only then hands each request its
+//! applied batch — so a 200 still means on disk.
+//!
+//! A batch that fails after writing gives the group's transaction up: it is answered
+//! with its error and every other batch of the group is applied again in a transaction
+//! of its own. (Savepoints per batch would roll back only the failed one, but cost two
+//! statements per batch — each a round trip to SQLite's thread inside the one writer's
+//! turn — for a failure that is a storage fault, not a bad request. A device not the
+//! tenant's is found before anything is written and fails alone.)
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
@@ -11,7 +17,7 @@ use std::time::Duration;
 
 use tokio::sync::{Notify, mpsc, oneshot};
 
-use super::batch::AppliedBatch;
+use super::batch::{AppliedBatch, Containment};
 use super::{Pipeline, ProcessedMessage};
 use crate::domain::mo_message::StorableMessage;
 use crate::domain::tenant::TenantNode;
@@ -26,6 +32,7 @@ struct Job {
     node: TenantNode,
     device_id: String,
     batch: Vec<StorableMessage>,
+    containment: Option<Containment>,
     reply: oneshot::Sender<StoreResult<AppliedBatch>>,
 }
 
@@ -121,6 +128,7 @@ impl GroupWriter {
         node: TenantNode,
         device_id: String,
         batch: Vec<StorableMessage>,
+        containment: Option<Containment>,
     ) -> StoreResult<Vec<ProcessedMessage>> {
         let (reply, answer) = oneshot::channel();
         // Counted from here: a batch blocked on a full queue waits for the writer too.
@@ -131,6 +139,7 @@ impl GroupWriter {
                 node,
                 device_id,
                 batch,
+                containment,
                 reply,
             })
             .await;
@@ -144,7 +153,7 @@ impl GroupWriter {
 }
 
 impl Pipeline {
-    /// Applies a group of batches in one transaction, each in a savepoint.
+    /// Applies a group of batches in one transaction (see the module's notes).
     async fn commit_group(&self, group: Vec<Job>) {
         let mut tx = match self.store.begin().await {
             Ok(tx) => tx,
@@ -159,32 +168,38 @@ impl Pipeline {
             }
         };
         let mut applied = Vec::with_capacity(group.len());
-        for job in group {
-            if let Err(e) = tx.savepoint().await {
-                let _ = job.reply.send(Err(e));
-                continue;
-            }
+        let mut jobs = group.into_iter();
+        while let Some(job) = jobs.next() {
+            let context = match tx.ingest_context(&job.node.code, &job.device_id).await {
+                Ok(Some(context)) => context,
+                // Nothing of it written: the others go on.
+                Ok(None) => {
+                    let _ = job.reply.send(Err(StoreError::NotFound));
+                    continue;
+                }
+                Err(_) => {
+                    drop(tx);
+                    let retried = std::iter::once(job).chain(jobs);
+                    return self.commit_each(applied, retried).await;
+                }
+            };
+            let Job {
+                node,
+                device_id,
+                batch,
+                containment,
+                reply,
+            } = job;
             match self
-                .apply_batch(&mut tx, &job.node, &job.device_id, job.batch)
+                .apply_batch_in(&mut tx, context, &node, &device_id, batch, containment)
                 .await
             {
-                Ok(batch) => match tx.release_savepoint().await {
-                    Ok(()) => applied.push((batch, job.reply)),
-                    Err(e) => {
-                        let _ = job.reply.send(Err(e));
-                    }
-                },
+                Ok(batch) => applied.push((batch, reply)),
                 Err(e) => {
-                    let rolled_back = tx.rollback_to_savepoint().await;
-                    let _ = job.reply.send(Err(e));
-                    if let Err(e) = rolled_back {
-                        // The transaction is unusable: fail what is left of the group.
-                        let message = e.to_string();
-                        for (_, reply) in applied {
-                            let _ = reply.send(Err(StoreError::Unavailable(message.clone())));
-                        }
-                        return;
-                    }
+                    // Part of it may be written: the transaction is given up.
+                    drop(tx);
+                    let _ = reply.send(Err(e));
+                    return self.commit_each(applied, jobs).await;
                 }
             }
         }
@@ -201,6 +216,49 @@ impl Pipeline {
                 }
             }
         }
+    }
+
+    /// After a group's transaction was given up: its batches (those it had applied, then
+    /// the rest), each in a transaction of its own.
+    async fn commit_each(
+        &self,
+        applied: Vec<(AppliedBatch, oneshot::Sender<StoreResult<AppliedBatch>>)>,
+        rest: impl Iterator<Item = Job>,
+    ) {
+        let again = applied.into_iter().map(|(batch, reply)| {
+            let (node, device_id, batch) = batch.into_submitted();
+            Job {
+                node,
+                device_id,
+                batch,
+                containment: None,
+                reply,
+            }
+        });
+        let jobs: Vec<Job> = again.chain(rest).collect();
+        tracing::warn!(
+            batches = jobs.len(),
+            "a batch failed inside a group transaction: the group's others are applied one by one"
+        );
+        for job in jobs {
+            let result = self.commit_alone(&job.node, &job.device_id, job.batch, job.containment);
+            let _ = job.reply.send(result.await);
+        }
+    }
+
+    async fn commit_alone(
+        &self,
+        node: &TenantNode,
+        device_id: &str,
+        batch: Vec<StorableMessage>,
+        containment: Option<Containment>,
+    ) -> StoreResult<AppliedBatch> {
+        let mut tx = self.store.begin().await?;
+        let applied = self
+            .apply_batch(&mut tx, node, device_id, batch, containment)
+            .await?;
+        tx.commit().await?;
+        Ok(applied)
     }
 }
 

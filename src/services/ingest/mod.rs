@@ -156,13 +156,26 @@ impl Pipeline {
         device_id: &str,
         batch: Vec<StorableMessage>,
     ) -> StoreResult<Vec<ProcessedMessage>> {
+        // Outside the transaction, while other batches hold the writer.
+        let containment = self
+            .rules
+            .latest(node)
+            .map(|(version, rules)| batch::Containment::of(version, &rules, &batch));
         if let Some(writer) = &self.writer {
             return writer
-                .submit(self, node.clone(), device_id.to_string(), batch)
+                .submit(
+                    self,
+                    node.clone(),
+                    device_id.to_string(),
+                    batch,
+                    containment,
+                )
                 .await;
         }
         let mut tx = self.store.begin().await?;
-        let applied = self.apply_batch(&mut tx, node, device_id, batch).await?;
+        let applied = self
+            .apply_batch(&mut tx, node, device_id, batch, containment)
+            .await?;
         tx.announce_stream(&applied.announcement()).await?;
         tx.commit().await?;
         self.finish_batch(applied).await
