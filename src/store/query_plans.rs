@@ -7,7 +7,8 @@
 use super::deliveries::{ListRoute, UNSENT_PREDICATE, list_deliveries_sql};
 use super::delivery_queue::{claim_statement, queue_counts_sql};
 use super::devices::existing_devices_sql;
-use super::mo_messages::{KeyLookup, list_messages_sql, messages_by_id_sql, stored_keys_sql};
+use super::mo_message_inserts::{KeyLookup, stored_keys_sql};
+use super::mo_messages::{list_messages_sql, messages_by_id_sql};
 use super::receiver_backlog::{hold_back_statement, release_statement};
 use super::reports::{ODOMETER_CANDIDATE_SQL, TRACK_CHUNK_SQL};
 use super::temp_file::TempSqliteFile;
