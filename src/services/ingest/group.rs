@@ -177,10 +177,10 @@ impl Pipeline {
                     let _ = job.reply.send(Err(StoreError::NotFound));
                     continue;
                 }
-                Err(_) => {
+                Err(e) => {
                     drop(tx);
                     let retried = std::iter::once(job).chain(jobs);
-                    return self.commit_each(applied, retried).await;
+                    return self.commit_each(&e.to_string(), applied, retried).await;
                 }
             };
             let Job {
@@ -198,8 +198,9 @@ impl Pipeline {
                 Err(e) => {
                     // Part of it may be written: the transaction is given up.
                     drop(tx);
+                    let cause = e.to_string();
                     let _ = reply.send(Err(e));
-                    return self.commit_each(applied, jobs).await;
+                    return self.commit_each(&cause, applied, jobs).await;
                 }
             }
         }
@@ -222,6 +223,7 @@ impl Pipeline {
     /// the rest), each in a transaction of its own.
     async fn commit_each(
         &self,
+        cause: &str,
         applied: Vec<(AppliedBatch, oneshot::Sender<StoreResult<AppliedBatch>>)>,
         rest: impl Iterator<Item = Job>,
     ) {
@@ -238,6 +240,7 @@ impl Pipeline {
         let jobs: Vec<Job> = again.chain(rest).collect();
         tracing::warn!(
             batches = jobs.len(),
+            error = %cause,
             "a batch failed inside a group transaction: the group's others are applied one by one"
         );
         for job in jobs {
