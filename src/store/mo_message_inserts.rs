@@ -170,16 +170,7 @@ impl WriteTx {
             let rows = query.fetch_all(&mut *self.tx).await?;
             let stored = match self.backend {
                 Backend::Sqlite => self.stored_by_sqlite_insert(chunk, &rows).await?,
-                Backend::Postgres => {
-                    let mut returned = Vec::with_capacity(rows.len());
-                    for row in &rows {
-                        returned.push(StoredRow {
-                            id: row.try_get("id")?,
-                            key: key_of_row(row)?,
-                        });
-                    }
-                    returned
-                }
+                Backend::Postgres => stored_rows(&rows)?,
             };
             let new_ids = match_inserted(chunk, stored)?;
             let skipped: Vec<(i64, Timestamp)> = chunk
@@ -243,14 +234,7 @@ impl WriteTx {
         .bind(before)
         .fetch_all(&mut *self.tx)
         .await?;
-        rows.iter()
-            .map(|row| {
-                Ok(StoredRow {
-                    id: row.try_get("id")?,
-                    key: key_of_row(row)?,
-                })
-            })
-            .collect()
+        stored_rows(&rows)
     }
 }
 
@@ -278,10 +262,18 @@ fn key_of(new: &NewMessage<'_>) -> Option<(i64, Timestamp)> {
     record.sequence_number.zip(record.sent_from_device)
 }
 
-fn key_of_row(row: &AnyRow) -> StoreResult<Option<(i64, i64)>> {
-    let sequence: Option<i64> = row.try_get("sequence_number")?;
-    let sent: Option<i64> = row.try_get("sent_at")?;
-    Ok(sequence.zip(sent))
+/// Rows of `id, sequence_number, sent_at`.
+fn stored_rows(rows: &[AnyRow]) -> StoreResult<Vec<StoredRow>> {
+    rows.iter()
+        .map(|row| {
+            let sequence: Option<i64> = row.try_get("sequence_number")?;
+            let sent: Option<i64> = row.try_get("sent_at")?;
+            Ok(StoredRow {
+                id: row.try_get("id")?,
+                key: sequence.zip(sent),
+            })
+        })
+        .collect()
 }
 
 /// Lines the rows an insert stored (any order) up with the messages it was offered: each

@@ -98,13 +98,10 @@ async fn insert_events(
         .flat_map(|e| urls.iter().map(move |u| (e, u)))
         .collect();
     for chunk in rows.chunks(CHUNK) {
-        let values: Vec<String> = (0..chunk.len())
-            .map(|r| format!("({})", tx.backend().placeholders(r * COLUMNS + 1, COLUMNS)))
-            .collect();
         let sql = format!(
             "INSERT INTO deliveries (tenant_code, channel, target, body, status, event_id,
                 device_id, created_at, next_attempt_at, message_id, notification_id) VALUES {}",
-            values.join(", ")
+            tx.backend().value_rows(chunk.len(), COLUMNS)
         );
         let mut query = sqlx::query(&sql);
         for (event, url) in chunk {

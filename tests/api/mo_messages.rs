@@ -262,59 +262,42 @@ async fn retries_are_found_among_runs_and_spread_out_numbers(app: TestApp) {
         ]),
     )
     .await;
-    let duplicates: Vec<&Value> = run
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| &m["Duplicate"])
-        .collect();
-    assert_eq!(duplicates, [true, false, false, true, false]);
+    assert_eq!(duplicate_flags(&run), [true, false, false, true, false]);
     assert_eq!(run[0]["MessageId"], first[1]["MessageId"]);
     assert_eq!(run[3]["MessageId"], first[4]["MessageId"]);
     assert_eq!(count(&app, DEVICE).await, 9);
     // Spread out: 1 resent beside numbers far away, one of them new.
-    let spread = post_processed(
-        &app,
-        "1000",
-        DEVICE,
-        &json!([
-            position_report(1_000_000_000, &at(50), 51.5, -0.12),
-            position_report(1, &at(1), 51.5, -0.12),
-            position_report(-5, &at(51), 51.5, -0.12)
-        ]),
-    )
-    .await;
-    let duplicates: Vec<&Value> = spread
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| &m["Duplicate"])
-        .collect();
-    assert_eq!(duplicates, [false, true, false]);
+    let spread_out = json!([
+        position_report(1_000_000_000, &at(50), 51.5, -0.12),
+        position_report(1, &at(1), 51.5, -0.12),
+        position_report(-5, &at(51), 51.5, -0.12)
+    ]);
+    let spread = post_processed(&app, "1000", DEVICE, &spread_out).await;
+    assert_eq!(duplicate_flags(&spread), [false, true, false]);
     assert_eq!(spread[1]["MessageId"], first[0]["MessageId"]);
     assert_eq!(count(&app, DEVICE).await, 11);
     // The spread-out batch resent whole: all three found.
-    let again = post_processed(
-        &app,
-        "1000",
-        DEVICE,
-        &json!([
-            position_report(1_000_000_000, &at(50), 51.5, -0.12),
-            position_report(1, &at(1), 51.5, -0.12),
-            position_report(-5, &at(51), 51.5, -0.12)
-        ]),
-    )
-    .await;
+    let again = post_processed(&app, "1000", DEVICE, &spread_out).await;
+    assert_eq!(duplicate_flags(&again), [true, true, true]);
     for (resent, original) in again
         .as_array()
         .unwrap()
         .iter()
         .zip(spread.as_array().unwrap())
     {
-        assert_eq!(resent["Duplicate"], true);
         assert_eq!(resent["MessageId"], original["MessageId"]);
     }
     assert_eq!(count(&app, DEVICE).await, 11);
+}
+
+/// Each processed message's `Duplicate` flag, in order.
+fn duplicate_flags(processed: &Value) -> Vec<bool> {
+    processed
+        .as_array()
+        .expect("processed messages")
+        .iter()
+        .map(|m| m["Duplicate"].as_bool().expect("Duplicate"))
+        .collect()
 }
 
 /// A gateway resending a batch while the first send is still being written (its
