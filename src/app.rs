@@ -21,6 +21,11 @@ use crate::workers::deliveries::{DeliveryWorker, DeliveryWorkerConfig};
 use crate::workers::escalations::EscalationWorker;
 use crate::workers::{self, check_ins::CheckInScheduler};
 
+/// How often SQLite's write-ahead log is copied into the database file (when anything
+/// was written): short enough that the log stays a few megabytes under the heaviest
+/// ingest, long enough that each copy is a large sequential one.
+const LOG_CHECKPOINT_INTERVAL: Duration = Duration::from_millis(250);
+
 /// Connects and applies migrations.
 pub async fn open_store(url: &str) -> anyhow::Result<Store> {
     let store = Store::connect(url).await?;
@@ -280,6 +285,21 @@ pub async fn serve(
             },
         ),
     ];
+    // SQLite's log copied into the database file beside the writer, not in its turn.
+    let store = app.store.clone();
+    workers.push(workers::spawn_loop(
+        "log-checkpoints",
+        LOG_CHECKPOINT_INTERVAL,
+        None,
+        stopped.clone(),
+        move || {
+            let store = store.clone();
+            async move {
+                store.checkpoint_log().await?;
+                Ok(workers::StepOutcome::Idle)
+            }
+        },
+    ));
     // Two loops by default: a receiver that hangs until its timeout holds up one only.
     for _ in 0..app.delivery.loops {
         let deliveries = deliveries.clone();

@@ -57,6 +57,7 @@ mod stream_feed;
 mod temp_file;
 mod tenants;
 mod users;
+mod wal_sync;
 mod webhook_events;
 mod webhooks;
 
@@ -359,6 +360,16 @@ impl Store {
         })
     }
 
+    /// SQLite: copies the write-ahead log into the database file, mostly outside the
+    /// writer's turn (`SqliteWriter::checkpoint`); true when there was anything to copy.
+    /// PostgreSQL checkpoints itself: false.
+    pub async fn checkpoint_log(&self) -> StoreResult<bool> {
+        match &self.writer {
+            Some(writer) => Ok(writer.checkpoint(&self.pool).await?),
+            None => Ok(false),
+        }
+    }
+
     pub async fn close(&self) {
         self.pool.close().await;
     }
@@ -445,8 +456,37 @@ pub struct WriteTx {
 }
 
 impl WriteTx {
+    /// Commits; returns once the commit is on disk.
     pub async fn commit(self) -> StoreResult<()> {
         self.tx.commit().await?;
+        Ok(())
+    }
+
+    /// Commits and lets the next writer in; the commit is on disk once
+    /// `Committed::durable` returns (SQLite flushes its log after the writer's turn,
+    /// `wal_sync.rs`; PostgreSQL's commit is durable when it returns). Nothing may be
+    /// acknowledged before that.
+    pub async fn commit_pending(self) -> StoreResult<Committed> {
+        Ok(match self.tx {
+            Tx::Writer(tx) => Committed(Some(tx.commit_pending().await?)),
+            Tx::Pooled(tx) => {
+                tx.commit().await?;
+                Committed(None)
+            }
+        })
+    }
+}
+
+/// A commit made (visible to others), perhaps not yet on disk.
+#[must_use = "a commit is durable only once `durable` returned Ok"]
+pub struct Committed(Option<wal_sync::PendingCommit>);
+
+impl Committed {
+    /// Returns once the commit is on disk.
+    pub async fn durable(self) -> StoreResult<()> {
+        if let Some(pending) = self.0 {
+            pending.durable().await.map_err(sqlx::Error::Io)?;
+        }
         Ok(())
     }
 }

@@ -12,6 +12,10 @@ impl TempSqliteFile {
         }
     }
 
+    pub(super) fn path(&self) -> &std::path::Path {
+        &self.path
+    }
+
     /// The URL that opens (and creates) it.
     pub(super) fn url(&self) -> String {
         format!("sqlite://{}?mode=rwc", self.path.display())

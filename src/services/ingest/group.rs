@@ -1,8 +1,10 @@
 //! Group commit on SQLite. SQLite has one writer and every commit is fsynced; with one
 //! transaction per request, concurrent devices queue for the write lock and pay a
 //! commit each. Here one task writes: it takes every batch waiting (up to `MAX_GROUP`),
-//! applies them in one transaction, commits once, and only then hands each request its
-//! applied batch — so a 200 still means on disk.
+//! applies them in one transaction, commits once, and hands each request its applied
+//! batch only when that commit is on disk — so a 200 still means on disk. The flush to
+//! disk happens after the writer's turn (`store/wal_sync.rs`): meanwhile the next group
+//! is applied.
 //!
 //! A batch that fails after writing gives the group's transaction up: it is answered
 //! with its error and every other batch of the group is applied again in a transaction
@@ -152,8 +154,19 @@ impl GroupWriter {
     }
 }
 
+type Applied = Vec<(AppliedBatch, oneshot::Sender<StoreResult<AppliedBatch>>)>;
+
+/// The group's applied batches failed with it: their commit, or its flush to disk.
+fn answer_all(applied: Applied, failure: &str) {
+    for (_, reply) in applied {
+        let _ = reply.send(Err(StoreError::Unavailable(failure.to_string())));
+    }
+}
+
 impl Pipeline {
-    /// Applies a group of batches in one transaction (see the module's notes).
+    /// Applies a group of batches in one transaction (see the module's notes) and
+    /// commits it; its requests are answered once the commit is on disk, while the
+    /// writer may already apply the next group.
     async fn commit_group(&self, group: Vec<Job>) {
         let mut tx = match self.store.begin().await {
             Ok(tx) => tx,
@@ -204,29 +217,27 @@ impl Pipeline {
                 }
             }
         }
-        match tx.commit().await {
-            Ok(()) => {
-                for (batch, reply) in applied {
-                    let _ = reply.send(Ok(batch));
+        let committed = match tx.commit_pending().await {
+            Ok(committed) => committed,
+            Err(e) => return answer_all(applied, &e.to_string()),
+        };
+        // The writer goes on with the next group while this one is flushed to disk; its
+        // requests are answered once it is there (`Committed::durable`).
+        tokio::spawn(async move {
+            match committed.durable().await {
+                Ok(()) => {
+                    for (batch, reply) in applied {
+                        let _ = reply.send(Ok(batch));
+                    }
                 }
+                Err(e) => answer_all(applied, &e.to_string()),
             }
-            Err(e) => {
-                let message = e.to_string();
-                for (_, reply) in applied {
-                    let _ = reply.send(Err(StoreError::Unavailable(message.clone())));
-                }
-            }
-        }
+        });
     }
 
     /// After a group's transaction was given up: its batches (those it had applied, then
     /// the rest), each in a transaction of its own.
-    async fn commit_each(
-        &self,
-        cause: &str,
-        applied: Vec<(AppliedBatch, oneshot::Sender<StoreResult<AppliedBatch>>)>,
-        rest: impl Iterator<Item = Job>,
-    ) {
+    async fn commit_each(&self, cause: &str, applied: Applied, rest: impl Iterator<Item = Job>) {
         let again = applied.into_iter().map(|(batch, reply)| {
             let (node, device_id, batch) = batch.into_submitted();
             Job {
