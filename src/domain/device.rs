@@ -17,7 +17,7 @@ pub const MAX_DEVICE_ID_CHARS: usize = 64;
 
 /// A tracked device. `DeviceId` is chosen by the client (often the IMEI) and is unique
 /// across the platform; it is the key in paths.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "PascalCase")]
 pub struct Device {
     #[schema(required = true, example = "300234010753370")]

@@ -5,7 +5,7 @@
 //! numbered there in commit order (`store/stream_feed.rs`), so all processes hold the
 //! same events under the same ids; an announced record is read from the database when a
 //! subscriber first needs it (once per batch, shared), so a process nobody follows reads
-//! nothing; what a process missed (a lost listening connection, a skipped notification,
+//! nothing (a device as its batch left it, from the log); what a process missed (a lost listening connection, a skipped notification,
 //! events from before it started) it reads back from the database's log. The last
 //! `CAPACITY` events are kept so a client reconnecting with `Last-Event-ID` resumes
 //! without a gap; a subscriber that falls `LAG` events behind is dropped — publishing
@@ -83,6 +83,8 @@ enum Content {
 /// The events of one announcement; their records are read on first use.
 struct AnnouncedBatch {
     store: Store,
+    /// The id of its first event: the key of its row in the database's log.
+    first_id: u64,
     announcement: StreamAnnouncement,
     records: OnceCell<Vec<Option<Payload>>>,
 }
@@ -91,7 +93,7 @@ impl AnnouncedBatch {
     /// The records, read by the first caller; the others wait for that read.
     async fn records(&self) -> StoreResult<&Vec<Option<Payload>>> {
         self.records
-            .get_or_try_init(|| read_announced(&self.store, &self.announcement))
+            .get_or_try_init(|| read_announced(&self.store, self.first_id, &self.announcement))
             .await
     }
 }
@@ -233,6 +235,7 @@ impl EventHub {
         let count = announcement.event_count();
         let batch = Arc::new(AnnouncedBatch {
             store: store.clone(),
+            first_id,
             announcement,
             records: OnceCell::new(),
         });
@@ -423,9 +426,12 @@ async fn catch_up(store: &Store, hub: &EventHub, until: Option<u64>) {
     }
 }
 
-/// The announced records as the API shows them now, one per event (`None`: deleted).
+/// The announced records, one per event: messages and alerts as the API shows them now
+/// (`None`: deleted), the device as the announcing transaction left it (from the log;
+/// as it is now only when that part was pruned from the log before anyone read it).
 async fn read_announced(
     store: &Store,
+    first_id: u64,
     announced: &StreamAnnouncement,
 ) -> StoreResult<Vec<Option<Payload>>> {
     let code = announced.tenant_code.as_str();
@@ -450,8 +456,17 @@ async fn read_announced(
         records.push(alert.map(Payload::Alert));
     }
     if announced.device {
-        let device = store.get_device(code, &announced.device_id).await?;
-        records.push(device.map(|d| Payload::Device(Arc::new(d))));
+        let device = match &announced.device_record {
+            Some(device) => Some(device.clone()),
+            None => match store.stream_logged_device(first_id).await? {
+                Some(device) => Some(Arc::new(device)),
+                None => store
+                    .get_device(code, &announced.device_id)
+                    .await?
+                    .map(Arc::new),
+            },
+        };
+        records.push(device.map(Payload::Device));
     }
     Ok(records)
 }

@@ -17,6 +17,11 @@
 //! its connection — reads what it missed back from the log (`stream_log_after`), and a
 //! process that starts fills its hub with the recent events (`recent_stream_log`). The
 //! log keeps about the last `2 ×` the hub's events (`prune_stream_log`).
+//!
+//! A device event shows the device as that transaction left it, not as it is when a
+//! process reads it (later messages move it on): the log row of the part that carries
+//! the device event holds that record (`device`, not in the notification, whose payload
+//! it could overflow), and the relay reads it from there.
 
 use std::sync::Arc;
 
@@ -25,6 +30,7 @@ use sqlx::Row;
 use sqlx::postgres::PgListener;
 
 use super::{Store, StoreError, StoreResult, WriteTx};
+use crate::domain::device::Device;
 
 /// Most events named by one notification (ids of up to 20 digits stay far below the
 /// payload limit).
@@ -47,6 +53,9 @@ pub struct StreamAnnouncement {
     pub alerts: Vec<i64>,
     #[serde(rename = "s", default)]
     pub device: bool,
+    /// The device as this unit of work left it, when `device` (logged, never notified).
+    #[serde(skip)]
+    pub device_record: Option<Arc<Device>>,
 }
 
 impl StreamAnnouncement {
@@ -64,6 +73,7 @@ impl StreamAnnouncement {
             messages: messages.to_vec(),
             alerts: alerts.to_vec(),
             device,
+            device_record: self.device_record.clone().filter(|_| device),
         };
         let mut parts = Vec::new();
         let mut offset = 0;
@@ -158,14 +168,38 @@ fn logged(rows: Vec<sqlx::any::AnyRow>) -> StoreResult<Vec<(u64, StreamAnnouncem
         .map(|row| {
             let first_id: i64 = row.try_get("first_id")?;
             let body: String = row.try_get("body")?;
-            let announcement = serde_json::from_str(&body)
+            let mut announcement: StreamAnnouncement = serde_json::from_str(&body)
                 .map_err(|e| StoreError::Corrupt(format!("stream announcement: {e}")))?;
+            let device: Option<String> = row.try_get("device")?;
+            announcement.device_record = device
+                .as_deref()
+                .map(logged_device)
+                .transpose()?
+                .map(Arc::new);
             Ok((u64::try_from(first_id).unwrap_or(0), announcement))
         })
         .collect()
 }
 
+fn logged_device(json: &str) -> StoreResult<Device> {
+    serde_json::from_str(json).map_err(|e| StoreError::Corrupt(format!("stream device: {e}")))
+}
+
 impl Store {
+    /// The device as the logged announcement `first_id` left it (PostgreSQL): `None`
+    /// when that part carries no device event or was pruned from the log.
+    pub async fn stream_logged_device(&self, first_id: u64) -> StoreResult<Option<Device>> {
+        if self.stream_channel.is_none() {
+            return Ok(None);
+        }
+        let device: Option<Option<String>> =
+            sqlx::query_scalar("SELECT device FROM stream_announcements WHERE first_id = $1")
+                .bind(i64::try_from(first_id).unwrap_or(i64::MAX))
+                .fetch_optional(&self.pool)
+                .await?;
+        device.flatten().as_deref().map(logged_device).transpose()
+    }
+
     /// The logged announcements whose first event comes after `after`, at most `limit`,
     /// in id order (PostgreSQL; empty on SQLite).
     pub async fn stream_log_after(
@@ -177,7 +211,7 @@ impl Store {
             return Ok(Vec::new());
         }
         let rows = sqlx::query(
-            "SELECT first_id, body FROM stream_announcements WHERE first_id > $1
+            "SELECT first_id, body, device FROM stream_announcements WHERE first_id > $1
              ORDER BY first_id LIMIT $2",
         )
         .bind(i64::try_from(after).unwrap_or(i64::MAX))
@@ -197,7 +231,7 @@ impl Store {
             return Ok(Vec::new());
         }
         let rows = sqlx::query(
-            "SELECT first_id, body FROM stream_announcements
+            "SELECT first_id, body, device FROM stream_announcements
              WHERE first_id > (SELECT COALESCE(MAX(first_id), 0) FROM stream_announcements) - $1
              ORDER BY first_id",
         )
@@ -248,7 +282,10 @@ impl WriteTx {
         };
         let parts = announcement.split(EVENTS_PER_NOTIFICATION);
         let rows = (0..parts.len())
-            .map(|i| format!("(${}::bigint, ${}::text)", 3 + 2 * i, 4 + 2 * i))
+            .map(|i| {
+                let at = 3 + 3 * i;
+                format!("(${at}::bigint, ${}::text, ${}::text)", at + 1, at + 2)
+            })
             .collect::<Vec<_>>()
             .join(", ");
         // The lock (OFFSET 0 keeps that subquery whole, so it is taken first), then the
@@ -260,11 +297,11 @@ impl WriteTx {
                      AS first_id
                  FROM (SELECT pg_advisory_xact_lock(hashtext($1)) OFFSET 0) AS locked),
              parts AS (
-                 SELECT reserved.first_id + v.offset_id AS first_id, v.body
-                 FROM reserved CROSS JOIN (VALUES {rows}) AS v(offset_id, body)),
+                 SELECT reserved.first_id + v.offset_id AS first_id, v.body, v.device
+                 FROM reserved CROSS JOIN (VALUES {rows}) AS v(offset_id, body, device)),
              logged AS (
-                 INSERT INTO stream_announcements (first_id, body)
-                 SELECT first_id, body FROM parts)
+                 INSERT INTO stream_announcements (first_id, body, device)
+                 SELECT first_id, body, device FROM parts)
              SELECT pg_notify($1, first_id::text || ' ' || body) IS NULL AS sent
              FROM parts WHERE pg_notification_queue_usage() < 0.5"
         );
@@ -274,7 +311,13 @@ impl WriteTx {
         for (offset, part) in &parts {
             let body =
                 serde_json::to_string(part).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-            query = query.bind(*offset as i64).bind(body);
+            let device = part
+                .device_record
+                .as_ref()
+                .map(|device| serde_json::to_string(device.as_ref()))
+                .transpose()
+                .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+            query = query.bind(*offset as i64).bind(body).bind(device);
         }
         let sent = query.fetch_all(&mut *self.tx).await?;
         if sent.is_empty() {
@@ -300,6 +343,7 @@ mod tests {
             messages: (1..=messages as i64).collect(),
             alerts: (1..=alerts as i64).map(|a| a * 1000).collect(),
             device,
+            device_record: None,
         }
     }
 
@@ -313,7 +357,13 @@ mod tests {
             (1000, 3, false),
             (600, 0, true),
         ] {
-            let whole = announcement(m, a, d);
+            let mut whole = announcement(m, a, d);
+            whole.device_record = d.then(|| {
+                Arc::new(Device {
+                    device_id: Some("van-1".into()),
+                    ..Device::default()
+                })
+            });
             let parts = whole.split(300);
             let mut joined = StreamAnnouncement {
                 device: false,
@@ -324,10 +374,16 @@ mod tests {
                 assert_eq!(*offset, expected_offset, "{m} {a} {d}");
                 assert!(part.event_count() <= 300 && part.event_count() > 0);
                 assert!(!joined.device, "the device comes last");
+                assert_eq!(
+                    part.device_record.is_some(),
+                    part.device,
+                    "its record with it"
+                );
                 expected_offset += part.event_count();
                 joined.messages.extend(&part.messages);
                 joined.alerts.extend(&part.alerts);
                 joined.device |= part.device;
+                joined.device_record = joined.device_record.or(part.device_record.clone());
             }
             assert_eq!(joined, whole, "{m} {a} {d}");
         }

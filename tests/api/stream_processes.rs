@@ -143,23 +143,60 @@ async fn postgres_a_process_started_later_resumes_from_the_log() {
     let two = start_with(&database.url, &[]).await;
     let admin_two = admin(&two);
     let mut resumed = EventStream::open(&admin_two, &path, Some(seen[1].id)).await;
-    // The same events under the same ids. A device event shows the device as it is when
-    // this process reads it (here after the last batch), messages as stored.
+    // The same events under the same ids, device events showing the device as each
+    // batch left it (read from the log, not as it is now).
     let rest = resumed.take(4).await;
-    let shape = |events: &[SseEvent]| -> Vec<(String, u64, Value)> {
-        events
-            .iter()
-            .map(|e| (e.event.clone(), e.id, e.data["MessageId"].clone()))
-            .collect()
-    };
-    assert_eq!(shape(&rest), shape(&seen[2..]));
-    assert_eq!(rest[0], seen[2]);
+    assert_eq!(rest, seen[2..]);
     // And live from there, the same on both.
     let live = post(&admin_two, 4).await;
     let next = resumed.take(2).await;
     assert_eq!(next[0].data["MessageId"], json!(live));
     assert_eq!(next[0].id, seen[5].id + 1);
     assert_eq!(on_one.take(2).await, next);
+}
+
+/// A device event shows the device as its batch left it, whenever a process reads it:
+/// process two, followed by nobody while three batches commit, reads them only when a
+/// client resumes there, and still shows each batch's position, not the last one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_a_device_event_shows_the_device_as_its_batch_left_it() {
+    let Some(database) = TestDatabase::create(Backend::Postgres).await else {
+        return;
+    };
+    let one = start_with(&database.url, &[]).await;
+    let two = start_with(&database.url, &[]).await;
+    let admin_one = admin(&one);
+    let admin_two = admin(&two);
+    register_van(&admin_one).await;
+    let path = stream_path("1000", false);
+    let mut on_one = EventStream::open(&admin_one, &path, None).await;
+    for seq in 1..=3 {
+        post(&admin_one, seq).await;
+    }
+    let seen = on_one.take(6).await;
+    let positions = |events: &[SseEvent]| -> Vec<(Value, Value)> {
+        events
+            .iter()
+            .filter(|e| e.event == "device")
+            .map(|e| {
+                (
+                    e.data["LastMessageTime"].clone(),
+                    e.data["LastPosition"]["Lat"].clone(),
+                )
+            })
+            .collect()
+    };
+    let expected = [
+        (json!("2026-03-02T10:01:00Z"), json!(51.501)),
+        (json!("2026-03-02T10:02:00Z"), json!(51.502)),
+        (json!("2026-03-02T10:03:00Z"), json!(51.503)),
+    ];
+    assert_eq!(positions(&seen), expected);
+
+    let mut on_two = EventStream::open(&admin_two, &path, Some(seen[0].id - 1)).await;
+    let read_later = on_two.take(6).await;
+    assert_eq!(positions(&read_later), expected);
+    assert_eq!(read_later, seen);
 }
 
 /// A notification a process never received (PostgreSQL skips notifying when its queue

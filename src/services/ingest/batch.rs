@@ -51,7 +51,7 @@ impl AppliedBatch {
             .filter_map(|p| p.as_ref().ok())
             .map(|slot| self.ids[*slot].0)
             .collect();
-        super::announcement(&self.node, &self.device_id, stored, &self.changes)
+        super::announcement(&self.node, &self.device, &self.state, stored, &self.changes)
     }
 }
 

@@ -452,8 +452,14 @@ impl Pipeline {
         tx.save_state(device_id, &state).await?;
         // Only the schedule moved: no device event.
         changes.device_changed = false;
-        tx.announce_stream(&super::announcement(node, device_id, Vec::new(), &changes))
-            .await?;
+        tx.announce_stream(&super::announcement(
+            node,
+            &device,
+            &state,
+            Vec::new(),
+            &changes,
+        ))
+        .await?;
         tx.commit().await?;
         self.publish(node, &device, &state, changes, Vec::new());
         Ok(true)

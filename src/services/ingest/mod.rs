@@ -219,17 +219,19 @@ impl Pipeline {
 }
 
 /// What the stream shows of a unit of work: its new messages, then the alerts it raised
-/// or joined, then the device if its state changed (the order `Pipeline::publish` uses).
+/// or joined, then the device if its state changed (the order `Pipeline::publish` uses),
+/// as this unit of work left it.
 fn announcement(
     node: &TenantNode,
-    device_id: &str,
+    device: &Device,
+    state: &DeviceState,
     messages: Vec<i64>,
     changes: &Changes,
 ) -> StreamAnnouncement {
     StreamAnnouncement {
         tenant_code: node.code.clone(),
         tenant_path: node.path.clone(),
-        device_id: device_id.to_string(),
+        device_id: device.device_id.clone().unwrap_or_default(),
         messages,
         alerts: changes
             .alerts
@@ -237,5 +239,8 @@ fn announcement(
             .filter_map(|a| a.alert_id.as_deref()?.parse().ok())
             .collect(),
         device: changes.device_changed,
+        device_record: changes
+            .device_changed
+            .then(|| Arc::new(device.clone().with_state(state))),
     }
 }
