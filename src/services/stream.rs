@@ -5,8 +5,9 @@
 //! numbered there in commit order (`store/stream_feed.rs`), so all processes hold the
 //! same events under the same ids; an announced record is read from the database when a
 //! subscriber first needs it (once per batch, shared), so a process nobody follows reads
-//! nothing (a device as its batch left it, from the log); what a process missed (a lost listening connection, a skipped notification,
-//! events from before it started) it reads back from the database's log. The last
+//! nothing (a device as its batch left it, from the log); what a process missed (a lost
+//! listening connection, a skipped notification, events from before it started) it
+//! reads back from the database's log. The last
 //! `CAPACITY` events are kept so a client reconnecting with `Last-Event-ID` resumes
 //! without a gap; a subscriber that falls `LAG` events behind is dropped — publishing
 //! never waits for anyone. `close` (called by `app::serve` when shutdown begins) ends
@@ -456,19 +457,30 @@ async fn read_announced(
         records.push(alert.map(Payload::Alert));
     }
     if announced.device {
-        let device = match &announced.device_record {
-            Some(device) => Some(device.clone()),
-            None => match store.stream_logged_device(first_id).await? {
-                Some(device) => Some(Arc::new(device)),
-                None => store
-                    .get_device(code, &announced.device_id)
-                    .await?
-                    .map(Arc::new),
-            },
+        let device = match announced.device_record.clone() {
+            Some(device) => Some(device),
+            None => announced_device(store, first_id, announced).await?,
         };
         records.push(device.map(Payload::Device));
     }
     Ok(records)
+}
+
+/// A notified device event's record: as its batch left it (the log), or as it is now
+/// when the log no longer holds that batch.
+async fn announced_device(
+    store: &Store,
+    first_id: u64,
+    announced: &StreamAnnouncement,
+) -> StoreResult<Option<Arc<Device>>> {
+    let device = match store.stream_logged_device(first_id).await? {
+        Some(device) => Some(device),
+        None => {
+            let code = announced.tenant_code.as_str();
+            store.get_device(code, &announced.device_id).await?
+        }
+    };
+    Ok(device.map(Arc::new))
 }
 
 #[cfg(test)]

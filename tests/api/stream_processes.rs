@@ -62,6 +62,26 @@ async fn superuser(schema: Option<&str>) -> sqlx::PgConnection {
     connection
 }
 
+/// Two `serve` processes on one PostgreSQL database, van-3 registered: their admins.
+struct TwoProcesses {
+    one: Client,
+    two: Client,
+    /// Running as long as this is kept.
+    _servers: (Server, Server),
+}
+
+async fn two_processes(database: &TestDatabase) -> TwoProcesses {
+    let one = start_with(&database.url, &[]).await;
+    let two = start_with(&database.url, &[]).await;
+    let processes = TwoProcesses {
+        one: admin(&one),
+        two: admin(&two),
+        _servers: (one, two),
+    };
+    register_van(&processes.one).await;
+    processes
+}
+
 /// Two `serve` processes on one PostgreSQL database: a stream on either carries what
 /// both ingested, the same events under the same ids in the same order, so a client
 /// resumes on the other process with `Last-Event-ID` without a gap or a duplicate.
@@ -70,19 +90,16 @@ async fn postgres_two_processes_stream_the_same_events() {
     let Some(database) = TestDatabase::create(Backend::Postgres).await else {
         return;
     };
-    let one = start_with(&database.url, &[]).await;
-    let two = start_with(&database.url, &[]).await;
-    let admin_one = admin(&one);
-    let admin_two = admin(&two);
-    register_van(&admin_one).await;
+    let processes = two_processes(&database).await;
+    let (admin_one, admin_two) = (&processes.one, &processes.two);
     let path = stream_path("1000", false);
-    let mut on_one = EventStream::open(&admin_one, &path, None).await;
-    let mut on_two = EventStream::open(&admin_two, &path, None).await;
+    let mut on_one = EventStream::open(admin_one, &path, None).await;
+    let mut on_two = EventStream::open(admin_two, &path, None).await;
 
     let ids = [
-        post(&admin_one, 1).await,
-        post(&admin_two, 2).await,
-        post(&admin_one, 3).await,
+        post(admin_one, 1).await,
+        post(admin_two, 2).await,
+        post(admin_one, 3).await,
     ];
     let seen_on_one = on_one.take(6).await;
     let seen_on_two = on_two.take(6).await;
@@ -112,9 +129,9 @@ async fn postgres_two_processes_stream_the_same_events() {
     // The client on process two goes away after its second event and comes back to
     // process one: the rest, then live events from either process.
     drop(on_two);
-    let mut resumed = EventStream::open(&admin_one, &path, Some(seen_on_two[1].id)).await;
+    let mut resumed = EventStream::open(admin_one, &path, Some(seen_on_two[1].id)).await;
     assert_eq!(resumed.take(4).await, seen_on_one[2..]);
-    let live = post(&admin_two, 4).await;
+    let live = post(admin_two, 4).await;
     let event = resumed.expect().await;
     assert_eq!(
         (event.event.as_str(), &event.data["MessageId"]),
@@ -163,15 +180,12 @@ async fn postgres_a_device_event_shows_the_device_as_its_batch_left_it() {
     let Some(database) = TestDatabase::create(Backend::Postgres).await else {
         return;
     };
-    let one = start_with(&database.url, &[]).await;
-    let two = start_with(&database.url, &[]).await;
-    let admin_one = admin(&one);
-    let admin_two = admin(&two);
-    register_van(&admin_one).await;
+    let processes = two_processes(&database).await;
+    let (admin_one, admin_two) = (&processes.one, &processes.two);
     let path = stream_path("1000", false);
-    let mut on_one = EventStream::open(&admin_one, &path, None).await;
+    let mut on_one = EventStream::open(admin_one, &path, None).await;
     for seq in 1..=3 {
-        post(&admin_one, seq).await;
+        post(admin_one, seq).await;
     }
     let seen = on_one.take(6).await;
     let positions = |events: &[SseEvent]| -> Vec<(Value, Value)> {
@@ -193,7 +207,7 @@ async fn postgres_a_device_event_shows_the_device_as_its_batch_left_it() {
     ];
     assert_eq!(positions(&seen), expected);
 
-    let mut on_two = EventStream::open(&admin_two, &path, Some(seen[0].id - 1)).await;
+    let mut on_two = EventStream::open(admin_two, &path, Some(seen[0].id - 1)).await;
     let read_later = on_two.take(6).await;
     assert_eq!(positions(&read_later), expected);
     assert_eq!(read_later, seen);
