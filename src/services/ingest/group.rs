@@ -6,6 +6,9 @@
 //! disk happens after the writer's turn (`store/wal_sync.rs`): meanwhile the next group
 //! is applied.
 //!
+//! The writer task runs on a thread of its own (`writer_runtime`), not among the request
+//! tasks.
+//!
 //! A batch that fails after writing gives the group's transaction up: it is answered
 //! with its error and every other batch of the group is applied again in a transaction
 //! of its own. (Savepoints per batch would roll back only the failed one, but cost two
@@ -14,7 +17,7 @@
 //! tenant's is found before anything is written and fails alone.)
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
 
 use tokio::sync::{Notify, mpsc, oneshot};
@@ -86,6 +89,30 @@ impl IngestBacklog {
     }
 }
 
+/// The runtime the group writer runs on: a thread of its own for the life of the
+/// process (`None` if it could not be started: the writer runs on the caller's runtime).
+/// The writer's turn is the pipeline's bottleneck, and half of it is this side's work
+/// between SQLite's statements (binding, matching, the next statement): on the shared
+/// threads each of those steps queued behind request parsing and webhook sending, which
+/// stretched every turn (bench/README.md, "The writer on a thread of its own").
+fn writer_runtime() -> Option<tokio::runtime::Handle> {
+    static RUNTIME: OnceLock<Option<tokio::runtime::Runtime>> = OnceLock::new();
+    RUNTIME
+        .get_or_init(|| {
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .thread_name("safetrack-ingest-writer")
+                .enable_all()
+                .build()
+                .inspect_err(
+                    |e| tracing::warn!(error = %e, "the ingest writer runs on the shared threads"),
+                )
+                .ok()
+        })
+        .as_ref()
+        .map(|runtime| runtime.handle().clone())
+}
+
 fn writer_gone() -> StoreError {
     StoreError::Unavailable("the ingest writer stopped".into())
 }
@@ -96,7 +123,8 @@ impl GroupWriter {
         let (jobs, mut queue) = mpsc::channel::<Job>(QUEUE);
         let backlog = Arc::new(IngestBacklog::default());
         let taken = backlog.clone();
-        tokio::spawn(async move {
+        let runtime = writer_runtime().unwrap_or_else(tokio::runtime::Handle::current);
+        runtime.spawn(async move {
             while let Some(first) = queue.recv().await {
                 taken.taken();
                 let mut group = vec![first];
