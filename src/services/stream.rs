@@ -7,11 +7,11 @@
 //! subscriber first needs it (once per batch, shared), so a process nobody follows reads
 //! nothing (a device as its batch left it, from the log); what a process missed (a lost
 //! listening connection, a skipped notification, events from before it started) it
-//! reads back from the database's log. The last
-//! `CAPACITY` events are kept so a client reconnecting with `Last-Event-ID` resumes
-//! without a gap; a subscriber that falls `LAG` events behind is dropped — publishing
-//! never waits for anyone. `close` (called by `app::serve` when shutdown begins) ends
-//! every stream, so graceful shutdown is not held up by open ones.
+//! reads back from the database's log. The last `CAPACITY` events are kept so a client
+//! reconnecting with `Last-Event-ID` resumes without a gap; a subscriber that falls
+//! `LAG` events behind is dropped — publishing never waits for anyone. `close` (called
+//! by `app::serve` when shutdown begins) ends every stream, so graceful shutdown is not
+//! held up by open ones.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
