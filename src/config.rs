@@ -192,6 +192,43 @@ pub struct ServeArgs {
     #[arg(long, env = "SAFETRACK_WEBHOOK_SLOW_ATTEMPTS_PER_URL", default_value_t = 8,
         value_parser = clap::value_parser!(u16).range(1..))]
     pub webhook_slow_attempts_per_url: u16,
+    /// Password verifications (Argon2) running at once, across Basic logins and sessions
+    /// (0: one per core). Past it a login is answered 429 with `Retry-After` at once,
+    /// never queued, so a burst of guesses cannot take the memory or the cores.
+    #[arg(
+        long,
+        env = "SAFETRACK_MAX_CONCURRENT_PASSWORD_CHECKS",
+        default_value_t = 0
+    )]
+    pub max_concurrent_password_checks: usize,
+    /// A connection must send a request's headers within this many seconds of opening
+    /// (or of its previous response), else it is closed.
+    #[arg(
+        long,
+        env = "SAFETRACK_HEADER_READ_TIMEOUT_SECONDS",
+        default_value_t = 10,
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    pub header_read_timeout_seconds: u64,
+    /// An idle keep-alive connection (no request in flight) is closed after this many
+    /// seconds. Server-Sent Event streams are in flight, never idle.
+    #[arg(
+        long,
+        env = "SAFETRACK_IDLE_TIMEOUT_SECONDS",
+        default_value_t = 60,
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    pub idle_timeout_seconds: u64,
+    /// Connections served at once; further ones wait in the listen backlog (0: sized from
+    /// the file-descriptor limit, leaving room for the database and outbound channels).
+    #[arg(long, env = "SAFETRACK_MAX_CONNECTIONS", default_value_t = 0)]
+    pub max_connections: usize,
+    /// Serve `/metrics` on this address of its own instead of the API's listener.
+    #[arg(long, env = "SAFETRACK_METRICS_LISTEN")]
+    pub metrics_listen: Option<SocketAddr>,
+    /// Require `Authorization: Bearer <this>` on `/metrics`.
+    #[arg(long, env = "SAFETRACK_METRICS_TOKEN", hide_env_values = true)]
+    pub metrics_token: Option<String>,
     /// Log format.
     #[arg(long, env = "SAFETRACK_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,
