@@ -41,7 +41,11 @@ fn cell(table: &(Vec<String>, Vec<Vec<String>>), id: &str, column: &str) -> Stri
 
 async fn formula_cells_are_written_as_text(app: TestApp) {
     let names = [
-        ("hyperlink", "=HYPERLINK(\"http://evil.example/\",\"x\")", "'=HYPERLINK(\"http://evil.example/\",\"x\")"),
+        (
+            "hyperlink",
+            "=HYPERLINK(\"http://evil.example/\",\"x\")",
+            "'=HYPERLINK(\"http://evil.example/\",\"x\")",
+        ),
         ("plus", "+1+cmd|' /C calc'!A0", "'+1+cmd|' /C calc'!A0"),
         ("minus", "-2+3", "'-2+3"),
         ("at", "@SUM(1,2)", "'@SUM(1,2)"),

@@ -11,10 +11,10 @@ use std::time::Duration;
 use reqwest::StatusCode;
 use serde_json::json;
 
+use crate::alerts::sos_message;
 use crate::backend_fn_tests;
 use crate::common::{ADMIN_EMAIL, ADMIN_PASSWORD, Backend, Client, TestDatabase};
 use crate::durability::start_with_env;
-use crate::alerts::sos_message;
 use crate::mo_messages::DEVICE;
 use crate::peers::Receiver;
 
@@ -96,7 +96,10 @@ async fn deliveries_ignore_proxies_in_the_environment(backend: Backend) {
     }
     let sos = sos_message(1, "2026-03-01T10:00:00Z", 51.5, -0.12);
     let response = admin
-        .post(&format!("/V2/1000/devices/{DEVICE}/momessages"), &json!([sos]))
+        .post(
+            &format!("/V2/1000/devices/{DEVICE}/momessages"),
+            &json!([sos]),
+        )
         .await;
     assert_eq!(response.status(), StatusCode::OK);
 

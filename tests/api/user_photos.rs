@@ -51,7 +51,11 @@ async fn pages(app: &TestApp, path: &str, accept: &str) -> Vec<(Vec<Value>, bool
                 })
                 .collect()
         } else {
-            serde_json::from_str::<Value>(&text).unwrap().as_array().unwrap().clone()
+            serde_json::from_str::<Value>(&text)
+                .unwrap()
+                .as_array()
+                .unwrap()
+                .clone()
         };
         pages.push((users, token.is_some()));
         if token.is_none() {

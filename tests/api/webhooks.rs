@@ -334,9 +334,7 @@ async fn operator_can_allow_private_addresses() {
 /// Moving a URL to another origin (scheme, host or port) without sending the secret again
 /// is a 400 naming `Password` that stores nothing; the same origins keep it.
 async fn a_kept_secret_goes_only_to_origins_that_had_it(app: TestApp) {
-    let hmac = |urls: Vec<Value>, password: Value| {
-        json!({"Urls": urls, "Authentication": "HmacSha256", "Password": password})
-    };
+    let hmac = |urls: Vec<Value>, password: Value| json!({"Urls": urls, "Authentication": "HmacSha256", "Password": password});
     let saved = hmac(
         vec![
             url("https://hooks.example.com/a?token=1"),
@@ -387,7 +385,10 @@ async fn a_kept_secret_goes_only_to_origins_that_had_it(app: TestApp) {
     let fewer = hmac(vec![url("https://hooks.example.com/")], Value::Null);
     assert_eq!(app.admin.put(PATH, &fewer).await.status(), StatusCode::OK);
     let back = hmac(
-        vec![url("https://hooks.example.com/"), url("https://other.example.com:8443/")],
+        vec![
+            url("https://hooks.example.com/"),
+            url("https://other.example.com:8443/"),
+        ],
         Value::Null,
     );
     let problem = assert_problem(app.admin.put(PATH, &back).await, 400, "validation_failed").await;
@@ -417,7 +418,8 @@ async fn a_kept_basic_password_follows_the_same_rule(app: TestApp) {
                        "Username": "u"});
     let problem = assert_problem(app.admin.put(PATH, &moved).await, 400, "validation_failed").await;
     assert_eq!(problem_fields(&problem), ["Password"]);
-    let bearer = json!({"Urls": [url("https://attacker.example.net/a")], "Authentication": "Bearer"});
+    let bearer =
+        json!({"Urls": [url("https://attacker.example.net/a")], "Authentication": "Bearer"});
     let problem =
         assert_problem(app.admin.put(PATH, &bearer).await, 400, "validation_failed").await;
     assert_eq!(problem_fields(&problem), ["Password"]);
