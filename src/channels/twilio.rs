@@ -31,6 +31,8 @@ impl TwilioChannel {
     pub fn new(config: TwilioConfig) -> anyhow::Result<Self> {
         let client = reqwest::Client::builder()
             .timeout(TIMEOUT)
+            // Straight to the provider: an environment proxy would see the auth token.
+            .no_proxy()
             .user_agent(super::USER_AGENT)
             .build()?;
         Ok(Self { client, config })

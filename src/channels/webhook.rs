@@ -1,6 +1,7 @@
 //! Webhooks, per Standard Webhooks: the envelope POSTed with `webhook-id`,
 //! `webhook-timestamp` and, for `HmacSha256`, `webhook-signature`; `Basic` and `Bearer`
-//! as `Authorization`. 15 s timeout, redirects not followed, 2xx is success.
+//! as `Authorization`. 15 s timeout, redirects not followed, no proxy (`HTTP(S)_PROXY`
+//! and `ALL_PROXY` are ignored), 2xx is success.
 //!
 //! SSRF: unless the operator allows private webhooks, the host's resolved addresses are
 //! checked by the client's own resolver — the addresses checked are the ones connected
@@ -111,6 +112,9 @@ impl WebhookChannel {
         let mut builder = reqwest::Client::builder()
             .timeout(TIMEOUT)
             .redirect(reqwest::redirect::Policy::none())
+            // Never an environment proxy: the resolver's check must see the receiver's
+            // address, not the proxy's, and the proxy must not see the secrets.
+            .no_proxy()
             .user_agent(super::USER_AGENT);
         if !allow_private {
             builder = builder.dns_resolver(std::sync::Arc::new(PublicOnlyResolver));
@@ -221,4 +225,28 @@ fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
         last = next;
     }
     last.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// IP-literal hosts skip the resolver: they are checked before sending, NAT64 and
+    /// Teredo included.
+    #[tokio::test]
+    async fn private_literals_are_refused_before_sending() {
+        let channel = WebhookChannel::new(false).expect("client");
+        for url in [
+            "http://127.0.0.1:9/hook",
+            "http://[64:ff9b::7f00:1]:9/hook",
+            "http://[64:ff9b:1::808:808]:9/hook",
+            "http://[2001::1]:9/hook",
+        ] {
+            let outcome = channel.send(url, "evt", "{}", &WebhookAuth::None).await;
+            assert!(
+                matches!(&outcome, AttemptOutcome::Permanent { error } if error.contains("private")),
+                "{url}: {outcome:?}"
+            );
+        }
+    }
 }

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use serde::{Deserialize, Serialize};
-use url::{Host, Url};
+use url::{Host, Origin, Url};
 use utoipa::ToSchema;
 
 use super::serde_util::null_as_default;
@@ -111,7 +111,8 @@ impl WebhookUrl {
 }
 
 /// A tenant's webhook settings. `Password` is write-only (always null on GET); a PUT
-/// with a null or empty `Password` keeps the stored secret.
+/// with a null or empty `Password` keeps the stored secret, for URLs of the origins it
+/// was already sent to.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "PascalCase")]
 pub struct WebhookSettings {
@@ -133,12 +134,14 @@ pub struct WebhookSettings {
 }
 
 impl WebhookSettings {
-    /// Checks every rule against the incoming settings; `stored_password` is the secret
-    /// kept from before, used when `Password` is null. Returns what to store: the
-    /// canonical `Authentication`, and `Username`/`Password` only where the type uses them.
+    /// Checks every rule against the incoming settings; `stored` is what was saved
+    /// before, whose secret is kept when `Password` is null — but only while every URL
+    /// has an origin among the stored URLs' (a kept secret never goes anywhere the
+    /// caller did not prove they may send it). Returns what to store: the canonical
+    /// `Authentication`, and `Username`/`Password` only where the type uses them.
     pub fn validated(
         self,
-        stored_password: Option<&str>,
+        stored: Option<&WebhookSettings>,
         allow_private: bool,
     ) -> Result<WebhookSettings, ValidationErrors> {
         let mut v = Validator::new();
@@ -150,6 +153,7 @@ impl WebhookSettings {
         }
         let mut seen: HashMap<String, usize> = HashMap::new();
         let mut urls = Vec::with_capacity(self.urls.len());
+        let mut origins = Vec::with_capacity(self.urls.len());
         for (i, mut entry) in self.urls.into_iter().enumerate() {
             let field = format!("Urls[{i}].Url");
             let Some(raw) = v.required(&field, entry.url.as_deref()).map(str::trim) else {
@@ -160,6 +164,7 @@ impl WebhookSettings {
                     if let Some(first) = seen.insert(url.as_str().to_string(), i) {
                         v.add(&field, format!("duplicates Urls[{first}].Url"));
                     }
+                    origins.push((i, url.origin()));
                 }
                 Err(message) => v.add(&field, message),
             }
@@ -175,6 +180,23 @@ impl WebhookSettings {
             );
         }
         let given = self.password.filter(|p| !p.is_empty());
+        let stored_password = stored.and_then(|s| s.password.as_deref());
+        if given.is_none()
+            && stored_password.is_some()
+            && auth.is_some_and(|a| a != Authentication::None)
+        {
+            let known = stored.map(stored_origins).unwrap_or_default();
+            if let Some((i, origin)) = origins.iter().find(|(_, o)| !known.contains(o)) {
+                v.add(
+                    "Password",
+                    format!(
+                        "must be sent again: Urls[{i}].Url is on {}, which the stored \
+                         secret was never sent to",
+                        origin.ascii_serialization()
+                    ),
+                );
+            }
+        }
         let secret = given.or_else(|| stored_password.map(str::to_string));
         let username = self.username.filter(|u| !u.trim().is_empty());
         let (username, password) = match auth {
@@ -221,6 +243,26 @@ impl WebhookSettings {
         self.password = None;
         self
     }
+}
+
+/// The origins (scheme, host, port) of the stored settings' URLs.
+fn stored_origins(stored: &WebhookSettings) -> Vec<Origin> {
+    stored
+        .urls
+        .iter()
+        .filter_map(|u| Url::parse(u.url.as_deref()?).ok())
+        .map(|u| u.origin())
+        .collect()
+}
+
+/// What a caller without the ManageConfiguration permission sees of a webhook URL: its
+/// origin with the port always written (`https://host:443`). The path and query often
+/// hold a token of their own. Anything that is not an http(s) URL shows as nothing.
+pub fn url_origin(raw: &str) -> Option<String> {
+    let url = Url::parse(raw).ok()?;
+    let host = url.host_str()?;
+    let port = url.port_or_known_default()?;
+    matches!(url.scheme(), "http" | "https").then(|| format!("{}://{host}:{port}", url.scheme()))
 }
 
 fn check_secret(v: &mut Validator, secret: Option<&str>, what: &str, min: usize) {
@@ -290,7 +332,9 @@ pub fn is_local_hostname(name: &str) -> bool {
 
 /// Whether an address is one a webhook must not reach: loopback, private (RFC 1918,
 /// unique local), carrier-grade NAT, link-local, unspecified, broadcast, multicast or
-/// reserved — including IPv4 addresses embedded in IPv6 (mapped, compatible, NAT64, 6to4).
+/// reserved — including IPv4 addresses embedded in IPv6 (mapped, compatible, NAT64's
+/// well-known prefix, 6to4), and the IPv6 ranges that reach IPv4 hosts this check cannot
+/// see (NAT64's local-use prefix, Teredo).
 pub fn is_private_address(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => is_private_v4(v4),
@@ -331,6 +375,15 @@ fn is_private_v6(ip: Ipv6Addr) -> bool {
     if segments[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
         return is_private_v4(embedded);
     }
+    // NAT64 local-use prefix (RFC 8215): the translator is the operator's own, and where
+    // the IPv4 address sits depends on its prefix length.
+    if segments[..3] == [0x64, 0xff9b, 1] {
+        return true;
+    }
+    // Teredo (2001::/32): a tunnel to whatever IPv4 host the relay is told of.
+    if segments[..2] == [0x2001, 0] {
+        return true;
+    }
     // 6to4 (2002:a.b.c.d::/48).
     if segments[0] == 0x2002 {
         let v4 = Ipv4Addr::new(
@@ -347,6 +400,8 @@ fn is_private_v6(ip: Ipv6Addr) -> bool {
         || (segments[0] & 0xfe00) == 0xfc00 // unique local fc00::/7
         || (segments[0] & 0xffc0) == 0xfe80 // link-local fe80::/10
         || (segments[0] & 0xffc0) == 0xfec0 // site-local fec0::/10 (deprecated)
+        || segments[..4] == [0x100, 0, 0, 0] // discard-only 100::/64
+        || segments[..2] == [0x2001, 0xdb8] // documentation 2001:db8::/32
 }
 
 #[cfg(test)]

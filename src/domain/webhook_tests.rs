@@ -15,8 +15,16 @@ fn settings(urls: &[&str]) -> WebhookSettings {
     }
 }
 
+/// Stored settings with secret `password` and these URLs.
+fn kept(password: &str, urls: &[&str]) -> WebhookSettings {
+    WebhookSettings {
+        password: Some(password.into()),
+        ..settings(urls)
+    }
+}
+
 fn fields(s: WebhookSettings, stored: Option<&str>) -> Vec<String> {
-    s.validated(stored, false)
+    s.validated(stored.map(|p| kept(p, &[])).as_ref(), false)
         .unwrap_err()
         .0
         .into_iter()
@@ -51,6 +59,16 @@ fn private_addresses() {
         "::ffff:10.1.2.3",
         "::127.0.0.1",
         "64:ff9b::a00:1",
+        "64:ff9b::7f00:1",
+        "64:ff9b::c0a8:101",
+        "64:ff9b::a9fe:a9fe",
+        // NAT64's local-use prefix and Teredo, whatever they carry.
+        "64:ff9b:1::808:808",
+        "64:ff9b:1:ffff::1",
+        "2001::1",
+        "2001:0:4136:e378:8000:63bf:3fff:fdd2",
+        "2001:db8::1",
+        "100::1",
         "2002:c0a8:101::1",
         "ff02::1",
     ] {
@@ -64,6 +82,9 @@ fn private_addresses() {
         "2001:4860:4860::8888",
         "::ffff:8.8.8.8",
         "64:ff9b::808:808",
+        "64:ff9b:2::1",
+        "2001:470::1",
+        "2001:4860::1",
     ] {
         assert!(!is_private_address(ip(public)), "{public}");
     }
@@ -167,7 +188,7 @@ fn credentials_per_type() {
         .unwrap();
     assert!(bearer.username.is_none());
     let none = with("None", Some("hook"), Some("x"))
-        .validated(Some("old"), false)
+        .validated(Some(&kept("old", &[])), false)
         .unwrap();
     assert!(none.username.is_none() && none.password.is_none());
 }
@@ -180,7 +201,7 @@ fn null_password_keeps_the_stored_secret() {
     };
     let stored = switch
         .clone()
-        .validated(Some("stored-secret"), false)
+        .validated(Some(&kept("stored-secret", &[])), false)
         .unwrap();
     assert_eq!(stored.password.as_deref(), Some("stored-secret"));
     // The stored secret is checked against the new type's rules too.
@@ -191,4 +212,98 @@ fn null_password_keeps_the_stored_secret() {
     };
     assert_eq!(fields(hmac, Some("short")), ["Password"]);
     assert!(stored.public().password.is_none());
+}
+
+#[test]
+fn nat64_and_teredo_literals_are_refused_when_saving() {
+    for bad in [
+        "http://[64:ff9b::7f00:1]/",
+        "http://[64:ff9b::a00:1]/",
+        "http://[64:ff9b:1::808:808]/",
+        "http://[2001::1]/",
+        "http://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/",
+    ] {
+        assert!(check_webhook_url(bad, false).is_err(), "{bad}");
+        assert!(check_webhook_url(bad, true).is_ok(), "{bad}");
+    }
+    assert!(check_webhook_url("http://[64:ff9b::808:808]/", false).is_ok());
+}
+
+fn hmac(urls: &[&str], password: Option<&str>) -> WebhookSettings {
+    WebhookSettings {
+        authentication: Some("HmacSha256".into()),
+        password: password.map(Into::into),
+        ..settings(urls)
+    }
+}
+
+#[test]
+fn a_kept_secret_stays_with_the_origins_it_was_sent_to() {
+    let stored = kept(
+        "sixteen-chars!!!",
+        &["https://a.example.com/x?t=1", "http://b.example.com:8080/"],
+    );
+    let stored = WebhookSettings {
+        authentication: Some("HmacSha256".into()),
+        ..stored
+    };
+    let check = |s: WebhookSettings| s.validated(Some(&stored), false);
+    // The same origins, however written, with other paths: kept.
+    let same = check(hmac(
+        &[
+            "https://A.example.com:443/other",
+            "http://b.example.com:8080/y",
+        ],
+        None,
+    ))
+    .unwrap();
+    assert_eq!(same.password.as_deref(), Some("sixteen-chars!!!"));
+    assert!(check(hmac(&[], Some(""))).is_ok());
+    // Another scheme, host or port: the secret must come again.
+    for moved in [
+        "http://a.example.com/x?t=1",
+        "https://evil.example.net/x?t=1",
+        "https://a.example.com:8443/x",
+        "http://b.example.com/",
+        "https://x.a.example.com/",
+    ] {
+        let errors = check(hmac(&["https://a.example.com/", moved], None)).unwrap_err();
+        let fields: Vec<&str> = errors.0.iter().map(|e| e.field.as_str()).collect();
+        assert_eq!(fields, ["Password"], "{moved}");
+        assert!(errors.0[0].message.contains("Urls[1].Url"), "{moved}");
+        // Given again, it may go anywhere.
+        assert!(check(hmac(&[moved], Some("another-sixteen!!"))).is_ok());
+    }
+    // None keeps no secret, so any origin will do; Basic and Bearer keep it like HMAC.
+    let none = WebhookSettings {
+        authentication: Some("None".into()),
+        ..settings(&["https://evil.example.net/"])
+    };
+    assert!(check(none).is_ok());
+    let bearer = WebhookSettings {
+        authentication: Some("Bearer".into()),
+        ..settings(&["https://evil.example.net/"])
+    };
+    assert_eq!(check(bearer).unwrap_err().0[0].field, "Password");
+    // Nothing stored: nothing to keep, the type's own rule answers.
+    let fresh = hmac(&["https://evil.example.net/"], None).validated(None, false);
+    assert_eq!(fresh.unwrap_err().0[0].field, "Password");
+}
+
+#[test]
+fn origins_as_readers_see_them() {
+    assert_eq!(
+        url_origin("https://hooks.example.com/in?token=s3cret").as_deref(),
+        Some("https://hooks.example.com:443")
+    );
+    assert_eq!(
+        url_origin("http://u:p@HOOKS.example.com:8080/x#f").as_deref(),
+        Some("http://hooks.example.com:8080")
+    );
+    assert_eq!(
+        url_origin("http://[::1]:9000/x").as_deref(),
+        Some("http://[::1]:9000")
+    );
+    assert_eq!(url_origin("not a url"), None);
+    assert_eq!(url_origin("mailto:ops@example.com"), None);
 }

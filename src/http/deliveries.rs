@@ -16,8 +16,9 @@ use super::negotiate::{Record, Representable};
 use super::paging::Page;
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
-use crate::domain::delivery::{CHANNELS, Delivery, STATUSES};
+use crate::domain::delivery::{self, CHANNELS, Delivery, STATUSES};
 use crate::domain::time::now;
+use crate::domain::webhook::url_origin;
 use crate::store::DeliveryFilter;
 
 /// Most deliveries one page returns (and the default).
@@ -63,6 +64,18 @@ struct ListDeliveriesQuery {
     page_size: Option<u32>,
 }
 
+/// A delivery as `scope`'s caller may see it: a webhook URL's path and query often hold
+/// a token, so without ManageConfiguration (what reading the webhook settings needs) a
+/// webhook delivery's `Target` is only the URL's origin.
+fn shown(scope: &TenantScope, mut d: Delivery) -> Delivery {
+    if d.channel.as_deref() == Some(delivery::WEBHOOK)
+        && !scope.caller.role.grants(Permission::ManageConfiguration)
+    {
+        d.target = d.target.as_deref().and_then(url_origin);
+    }
+    d
+}
+
 /// `value`, if it is one of `allowed` (400 naming `field` otherwise).
 fn one_of<'a>(field: &str, value: Option<&'a str>, allowed: &[&str]) -> ApiResult<Option<&'a str>> {
     match value {
@@ -75,6 +88,9 @@ fn one_of<'a>(field: &str, value: Option<&'a str>, allowed: &[&str]) -> ApiResul
 }
 
 /// List the tenant's deliveries in `DeliveryId` order, paged with `X-CONTINUATIONTOKEN`.
+///
+/// Without the ManageConfiguration permission a webhook delivery's `Target` is only its
+/// URL's origin (`https://host:port`).
 #[utoipa::path(get, path = "/V2/{tenantVarCode}/deliveries", tag = "Deliveries",
     params(TenantParam, ListDeliveriesQuery,
         ("X-CONTINUATIONTOKEN" = Option<String>, Header, description = "Token from the previous page")),
@@ -113,21 +129,19 @@ async fn list_deliveries(
             limit: request.size + 1,
         })
         .await?;
-    Ok(Page::from_fetched(
-        fetched,
-        request,
-        &app.paging,
-        &paging_scope,
-        |d| {
-            d.delivery_id
-                .as_deref()
-                .and_then(|id| id.parse().ok())
-                .unwrap_or(i64::MAX)
-        },
-    ))
+    let page = Page::from_fetched(fetched, request, &app.paging, &paging_scope, |d| {
+        d.delivery_id
+            .as_deref()
+            .and_then(|id| id.parse().ok())
+            .unwrap_or(i64::MAX)
+    });
+    Ok(Page {
+        items: page.items.into_iter().map(|d| shown(&scope, d)).collect(),
+        next: page.next,
+    })
 }
 
-/// Get one of the tenant's deliveries.
+/// Get one of the tenant's deliveries (a webhook `Target` as the listing shows it).
 #[utoipa::path(get, path = "/V2/{tenantVarCode}/deliveries/{deliveryId}", tag = "Deliveries",
     params(DeliveryPath),
     responses((status = 200, body = Delivery), (status = 404, body = Problem)))]
@@ -142,7 +156,7 @@ async fn get_delivery(
         .get_delivery(scope.code(), id)
         .await?
         .ok_or(ApiError::NotFound)?;
-    Ok(Record(delivery))
+    Ok(Record(shown(&scope, delivery)))
 }
 
 /// Re-queue a `Failed`, `Expired` or `NotConfigured` delivery: due at once, its retry

@@ -20,6 +20,12 @@ use crate::store::{NewUser, StoredUser, UserListScope};
 
 /// Most users one page returns (the contract's limit).
 pub const MAX_PAGE_SIZE: u32 = 10_000;
+/// A page with photos ends early once it holds this many bytes of them (the token goes
+/// on from the next user), so what a listing holds, and renders as XML or CSV, stays
+/// bounded whatever the page size: at least four of the largest photos (4 MiB) a page.
+pub const PAGE_PHOTO_BUDGET: usize = 16 * 1024 * 1024;
+/// Users fetched at a time while filling a page with photos.
+const PHOTO_CHUNK: u32 = 4;
 
 impl Representable for User {
     const NAME: &'static str = "User";
@@ -66,7 +72,8 @@ struct UserPath {
     userId: String,
 }
 
-/// List users, paged by `X-CONTINUATIONTOKEN`.
+/// List users, paged by `X-CONTINUATIONTOKEN`. With `photo=true` a page ends early past
+/// 16 MiB of photos.
 #[utoipa::path(get, path = "/V2/{tenantVarCode}/users", tag = "Users",
     params(TenantParam, ListUsersQuery,
         ("X-CONTINUATIONTOKEN" = Option<String>, Header, description = "Token from the previous page")),
@@ -82,24 +89,66 @@ async fn list_users(
     let request =
         app.paging
             .page_request::<i64>(&headers, &paging_scope, query.page_size, MAX_PAGE_SIZE)?;
-    let list_scope = if query.subtenants {
-        UserListScope::Subtree(&scope.tenant.path)
-    } else {
-        UserListScope::Tenant(scope.code())
+    let list_scope = || {
+        if query.subtenants {
+            UserListScope::Subtree(&scope.tenant.path)
+        } else {
+            UserListScope::Tenant(scope.code())
+        }
     };
-    let fetched = app
-        .store
-        .list_users(
-            list_scope,
-            request.after.unwrap_or(0),
-            request.size + 1,
-            query.photo,
-        )
-        .await?;
-    let page = Page::from_fetched(fetched, request, &app.paging, &paging_scope, |u| u.id);
+    if !query.photo {
+        let fetched = app
+            .store
+            .list_users(
+                list_scope(),
+                request.after.unwrap_or(0),
+                request.size + 1,
+                false,
+            )
+            .await?;
+        let page = Page::from_fetched(fetched, request, &app.paging, &paging_scope, |u| u.id);
+        return Ok(Page {
+            items: page.items.into_iter().map(|u| u.user).collect(),
+            next: page.next,
+        });
+    }
+    // With photos: a few users at a time, ending the page early past the byte budget.
+    let size = request.size as usize;
+    let mut items: Vec<StoredUser> = Vec::new();
+    let mut photo_bytes = 0usize;
+    let full =
+        |items: &[StoredUser], bytes: usize| items.len() == size || bytes >= PAGE_PHOTO_BUDGET;
+    let more = 'fill: loop {
+        let after = items.last().map_or(request.after.unwrap_or(0), |u| u.id);
+        let rows = app
+            .store
+            .list_users(list_scope(), after, PHOTO_CHUNK, true)
+            .await?;
+        let exhausted = (rows.len() as u32) < PHOTO_CHUNK;
+        for row in rows {
+            if full(&items, photo_bytes) {
+                break 'fill true;
+            }
+            photo_bytes += row.user.photo.as_ref().map_or(0, String::len);
+            items.push(row);
+        }
+        if exhausted {
+            break false;
+        }
+        if full(&items, photo_bytes) {
+            let after = items.last().map_or(0, |u| u.id);
+            let probe = app.store.list_users(list_scope(), after, 1, false).await?;
+            break !probe.is_empty();
+        }
+    };
+    let next = if more {
+        items.last().map(|u| app.paging.issue(&paging_scope, &u.id))
+    } else {
+        None
+    };
     Ok(Page {
-        items: page.items.into_iter().map(|u| u.user).collect(),
-        next: page.next,
+        items: items.into_iter().map(|u| u.user).collect(),
+        next,
     })
 }
 

@@ -55,7 +55,9 @@ async fn get_webhooks(
 /// `Authentication`: `None` (or null; stored credentials are dropped), `Basic` (needs
 /// `Username` and `Password`), `Bearer` (`Password` is the token), `HmacSha256`
 /// (`Password` is the key, at least 16 characters). A null `Password` keeps the stored
-/// one, which must then satisfy the new type. `If-Match` is honoured (412).
+/// one, which must then satisfy the new type, and only while every URL has the origin
+/// (scheme, host and port) of a URL saved with it: a URL on any other origin needs the
+/// `Password` again (400 naming it). `If-Match` is honoured (412).
 #[utoipa::path(put, path = "/V2/{tenantVarCode}/webhooks", tag = "Webhooks",
     params(TenantParam), request_body = WebhookSettings,
     responses((status = 200, description = "Saved"), (status = 400, body = Problem),
@@ -69,8 +71,7 @@ async fn put_webhooks(
 ) -> ApiResult<NoContent> {
     scope.require(Permission::ManageConfiguration)?;
     let current = app.store.get_webhooks(scope.code()).await?;
-    let stored_password = current.as_ref().and_then(|c| c.password.as_deref());
-    let settings = incoming.validated(stored_password, app.allow_private_webhooks)?;
+    let settings = incoming.validated(current.as_ref(), app.allow_private_webhooks)?;
     // Without If-Match, still refuse to save if the settings (and so the kept secret)
     // changed between our read and our write.
     let expected = if_match.or_else(|| current.and_then(|c| c.etag));

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use crate::alerts::{create_notification, raise, sos_message, sos_notification, sos_setup};
 use crate::backend_tests;
 use crate::common::{TestApp, assert_not_found, assert_problem, problem_fields};
-use crate::mo_messages::{DEVICE, post_processed, register_device};
+use crate::mo_messages::{DEVICE, position_report, post_processed, register_device};
 
 backend_tests!(
     an_sos_writes_its_deliveries,
@@ -16,6 +16,7 @@ backend_tests!(
     filters_and_paging,
     bad_filters_are_400,
     deliveries_outside_the_tenant_are_404,
+    webhook_targets_show_only_their_origin_to_readers,
 );
 
 fn ids(list: &Value) -> Vec<String> {
@@ -367,5 +368,88 @@ async fn deliveries_outside_the_tenant_are_404(app: TestApp) {
     assert_eq!(one, child_deliveries[0]);
     for id in ["abc", "999999", "-1"] {
         assert_not_found(app.admin.get(&format!("/V2/1000/deliveries/{id}")).await).await;
+    }
+}
+
+/// A webhook URL often carries a token in its path or query: without ManageConfiguration
+/// a delivery's `Target` is only the URL's origin, in every format and in one delivery
+/// read alone; other channels' targets are shown whole.
+async fn webhook_targets_show_only_their_origin_to_readers(app: TestApp) {
+    sos_setup(&app, "1000", DEVICE).await;
+    let hooks = json!({"Urls": [
+        {"Url": "https://hooks.example.com:8443/in/s3cret-path?token=s3cret", "MoMessage": true},
+        {"Url": "http://plain.example.com/x?token=s3cret", "MoMessage": true},
+    ]});
+    assert_eq!(
+        app.admin.put("/V2/1000/webhooks", &hooks).await.status(),
+        StatusCode::OK
+    );
+    raise(&app, "1000", DEVICE, 1, "2026-03-01T10:00:00Z").await;
+    post_processed(
+        &app,
+        "1000",
+        DEVICE,
+        &json!([position_report(2, "2026-03-01T10:01:00Z", 51.5, -0.12)]),
+    )
+    .await;
+    let targets = |list: &Value, channel: &str| -> Vec<String> {
+        let mut found: Vec<String> = list
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| d["Channel"] == channel)
+            .map(|d| d["Target"].as_str().unwrap().to_string())
+            .collect();
+        found.sort();
+        found
+    };
+    let all = app.admin.get_json("/V2/1000/deliveries").await;
+    let full = targets(&all, "Webhook");
+    assert_eq!(full.len(), 4, "{all}");
+    assert!(full.iter().all(|t| t.contains("s3cret")), "{full:?}");
+    let (_, manager) = app
+        .create_user("1000", "manager@example.com", "Manager")
+        .await;
+    assert_eq!(
+        targets(&manager.get_json("/V2/1000/deliveries").await, "Webhook"),
+        full
+    );
+
+    let origins = [
+        "http://plain.example.com:80",
+        "http://plain.example.com:80",
+        "https://hooks.example.com:8443",
+        "https://hooks.example.com:8443",
+    ];
+    let (_, reader) = app
+        .create_user("1000", "reader@example.com", "ReadOnly")
+        .await;
+    let (_, user) = app.create_user("1000", "user@example.com", "User").await;
+    for client in [&reader, &user] {
+        let listed = client.get_json("/V2/1000/deliveries").await;
+        assert_eq!(targets(&listed, "Webhook"), origins);
+        assert_eq!(targets(&listed, "Email"), targets(&all, "Email"));
+        assert_eq!(targets(&listed, "Mt"), targets(&all, "Mt"));
+        assert!(targets(&listed, "Email").contains(&"ops@example.com".to_string()));
+        let filtered = client.get_json("/V2/1000/deliveries?channel=Webhook").await;
+        assert_eq!(targets(&filtered, "Webhook"), origins);
+        for d in listed.as_array().unwrap() {
+            let id = d["DeliveryId"].as_str().unwrap();
+            let one = client.get_json(&format!("/V2/1000/deliveries/{id}")).await;
+            assert_eq!(one["Target"], d["Target"]);
+        }
+        for accept in ["application/xml", "text/csv", "text/plain"] {
+            let text = client
+                .request(Method::GET, "/V2/1000/deliveries")
+                .header("accept", accept)
+                .send()
+                .await
+                .unwrap()
+                .text()
+                .await
+                .unwrap();
+            assert!(text.contains("hooks.example.com:8443"), "{accept}: {text}");
+            assert!(!text.contains("s3cret"), "{accept}: {text}");
+        }
     }
 }

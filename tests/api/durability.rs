@@ -38,6 +38,11 @@ async fn start(url: &str) -> Server {
 /// The real binary serving `url`, with `extra` flags, on a port the system picks: the server
 /// prints the address it bound, so two servers started at once never race for one port.
 pub async fn start_with(url: &str, extra: &[&str]) -> Server {
+    start_with_env(url, extra, &[]).await
+}
+
+/// `start_with`, the server's environment holding `env` besides.
+pub async fn start_with_env(url: &str, extra: &[&str], env: &[(&str, &str)]) -> Server {
     let mut child = Command::new(env!("CARGO_BIN_EXE_safetrack"))
         .args(["serve", "--listen", "127.0.0.1:0"])
         .args(["--database-url", url])
@@ -49,6 +54,7 @@ pub async fn start_with(url: &str, extra: &[&str]) -> Server {
             ADMIN_PASSWORD,
         ])
         .env("RUST_LOG", "warn")
+        .envs(env.iter().copied())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()

@@ -18,6 +18,8 @@ backend_tests!(
     url_count_and_duplicates,
     if_match_is_honoured,
     sibling_404_and_permissions,
+    a_kept_secret_goes_only_to_origins_that_had_it,
+    a_kept_basic_password_follows_the_same_rule,
 );
 
 const PATH: &str = "/V2/1000/webhooks";
@@ -327,4 +329,112 @@ async fn operator_can_allow_private_addresses() {
         let ftp = json!({"Urls": [url("ftp://127.0.0.1/")]});
         assert_problem(app.admin.put(PATH, &ftp).await, 400, "validation_failed").await;
     }
+}
+
+/// Moving a URL to another origin (scheme, host or port) without sending the secret again
+/// is a 400 naming `Password` that stores nothing; the same origins keep it.
+async fn a_kept_secret_goes_only_to_origins_that_had_it(app: TestApp) {
+    let hmac = |urls: Vec<Value>, password: Value| json!({"Urls": urls, "Authentication": "HmacSha256", "Password": password});
+    let saved = hmac(
+        vec![
+            url("https://hooks.example.com/a?token=1"),
+            url("https://other.example.com:8443/b"),
+        ],
+        json!("sixteen-chars!!!"),
+    );
+    assert_eq!(app.admin.put(PATH, &saved).await.status(), StatusCode::OK);
+    let before = app.admin.get_json(PATH).await;
+    for moved in [
+        "https://attacker.example.net/a?token=1",
+        "http://hooks.example.com/a?token=1",
+        "https://hooks.example.com:444/a?token=1",
+        "https://other.example.com/b",
+        "https://sub.hooks.example.com/a",
+    ] {
+        for password in [Value::Null, json!("")] {
+            let body = hmac(
+                vec![url("https://hooks.example.com/a?token=1"), url(moved)],
+                password,
+            );
+            let problem =
+                assert_problem(app.admin.put(PATH, &body).await, 400, "validation_failed").await;
+            assert_eq!(problem_fields(&problem), ["Password"], "{moved}");
+            assert!(
+                problem.to_string().contains("Urls[1].Url"),
+                "{moved}: {problem}"
+            );
+        }
+        // Omitted altogether, too (XML and JSON alike read it as null).
+        let mut body = hmac(vec![url(moved)], Value::Null);
+        body.as_object_mut().unwrap().remove("Password");
+        let problem =
+            assert_problem(app.admin.put(PATH, &body).await, 400, "validation_failed").await;
+        assert_eq!(problem_fields(&problem), ["Password"], "{moved}");
+        assert_eq!(app.admin.get_json(PATH).await, before, "{moved}");
+    }
+    // Other paths and queries on the same origins (spelled differently) keep the secret.
+    let same = hmac(
+        vec![
+            url("https://HOOKS.example.com:443/new?token=2"),
+            url("https://other.example.com:8443/"),
+        ],
+        Value::Null,
+    );
+    assert_eq!(app.admin.put(PATH, &same).await.status(), StatusCode::OK);
+    // Fewer URLs, too; and then the origin dropped is one the secret no longer goes to.
+    let fewer = hmac(vec![url("https://hooks.example.com/")], Value::Null);
+    assert_eq!(app.admin.put(PATH, &fewer).await.status(), StatusCode::OK);
+    let back = hmac(
+        vec![
+            url("https://hooks.example.com/"),
+            url("https://other.example.com:8443/"),
+        ],
+        Value::Null,
+    );
+    let problem = assert_problem(app.admin.put(PATH, &back).await, 400, "validation_failed").await;
+    assert_eq!(problem_fields(&problem), ["Password"]);
+    // Sending the secret again allows any origin.
+    let moved = hmac(
+        vec![url("https://elsewhere.example.org/in")],
+        json!("a-new-sixteen-char-key"),
+    );
+    assert_eq!(app.admin.put(PATH, &moved).await.status(), StatusCode::OK);
+    assert_eq!(
+        app.admin.get_json(PATH).await["Urls"][0]["Url"],
+        "https://elsewhere.example.org/in"
+    );
+    // No authentication keeps no secret: any origin, no Password.
+    let none = json!({"Urls": [url("https://third.example.com/")], "Authentication": "None"});
+    assert_eq!(app.admin.put(PATH, &none).await.status(), StatusCode::OK);
+}
+
+/// Basic and Bearer keep their secret under the same rule, and through XML too.
+async fn a_kept_basic_password_follows_the_same_rule(app: TestApp) {
+    let basic = json!({"Urls": [url("https://hooks.example.com/a")], "Authentication": "Basic",
+                       "Username": "u", "Password": "basic-secret"});
+    assert_eq!(app.admin.put(PATH, &basic).await.status(), StatusCode::OK);
+    let before = app.admin.get_json(PATH).await;
+    let moved = json!({"Urls": [url("https://attacker.example.net/a")], "Authentication": "Basic",
+                       "Username": "u"});
+    let problem = assert_problem(app.admin.put(PATH, &moved).await, 400, "validation_failed").await;
+    assert_eq!(problem_fields(&problem), ["Password"]);
+    let bearer =
+        json!({"Urls": [url("https://attacker.example.net/a")], "Authentication": "Bearer"});
+    let problem =
+        assert_problem(app.admin.put(PATH, &bearer).await, 400, "validation_failed").await;
+    assert_eq!(problem_fields(&problem), ["Password"]);
+    let xml = "<WebhookSettings><Urls><WebhookUrl><Url>https://attacker.example.net/a</Url>\
+               <Device>true</Device></WebhookUrl></Urls><Authentication>Basic</Authentication>\
+               <Username>u</Username></WebhookSettings>";
+    let response = app
+        .admin
+        .request(Method::PUT, PATH)
+        .header("content-type", "application/xml")
+        .body(xml)
+        .send()
+        .await
+        .unwrap();
+    let problem = assert_problem(response, 400, "validation_failed").await;
+    assert_eq!(problem_fields(&problem), ["Password"]);
+    assert_eq!(app.admin.get_json(PATH).await, before);
 }

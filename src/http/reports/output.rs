@@ -2,7 +2,8 @@
 //! service and are rendered in the negotiated format (JSON array, CSV with a header row,
 //! or XML like every other list) and sent in chunks. Nothing holds the whole report. A
 //! failure after the first byte cannot change the status any more: the body is cut off
-//! (the client sees an incomplete response, never a short but well-formed one).
+//! (the client sees an incomplete response, never a short but well-formed one). CSV
+//! cells are written as every CSV list writes them (`csv_out::cell`: formulas as text).
 
 use axum::body::{Body, Bytes};
 use axum::http::{HeaderValue, header};
@@ -12,6 +13,7 @@ use futures::stream::{self, StreamExt};
 use serde_json::Value;
 
 use crate::domain::report::rows::ReportRow;
+use crate::http::csv_out;
 use crate::http::negotiate::StreamFormat;
 use crate::http::xml;
 use crate::store::StoreResult;
@@ -37,14 +39,6 @@ fn csv_line(values: &[String]) -> std::io::Result<Vec<u8>> {
         .map_err(|e| std::io::Error::other(e.to_string()))
 }
 
-fn csv_value(value: Option<&Value>) -> String {
-    match value {
-        None | Some(Value::Null) => String::new(),
-        Some(Value::String(s)) => s.clone(),
-        Some(other) => other.to_string(),
-    }
-}
-
 /// Renders one row (after the first when `first` is false).
 fn render<R: ReportRow>(
     format: StreamFormat,
@@ -62,7 +56,10 @@ fn render<R: ReportRow>(
         }
         StreamFormat::Csv => {
             let value = serde_json::to_value(row)?;
-            let values: Vec<String> = columns.iter().map(|c| csv_value(value.get(c))).collect();
+            let values: Vec<String> = columns
+                .iter()
+                .map(|c| csv_out::cell(value.get(c)))
+                .collect();
             out.extend(csv_line(&values)?);
         }
         StreamFormat::Xml(_) => {
