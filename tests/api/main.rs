@@ -34,6 +34,7 @@ mod mt_messages;
 mod openapi;
 mod peers;
 mod profiles;
+mod recipient_ranges;
 mod references;
 mod reports;
 mod risk_regions;
