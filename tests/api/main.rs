@@ -41,6 +41,8 @@ mod risk_regions;
 mod storage;
 mod storage_faults;
 mod stream;
+mod stream_access;
+mod stream_isolation;
 mod stream_processes;
 mod tenants;
 mod users;
