@@ -153,9 +153,9 @@ impl DeviceState {
     /// After a message at `time`: the next check-in is due one interval later.
     pub fn reschedule_check_in(&mut self, time: Timestamp) {
         self.next_check_in_at = match self.check_in_interval_minutes {
-            Some(minutes) if minutes > 0 && !self.check_in_paused => time
-                .checked_add(jiff::SignedDuration::from_mins(minutes))
-                .ok(),
+            Some(minutes) if minutes > 0 && !self.check_in_paused => {
+                minutes_long(minutes).and_then(|interval| time.checked_add(interval).ok())
+            }
             _ => None,
         };
     }
@@ -182,11 +182,14 @@ impl DeviceState {
     /// or — after a long silence (or downtime) — the next interval boundary after `now`:
     /// one `MissedCheckIn` per missed interval, never a backlog at once.
     pub fn missed_check_in(&mut self, due: Timestamp, now: Timestamp) {
-        let Some(minutes) = self.check_in_interval_minutes.filter(|m| *m > 0) else {
+        let Some(interval) = self
+            .check_in_interval_minutes
+            .filter(|m| *m > 0)
+            .and_then(minutes_long)
+        else {
             self.next_check_in_at = None;
             return;
         };
-        let interval = jiff::SignedDuration::from_mins(minutes);
         let mut next = due;
         while next <= now {
             match next.checked_add(interval) {
@@ -196,6 +199,11 @@ impl DeviceState {
         }
         self.next_check_in_at = Some(next);
     }
+}
+
+/// `minutes` as a duration; `None` past what a duration holds (`from_mins` would panic).
+fn minutes_long(minutes: i64) -> Option<jiff::SignedDuration> {
+    minutes.checked_mul(60).map(jiff::SignedDuration::from_secs)
 }
 
 #[cfg(test)]
@@ -320,5 +328,17 @@ mod tests {
         assert_eq!(s.next_check_in_at, Some(at("2026-01-01T12:30:00Z")));
         s.set_check_in_interval(Some(0), t0);
         assert_eq!(s.next_check_in_at, None);
+    }
+
+    #[test]
+    fn an_interval_no_duration_holds_schedules_nothing_and_never_panics() {
+        let mut s = DeviceState::default();
+        let t0 = at("2026-01-01T00:00:00Z");
+        for minutes in [1_000_000_000_000_000_000, i64::MAX] {
+            s.set_check_in_interval(Some(minutes), t0);
+            assert_eq!(s.next_check_in_at, None, "{minutes}");
+            s.missed_check_in(t0, t0);
+            assert_eq!(s.next_check_in_at, None, "{minutes}");
+        }
     }
 }

@@ -241,6 +241,51 @@ impl Recipient {
     }
 }
 
+/// Longest `Interval` and `ReportingFrequency`, in minutes: a week (the longest device
+/// check-in interval too).
+pub const MAX_MINUTES: f64 = 10_080.0;
+/// Largest `Radius`, in kilometres: half the Earth's circumference.
+pub const MAX_RADIUS_KM: f64 = 20_000.0;
+
+/// A numeric field's value within its range, or what is wrong with it. Checked on save
+/// and again at fire time, where a value stored before the ranges existed is skipped.
+fn in_range(field: Field, raw: &str) -> Result<f64, String> {
+    let number = raw.trim().parse::<f64>().ok().filter(|n| n.is_finite());
+    match field {
+        Field::Radius => number
+            .filter(|n| *n > 0.0 && *n <= MAX_RADIUS_KM)
+            .ok_or_else(|| {
+                format!("must be a number of kilometres above 0 and at most {MAX_RADIUS_KM}")
+            }),
+        _ => number
+            .filter(|n| (1.0..=MAX_MINUTES).contains(n))
+            .ok_or_else(|| format!("must be a number of minutes from 1 to {MAX_MINUTES}")),
+    }
+}
+
+impl Recipient {
+    /// `Radius` in kilometres, if within range.
+    pub fn radius_km(&self) -> Result<f64, String> {
+        in_range(Field::Radius, self.radius.as_deref().unwrap_or_default())
+    }
+
+    /// `Interval` in minutes, if within range.
+    pub fn interval_minutes(&self) -> Result<f64, String> {
+        in_range(
+            Field::Interval,
+            self.interval.as_deref().unwrap_or_default(),
+        )
+    }
+
+    /// `ReportingFrequency` in minutes, if within range.
+    pub fn reporting_frequency_minutes(&self) -> Result<f64, String> {
+        in_range(
+            Field::ReportingFrequency,
+            self.reporting_frequency.as_deref().unwrap_or_default(),
+        )
+    }
+}
+
 const ALL_FIELDS: [Field; 9] = [
     Field::TenantCode,
     Field::ContactId,
@@ -300,15 +345,9 @@ pub fn validate_recipients(recipients: &[Recipient], v: &mut Validator) -> Vec<R
         for field in [Field::Radius, Field::ReportingFrequency, Field::Interval] {
             if let Some(value) = recipient.value(field)
                 && allowed.contains(&field)
-                && !value
-                    .trim()
-                    .parse::<f64>()
-                    .is_ok_and(|n| n.is_finite() && n > 0.0)
+                && let Err(message) = in_range(field, value)
             {
-                v.add(
-                    format!("{prefix}.{}", field.name()),
-                    "must be a positive number",
-                );
+                v.add(format!("{prefix}.{}", field.name()), message);
             }
         }
         let id_of = |field: Field, v: &mut Validator| -> Option<i64> {
@@ -441,6 +480,50 @@ mod tests {
             },
         ];
         assert_eq!(fields_of(&bad).len(), 5);
+    }
+
+    #[test]
+    fn numbers_have_a_range() {
+        let interval = |v: &str| Recipient {
+            interval: Some(v.into()),
+            ..of(RecipientType::SendCheckInRequest)
+        };
+        let frequency = |v: &str| Recipient {
+            reporting_frequency: Some(v.into()),
+            ..of(RecipientType::ChangeReportingFrequency)
+        };
+        let radius = |v: &str| Recipient {
+            radius: Some(v.into()),
+            ..of(RecipientType::NearestDevices)
+        };
+        for ok in [
+            interval("1"),
+            interval("10080"),
+            frequency("15"),
+            radius("0.1"),
+            radius("20000"),
+        ] {
+            assert!(fields_of(std::slice::from_ref(&ok)).is_empty(), "{ok:?}");
+        }
+        let bad = [
+            (interval("1e18"), "Interval"),
+            (interval("0.5"), "Interval"),
+            (interval("10081"), "Interval"),
+            (interval("NaN"), "Interval"),
+            (frequency("1e308"), "ReportingFrequency"),
+            (frequency("inf"), "ReportingFrequency"),
+            (radius("0"), "Radius"),
+            (radius("20000.5"), "Radius"),
+        ];
+        for (r, field) in bad {
+            assert_eq!(
+                fields_of(std::slice::from_ref(&r)),
+                [format!("Recipients[0].{field}")]
+            );
+        }
+        assert_eq!(interval("90").interval_minutes(), Ok(90.0));
+        assert!(interval("1e18").interval_minutes().is_err());
+        assert!(radius("1e9").radius_km().is_err());
     }
 
     #[test]

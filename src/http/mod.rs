@@ -1,6 +1,7 @@
 //! HTTP: routing, extractors, negotiation, errors. Handlers validate through the domain
 //! and persist through the store; no SQL here.
 
+mod access_check;
 mod alerts;
 pub mod client_address;
 mod collections;

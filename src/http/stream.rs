@@ -5,8 +5,8 @@
 //! Each event is `event: <kind>`, `id: <event id>`, `data: <the JSON record>`. A client
 //! reconnecting with `Last-Event-ID` first gets the kept events after that id, then the
 //! live ones: no gap, no duplicate, as long as its last event is still among the kept
-//! (`CAPACITY`). A client that falls `LAG` events behind is dropped (it reconnects and
-//! resumes); publishing never waits for a client. Every stream ends when the server
+//! (`TENANT_CAPACITY` per tenant). A client that leaves `LAG` events of its scope unread
+//! is dropped (it reconnects and resumes); publishing never waits for a client. Every stream ends when the server
 //! begins shutting down (`EventHub::close`, called by `app::serve`).
 
 use std::convert::Infallible;
@@ -18,17 +18,18 @@ use axum::http::{HeaderMap, HeaderName, HeaderValue, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
-use tokio::sync::broadcast::error::RecvError;
-use tokio::sync::{broadcast, watch};
+use tokio::sync::watch;
 use utoipa::IntoParams;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::AppState;
+use super::access_check::{ACCESS_CHECK_EVERY, Grant, Revoked};
 use super::error::{ApiError, ApiResult, Problem};
 use super::extract::{Query, TenantScope};
 use super::request_context::current_request_id;
-use crate::services::stream::{EventHub, ReadyEvent, ScopeGuard, StreamEvent};
+use crate::services::stream::{EventHub, Live, LiveEnd, ReadyEvent, ScopeGuard, StreamEvent};
+use crate::store::Store;
 
 /// A comment line is sent after this long without an event, so proxies and clients
 /// keep an idle stream open (and a vanished client is noticed).
@@ -59,9 +60,11 @@ struct StreamQuery {
 ///
 /// Reconnecting with `Last-Event-ID` (what EventSource sends) first replays the events
 /// after that id, then continues live: no gap and no duplicate while the last event seen
-/// is among the last 16,384 events this server process kept. A client too slow to keep
-/// up is disconnected (a final comment says so) and resumes the same way. The stream
-/// ends when the server shuts down. Any role may follow its tenant; events of
+/// is among the last 16,384 events of its tenant this server process kept. A client
+/// that leaves 4,096 events of its scope unread is disconnected (a final comment says
+/// so) and resumes the same way. The stream ends when the server shuts down, and within
+/// a few seconds of its caller losing access (user deleted or disabled, role lowered,
+/// password changed). Any role may follow its tenant; events of
 /// subtenants only with `subtenants=true`.
 #[utoipa::path(get, path = "/V2/{tenantVarCode}/stream", tag = "Live stream",
     params(super::TenantParam, StreamQuery,
@@ -87,12 +90,16 @@ async fn live_stream(
         ));
     }
     let last_id = last_event_id(&headers)?;
+    let grant = Grant::basic(&app.store, scope.caller.clone())
+        .await?
+        .map_err(|_| ApiError::from(crate::auth::AuthError::InvalidCredentials))?;
     let follower = Follower::new(
         app.pipeline.hub(),
         last_id,
         scope.tenant.path.clone(),
         query.subtenants,
-    );
+    )
+    .checking(app.store.clone(), grant);
     let events = futures::stream::unfold(Some(follower), |follower| async move {
         let mut follower = follower?;
         match follower.next().await {
@@ -175,9 +182,11 @@ enum End {
     Lagged,
     /// The server is shutting down.
     ShuttingDown,
-    /// An event's record could not be read (PostgreSQL): the client resumes from the
-    /// last event it got.
+    /// An event's record (PostgreSQL) or the caller's access could not be read: the
+    /// client resumes from the last event it got.
     Unavailable,
+    /// The caller lost the access it opened the stream with.
+    Revoked(Revoked),
 }
 
 impl End {
@@ -186,6 +195,7 @@ impl End {
             End::Lagged => "too far behind: reconnect with Last-Event-ID to resume",
             End::ShuttingDown => "server shutting down: reconnect with Last-Event-ID to resume",
             End::Unavailable => "database unavailable: reconnect with Last-Event-ID to resume",
+            End::Revoked(_) => "access revoked",
         }
     }
 }
@@ -194,7 +204,7 @@ impl End {
 /// each sent once, in id order, and only those in its scope.
 struct Follower {
     backlog: std::vec::IntoIter<Arc<StreamEvent>>,
-    live: broadcast::Receiver<Arc<StreamEvent>>,
+    live: Live,
     closing: watch::Receiver<bool>,
     tenant_path: String,
     subtenants: bool,
@@ -204,6 +214,9 @@ struct Follower {
     request_id: Option<String>,
     /// Tells the hub what this stream follows while it is open.
     _scope: ScopeGuard,
+    /// The caller's access, re-checked every `ACCESS_CHECK_EVERY` (`None`: not checked).
+    access: Option<(Store, Grant)>,
+    recheck: tokio::time::Interval,
 }
 
 impl Follower {
@@ -219,6 +232,33 @@ impl Follower {
             subtenants,
             last_id: last_id.unwrap_or(0),
             request_id: current_request_id(),
+            access: None,
+            recheck: tokio::time::interval(ACCESS_CHECK_EVERY),
+        }
+    }
+
+    /// Ends the stream once the caller no longer has `grant`'s access.
+    fn checking(mut self, store: Store, grant: Grant) -> Self {
+        let first = tokio::time::Instant::now() + ACCESS_CHECK_EVERY;
+        self.recheck = tokio::time::interval_at(first, ACCESS_CHECK_EVERY);
+        self.recheck
+            .set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        self.access = Some((store, grant));
+        self
+    }
+
+    /// Whether the caller still has its access (`Ok` when nothing is checked).
+    async fn check_access(&mut self) -> Result<(), End> {
+        let Some((store, grant)) = &mut self.access else {
+            return Ok(());
+        };
+        match grant.check(store).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(revoked)) => Err(End::Revoked(revoked)),
+            Err(e) => {
+                tracing::error!(error = %e, "could not re-check a live stream's caller");
+                Err(End::Unavailable)
+            }
         }
     }
 
@@ -228,18 +268,24 @@ impl Follower {
             if *self.closing.borrow() {
                 return Err(End::ShuttingDown);
             }
-            let event = match self.backlog.next() {
-                Some(event) => event,
+            let checked = self.access.is_some();
+            let next = match self.backlog.next() {
+                Some(event) => Some(event),
                 None => tokio::select! {
                     biased;
                     _ = self.closing.wait_for(|closed| *closed) => return Err(End::ShuttingDown),
+                    _ = self.recheck.tick(), if checked => None,
                     received = self.live.recv() => match received {
-                        Ok(event) => event,
-                        Err(RecvError::Lagged(_)) => return Err(End::Lagged),
+                        Ok(event) => Some(event),
+                        Err(LiveEnd::Lagged) => return Err(End::Lagged),
                         // The hub is gone: the application is being dropped.
-                        Err(RecvError::Closed) => return Err(End::ShuttingDown),
+                        Err(LiveEnd::Closed) => return Err(End::ShuttingDown),
                     },
                 },
+            };
+            let Some(event) = next else {
+                self.check_access().await?;
+                continue;
             };
             if event.id <= self.last_id || !event.visible_to(&self.tenant_path, self.subtenants) {
                 self.last_id = self.last_id.max(event.id);
@@ -375,6 +421,25 @@ mod tests {
         // It resumes from the kept events.
         let mut resumed = follow(&hub, Some(0), "/1000/", true);
         assert_eq!(device_id(&next(&mut resumed).await.unwrap()), "0");
+    }
+
+    #[tokio::test]
+    async fn only_events_in_scope_count_towards_a_subscribers_lag() {
+        let hub = EventHub::default();
+        let mut quiet = follow(&hub, None, "/1000/1001/", false);
+        let mut quiet_parent = follow(&hub, None, "/1000/", false);
+        let mut noisy = follow(&hub, None, "/1000/1002/", true);
+        for i in 0..=2 * LAG {
+            hub.publish("/1000/1002/", vec![device(&i.to_string())]);
+        }
+        hub.publish("/1000/1001/", vec![device("mine")]);
+        hub.publish("/1000/", vec![device("parent's")]);
+        assert_eq!(device_id(&next(&mut quiet).await.unwrap()), "mine");
+        assert_eq!(
+            device_id(&next(&mut quiet_parent).await.unwrap()),
+            "parent's"
+        );
+        assert_eq!(next(&mut noisy).await.unwrap_err(), End::Lagged);
     }
 
     #[tokio::test]

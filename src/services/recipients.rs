@@ -162,11 +162,9 @@ pub async fn resolve_recipients(
                 None => targets.push(nobody("Mt", "the device is in no group".into())),
             },
             RecipientType::NearestDevices => {
-                let radius_km = recipient
-                    .radius
-                    .as_deref()
-                    .and_then(|r| r.trim().parse::<f64>().ok())
-                    .unwrap_or(0.0);
+                let Some(radius_km) = in_range(m, kind, recipient.radius_km()) else {
+                    continue;
+                };
                 match m.position {
                     Some(position) => {
                         let own = m.device.device_id.as_deref().unwrap_or_default();
@@ -180,20 +178,27 @@ pub async fn resolve_recipients(
                 }
             }
             RecipientType::SendCheckInRequest => {
-                let interval = number(recipient.interval.as_deref());
+                let Some(interval) = in_range(m, kind, recipient.interval_minutes()) else {
+                    continue;
+                };
                 targets.push(command(m, "CheckInRequest", json!({"Interval": interval})));
-                if let Some(minutes) = interval.map(|i| i.round() as i64).filter(|i| *i > 0) {
-                    targets.push(Target::CheckInInterval(minutes));
-                }
+                // In range (1 to a week), so rounding cannot overflow.
+                targets.push(Target::CheckInInterval(interval.round() as i64));
             }
             RecipientType::SendLocationRequest => {
                 targets.push(command(m, "LocationRequest", json!({})))
             }
-            RecipientType::ChangeReportingFrequency => targets.push(command(
-                m,
-                "ReportingFrequency",
-                json!({"ReportingFrequency": number(recipient.reporting_frequency.as_deref())}),
-            )),
+            RecipientType::ChangeReportingFrequency => {
+                let Some(minutes) = in_range(m, kind, recipient.reporting_frequency_minutes())
+                else {
+                    continue;
+                };
+                targets.push(command(
+                    m,
+                    "ReportingFrequency",
+                    json!({"ReportingFrequency": minutes}),
+                ))
+            }
             RecipientType::SendTextMessage => targets.push(command(m, "Text", json!({}))),
             RecipientType::StartMonitoring => {
                 targets.push(command(m, "StartMonitoring", json!({})))
@@ -231,8 +236,19 @@ fn id_of(raw: Option<&str>) -> Option<i64> {
     raw?.trim().parse().ok()
 }
 
-fn number(raw: Option<&str>) -> Option<f64> {
-    raw?.trim().parse().ok().filter(|n: &f64| n.is_finite())
+/// A recipient's number, or `None` (logged) when it is out of range: saved before the
+/// ranges were checked on save, it is skipped rather than acted on.
+fn in_range(m: &Match<'_>, kind: RecipientType, value: Result<f64, String>) -> Option<f64> {
+    value
+        .inspect_err(|why| {
+            tracing::warn!(
+                tenant = %m.node.code,
+                recipient = ?kind,
+                why = %why,
+                "a stored recipient's number is out of range: that recipient is skipped"
+            )
+        })
+        .ok()
 }
 
 fn nobody(channel: &'static str, why: String) -> Target {

@@ -110,6 +110,11 @@ impl EventStream {
         }
     }
 
+    /// The comment lines seen so far (keep-alives, the reason the stream ended).
+    pub fn comments(&self) -> &[String] {
+        &self.comments
+    }
+
     /// The next `n` events.
     pub async fn take(&mut self, n: usize) -> Vec<SseEvent> {
         let mut events = Vec::with_capacity(n);

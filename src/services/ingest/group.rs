@@ -14,12 +14,17 @@
 //! of its own. (Savepoints per batch would roll back only the failed one, but cost two
 //! statements per batch — each a round trip to SQLite's thread inside the one writer's
 //! turn — for a failure that is a storage fault, not a bad request. A device not the
-//! tenant's is found before anything is written and fails alone.)
+//! tenant's is found before anything is written and fails alone.) A batch that panics
+//! is such a failure too (`unpanicked`): the panic is caught at the batch's boundary, so
+//! one tenant's bad data never fails another's batches.
 
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
 
+use futures::FutureExt;
 use tokio::sync::{Notify, mpsc, oneshot};
 
 use super::batch::{AppliedBatch, Containment};
@@ -231,10 +236,8 @@ impl Pipeline {
                 containment,
                 reply,
             } = job;
-            match self
-                .apply_batch_in(&mut tx, context, &node, &device_id, batch, containment)
-                .await
-            {
+            let work = self.apply_batch_in(&mut tx, context, &node, &device_id, batch, containment);
+            match unpanicked(&device_id, work).await {
                 Ok(batch) => applied.push((batch, reply)),
                 Err(e) => {
                     // Part of it may be written: the transaction is given up.
@@ -296,18 +299,151 @@ impl Pipeline {
         containment: Option<Containment>,
     ) -> StoreResult<AppliedBatch> {
         let mut tx = self.store.begin().await?;
-        let applied = self
-            .apply_batch(&mut tx, node, device_id, batch, containment)
-            .await?;
+        let work = self.apply_batch(&mut tx, node, device_id, batch, containment);
+        let applied = unpanicked(device_id, work).await?;
         tx.commit().await?;
         Ok(applied)
+    }
+}
+
+/// One batch's work inside a group's writer turn, a panic in it made its failure (the
+/// transaction is then given up like after any failure, and the others go on).
+async fn unpanicked<T>(
+    device_id: &str,
+    work: impl Future<Output = StoreResult<T>>,
+) -> StoreResult<T> {
+    #[cfg(test)]
+    let work = async {
+        if tests::poisoned(device_id) {
+            panic!("a poisoned batch of {device_id}");
+        }
+        work.await
+    };
+    match AssertUnwindSafe(work).catch_unwind().await {
+        Ok(result) => result,
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            tracing::error!(device_id, panic = %what, "a batch panicked while applied: it fails alone");
+            Err(StoreError::Unavailable(
+                "the batch could not be applied".into(),
+            ))
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::HashSet;
+    use std::sync::Mutex;
     use std::time::Instant;
+
+    use crate::domain::device::Device;
+    use crate::domain::mo_message::MoMessage;
+    use crate::services::ingest::PipelineConfig;
+    use crate::services::stream::EventHub;
+    use crate::store::Store;
+
+    /// Devices whose batches panic at the batch boundary (the test-only hook of
+    /// `unpanicked`): no input panics there any more, so the boundary is proved this way.
+    static POISONED: Mutex<Option<HashSet<String>>> = Mutex::new(None);
+
+    pub(super) fn poisoned(device_id: &str) -> bool {
+        POISONED
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .is_some_and(|devices| devices.contains(device_id))
+    }
+
+    fn poison(device_id: &str) {
+        POISONED
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_or_insert_with(HashSet::new)
+            .insert(device_id.to_string());
+    }
+
+    fn report(seq: i64) -> StorableMessage {
+        StorableMessage {
+            record: MoMessage {
+                sequence_number: Some(seq),
+                sent_from_device: jiff::Timestamp::from_second(1_770_000_000 + seq).ok(),
+                ..Default::default()
+            },
+            doc: "{}".into(),
+            file: None,
+            attachment: None,
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_batch_that_panics_fails_alone_and_the_others_of_its_group_commit() {
+        let file = std::env::temp_dir().join(format!(
+            "safetrack-group-{}.db",
+            uuid::Uuid::new_v4().simple()
+        ));
+        let store = Store::connect(&format!("sqlite://{}?mode=rwc", file.display()))
+            .await
+            .expect("connect");
+        store.migrate().await.expect("migrate");
+        crate::app::ensure_root_tenant(&store).await.expect("root");
+        let node = store.tenant_node("1000").await.unwrap().expect("root");
+        let suffix = uuid::Uuid::new_v4().simple().to_string();
+        let devices: Vec<String> = (0..MAX_GROUP).map(|i| format!("d{i}-{suffix}")).collect();
+        let poisoned_device = devices[MAX_GROUP / 2].clone();
+        for device_id in &devices {
+            let device = Device {
+                device_id: Some(device_id.clone()),
+                ..Default::default()
+            };
+            store.create_device("1000", &device).await.expect("device");
+        }
+        poison(&poisoned_device);
+        let pipeline = Pipeline::new(
+            store.clone(),
+            Arc::new(EventHub::default()),
+            PipelineConfig::default(),
+        );
+        for round in 0..5 {
+            let posts = devices
+                .iter()
+                .map(|d| pipeline.ingest(&node, d, vec![report(round)]));
+            let answers = futures::future::join_all(posts).await;
+            for (device_id, answer) in devices.iter().zip(answers) {
+                if *device_id == poisoned_device {
+                    assert!(
+                        matches!(answer, Err(StoreError::Unavailable(_))),
+                        "{answer:?}"
+                    );
+                    continue;
+                }
+                let processed = answer.unwrap_or_else(|e| panic!("{device_id}: {e}"));
+                let id: i64 = processed[0]
+                    .message
+                    .message_id
+                    .as_deref()
+                    .unwrap()
+                    .parse()
+                    .unwrap();
+                let stored = store
+                    .get_messages("1000", Some(device_id), &[id])
+                    .await
+                    .unwrap();
+                assert_eq!(stored.len(), 1, "{device_id}, round {round}");
+            }
+        }
+        drop((pipeline, store));
+        for suffix in ["", "-wal", "-shm"] {
+            let mut path = file.clone().into_os_string();
+            path.push(suffix);
+            let _ = std::fs::remove_file(path);
+        }
+    }
 
     #[tokio::test]
     async fn a_lull_is_at_once_without_waiting_batches() {
