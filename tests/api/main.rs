@@ -13,6 +13,7 @@ mod delivery_durability;
 mod delivery_priority;
 mod delivery_queue_listing;
 mod delivery_worker;
+mod device_tenancy;
 mod devices;
 mod durability;
 mod escalation;
