@@ -72,12 +72,12 @@ async fn a_batchs_retries_are_looked_up_in_the_dedupe_index() {
                 greatest: 100,
             },
             "SEARCH mo_messages USING COVERING INDEX mo_messages_dedupe \
-             (device_id=? AND sequence_number>? AND sequence_number<?)",
+             (tenant_code=? AND device_id=? AND sequence_number>? AND sequence_number<?)",
         ),
         (
             KeyLookup::Each(100),
             "SEARCH mo_messages USING COVERING INDEX mo_messages_dedupe \
-             (device_id=? AND sequence_number=? AND sent_at>?)",
+             (tenant_code=? AND device_id=? AND sequence_number=? AND sent_at>?)",
         ),
     ] {
         let lines = plan(&db.store, &stored_keys_sql(Backend::Sqlite, lookup)).await;
@@ -115,13 +115,15 @@ async fn a_devices_messages_are_read_in_index_order() {
 }
 
 #[tokio::test]
-async fn existing_devices_are_looked_up_by_device_id() {
+async fn existing_devices_are_looked_up_by_device_id_and_tenant() {
     let db = plan_store().await;
     for count in [1, 32, 500] {
         let lines = plan(&db.store, &existing_devices_sql(count)).await;
         assert_eq!(lines.len(), 1, "{lines:?}");
         assert!(
-            lines[0].starts_with("SEARCH devices USING INDEX sqlite_autoindex_devices_"),
+            lines[0].starts_with(
+                "SEARCH devices USING COVERING INDEX devices_device_tenant (device_id=? AND tenant_code=?)"
+            ),
             "{count} ids: {lines:?}"
         );
     }
