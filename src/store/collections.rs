@@ -85,12 +85,7 @@ impl Store {
         // Each id's tenants (a set: an id repeated in two chunks is read twice).
         let mut tenants: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
         for chunk in device_ids.chunks(500) {
-            let sql = format!(
-                "SELECT d.device_id, d.tenant_code FROM devices d JOIN tenants t ON t.code = d.tenant_code
-                 WHERE t.path LIKE {} AND d.device_id IN ({})",
-                self.backend.placeholders(1, 1),
-                self.backend.placeholders(2, chunk.len())
-            );
+            let sql = devices_in_subtree_sql(self.backend, chunk.len());
             let mut query = sqlx::query(&sql).bind(format!("{tenant_path}%"));
             for id in chunk {
                 query = query.bind(id.as_str());
@@ -170,4 +165,15 @@ impl Store {
         )
         .await
     }
+}
+
+/// `devices_in_subtree`' statement for `count` ids: each id's devices in every tenant
+/// (`devices_device_tenant` leads with the id), kept when their tenant is in the subtree.
+pub(super) fn devices_in_subtree_sql(backend: super::Backend, count: usize) -> String {
+    format!(
+        "SELECT d.device_id, d.tenant_code FROM devices d JOIN tenants t ON t.code = d.tenant_code
+         WHERE t.path LIKE {} AND d.device_id IN ({})",
+        backend.placeholders(1, 1),
+        backend.placeholders(2, count)
+    )
 }

@@ -13,6 +13,12 @@ const SAVE_STATE: &str = "UPDATE device_states SET last_message_time = $1, last_
     emergency_state = $9, battery = $10, geofences = $11, check_in_interval_minutes = $12,
     check_in_paused = $13, next_check_in_at = $14 WHERE tenant_code = $15 AND device_id = $16";
 
+/// A device and its state row, found by their key (one seek each: `devices_device_tenant`,
+/// then the state's primary key).
+pub(super) const DEVICE_AND_STATE_BY_KEY: &str = "FROM devices d JOIN device_states s
+        ON s.tenant_code = d.tenant_code AND s.device_id = d.device_id
+     WHERE d.device_id = $1 AND d.tenant_code = $2";
+
 /// What ingesting a batch of a device needs, read in one statement with the state row
 /// locked: the device, its state, the rules version, the tenant's webhook settings.
 pub struct IngestContext {
@@ -35,9 +41,7 @@ impl WriteTx {
             "SELECT {}, {STATE_COLUMNS},
                 (SELECT value FROM counters WHERE name = 'rules_version') AS rules_version,
                 (SELECT w.doc FROM webhook_settings w WHERE w.tenant_code = d.tenant_code) AS webhooks
-             FROM devices d JOIN device_states s
-                ON s.tenant_code = d.tenant_code AND s.device_id = d.device_id
-             WHERE d.device_id = $1 AND d.tenant_code = $2{lock}",
+             {DEVICE_AND_STATE_BY_KEY}{lock}",
             DEVICE_COLUMNS
         );
         let row = sqlx::query(&sql)
@@ -75,9 +79,7 @@ impl WriteTx {
     ) -> StoreResult<Option<(Device, DeviceState)>> {
         let lock = self.backend.lock_rows_of("s");
         let sql = format!(
-            "SELECT {}, {STATE_COLUMNS} FROM devices d JOIN device_states s
-                ON s.tenant_code = d.tenant_code AND s.device_id = d.device_id
-             WHERE d.device_id = $1 AND d.tenant_code = $2{lock}",
+            "SELECT {}, {STATE_COLUMNS} {DEVICE_AND_STATE_BY_KEY}{lock}",
             DEVICE_COLUMNS
         );
         for attempt in 0..2 {

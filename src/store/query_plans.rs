@@ -4,8 +4,10 @@
 //! functional test and only shows as throughput falling while a table grows. These
 //! tests read the plans the way EXPLAIN QUERY PLAN shows them.
 
+use super::collections::devices_in_subtree_sql;
 use super::deliveries::{ListRoute, UNSENT_PREDICATE, list_deliveries_sql};
 use super::delivery_queue::{claim_statement, queue_counts_sql};
+use super::device_states::DEVICE_AND_STATE_BY_KEY;
 use super::devices::existing_devices_sql;
 use super::mo_message_inserts::{KeyLookup, stored_keys_sql};
 use super::mo_messages::{list_messages_sql, messages_by_id_sql};
@@ -124,6 +126,39 @@ async fn existing_devices_are_looked_up_by_device_id_and_tenant() {
             lines[0].starts_with(
                 "SEARCH devices USING COVERING INDEX devices_device_tenant (device_id=? AND tenant_code=?)"
             ),
+            "{count} ids: {lines:?}"
+        );
+    }
+}
+
+/// Ingest's first read of every batch (the device, its state row locked): one seek each,
+/// by (DeviceId, tenant).
+#[tokio::test]
+async fn a_device_and_its_state_are_found_by_their_key() {
+    let db = plan_store().await;
+    let lines = plan(
+        &db.store,
+        &format!("SELECT d.doc, s.latitude {DEVICE_AND_STATE_BY_KEY}"),
+    )
+    .await;
+    assert_eq!(
+        lines,
+        [
+            "SEARCH d USING INDEX devices_device_tenant (device_id=? AND tenant_code=?)",
+            "SEARCH s USING INDEX sqlite_autoindex_device_states_1 (tenant_code=? AND device_id=?)"
+        ]
+    );
+}
+
+/// A collection's ids across a subtree: each id looked up, not the subtree's devices read.
+#[tokio::test]
+async fn devices_across_a_subtree_are_looked_up_by_device_id() {
+    let db = plan_store().await;
+    for count in [1, 32, 500] {
+        let lines = plan(&db.store, &devices_in_subtree_sql(Backend::Sqlite, count)).await;
+        assert!(
+            lines[0]
+                .starts_with("SEARCH d USING COVERING INDEX devices_device_tenant (device_id=?)"),
             "{count} ids: {lines:?}"
         );
     }
