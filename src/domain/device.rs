@@ -16,7 +16,7 @@ pub const STATUSES: [&str; 2] = ["Active", "Inactive"];
 pub const MAX_DEVICE_ID_CHARS: usize = 64;
 
 /// A tracked device. `DeviceId` is chosen by the client (often the IMEI) and is unique
-/// across the platform; it is the key in paths.
+/// within its tenant; with the tenant, it is the key in paths.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "PascalCase")]
 pub struct Device {

@@ -47,7 +47,8 @@ fn collection_id(raw: &str) -> ApiResult<i64> {
 }
 
 /// Validates the collection and checks that every device lies in the caller's subtree
-/// (400 naming each one that does not).
+/// (400 naming each one that does not) and is one device there (409 for an id two
+/// tenants there share).
 async fn checked(app: &AppState, scope: &TenantScope, c: Collection) -> ApiResult<Collection> {
     let c = c.validated()?;
     let found = app
@@ -81,7 +82,8 @@ async fn list_collections(
 #[utoipa::path(post, path = "/V2/{tenantVarCode}/collections", tag = "Collections", params(TenantParam),
     request_body = Collection,
     responses((status = 200, description = "Created; Location names the collection"),
-        (status = 400, body = Problem), (status = 403, body = Problem)))]
+        (status = 400, body = Problem), (status = 403, body = Problem),
+        (status = 409, body = Problem)))]
 async fn create_collection(
     scope: TenantScope,
     State(app): State<AppState>,
@@ -117,7 +119,8 @@ async fn get_collection(
 #[utoipa::path(put, path = "/V2/{tenantVarCode}/collections/{collectionId}", tag = "Collections",
     params(CollectionPath), request_body = Collection,
     responses((status = 200, description = "Updated"), (status = 400, body = Problem),
-        (status = 403, body = Problem), (status = 404, body = Problem), (status = 412, body = Problem)))]
+        (status = 403, body = Problem), (status = 404, body = Problem), (status = 412, body = Problem),
+        (status = 409, body = Problem)))]
 async fn update_collection(
     scope: TenantScope,
     State(app): State<AppState>,

@@ -103,7 +103,8 @@ async fn list_devices(
     Ok(RecordList(app.store.list_devices(scope.code()).await?))
 }
 
-/// Register a device. `DeviceId` is unique across the platform.
+/// Register a device. `DeviceId` is unique within the tenant (409 for a second device of
+/// the id here); another tenant's device of the same id is that tenant's own.
 #[utoipa::path(post, path = "/V2/{tenantVarCode}/devices", tag = "Devices", params(TenantParam),
     request_body = Device,
     responses((status = 200, description = "Created; Location names the device"), (status = 400, body = Problem),

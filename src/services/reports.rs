@@ -215,9 +215,13 @@ impl ReportService {
         devices: Vec<ReportDevice>,
         mut out: Rows<AlertRow>,
     ) {
-        let names: HashMap<String, Option<String>> = devices
+        // By tenant and id: two tenants in the scope may each have a device of one id.
+        let names: HashMap<(String, String), Option<String>> = devices
             .into_iter()
-            .map(|d| (d.device_id().to_string(), d.device.friendly_name))
+            .map(|d| {
+                let key = (d.tenant_code.clone(), d.device_id().to_string());
+                (key, d.device.friendly_name)
+            })
             .collect();
         let mut alerts = self
             .store
@@ -230,7 +234,8 @@ impl ReportService {
                     return;
                 }
             };
-            let Some(friendly_name) = names.get(&alert.device_id) else {
+            let key = (alert.tenant_code, alert.device_id);
+            let Some(friendly_name) = names.get(&key) else {
                 continue;
             };
             let row = AlertRow {
@@ -243,7 +248,7 @@ impl ReportService {
                     .geocoder
                     .address(alert.latitude, alert.longitude, &alert.geofences),
                 location_name: geofence_names(&alert.geofences),
-                device_id: Some(alert.device_id),
+                device_id: Some(key.1),
             };
             if !send(&mut out, row).await {
                 return;

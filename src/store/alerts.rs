@@ -93,13 +93,14 @@ fn alert_from_row(row: &AnyRow) -> StoreResult<Alert> {
 }
 
 impl WriteTx {
-    /// Joins the open (or acknowledged) alert of this notification and device, or raises
-    /// a new one. Returns the alert and whether it is new. The device's state row is
+    /// Joins the open (or acknowledged) alert of this notification and device (of the
+    /// match's tenant), or raises a new one. Returns the alert and whether it is new. The device's state row is
     /// locked by the caller, so no other transaction raises one meanwhile.
     pub async fn raise_or_join_alert(&mut self, m: &AlertMatch<'_>) -> StoreResult<(Alert, bool)> {
         let sql = format!(
             "UPDATE alerts SET match_count = match_count + 1, last_match_at = $1, etag = $2
-             WHERE notification_id = $3 AND device_id = $4 AND status IN ('{OPEN}', '{ACKNOWLEDGED}')
+             WHERE notification_id = $3 AND tenant_code = $4 AND device_id = $5
+               AND status IN ('{OPEN}', '{ACKNOWLEDGED}')
              RETURNING {}",
             COLUMNS.replace("a.", "")
         );
@@ -107,6 +108,7 @@ impl WriteTx {
             .bind(to_micros(m.at))
             .bind(new_etag())
             .bind(m.notification_id)
+            .bind(m.tenant_code)
             .bind(m.device_id)
             .fetch_optional(&mut *self.tx)
             .await?;

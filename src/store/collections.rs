@@ -1,5 +1,7 @@
 //! Cross-tenant collections (`collections`).
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
@@ -73,28 +75,37 @@ impl Store {
     }
 
     /// Which of `device_ids` are devices of tenants in the subtree at `tenant_path`.
+    /// `Conflict` when one of them names devices of two tenants there: ids are unique per
+    /// tenant, and a collection names its devices by id alone, so it cannot tell which.
     pub async fn devices_in_subtree(
         &self,
         tenant_path: &str,
         device_ids: &[String],
     ) -> StoreResult<std::collections::HashSet<String>> {
-        let mut found = std::collections::HashSet::new();
+        // Each id's tenants (a set: an id repeated in two chunks is read twice).
+        let mut tenants: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
         for chunk in device_ids.chunks(500) {
-            let sql = format!(
-                "SELECT d.device_id FROM devices d JOIN tenants t ON t.code = d.tenant_code
-                 WHERE t.path LIKE {} AND d.device_id IN ({})",
-                self.backend.placeholders(1, 1),
-                self.backend.placeholders(2, chunk.len())
-            );
+            let sql = devices_in_subtree_sql(self.backend, chunk.len());
             let mut query = sqlx::query(&sql).bind(format!("{tenant_path}%"));
             for id in chunk {
                 query = query.bind(id.as_str());
             }
             for row in query.fetch_all(&self.pool).await? {
-                found.insert(row.try_get("device_id")?);
+                tenants
+                    .entry(row.try_get("device_id")?)
+                    .or_default()
+                    .insert(row.try_get("tenant_code")?);
             }
         }
-        Ok(found)
+        if let Some((id, codes)) = tenants.iter().find(|(_, codes)| codes.len() > 1) {
+            let codes: Vec<&str> = codes.iter().map(String::as_str).collect();
+            return Err(StoreError::Conflict(format!(
+                "DeviceId '{id}' names a device in each of the tenants {}: address each \
+                 tenant's device under its own tenant",
+                codes.join(", ")
+            )));
+        }
+        Ok(tenants.into_keys().collect())
     }
 
     pub async fn create_collection(
@@ -154,4 +165,15 @@ impl Store {
         )
         .await
     }
+}
+
+/// `devices_in_subtree`' statement for `count` ids: each id's devices in every tenant
+/// (`devices_device_tenant` leads with the id), kept when their tenant is in the subtree.
+pub(super) fn devices_in_subtree_sql(backend: super::Backend, count: usize) -> String {
+    format!(
+        "SELECT d.device_id, d.tenant_code FROM devices d JOIN tenants t ON t.code = d.tenant_code
+         WHERE t.path LIKE {} AND d.device_id IN ({})",
+        backend.placeholders(1, 1),
+        backend.placeholders(2, count)
+    )
 }

@@ -11,7 +11,13 @@ use crate::domain::device_state::DeviceState;
 const SAVE_STATE: &str = "UPDATE device_states SET last_message_time = $1, last_message_id = $2,
     latitude = $3, longitude = $4, speed = $5, heading = $6, altitude = $7, gps_at = $8,
     emergency_state = $9, battery = $10, geofences = $11, check_in_interval_minutes = $12,
-    check_in_paused = $13, next_check_in_at = $14 WHERE device_id = $15";
+    check_in_paused = $13, next_check_in_at = $14 WHERE tenant_code = $15 AND device_id = $16";
+
+/// A device and its state row, found by their key (one seek each: `devices_device_tenant`,
+/// then the state's primary key).
+pub(super) const DEVICE_AND_STATE_BY_KEY: &str = "FROM devices d JOIN device_states s
+        ON s.tenant_code = d.tenant_code AND s.device_id = d.device_id
+     WHERE d.device_id = $1 AND d.tenant_code = $2";
 
 /// What ingesting a batch of a device needs, read in one statement with the state row
 /// locked: the device, its state, the rules version, the tenant's webhook settings.
@@ -35,8 +41,7 @@ impl WriteTx {
             "SELECT {}, {STATE_COLUMNS},
                 (SELECT value FROM counters WHERE name = 'rules_version') AS rules_version,
                 (SELECT w.doc FROM webhook_settings w WHERE w.tenant_code = d.tenant_code) AS webhooks
-             FROM devices d JOIN device_states s ON s.device_id = d.device_id
-             WHERE d.device_id = $1 AND d.tenant_code = $2{lock}",
+             {DEVICE_AND_STATE_BY_KEY}{lock}",
             DEVICE_COLUMNS
         );
         let row = sqlx::query(&sql)
@@ -74,8 +79,7 @@ impl WriteTx {
     ) -> StoreResult<Option<(Device, DeviceState)>> {
         let lock = self.backend.lock_rows_of("s");
         let sql = format!(
-            "SELECT {}, {STATE_COLUMNS} FROM devices d JOIN device_states s ON s.device_id = d.device_id
-             WHERE d.device_id = $1 AND d.tenant_code = $2{lock}",
+            "SELECT {}, {STATE_COLUMNS} {DEVICE_AND_STATE_BY_KEY}{lock}",
             DEVICE_COLUMNS
         );
         for attempt in 0..2 {
@@ -93,7 +97,7 @@ impl WriteTx {
                 sqlx::query(
                     "INSERT INTO device_states (device_id, tenant_code)
                      SELECT device_id, tenant_code FROM devices WHERE device_id = $1 AND tenant_code = $2
-                     ON CONFLICT (device_id) DO NOTHING",
+                     ON CONFLICT (tenant_code, device_id) DO NOTHING",
                 )
                 .bind(device_id)
                 .bind(tenant_code)
@@ -104,7 +108,13 @@ impl WriteTx {
         Ok(None)
     }
 
-    pub async fn save_state(&mut self, device_id: &str, state: &DeviceState) -> StoreResult<()> {
+    /// Writes the state of the device `device_id` of `tenant_code`.
+    pub async fn save_state(
+        &mut self,
+        tenant_code: &str,
+        device_id: &str,
+        state: &DeviceState,
+    ) -> StoreResult<()> {
         let position = state.last_position.as_ref();
         // Optional floats: not a cached statement (see `store/mod.rs`, NULL floats).
         sqlx::query(SAVE_STATE)
@@ -124,6 +134,7 @@ impl WriteTx {
             .bind(state.check_in_interval_minutes)
             .bind(i64::from(state.check_in_paused))
             .bind(state.next_check_in_at.map(to_micros))
+            .bind(tenant_code)
             .bind(device_id)
             .execute(&mut *self.tx)
             .await?;
@@ -145,7 +156,7 @@ impl Store {
             .await?
             .ok_or(StoreError::NotFound)?;
         change(&mut state);
-        tx.save_state(device_id, &state).await?;
+        tx.save_state(tenant_code, device_id, &state).await?;
         tx.commit().await
     }
 }

@@ -21,7 +21,8 @@ fn device_columns() -> String {
     format!("{DEVICE_COLUMNS}, {STATE_COLUMNS}")
 }
 
-const WITH_STATE: &str = "devices d LEFT JOIN device_states s ON s.device_id = d.device_id";
+const WITH_STATE: &str = "devices d LEFT JOIN device_states s
+    ON s.tenant_code = d.tenant_code AND s.device_id = d.device_id";
 
 /// Whose deleted devices a listing covers.
 pub enum DeletedDeviceScope<'a> {
@@ -116,8 +117,8 @@ impl Store {
         row.as_ref().map(device_with_state).transpose()
     }
 
-    /// Inserts a validated device with its (empty) state; `Conflict` when the DeviceId is
-    /// taken anywhere.
+    /// Inserts a validated device with its (empty) state; `Conflict` when the tenant has a
+    /// device of this DeviceId (other tenants' devices are theirs: ids are per tenant).
     pub async fn create_device(&self, tenant_code: &str, device: &Device) -> StoreResult<()> {
         let mut tx = self.begin_write().await?;
         let (etag, at) = (new_etag(), now());
@@ -185,7 +186,7 @@ impl Store {
         let (etag, at) = (new_etag(), now());
         sqlx::query(
             "UPDATE devices SET group_id = $1, user_id = $2, device_type = $3, status = $4, doc = $5,
-                etag = $6, updated_at = $7 WHERE device_id = $8",
+                etag = $6, updated_at = $7 WHERE device_id = $8 AND tenant_code = $9",
         )
         .bind(device.group_id_number())
         .bind(device.user_id_number())
@@ -195,6 +196,7 @@ impl Store {
         .bind(&etag)
         .bind(to_micros(at))
         .bind(device_id)
+        .bind(tenant_code)
         .execute(&mut *tx.tx)
         .await?;
         let (_, mut state) = tx
@@ -203,7 +205,7 @@ impl Store {
             .ok_or(StoreError::NotFound)?;
         if device.check_in_interval_minutes.is_some() {
             state.set_check_in_interval(device.check_in_interval_minutes, now());
-            tx.save_state(device_id, &state).await?;
+            tx.save_state(tenant_code, device_id, &state).await?;
         }
         let shown = Device {
             device_id: Some(device_id.to_string()),
@@ -240,10 +242,11 @@ impl Store {
         let sql = format!(
             "SELECT {DEVICE_COLUMNS}, u.username AS owner, t.doc AS tenant_doc
              FROM devices d JOIN tenants t ON t.code = d.tenant_code
-             LEFT JOIN users u ON u.id = d.user_id WHERE d.device_id = $1"
+             LEFT JOIN users u ON u.id = d.user_id WHERE d.device_id = $1 AND d.tenant_code = $2"
         );
         let row = sqlx::query(&sql)
             .bind(device_id)
+            .bind(tenant_code)
             .fetch_one(&mut *tx)
             .await?;
         let device = device_from_row(&row)?;
@@ -279,8 +282,9 @@ impl Store {
             .bind(to_micros(at))
             .execute(&mut *tx)
             .await?;
-        sqlx::query("DELETE FROM devices WHERE device_id = $1")
+        sqlx::query("DELETE FROM devices WHERE device_id = $1 AND tenant_code = $2")
             .bind(device_id)
+            .bind(tenant_code)
             .execute(&mut *tx)
             .await?;
         tx.commit().await?;
@@ -310,13 +314,14 @@ impl Store {
     }
 }
 
-/// `existing_devices`' statement for `count` device ids: the ids are the index (`|| ''`
-/// keeps SQLite's planner, which has no statistics, off the tenant index: it read the
-/// tenant's every device from ten ids on).
+/// `existing_devices`' statement for `count` device ids: each id and the tenant are one
+/// key of `devices_device_tenant` (SQLite's planner, which has no statistics, took the
+/// tenant index and read the tenant's every device from ten ids on when the tenant was
+/// the only equality it could use).
 pub(super) fn existing_devices_sql(count: usize) -> String {
     let placeholders: Vec<String> = (2..count + 2).map(|i| format!("${i}")).collect();
     format!(
-        "SELECT device_id FROM devices WHERE tenant_code || '' = $1 AND device_id IN ({})",
+        "SELECT device_id FROM devices WHERE tenant_code = $1 AND device_id IN ({})",
         placeholders.join(", ")
     )
 }

@@ -69,29 +69,32 @@ impl KeyLookup {
     }
 }
 
-/// `find_stored_messages`' statement: the device is the first parameter, then the two
-/// bounds of a range or each sequence number.
+/// `find_stored_messages`' statement: the tenant and the device are the first two
+/// parameters, then the two bounds of a range or each sequence number.
 pub(super) fn stored_keys_sql(backend: Backend, lookup: KeyLookup) -> String {
-    let device = backend.placeholders(1, 1);
+    let tenant = backend.placeholders(1, 1);
+    let device = backend.placeholders(2, 1);
     let sequences = match lookup {
         KeyLookup::Range { .. } => format!(
             "BETWEEN {} AND {}",
-            backend.placeholders(2, 1),
-            backend.placeholders(3, 1)
+            backend.placeholders(3, 1),
+            backend.placeholders(4, 1)
         ),
-        KeyLookup::Each(count) => format!("IN ({})", backend.placeholders(2, count)),
+        KeyLookup::Each(count) => format!("IN ({})", backend.placeholders(3, count)),
     };
     format!(
         "SELECT id, sequence_number, sent_at FROM mo_messages
-         WHERE device_id = {device} AND sequence_number {sequences} AND sent_at IS NOT NULL"
+         WHERE tenant_code = {tenant} AND device_id = {device}
+           AND sequence_number {sequences} AND sent_at IS NOT NULL"
     )
 }
 
 impl WriteTx {
-    /// The ids of stored messages of the device with these `(SequenceNumber,
-    /// SentFromDevice)` keys: the retries among a batch.
+    /// The ids of stored messages of the device (of `tenant_code`) with these
+    /// `(SequenceNumber, SentFromDevice)` keys: the retries among a batch.
     pub async fn find_stored_messages(
         &mut self,
+        tenant_code: &str,
         device_id: &str,
         keys: &[(i64, Timestamp)],
     ) -> StoreResult<HashMap<(i64, i64), i64>> {
@@ -104,7 +107,7 @@ impl WriteTx {
             let sequences: Vec<i64> = chunk.iter().map(|(sequence, _)| *sequence).collect();
             let lookup = KeyLookup::for_keys(&sequences);
             let sql = stored_keys_sql(self.backend, lookup);
-            let mut query = sqlx::query(&sql).bind(device_id);
+            let mut query = sqlx::query(&sql).bind(tenant_code).bind(device_id);
             match lookup {
                 KeyLookup::Range { least, greatest } => query = query.bind(least).bind(greatest),
                 KeyLookup::Each(_) => {
@@ -182,7 +185,8 @@ impl WriteTx {
             let originals = if skipped.is_empty() {
                 HashMap::new()
             } else {
-                self.find_stored_messages(device_id, &skipped).await?
+                self.find_stored_messages(tenant_code, device_id, &skipped)
+                    .await?
             };
             for ((new, id), etag) in chunk.iter().zip(new_ids).zip(etags) {
                 outcomes.push(match id {
@@ -321,7 +325,7 @@ fn insert_sql(backend: Backend, rows: usize) -> String {
             received_at, message_time, message_type, latitude, longitude, speed, heading,
             emergency_state, doc, geofences, file, attachment, etag)
          VALUES {}
-         ON CONFLICT (device_id, sequence_number, sent_at)
+         ON CONFLICT (tenant_code, device_id, sequence_number, sent_at)
             WHERE sequence_number IS NOT NULL AND sent_at IS NOT NULL DO NOTHING",
         backend.value_rows(rows, INSERT_COLUMNS)
     );

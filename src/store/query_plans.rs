@@ -4,8 +4,10 @@
 //! functional test and only shows as throughput falling while a table grows. These
 //! tests read the plans the way EXPLAIN QUERY PLAN shows them.
 
+use super::collections::devices_in_subtree_sql;
 use super::deliveries::{ListRoute, UNSENT_PREDICATE, list_deliveries_sql};
 use super::delivery_queue::{claim_statement, queue_counts_sql};
+use super::device_states::DEVICE_AND_STATE_BY_KEY;
 use super::devices::existing_devices_sql;
 use super::mo_message_inserts::{KeyLookup, stored_keys_sql};
 use super::mo_messages::{list_messages_sql, messages_by_id_sql};
@@ -72,12 +74,12 @@ async fn a_batchs_retries_are_looked_up_in_the_dedupe_index() {
                 greatest: 100,
             },
             "SEARCH mo_messages USING COVERING INDEX mo_messages_dedupe \
-             (device_id=? AND sequence_number>? AND sequence_number<?)",
+             (tenant_code=? AND device_id=? AND sequence_number>? AND sequence_number<?)",
         ),
         (
             KeyLookup::Each(100),
             "SEARCH mo_messages USING COVERING INDEX mo_messages_dedupe \
-             (device_id=? AND sequence_number=? AND sent_at>?)",
+             (tenant_code=? AND device_id=? AND sequence_number=? AND sent_at>?)",
         ),
     ] {
         let lines = plan(&db.store, &stored_keys_sql(Backend::Sqlite, lookup)).await;
@@ -115,13 +117,48 @@ async fn a_devices_messages_are_read_in_index_order() {
 }
 
 #[tokio::test]
-async fn existing_devices_are_looked_up_by_device_id() {
+async fn existing_devices_are_looked_up_by_device_id_and_tenant() {
     let db = plan_store().await;
     for count in [1, 32, 500] {
         let lines = plan(&db.store, &existing_devices_sql(count)).await;
         assert_eq!(lines.len(), 1, "{lines:?}");
         assert!(
-            lines[0].starts_with("SEARCH devices USING INDEX sqlite_autoindex_devices_"),
+            lines[0].starts_with(
+                "SEARCH devices USING COVERING INDEX devices_device_tenant (device_id=? AND tenant_code=?)"
+            ),
+            "{count} ids: {lines:?}"
+        );
+    }
+}
+
+/// Ingest's first read of every batch (the device, its state row locked): one seek each,
+/// by (DeviceId, tenant).
+#[tokio::test]
+async fn a_device_and_its_state_are_found_by_their_key() {
+    let db = plan_store().await;
+    let lines = plan(
+        &db.store,
+        &format!("SELECT d.doc, s.latitude {DEVICE_AND_STATE_BY_KEY}"),
+    )
+    .await;
+    assert_eq!(
+        lines,
+        [
+            "SEARCH d USING INDEX devices_device_tenant (device_id=? AND tenant_code=?)",
+            "SEARCH s USING INDEX sqlite_autoindex_device_states_1 (tenant_code=? AND device_id=?)"
+        ]
+    );
+}
+
+/// A collection's ids across a subtree: each id looked up, not the subtree's devices read.
+#[tokio::test]
+async fn devices_across_a_subtree_are_looked_up_by_device_id() {
+    let db = plan_store().await;
+    for count in [1, 32, 500] {
+        let lines = plan(&db.store, &devices_in_subtree_sql(Backend::Sqlite, count)).await;
+        assert!(
+            lines[0]
+                .starts_with("SEARCH d USING COVERING INDEX devices_device_tenant (device_id=?)"),
             "{count} ids: {lines:?}"
         );
     }

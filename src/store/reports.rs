@@ -44,6 +44,8 @@ impl ReportDevice {
 /// An alert raised in a window.
 #[derive(Debug, Clone)]
 pub struct RaisedAlert {
+    /// The device's tenant: with its id, the device (ids are unique per tenant).
+    pub tenant_code: String,
     pub device_id: String,
     pub alert_type: String,
     pub raised_at: jiff::Timestamp,
@@ -215,11 +217,11 @@ impl Store {
             "SELECT d.tenant_code, {DEVICE_COLUMNS}, {STATE_COLUMNS}, g.name AS group_name,
                 u.username, u.doc AS user_doc
              FROM devices d JOIN tenants t ON t.code = d.tenant_code
-             LEFT JOIN device_states s ON s.device_id = d.device_id
+             LEFT JOIN device_states s ON s.tenant_code = d.tenant_code AND s.device_id = d.device_id
              LEFT JOIN device_groups g ON g.id = d.group_id
              LEFT JOIN users u ON u.id = d.user_id
              WHERE {}
-             ORDER BY d.device_id",
+             ORDER BY d.device_id, d.tenant_code",
             conditions.join(" AND ")
         );
         let mut query = sqlx::query(&sql);
@@ -353,13 +355,15 @@ impl Store {
     }
 }
 
-const ALERTS_OF_TENANT: &str = "SELECT a.device_id, a.notification_name, a.raised_at, a.latitude,
+const ALERTS_OF_TENANT: &str =
+    "SELECT a.tenant_code, a.device_id, a.notification_name, a.raised_at, a.latitude,
         a.longitude, a.geofences
      FROM alerts a
      WHERE a.tenant_code = $1 AND a.raised_at >= $2 AND a.raised_at < $3
      ORDER BY a.raised_at, a.id";
 
-const ALERTS_OF_SUBTREE: &str = "SELECT a.device_id, a.notification_name, a.raised_at, a.latitude,
+const ALERTS_OF_SUBTREE: &str =
+    "SELECT a.tenant_code, a.device_id, a.notification_name, a.raised_at, a.latitude,
         a.longitude, a.geofences
      FROM alerts a JOIN tenants t ON t.code = a.tenant_code
      WHERE t.path LIKE $1 AND a.raised_at >= $2 AND a.raised_at < $3
@@ -368,6 +372,7 @@ const ALERTS_OF_SUBTREE: &str = "SELECT a.device_id, a.notification_name, a.rais
 fn alert_from_row(row: &AnyRow) -> StoreResult<RaisedAlert> {
     let geofences: String = row.try_get("geofences")?;
     Ok(RaisedAlert {
+        tenant_code: row.try_get("tenant_code")?,
         device_id: row.try_get("device_id")?,
         alert_type: row.try_get("notification_name")?,
         raised_at: from_micros(Some(row.try_get("raised_at")?))?

@@ -8,7 +8,7 @@ backend_tests!(
     groups_crud_and_unique_names,
     group_with_devices_cannot_be_deleted,
     device_crud_round_trip,
-    device_ids_are_unique_across_the_platform,
+    device_ids_are_unique_within_a_tenant,
     device_validation_lists_fields_and_stores_nothing,
     device_references_must_be_in_scope,
     device_types_follow_the_tenant,
@@ -174,18 +174,22 @@ async fn device_crud_round_trip(app: TestApp) {
     assert_eq!(device_count(&app, "1000").await, 1);
 }
 
-async fn device_ids_are_unique_across_the_platform(app: TestApp) {
+/// Unique within a tenant only: another tenant registers the same id as its own
+/// (`device_tenancy.rs` holds the two apart).
+async fn device_ids_are_unique_within_a_tenant(app: TestApp) {
     let other = app.create_tenant("1000", "Other").await;
     create_device(&app, "1000", json!({"DeviceId": "same", "DeviceType": "X"})).await;
     let again = app
         .admin
         .post(
-            &format!("/V2/{other}/devices"),
+            "/V2/1000/devices",
             &json!({"DeviceId": "same", "DeviceType": "X"}),
         )
         .await;
     assert_problem(again, 409, "conflict").await;
-    assert_eq!(device_count(&app, &other).await, 0);
+    assert_eq!(device_count(&app, "1000").await, 1);
+    create_device(&app, &other, json!({"DeviceId": "same", "DeviceType": "X"})).await;
+    assert_eq!(device_count(&app, &other).await, 1);
 }
 
 async fn device_validation_lists_fields_and_stores_nothing(app: TestApp) {

@@ -144,6 +144,11 @@ async fn collection_devices(
         .usable_collection(&caller.tenant_path, id, named)
         .await?
         .ok_or_else(|| ApiError::field("CollectionId", "is not a collection you can use"))?;
+    // Its devices are taken by id from the path tenant's subtree: an id two tenants there
+    // share names no one device (409, from the store).
+    app.store
+        .devices_in_subtree(&scope.tenant.path, &collection.device_ids)
+        .await?;
     Ok(collection.device_ids)
 }
 
@@ -213,7 +218,8 @@ macro_rules! report_handler {
 /// position, local start time and geofences.
 #[utoipa::path(get, path = "/V2/{tenantVarCode}/reports/AlertsReport", tag = "Reports",
     params(TenantParam, CommonParams),
-    responses((status = 200, body = [AlertRow]), (status = 400, body = Problem), (status = 404, body = Problem)))]
+    responses((status = 200, body = [AlertRow]), (status = 400, body = Problem), (status = 404, body = Problem),
+        (status = 409, body = Problem)))]
 async fn alerts_report(
     scope: TenantScope,
     state: State<AppState>,
@@ -228,7 +234,8 @@ report_handler!(alerts, AlertsReport, AlertRow, alerts);
 /// driving time and the last odometer reading in the window.
 #[utoipa::path(get, path = "/V2/{tenantVarCode}/reports/AssetUtilisationReport", tag = "Reports",
     params(TenantParam, CommonParams),
-    responses((status = 200, body = [UtilisationRow]), (status = 400, body = Problem), (status = 404, body = Problem)))]
+    responses((status = 200, body = [UtilisationRow]), (status = 400, body = Problem), (status = 404, body = Problem),
+        (status = 409, body = Problem)))]
 async fn asset_utilisation_report(
     scope: TenantScope,
     state: State<AppState>,
@@ -248,7 +255,8 @@ report_handler!(
 /// checked but the state is now's), filtered by `LastTimeHoursFilter`.
 #[utoipa::path(get, path = "/V2/{tenantVarCode}/reports/DevicesOverviewReport", tag = "Reports",
     params(TenantParam, CommonParams, OverviewParams),
-    responses((status = 200, body = [OverviewRow]), (status = 400, body = Problem), (status = 404, body = Problem)))]
+    responses((status = 200, body = [OverviewRow]), (status = 400, body = Problem), (status = 404, body = Problem),
+        (status = 409, body = Problem)))]
 async fn devices_overview_report(
     scope: TenantScope,
     state: State<AppState>,
@@ -267,7 +275,8 @@ report_handler!(
 /// Scores by driver (default) or vehicle: 100 − weighted violations per 100 km.
 #[utoipa::path(get, path = "/V2/{tenantVarCode}/reports/DriverPerformanceSummaryReport", tag = "Reports",
     params(TenantParam, CommonParams, SummaryParams),
-    responses((status = 200, body = [SummaryRow]), (status = 400, body = Problem), (status = 404, body = Problem)))]
+    responses((status = 200, body = [SummaryRow]), (status = 400, body = Problem), (status = 404, body = Problem),
+        (status = 409, body = Problem)))]
 async fn driver_performance_summary_report(
     scope: TenantScope,
     state: State<AppState>,
@@ -286,7 +295,8 @@ report_handler!(
 /// The same rows as DriverPerformanceSummaryReport.
 #[utoipa::path(get, path = "/V2/{tenantVarCode}/reports/DriverBehaviourReport", tag = "Reports",
     params(TenantParam, CommonParams, SummaryParams),
-    responses((status = 200, body = [SummaryRow]), (status = 400, body = Problem), (status = 404, body = Problem)))]
+    responses((status = 200, body = [SummaryRow]), (status = 400, body = Problem), (status = 404, body = Problem),
+        (status = 409, body = Problem)))]
 async fn driver_behaviour_report(
     scope: TenantScope,
     state: State<AppState>,
@@ -305,7 +315,8 @@ report_handler!(
 /// Every violation in the window with its limit, recorded value, duration and place.
 #[utoipa::path(get, path = "/V2/{tenantVarCode}/reports/DriverPerformanceDetailedReport", tag = "Reports",
     params(TenantParam, CommonParams, ViolationParams),
-    responses((status = 200, body = [ViolationRow]), (status = 400, body = Problem), (status = 404, body = Problem)))]
+    responses((status = 200, body = [ViolationRow]), (status = 400, body = Problem), (status = 404, body = Problem),
+        (status = 409, body = Problem)))]
 async fn driver_performance_detailed_report(
     scope: TenantScope,
     state: State<AppState>,
@@ -324,7 +335,8 @@ report_handler!(
 /// The same rows as DriverPerformanceDetailedReport.
 #[utoipa::path(get, path = "/V2/{tenantVarCode}/reports/DriverBehaviourViolationReport", tag = "Reports",
     params(TenantParam, CommonParams, ViolationParams),
-    responses((status = 200, body = [ViolationRow]), (status = 400, body = Problem), (status = 404, body = Problem)))]
+    responses((status = 200, body = [ViolationRow]), (status = 400, body = Problem), (status = 404, body = Problem),
+        (status = 409, body = Problem)))]
 async fn driver_behaviour_violation_report(
     scope: TenantScope,
     state: State<AppState>,

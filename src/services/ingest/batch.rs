@@ -253,7 +253,7 @@ impl Pipeline {
         super::matching::write_deliveries(tx, &mut changes).await?;
         changes.device_changed |= state != state_before;
         if state != state_before {
-            tx.save_state(device_id, &state).await?;
+            tx.save_state(&node.code, device_id, &state).await?;
         }
         Ok(AppliedBatch {
             node: node.clone(),

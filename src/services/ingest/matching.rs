@@ -449,7 +449,7 @@ impl Pipeline {
         .await?;
         state.missed_check_in(due, at);
         write_deliveries(&mut tx, &mut changes).await?;
-        tx.save_state(device_id, &state).await?;
+        tx.save_state(&node.code, device_id, &state).await?;
         // Only the schedule moved: no device event.
         changes.device_changed = false;
         tx.announce_stream(&super::announcement(
