@@ -100,10 +100,13 @@ pub struct Authenticator {
     /// Right passwords told of a lock, by (cache key, client address): (user id, until).
     /// They are told again without a verification, and the credential is not cached
     /// (its first use elsewhere is a login to record).
-    told_locked: RwLock<HashMap<([u8; 32], IpAddr), (i64, jiff::Timestamp)>>,
+    told_locked: RwLock<HashMap<([u8; 32], IpAddr), ToldLocked>>,
     /// One permit per password verification running.
     checks: Arc<Semaphore>,
 }
+
+/// (user id, until when) of a right password told of its address's lock.
+type ToldLocked = (i64, jiff::Timestamp);
 
 /// Locks this process recorded, by (user id, client address): until when.
 #[derive(Default)]

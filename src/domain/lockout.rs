@@ -120,17 +120,23 @@ impl LockoutPolicy {
     /// The address's state once an attempt admitted in `window` proved wrong at `now`: it
     /// stays counted, and the failure that completes the threshold locks. An attempt
     /// whose window has since been replaced changes nothing here.
-    pub fn after_failure(&self, state: &LoginState, window: Timestamp, now: Timestamp) -> LoginState {
+    pub fn after_failure(
+        &self,
+        state: &LoginState,
+        window: Timestamp,
+        now: Timestamp,
+    ) -> LoginState {
         if state.window_start != Some(window) || state.pending <= 0 {
             return state.clone();
         }
         let pending = state.pending - 1;
         let locked_in_window = state.last_lockout.is_some_and(|lock| lock >= window);
-        let last_lockout = if state.failed_count - pending >= self.threshold as i32 && !locked_in_window {
-            Some(now)
-        } else {
-            state.last_lockout
-        };
+        let last_lockout =
+            if state.failed_count - pending >= self.threshold as i32 && !locked_in_window {
+                Some(now)
+            } else {
+                state.last_lockout
+            };
         LoginState {
             pending,
             last_lockout,
@@ -270,7 +276,10 @@ mod tests {
         s = policy.after_failure(&next, t0, t0);
         assert_eq!(s.last_lockout, None, "one attempt is still being verified");
         s = policy.after_failure(&s, windows[4], t0);
-        assert_eq!((s.failed_count, s.pending, s.last_lockout), (5, 0, Some(t0)));
+        assert_eq!(
+            (s.failed_count, s.pending, s.last_lockout),
+            (5, 0, Some(t0))
+        );
     }
 
     #[test]

@@ -10,8 +10,8 @@ use safetrack::app::AppConfig;
 use safetrack::auth::AuthConfig;
 use safetrack::domain::lockout::LockoutPolicy;
 
-use crate::common::{Backend, PASSWORD, TestApp, assert_problem, spawn_app_with};
 use crate::backend_fn_tests;
+use crate::common::{Backend, PASSWORD, TestApp, assert_problem, spawn_app_with};
 
 backend_fn_tests!(
     parallel_guesses_verify_at_most_the_threshold,
@@ -82,7 +82,10 @@ async fn parallel_guesses_verify_at_most_the_threshold(backend: Backend) {
     assert!(record["LastLockoutDate"].is_string());
     // The address stays locked: the right password does not get in.
     let owner = app.client_from("127.0.0.2", "race@example.com", PASSWORD);
-    assert_eq!(owner.get("/V2/1000").await.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        owner.get("/V2/1000").await.status(),
+        StatusCode::UNAUTHORIZED
+    );
 }
 
 /// A right password gives back only its own place: failures before it still count.
@@ -213,7 +216,10 @@ async fn a_locked_account_tells_only_the_right_password(backend: Backend) {
         assert_eq!(said(&wrong), said(&unknown));
     }
     let record = app.admin.get_json(&format!("/V2/1000/users/{id}")).await;
-    assert_eq!(record["FailedPasswordAttemptCount"], 5, "nothing more verified");
+    assert_eq!(
+        record["FailedPasswordAttemptCount"], 5,
+        "nothing more verified"
+    );
     let elsewhere = app.client_from("127.0.0.3", "shut@example.com", PASSWORD);
     assert_eq!(elsewhere.get("/V2/1000").await.status(), StatusCode::OK);
 }
