@@ -392,6 +392,7 @@ pub fn auth_config(args: &crate::config::ServeArgs) -> AuthConfig {
             duration: jiff::SignedDuration::from_mins(args.lockout_minutes.max(1)),
         },
         cache_ttl: Duration::from_secs(args.credential_cache_seconds),
+        max_concurrent_checks: args.max_concurrent_password_checks,
     }
 }
 

@@ -9,7 +9,15 @@
 //! Lockout is per account and client address (`domain::lockout`). A lock is checked
 //! before the cache is consulted, so a cached credential never opens a locked door: the
 //! locks this process recorded are kept in memory, and on PostgreSQL (where another
-//! process may have recorded one) a cache hit also asks the database.
+//! process may have recorded one) a cache hit also asks the database. A credential not
+//! in the cache is admitted by the store (a place in the address's window) before its
+//! password is verified; past the threshold nothing more is verified.
+//!
+//! Every verification — the user's hash, or the decoy for unknown users and refused
+//! attempts, so that neither is told apart by timing — holds a permit of a semaphore
+//! sized to the cores (`--max-concurrent-password-checks`). With none free the request
+//! is answered at once (`Busy`, 429) before anything is read or stored: a burst costs
+//! memory for its permits only. A credential served from the cache takes no permit.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -18,13 +26,14 @@ use std::time::{Duration, Instant};
 
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::domain::access::Role;
-use crate::domain::lockout::LockoutPolicy;
+use crate::domain::lockout::{Admission, LockoutPolicy};
 use crate::domain::password;
 use crate::domain::time::now;
 use crate::domain::user::User;
-use crate::store::{Backend, Store, StoreError};
+use crate::store::{Backend, Credentials, Store, StoreError};
 
 /// The authenticated caller.
 #[derive(Debug, Clone)]
@@ -45,6 +54,9 @@ pub enum AuthError {
     Locked(jiff::Timestamp),
     #[error("account disabled")]
     Disabled,
+    /// Every permit to verify a password is taken: try again in a moment.
+    #[error("too many password checks at once")]
+    Busy,
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error("internal: {0}")]
@@ -55,6 +67,8 @@ pub enum AuthError {
 pub struct AuthConfig {
     pub lockout: LockoutPolicy,
     pub cache_ttl: Duration,
+    /// Password verifications at once (0: one per core).
+    pub max_concurrent_checks: usize,
 }
 
 impl Default for AuthConfig {
@@ -62,6 +76,7 @@ impl Default for AuthConfig {
         Self {
             lockout: LockoutPolicy::default(),
             cache_ttl: Duration::from_secs(60),
+            max_concurrent_checks: 0,
         }
     }
 }
@@ -81,19 +96,160 @@ pub struct Authenticator {
     cache: RwLock<HashMap<[u8; 32], CacheEntry>>,
     /// Credentials being verified now, so concurrent requests verify each once.
     in_flight: Mutex<HashMap<[u8; 32], Arc<tokio::sync::Mutex<()>>>>,
-    /// Locks this process recorded, by (user id, client address): until when.
-    locks: RwLock<HashMap<(i64, IpAddr), jiff::Timestamp>>,
+    locks: Arc<Locks>,
+    /// Right passwords told of a lock, by (cache key, client address): (user id, until).
+    /// They are told again without a verification, and the credential is not cached
+    /// (its first use elsewhere is a login to record).
+    told_locked: RwLock<HashMap<([u8; 32], IpAddr), ToldLocked>>,
+    /// One permit per password verification running.
+    checks: Arc<Semaphore>,
+}
+
+/// (user id, until when) of a right password told of its address's lock.
+type ToldLocked = (i64, jiff::Timestamp);
+
+/// Locks this process recorded, by (user id, client address): until when.
+#[derive(Default)]
+struct Locks(RwLock<HashMap<(i64, IpAddr), jiff::Timestamp>>);
+
+impl Locks {
+    fn until(&self, user_id: i64, client: IpAddr, at: jiff::Timestamp) -> Option<jiff::Timestamp> {
+        self.0
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&(user_id, client))
+            .copied()
+            .filter(|until| *until > at)
+    }
+
+    fn remember(&self, user_id: i64, client: IpAddr, until: jiff::Timestamp) {
+        let mut locks = self.0.write().unwrap_or_else(|e| e.into_inner());
+        if locks.len() >= CACHE_CAPACITY {
+            let at = now();
+            locks.retain(|_, until| *until > at);
+        }
+        locks.insert((user_id, client), until);
+    }
+}
+
+/// Seconds a request refused for want of a permit is told to wait: a verification
+/// takes tens of milliseconds, so one is free again well within it.
+pub const BUSY_RETRY_AFTER_SECS: u64 = 1;
+
+/// How a verified (or refused) attempt ended, for the caller to cache or answer.
+enum Outcome {
+    LoggedIn(Principal),
+    /// Locked for this address; the right password was given (by `user_id`, unless the
+    /// account is disabled: nothing to remember then).
+    Locked {
+        until: jiff::Timestamp,
+        user_id: Option<i64>,
+    },
+    Refused(AuthError),
+}
+
+/// One attempt's verification and bookkeeping, owning all it needs: it runs as a task
+/// of its own, so a client that hangs up cannot leave its place in the window taken
+/// (nor its permit held past the check).
+struct Attempt {
+    store: Store,
+    policy: LockoutPolicy,
+    locks: Arc<Locks>,
+    username_key: String,
+    password: String,
+    client: IpAddr,
+    _permit: OwnedSemaphorePermit,
+}
+
+impl Attempt {
+    async fn run(self) -> Result<Outcome, AuthError> {
+        let Some(creds) = self.store.credentials(&self.username_key).await? else {
+            // Pay the same price as a real check so timing does not reveal unknown users.
+            verify_off_runtime(password::decoy_hash().to_string(), self.password).await?;
+            return Ok(Outcome::Refused(AuthError::InvalidCredentials));
+        };
+        let client_text = self.client.to_string();
+        let admission = self
+            .store
+            .admit_login_attempt(creds.id, &client_text, &self.policy, now())
+            .await?;
+        let hash = creds.password_hash.clone().unwrap_or_default();
+        match admission {
+            Admission::Refuse { locked_until } => {
+                if let Some(until) = locked_until {
+                    self.locks.remember(creds.id, self.client, until);
+                }
+                // As long as a verification, so a refusal looks like a wrong password.
+                verify_off_runtime(password::decoy_hash().to_string(), self.password).await?;
+                Ok(Outcome::Refused(AuthError::InvalidCredentials))
+            }
+            Admission::Probe { until } => {
+                self.locks.remember(creds.id, self.client, until);
+                if verify_off_runtime(hash, self.password).await? {
+                    let user_id = (!creds.is_disabled).then_some(creds.id);
+                    return Ok(Outcome::Locked { until, user_id });
+                }
+                self.store
+                    .record_login_failure(creds.id, &client_text, None, &self.policy, now())
+                    .await?;
+                Ok(Outcome::Refused(AuthError::InvalidCredentials))
+            }
+            Admission::Verify { window } => {
+                if !verify_off_runtime(hash, self.password).await? {
+                    let at = now();
+                    let state = self
+                        .store
+                        .record_login_failure(
+                            creds.id,
+                            &client_text,
+                            Some(window),
+                            &self.policy,
+                            at,
+                        )
+                        .await?;
+                    if let Some(until) = self.policy.locked_until(&state, at) {
+                        self.locks.remember(creds.id, self.client, until);
+                    }
+                    return Ok(Outcome::Refused(AuthError::InvalidCredentials));
+                }
+                let logged_in = (!creds.is_disabled).then(now);
+                self.store
+                    .release_login_attempt(creds.id, &client_text, window, &self.policy, logged_in)
+                    .await?;
+                if creds.is_disabled {
+                    return Ok(Outcome::Refused(AuthError::Disabled));
+                }
+                Ok(Outcome::LoggedIn(principal_of(creds)))
+            }
+        }
+    }
+}
+
+fn principal_of(creds: Credentials) -> Principal {
+    Principal {
+        user_id: creds.id,
+        username: creds.username,
+        tenant_code: creds.tenant_code,
+        tenant_path: creds.tenant_path,
+        role: creds.role,
+    }
 }
 
 impl Authenticator {
     pub fn new(store: Store, config: AuthConfig, secret: &[u8]) -> Self {
+        let permits = match config.max_concurrent_checks {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        };
         Self {
             store,
             config,
             key: secret.to_vec(),
             cache: RwLock::new(HashMap::new()),
             in_flight: Mutex::new(HashMap::new()),
-            locks: RwLock::new(HashMap::new()),
+            locks: Arc::default(),
+            told_locked: RwLock::new(HashMap::new()),
+            checks: Arc::new(Semaphore::new(permits)),
         }
     }
 
@@ -130,7 +286,7 @@ impl Authenticator {
                 .refuse_if_locked(principal.user_id, client)
                 .await
                 .map(|()| principal),
-            None => self.verify(&username_key, password, client, key).await,
+            None => self.verify(username_key, password, client, key).await,
         };
         drop(turn);
         self.in_flight
@@ -150,66 +306,54 @@ impl Authenticator {
             .clone()
     }
 
-    /// The database and Argon2id check of a credential that is not cached.
+    /// A credential that is not cached: with a permit, or `Busy` at once.
     async fn verify(
         &self,
-        username_key: &str,
+        username_key: String,
         password: &str,
         client: IpAddr,
         key: [u8; 32],
     ) -> Result<Principal, AuthError> {
-        let client_text = client.to_string();
-        let Some(creds) = self.store.credentials(username_key, &client_text).await? else {
-            // Pay the same price as a real check so timing does not reveal unknown users.
-            verify_off_runtime(password::decoy_hash().to_string(), password.to_string()).await?;
-            return Err(AuthError::InvalidCredentials);
-        };
-        let at = now();
-        if let Some(until) = self.config.lockout.locked_until(&creds.login, at) {
+        if let Some(until) = self.told_locked(key, client) {
             return Err(AuthError::Locked(until));
         }
-        let hash = creds.password_hash.clone().unwrap_or_default();
-        if !verify_off_runtime(hash, password.to_string()).await? {
-            let state = self
-                .store
-                .record_login_failure(creds.id, &client_text, &self.config.lockout, at)
-                .await?;
-            return Err(match self.config.lockout.locked_until(&state, at) {
-                Some(until) => {
-                    self.remember_lock(creds.id, client, until);
-                    AuthError::Locked(until)
-                }
-                None => AuthError::InvalidCredentials,
-            });
-        }
-        if creds.is_disabled {
-            return Err(AuthError::Disabled);
-        }
-        self.store
-            .record_login_success(creds.id, &client_text, at)
-            .await?;
-        let principal = Principal {
-            user_id: creds.id,
-            username: creds.username,
-            tenant_code: creds.tenant_code,
-            tenant_path: creds.tenant_path,
-            role: creds.role,
+        let permit = self
+            .checks
+            .clone()
+            .try_acquire_owned()
+            .map_err(|_| AuthError::Busy)?;
+        let attempt = Attempt {
+            store: self.store.clone(),
+            policy: self.config.lockout,
+            locks: self.locks.clone(),
+            username_key,
+            password: password.to_string(),
+            client,
+            _permit: permit,
         };
-        self.remember(key, principal.clone());
-        Ok(principal)
+        let outcome = tokio::spawn(attempt.run())
+            .await
+            .map_err(|e| AuthError::Internal(e.to_string()))??;
+        match outcome {
+            Outcome::LoggedIn(principal) => {
+                self.remember(key, principal.clone());
+                Ok(principal)
+            }
+            Outcome::Locked { until, user_id } => {
+                // The owner's retries are then told without another verification.
+                if let Some(user_id) = user_id {
+                    self.remember_told_locked(key, client, user_id, until);
+                }
+                Err(AuthError::Locked(until))
+            }
+            Outcome::Refused(error) => Err(error),
+        }
     }
 
     /// `Locked` when this user is locked for this client address.
     async fn refuse_if_locked(&self, user_id: i64, client: IpAddr) -> Result<(), AuthError> {
         let at = now();
-        let known = self
-            .locks
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&(user_id, client))
-            .copied()
-            .filter(|until| *until > at);
-        if let Some(until) = known {
+        if let Some(until) = self.locks.until(user_id, client, at) {
             return Err(AuthError::Locked(until));
         }
         if self.store.backend() == Backend::Postgres {
@@ -224,13 +368,28 @@ impl Authenticator {
         Ok(())
     }
 
-    fn remember_lock(&self, user_id: i64, client: IpAddr, until: jiff::Timestamp) {
-        let mut locks = self.locks.write().unwrap_or_else(|e| e.into_inner());
-        if locks.len() >= CACHE_CAPACITY {
+    fn told_locked(&self, key: [u8; 32], client: IpAddr) -> Option<jiff::Timestamp> {
+        self.told_locked
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&(key, client))
+            .map(|(_, until)| *until)
+            .filter(|until| *until > now())
+    }
+
+    fn remember_told_locked(
+        &self,
+        key: [u8; 32],
+        client: IpAddr,
+        user_id: i64,
+        until: jiff::Timestamp,
+    ) {
+        let mut told = self.told_locked.write().unwrap_or_else(|e| e.into_inner());
+        if told.len() >= CACHE_CAPACITY {
             let at = now();
-            locks.retain(|_, until| *until > at);
+            told.retain(|_, (_, until)| *until > at);
         }
-        locks.insert((user_id, client), until);
+        told.insert((key, client), (user_id, until));
     }
 
     fn cached(&self, key: &[u8; 32]) -> Option<Principal> {
@@ -263,11 +422,20 @@ impl Authenticator {
     pub fn forget_user(&self, user_id: i64) {
         let mut cache = self.cache.write().unwrap_or_else(|e| e.into_inner());
         cache.retain(|_, e| e.principal.user_id != user_id);
+        drop(cache);
+        self.told_locked
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|_, (id, _)| *id != user_id);
     }
 
     /// Drops every cached credential (e.g. after a tenant and its users were deleted).
     pub fn forget_all(&self) {
         self.cache
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+        self.told_locked
             .write()
             .unwrap_or_else(|e| e.into_inner())
             .clear();

@@ -249,6 +249,9 @@ impl From<AuthError> for ApiError {
                 code: "account_disabled",
                 detail: "this account is disabled".into(),
             },
+            AuthError::Busy => ApiError::RateLimited {
+                retry_after_secs: crate::auth::BUSY_RETRY_AFTER_SECS,
+            },
             AuthError::Store(err) => err.into(),
             AuthError::Internal(msg) => ApiError::Internal(anyhow::anyhow!(msg)),
         }

@@ -10,7 +10,7 @@ use super::{
     from_micros, new_etag, to_doc, to_micros,
 };
 use crate::domain::access::Role;
-use crate::domain::lockout::{LockoutPolicy, LoginState};
+use crate::domain::lockout::{Admission, LockoutPolicy, LoginState};
 use crate::domain::profile::UserProfile;
 use crate::domain::time::now;
 use crate::domain::user::{User, UserRef};
@@ -43,7 +43,6 @@ pub struct Credentials {
     pub role: Role,
     pub is_disabled: bool,
     pub password_hash: Option<String>,
-    pub login: LoginState,
 }
 
 /// Whose users a listing covers.
@@ -309,21 +308,14 @@ impl Store {
 
     // --- authentication -------------------------------------------------------------
 
-    /// What authentication needs, with the login state of this client address.
-    pub async fn credentials(
-        &self,
-        username_key: &str,
-        client: &str,
-    ) -> StoreResult<Option<Credentials>> {
+    /// What authentication needs to know about the user with this username key.
+    pub async fn credentials(&self, username_key: &str) -> StoreResult<Option<Credentials>> {
         let row = sqlx::query(
-            "SELECT u.id, u.username, u.tenant_code, t.path, u.role, u.is_disabled, u.password_hash,
-                    f.failed_count, f.window_start, f.locked_at
+            "SELECT u.id, u.username, u.tenant_code, t.path, u.role, u.is_disabled, u.password_hash
              FROM users u JOIN tenants t ON t.code = u.tenant_code
-             LEFT JOIN login_failures f ON f.user_id = u.id AND f.client = $2
              WHERE u.username_key = $1",
         )
         .bind(username_key)
-        .bind(client)
         .fetch_optional(&self.pool)
         .await?;
         let Some(row) = row else { return Ok(None) };
@@ -335,14 +327,13 @@ impl Store {
             role: role_from_text(&row.try_get::<String, _>("role")?)?,
             is_disabled: row.try_get::<i64, _>("is_disabled")? != 0,
             password_hash: row.try_get("password_hash")?,
-            login: client_state_from_row(&row)?,
         }))
     }
 
     /// The login state of one client address of a user (default when it never failed).
     pub async fn client_login_state(&self, id: i64, client: &str) -> StoreResult<LoginState> {
         let row = sqlx::query(
-            "SELECT failed_count, window_start, locked_at FROM login_failures
+            "SELECT failed_count, window_start, locked_at, pending, probed_at FROM login_failures
              WHERE user_id = $1 AND client = $2",
         )
         .bind(id)
@@ -354,48 +345,48 @@ impl Store {
             .map(Option::unwrap_or_default)
     }
 
-    /// Counts a failed login from `client`: the client's own state (which locks) and the
-    /// account's summary, both read locked and written in one transaction, so parallel
-    /// failures are all counted. Returns the client's new state.
-    pub async fn record_login_failure(
+    /// Decides, before any password is verified, whether an attempt from `client` may
+    /// verify one (`LockoutPolicy::admit`), and takes its place: read locked and written
+    /// in one transaction, so of any number of parallel attempts at most the threshold
+    /// are admitted.
+    pub async fn admit_login_attempt(
         &self,
         id: i64,
         client: &str,
         policy: &LockoutPolicy,
         at: Timestamp,
+    ) -> StoreResult<Admission> {
+        let mut tx = self.begin_write().await?;
+        let before = client_state_locked(&mut tx, self.backend, id, client).await?;
+        let (admission, after) = policy.admit(&before, at);
+        if after != before {
+            write_client_state(&mut tx, id, client, &after).await?;
+        }
+        tx.commit().await?;
+        Ok(admission)
+    }
+
+    /// Counts a wrong password from `client`: in the address's state when it was admitted
+    /// in `window` (`None`: the lock's probe, already taken) and in the account's summary,
+    /// both read locked and written in one transaction. Returns the address's new state.
+    pub async fn record_login_failure(
+        &self,
+        id: i64,
+        client: &str,
+        window: Option<Timestamp>,
+        policy: &LockoutPolicy,
+        at: Timestamp,
     ) -> StoreResult<LoginState> {
         let mut tx = self.begin_write().await?;
-        sqlx::query(
-            "INSERT INTO login_failures (user_id, client) VALUES ($1, $2)
-             ON CONFLICT (user_id, client) DO NOTHING",
-        )
-        .bind(id)
-        .bind(client)
-        .execute(&mut *tx)
-        .await?;
+        let before = client_state_locked(&mut tx, self.backend, id, client).await?;
+        let client_state = match window {
+            Some(window) => policy.after_failure(&before, window, at),
+            None => before.clone(),
+        };
+        if client_state != before {
+            write_client_state(&mut tx, id, client, &client_state).await?;
+        }
         let lock = self.backend.lock_rows();
-        let sql = format!(
-            "SELECT failed_count, window_start, locked_at FROM login_failures
-             WHERE user_id = $1 AND client = $2{lock}"
-        );
-        let row = sqlx::query(&sql)
-            .bind(id)
-            .bind(client)
-            .fetch_one(&mut *tx)
-            .await?;
-        let client_state = policy.after_failure(&client_state_from_row(&row)?, at);
-        sqlx::query(
-            "UPDATE login_failures SET failed_count = $1, window_start = $2, locked_at = $3
-             WHERE user_id = $4 AND client = $5",
-        )
-        .bind(i64::from(client_state.failed_count))
-        .bind(client_state.window_start.map(to_micros))
-        .bind(client_state.last_lockout.map(to_micros))
-        .bind(id)
-        .bind(client)
-        .execute(&mut *tx)
-        .await?;
-
         let sql = format!(
             "SELECT failed_count, failed_window_start, last_lockout FROM users WHERE id = $1{lock}"
         );
@@ -408,8 +399,11 @@ impl Store {
             failed_count: row.try_get::<i64, _>("failed_count")? as i32,
             window_start: from_micros(row.try_get("failed_window_start")?)?,
             last_lockout: from_micros(row.try_get("last_lockout")?)?,
+            ..LoginState::default()
         };
-        let locked_now = (client_state.last_lockout == Some(at)).then_some(at);
+        let locked_now = (client_state.last_lockout != before.last_lockout)
+            .then_some(client_state.last_lockout)
+            .flatten();
         let account = policy.account_after_failure(&account, locked_now, at);
         sqlx::query(
             "UPDATE users SET failed_count = $1, failed_window_start = $2, last_lockout = $3 WHERE id = $4",
@@ -425,27 +419,44 @@ impl Store {
         Ok(client_state)
     }
 
-    /// A verified login from `client`: that address starts afresh. The account summary
-    /// keeps showing failures from other addresses until its window passes.
-    pub async fn record_login_success(
+    /// A right password from `client`, admitted in `window`: gives back its own place
+    /// (failures of other attempts stay until their window passes) and, when `logged_in`,
+    /// records the login. An address left with nothing to remember loses its row.
+    pub async fn release_login_attempt(
         &self,
         id: i64,
         client: &str,
-        at: Timestamp,
+        window: Timestamp,
+        policy: &LockoutPolicy,
+        logged_in: Option<Timestamp>,
     ) -> StoreResult<()> {
         let mut tx = self.begin_write().await?;
-        sqlx::query("DELETE FROM login_failures WHERE user_id = $1 AND client = $2")
-            .bind(id)
-            .bind(client)
-            .execute(&mut *tx)
-            .await?;
-        sqlx::query("UPDATE users SET last_logged_in = $1 WHERE id = $2")
-            .bind(to_micros(at))
-            .bind(id)
-            .execute(&mut *tx)
-            .await?;
+        let before = client_state_locked(&mut tx, self.backend, id, client).await?;
+        let after = policy.after_success(&before, window);
+        let blank = LoginState {
+            window_start: after.window_start,
+            ..LoginState::default()
+        };
+        if after == blank {
+            sqlx::query("DELETE FROM login_failures WHERE user_id = $1 AND client = $2")
+                .bind(id)
+                .bind(client)
+                .execute(&mut *tx)
+                .await?;
+        } else if after != before {
+            write_client_state(&mut tx, id, client, &after).await?;
+        }
+        if let Some(at) = logged_in {
+            sqlx::query("UPDATE users SET last_logged_in = $1 WHERE id = $2")
+                .bind(to_micros(at))
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+        }
         tx.commit().await?;
-        self.users.remove(&id);
+        if logged_in.is_some() {
+            self.users.remove(&id);
+        }
         Ok(())
     }
 
@@ -520,7 +531,62 @@ fn client_state_from_row(row: &AnyRow) -> StoreResult<LoginState> {
         failed_count: row.try_get::<Option<i64>, _>("failed_count")?.unwrap_or(0) as i32,
         window_start: from_micros(row.try_get("window_start")?)?,
         last_lockout: from_micros(row.try_get("locked_at")?)?,
+        pending: row.try_get::<Option<i64>, _>("pending")?.unwrap_or(0) as i32,
+        probed_at: from_micros(row.try_get("probed_at")?)?,
     })
+}
+
+/// Inside a write transaction: the state of one client address of a user, its row
+/// created when missing and locked until commit (PostgreSQL; SQLite's one writer
+/// already excludes every other).
+async fn client_state_locked(
+    tx: &mut super::Tx,
+    backend: super::Backend,
+    id: i64,
+    client: &str,
+) -> StoreResult<LoginState> {
+    sqlx::query(
+        "INSERT INTO login_failures (user_id, client) VALUES ($1, $2)
+         ON CONFLICT (user_id, client) DO NOTHING",
+    )
+    .bind(id)
+    .bind(client)
+    .execute(&mut **tx)
+    .await?;
+    let sql = format!(
+        "SELECT failed_count, window_start, locked_at, pending, probed_at FROM login_failures
+         WHERE user_id = $1 AND client = $2{}",
+        backend.lock_rows()
+    );
+    let row = sqlx::query(&sql)
+        .bind(id)
+        .bind(client)
+        .fetch_one(&mut **tx)
+        .await?;
+    client_state_from_row(&row)
+}
+
+async fn write_client_state(
+    tx: &mut super::Tx,
+    id: i64,
+    client: &str,
+    state: &LoginState,
+) -> StoreResult<()> {
+    sqlx::query(
+        "UPDATE login_failures SET failed_count = $1, window_start = $2, locked_at = $3,
+            pending = $4, probed_at = $5
+         WHERE user_id = $6 AND client = $7",
+    )
+    .bind(i64::from(state.failed_count))
+    .bind(state.window_start.map(to_micros))
+    .bind(state.last_lockout.map(to_micros))
+    .bind(i64::from(state.pending))
+    .bind(state.probed_at.map(to_micros))
+    .bind(id)
+    .bind(client)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
 }
 
 fn profile_from_row(row: &AnyRow) -> StoreResult<UserProfile> {

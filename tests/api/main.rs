@@ -32,6 +32,7 @@ mod itinerary_listings;
 mod itinerary_parts;
 mod itinerary_time_zones;
 mod itinerary_travelers;
+mod login_attacks;
 mod mo_messages;
 mod mt_messages;
 mod openapi;
