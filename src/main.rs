@@ -134,7 +134,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     // Before the API's address line: a caller that read that line can read this one.
     let metrics_listener = match args.metrics_listen {
         Some(listen) => {
-            let listener = tokio::net::TcpListener::bind(listen).await?;
+            let listener = safetrack::server::bind(listen)?;
             let address = listener.local_addr()?;
             if listen.port() == 0 {
                 println!("safetrack metrics listening on {address}");
@@ -144,7 +144,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         }
         None => None,
     };
-    let listener = tokio::net::TcpListener::bind(args.listen).await?;
+    let listener = safetrack::server::bind(args.listen)?;
     let address = listener.local_addr()?;
     if args.listen.port() == 0 {
         // The system picked the port: stdout is the only way the caller (a test harness, a

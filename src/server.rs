@@ -24,7 +24,7 @@ use axum::extract::ConnectInfo;
 use axum::http::Request;
 use hyper::body::{Frame, Incoming, SizeHint};
 use hyper_util::rt::{TokioIo, TokioTimer};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::{TcpListener, TcpSocket, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 use tower::ServiceExt;
 
@@ -32,6 +32,23 @@ use tower::ServiceExt;
 /// before trying again: the error repeats until a connection closes, and retrying at
 /// once would spin a core.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
+
+/// Connections the kernel holds for us while every slot is taken (capped by
+/// `net.core.somaxconn`); the default of 128 would leave clients past it retransmitting
+/// their SYN for seconds.
+const LISTEN_BACKLOG: u32 = 1024;
+
+/// Binds a listener with a backlog that can hold what waits for a free connection slot.
+pub fn bind(address: SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = if address.is_ipv4() {
+        TcpSocket::new_v4()?
+    } else {
+        TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(address)?;
+    socket.listen(LISTEN_BACKLOG)
+}
 
 /// The connection timeouts and cap (`--header-read-timeout-seconds`,
 /// `--idle-timeout-seconds`, `--max-connections`).
