@@ -10,9 +10,11 @@ use crate::auth::{AuthConfig, Authenticator, hash_password};
 use crate::channels::{Channels, ChannelsConfig};
 use crate::domain::tenant::{ROOT_TENANT_CODE, Tenant};
 use crate::domain::user::User;
+use crate::http::metrics::MetricsConfig;
 use crate::http::paging::TokenSigner;
 use crate::http::rate_limit::RateLimit;
 use crate::http::{self, AppState, BodyLimits};
+use crate::server::ServeConfig;
 use crate::services::escalation::Escalator;
 use crate::services::ingest::{Pipeline, PipelineConfig};
 use crate::services::stream::EventHub;
@@ -152,6 +154,10 @@ pub struct AppConfig {
     pub worker_interval: Duration,
     /// Report thresholds (`--report-*`).
     pub reports: crate::domain::report::Thresholds,
+    /// Connection timeouts and cap (`--header-read-timeout-seconds`, …).
+    pub serving: ServeConfig,
+    /// Where `/metrics` is served and its token (`--metrics-listen`, `--metrics-token`).
+    pub metrics: MetricsConfig,
 }
 
 impl Default for AppConfig {
@@ -167,6 +173,8 @@ impl Default for AppConfig {
             delivery: DeliveryWorkerConfig::default(),
             worker_interval: Duration::from_secs(1),
             reports: crate::domain::report::Thresholds::default(),
+            serving: ServeConfig::default(),
+            metrics: MetricsConfig::default(),
         }
     }
 }
@@ -176,6 +184,9 @@ impl Default for AppConfig {
 /// graceful shutdown up for ever).
 pub struct App {
     pub router: axum::Router,
+    /// `/metrics` when it has a listener of its own (`serve_with_metrics`).
+    pub metrics_router: Option<axum::Router>,
+    serving: ServeConfig,
     pub hub: Arc<EventHub>,
     store: Store,
     pipeline: Arc<Pipeline>,
@@ -212,8 +223,17 @@ pub async fn build_app(store: Store, mut config: AppConfig) -> anyhow::Result<Ap
     // Listening before the server answers: nothing committed after start-up is missed.
     let stream_feed = store.stream_feed().await?;
     crate::services::stream::load_recent(&store, &hub).await?;
+    let routers = http::router(
+        state,
+        config.limits,
+        config.rate_limit,
+        trusted,
+        &config.metrics,
+    );
     Ok(App {
-        router: http::router(state, config.limits, config.rate_limit, trusted),
+        router: routers.api,
+        metrics_router: routers.metrics,
+        serving: config.serving,
         hub,
         store,
         pipeline,
@@ -233,6 +253,28 @@ pub async fn serve(
     app: App,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
+    serve_with_metrics(listener, None, app, shutdown).await
+}
+
+/// Connections `/metrics`'s own listener serves at once (a scraper or two).
+const METRICS_CONNECTIONS: usize = 16;
+
+/// `serve`, with `/metrics` on a listener of its own when the app was built so
+/// (`MetricsConfig::own_listener`).
+pub async fn serve_with_metrics(
+    listener: TcpListener,
+    metrics_listener: Option<TcpListener>,
+    app: App,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let metrics = match (app.metrics_router.clone(), metrics_listener) {
+        (Some(router), Some(listener)) => Some((router, listener)),
+        (None, None) => None,
+        (Some(_), None) => anyhow::bail!("/metrics has a listener of its own, but none was bound"),
+        (None, Some(_)) => {
+            anyhow::bail!("a metrics listener was bound, but /metrics is on the API's")
+        }
+    };
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let scheduler = Arc::new(CheckInScheduler::new(
         app.store.clone(),
@@ -338,18 +380,37 @@ pub async fn serve(
             stopped.clone(),
         )));
     }
-    let service = app
-        .router
-        .into_make_service_with_connect_info::<std::net::SocketAddr>();
+    // Shutdown ends the live streams first (they would hold their connections open for
+    // ever), then tells the listeners and the workers (`stopped` serves both).
     let stop_on_shutdown = stop.clone();
     let hub = app.hub.clone();
-    let served = axum::serve(listener, service)
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            hub.close();
-            let _ = stop_on_shutdown.send(true);
-        })
-        .await;
+    let signal = tokio::spawn(async move {
+        shutdown.await;
+        hub.close();
+        let _ = stop_on_shutdown.send(true);
+    });
+    let cap = app.serving.connection_cap();
+    tracing::info!(
+        max_connections = cap,
+        header_read_timeout_s = app.serving.header_read_timeout.as_secs_f64(),
+        idle_timeout_s = app.serving.idle_timeout.as_secs_f64(),
+        "serving connections"
+    );
+    let api = crate::server::serve(listener, app.router, app.serving, cap, stopped.clone());
+    match metrics {
+        Some((router, listener)) => {
+            let metrics = crate::server::serve(
+                listener,
+                router,
+                app.serving,
+                METRICS_CONNECTIONS,
+                stopped.clone(),
+            );
+            tokio::join!(api, metrics);
+        }
+        None => api.await,
+    }
+    signal.abort();
     let _ = stop.send(true);
     for worker in workers {
         let _ = worker.await;
@@ -357,7 +418,6 @@ pub async fn serve(
     for deliveries in settled_on_stop {
         deliveries.settle_unsettled().await;
     }
-    served?;
     Ok(())
 }
 

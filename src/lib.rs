@@ -7,6 +7,7 @@ pub mod channels;
 pub mod config;
 pub mod domain;
 pub mod http;
+pub mod server;
 pub mod services;
 pub mod store;
 pub mod workers;

@@ -1,9 +1,13 @@
+use std::time::Duration;
+
 use clap::Parser;
 use tracing_subscriber::EnvFilter;
 
 use safetrack::app::{self, AppConfig};
 use safetrack::config::{AdminCommand, Cli, Command, LogFormat, ServeArgs};
 use safetrack::http::BodyLimits;
+use safetrack::http::metrics::{MetricsConfig, MetricsToken};
+use safetrack::server::ServeConfig;
 use safetrack::services::ingest::PipelineConfig;
 
 /// glibc's malloc cost ~15 % of the CPU under sustained ingest (many small JSON and row
@@ -63,6 +67,17 @@ fn init_logging(format: LogFormat) {
 
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     init_logging(args.log_format);
+    // Every connection is a descriptor: the soft limit (often 1,024) goes up to the hard
+    // one before anything is opened, and the connection cap is sized from what we got.
+    match safetrack::server::raise_descriptor_limit() {
+        Ok((before, after)) => tracing::info!(
+            soft_before = before.soft,
+            soft = after.soft,
+            hard = after.hard,
+            "file-descriptor limit"
+        ),
+        Err(e) => tracing::warn!(error = %e, "cannot raise the file-descriptor limit"),
+    }
     let store = app::open_store(&args.database.url()?).await?;
     if let Some(created) =
         app::bootstrap(&store, &args.admin_email, args.admin_password.clone()).await?
@@ -100,10 +115,36 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         channels: app::channels_config(&args)?,
         delivery: app::delivery_config(&args)?,
         reports: args.reports.thresholds(),
+        serving: ServeConfig {
+            header_read_timeout: Duration::from_secs(args.header_read_timeout_seconds),
+            idle_timeout: Duration::from_secs(args.idle_timeout_seconds),
+            max_connections: args.max_connections,
+        },
+        metrics: MetricsConfig {
+            own_listener: args.metrics_listen.is_some(),
+            token: args
+                .metrics_token
+                .as_deref()
+                .filter(|t| !t.is_empty())
+                .map(MetricsToken::new),
+        },
         ..AppConfig::default()
     };
     let app = app::build_app(store.clone(), config).await?;
-    let listener = tokio::net::TcpListener::bind(args.listen).await?;
+    // Before the API's address line: a caller that read that line can read this one.
+    let metrics_listener = match args.metrics_listen {
+        Some(listen) => {
+            let listener = safetrack::server::bind(listen)?;
+            let address = listener.local_addr()?;
+            if listen.port() == 0 {
+                println!("safetrack metrics listening on {address}");
+            }
+            tracing::info!(%address, "metrics listening");
+            Some(listener)
+        }
+        None => None,
+    };
+    let listener = safetrack::server::bind(args.listen)?;
     let address = listener.local_addr()?;
     if args.listen.port() == 0 {
         // The system picked the port: stdout is the only way the caller (a test harness, a
@@ -111,7 +152,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         println!("safetrack listening on {address}");
     }
     tracing::info!(%address, backend = ?store.backend(), "safetrack listening");
-    app::serve(listener, app, app::shutdown_signal()).await?;
+    app::serve_with_metrics(listener, metrics_listener, app, app::shutdown_signal()).await?;
     store.close().await;
     Ok(())
 }

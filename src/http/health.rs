@@ -13,7 +13,6 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(healthz))
         .routes(routes!(readyz))
-        .routes(routes!(super::metrics::metrics))
 }
 
 /// The process is up.

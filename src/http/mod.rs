@@ -91,10 +91,17 @@ pub struct AppState {
 
 /// Every route with its OpenAPI description. The /V2 routes get content negotiation
 /// (except the live stream, which only speaks text/event-stream).
+/// `/metrics` is among them unless it has a listener of its own, when it comes back apart
+/// (and out of the document).
 fn routes(
     limits: BodyLimits,
     limiter: Option<rate_limit::ClientLimiter>,
-) -> (Router<AppState>, utoipa::openapi::OpenApi) {
+    metrics: &metrics::MetricsConfig,
+) -> (
+    Router<AppState>,
+    Option<Router<AppState>>,
+    utoipa::openapi::OpenApi,
+) {
     let (v2, mut api) = OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
         .merge(tenants::router())
         .merge(users::router().layer(DefaultBodyLimit::max(limits.users)))
@@ -119,8 +126,16 @@ fn routes(
         // The live stream has one representation (text/event-stream): no negotiation.
         .merge(stream::router())
         .split_for_parts();
-    let (operations, operations_api) = health::router().split_for_parts();
+    let (mut operations, operations_api) = health::router().split_for_parts();
     api.merge(operations_api);
+    let (metrics_routes, metrics_api) = metrics::router(metrics).split_for_parts();
+    let metrics_apart = if metrics.own_listener {
+        Some(metrics_routes)
+    } else {
+        operations = operations.merge(metrics_routes);
+        api.merge(metrics_api);
+        None
+    };
     openapi::complete(&mut api);
     let mut v2 = v2.layer(DefaultBodyLimit::max(limits.default));
     if let Some(limiter) = limiter {
@@ -129,12 +144,23 @@ fn routes(
             rate_limit::rate_limit,
         ));
     }
-    (v2.merge(operations), api)
+    (v2.merge(operations), metrics_apart, api)
 }
 
 /// The OpenAPI document (what `/openapi.json` serves and `safetrack openapi` prints).
 pub fn openapi_document() -> utoipa::openapi::OpenApi {
-    routes(BodyLimits::default(), None).1
+    routes(
+        BodyLimits::default(),
+        None,
+        &metrics::MetricsConfig::default(),
+    )
+    .2
+}
+
+/// The routers to serve: the API's, and `/metrics`'s when it has a listener of its own.
+pub struct Routers {
+    pub api: Router,
+    pub metrics: Option<Router>,
 }
 
 pub fn router(
@@ -142,10 +168,22 @@ pub fn router(
     limits: BodyLimits,
     rate_limit: rate_limit::RateLimit,
     trusted_proxies: client_address::TrustedProxies,
-) -> Router {
+    metrics_config: &metrics::MetricsConfig,
+) -> Routers {
     metrics::init();
-    let (routes, api) = routes(limits, rate_limit::ClientLimiter::new(rate_limit));
-    routes
+    let (routes, metrics_apart, api) = routes(
+        limits,
+        rate_limit::ClientLimiter::new(rate_limit),
+        metrics_config,
+    );
+    let metrics = metrics_apart.map(|routes| {
+        routes
+            .fallback(|| async { ApiError::NotFound })
+            .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
+            .layer(middleware::from_fn(request_context::request_context))
+            .with_state(state.clone())
+    });
+    let api = routes
         .merge(SwaggerUi::new("/docs").url("/openapi.json", api))
         .fallback(|| async { ApiError::NotFound })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
@@ -155,7 +193,8 @@ pub fn router(
             client_address::client_address,
         ))
         .layer(middleware::from_fn(request_context::request_context))
-        .with_state(state)
+        .with_state(state);
+    Routers { api, metrics }
 }
 
 fn panic_response() -> Response {

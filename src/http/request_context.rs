@@ -1,9 +1,9 @@
 //! Per-request context: the request id (taken from `X-Request-Id` or generated, echoed
-//! back) and one log line per request.
+//! back), one log line per request and its metrics.
 
 use std::time::Instant;
 
-use axum::extract::Request;
+use axum::extract::{MatchedPath, Request};
 use axum::http::HeaderValue;
 use axum::middleware::Next;
 use axum::response::Response;
@@ -36,6 +36,8 @@ pub async fn request_context(request: Request, next: Next) -> Response {
         .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
     let method = request.method().clone();
     let path = request.uri().path().to_string();
+    // The route template for metrics (the path itself would be a label per id).
+    let route = request.extensions().get::<MatchedPath>().cloned();
     let started = Instant::now();
 
     let mut response = REQUEST_ID.scope(id.clone(), next.run(request)).await;
@@ -44,7 +46,10 @@ pub async fn request_context(request: Request, next: Next) -> Response {
         response.headers_mut().insert(REQUEST_ID_HEADER, v);
     }
     super::metrics::record_request(
-        method.as_str(),
+        &method,
+        route
+            .as_ref()
+            .map_or(super::metrics::UNMATCHED_ROUTE, MatchedPath::as_str),
         response.status().as_u16(),
         started.elapsed().as_secs_f64(),
     );

@@ -1,0 +1,416 @@
+//! Connections a client opens and leaves (issue 30, finding 4): the header-read timeout
+//! closes a connection that sends nothing or only part of its headers, the idle timeout
+//! closes a keep-alive connection after its response, a live stream outlives both, and the
+//! connection cap (set, or sized from the descriptor limit) keeps the server answering
+//! while idle connections pile up. Runs the real binary with short timeouts. Only the
+//! stream runs on both backends: the rest never reaches the database.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use reqwest::StatusCode;
+use serde_json::json;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use crate::backend_fn_tests;
+use crate::common::{ADMIN_EMAIL, ADMIN_PASSWORD, Backend, Client, TestDatabase};
+use crate::durability::Server;
+use crate::mo_messages::position_report;
+use crate::stream::EventStream;
+
+backend_fn_tests!(a_stream_outlives_both_timeouts);
+
+/// Generous bound for whatever a timeout of a second or two should have done by then.
+const BOUND: Duration = Duration::from_secs(15);
+
+/// The real binary, and the address of its `/metrics` listener when it has one.
+pub struct Binary {
+    pub server: Server,
+    pub metrics: Option<String>,
+}
+
+/// Starts the binary serving `url` with `extra` flags; `nofile` sets its descriptor limit
+/// (soft and hard, so it cannot raise it).
+pub async fn start_binary(url: &str, extra: &[&str], nofile: Option<u64>) -> Binary {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_safetrack"));
+    command
+        .args(["serve", "--listen", "127.0.0.1:0", "--database-url", url])
+        .args(extra)
+        .args([
+            "--admin-email",
+            ADMIN_EMAIL,
+            "--admin-password",
+            ADMIN_PASSWORD,
+        ])
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    if let Some(limit) = nofile {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: between fork and exec only setrlimit runs (one system call, no
+        // allocation, async-signal-safe).
+        unsafe {
+            command.pre_exec(move || rlimit::setrlimit(rlimit::Resource::NOFILE, limit, limit));
+        }
+    }
+    let mut child = command.spawn().expect("start safetrack");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let (lines_tx, lines_rx) = std::sync::mpsc::channel();
+    // The metrics address line comes before the API's; then keep draining the pipe.
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = lines_tx.send(line);
+        }
+    });
+    let addresses = tokio::task::spawn_blocking(move || {
+        let mut metrics = None;
+        while let Ok(line) = lines_rx.recv_timeout(Duration::from_secs(30)) {
+            if let Some(address) = line.strip_prefix("safetrack metrics listening on ") {
+                metrics = Some(format!("http://{address}"));
+            }
+            if let Some(address) = line.strip_prefix("safetrack listening on ") {
+                return Some((format!("http://{address}"), metrics));
+            }
+        }
+        None
+    })
+    .await
+    .expect("address reader");
+    let Some((base, metrics)) = addresses else {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("safetrack exited or did not listen within 30 s");
+    };
+    let server = Server { child, base };
+    for _ in 0..200 {
+        if reqwest::get(format!("{}/healthz", server.base))
+            .await
+            .is_ok()
+        {
+            return Binary { server, metrics };
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("safetrack did not answer /healthz");
+}
+
+/// The binary on a fresh SQLite database (kept alive beside it).
+async fn sqlite_binary(extra: &[&str], nofile: Option<u64>) -> (Binary, TestDatabase) {
+    let database = TestDatabase::create(Backend::Sqlite)
+        .await
+        .expect("sqlite database");
+    (start_binary(&database.url, extra, nofile).await, database)
+}
+
+fn address(base: &str) -> &str {
+    base.strip_prefix("http://").expect("http base")
+}
+
+async fn connect(base: &str) -> TcpStream {
+    TcpStream::connect(address(base)).await.expect("connect")
+}
+
+/// Reads until the server closes the connection (end of stream or reset), failing after
+/// `BOUND`; answers how long that took and what was received.
+async fn until_closed(stream: &mut TcpStream) -> (Duration, Vec<u8>) {
+    let started = Instant::now();
+    let mut received = Vec::new();
+    let closed = tokio::time::timeout(BOUND, async {
+        let mut buffer = [0u8; 4096];
+        loop {
+            match stream.read(&mut buffer).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => received.extend_from_slice(&buffer[..n]),
+            }
+        }
+    })
+    .await;
+    assert!(closed.is_ok(), "the server left the connection open");
+    (started.elapsed(), received)
+}
+
+async fn healthz(base: &str) -> StatusCode {
+    let client = reqwest::Client::builder()
+        .timeout(BOUND)
+        .build()
+        .expect("client");
+    client
+        .get(format!("{base}/healthz"))
+        .send()
+        .await
+        .expect("GET /healthz answered")
+        .status()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_that_never_sends_is_closed_after_the_header_timeout() {
+    let (binary, _database) = sqlite_binary(
+        &[
+            "--header-read-timeout-seconds=1",
+            "--idle-timeout-seconds=60",
+        ],
+        None,
+    )
+    .await;
+    let mut silent = connect(&binary.server.base).await;
+    let (after, received) = until_closed(&mut silent).await;
+    // Not closed at once either: it is the timeout that closed it.
+    assert!(
+        after >= Duration::from_millis(500),
+        "closed after {after:?}"
+    );
+    assert!(
+        !String::from_utf8_lossy(&received).contains(" 200 "),
+        "{received:?}"
+    );
+    assert_eq!(healthz(&binary.server.base).await, StatusCode::OK);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn partial_headers_are_closed_after_the_header_timeout() {
+    let (binary, _database) = sqlite_binary(
+        &[
+            "--header-read-timeout-seconds=1",
+            "--idle-timeout-seconds=60",
+        ],
+        None,
+    )
+    .await;
+    let stream = connect(&binary.server.base).await;
+    let (mut reader, mut writer) = stream.into_split();
+    // Slowloris: a request line, then a header byte now and then, never the blank line.
+    let dribble = tokio::spawn(async move {
+        let mut sent = writer
+            .write_all(b"GET /healthz HTTP/1.1\r\nHost: safetrack\r\nX-Slow: ")
+            .await;
+        while sent.is_ok() {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            sent = writer.write_all(b"a").await;
+        }
+    });
+    let closed = tokio::time::timeout(BOUND, async {
+        let mut received = Vec::new();
+        let mut buffer = [0u8; 4096];
+        loop {
+            match reader.read(&mut buffer).await {
+                Ok(0) | Err(_) => return received,
+                Ok(n) => received.extend_from_slice(&buffer[..n]),
+            }
+        }
+    })
+    .await;
+    dribble.abort();
+    let received = closed.expect("the server left a half-sent request open");
+    assert!(
+        !String::from_utf8_lossy(&received).contains(" 200 "),
+        "{received:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_keep_alive_connection_is_closed_after_the_idle_timeout() {
+    // The header timeout is far away: only the idle timeout can close it.
+    let (binary, _database) = sqlite_binary(
+        &[
+            "--header-read-timeout-seconds=60",
+            "--idle-timeout-seconds=1",
+        ],
+        None,
+    )
+    .await;
+    let mut stream = connect(&binary.server.base).await;
+    stream
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: safetrack\r\n\r\n")
+        .await
+        .expect("send");
+    let mut received = Vec::new();
+    let mut buffer = [0u8; 4096];
+    while !received.ends_with(b"\r\n\r\nok") {
+        let n = tokio::time::timeout(BOUND, stream.read(&mut buffer))
+            .await
+            .expect("a response in time")
+            .expect("read");
+        assert!(n > 0, "closed before the response: {received:?}");
+        received.extend_from_slice(&buffer[..n]);
+    }
+    assert!(received.starts_with(b"HTTP/1.1 200"), "{received:?}");
+    let (after, rest) = until_closed(&mut stream).await;
+    assert!(
+        after >= Duration::from_millis(500),
+        "closed after {after:?}"
+    );
+    assert!(rest.is_empty(), "{rest:?}");
+}
+
+/// A live stream is a request in flight: neither timeout ends it, and events keep coming.
+async fn a_stream_outlives_both_timeouts(backend: Backend) {
+    let Some(database) = TestDatabase::create(backend).await else {
+        return;
+    };
+    let binary = start_binary(
+        &database.url,
+        &[
+            "--header-read-timeout-seconds=1",
+            "--idle-timeout-seconds=1",
+        ],
+        None,
+    )
+    .await;
+    let admin = Client::new(&binary.server.base, Some((ADMIN_EMAIL, ADMIN_PASSWORD)));
+    let response = admin
+        .post(
+            "/V2/1000/devices",
+            &json!({"DeviceId": "van-9", "DeviceType": "InReach"}),
+        )
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let mut stream = EventStream::open(&admin, "/V2/1000/stream", None).await;
+    for seq in 1..=2 {
+        // Past both timeouts with nothing sent on the stream (keep-alives come every 15 s).
+        tokio::time::sleep(Duration::from_millis(2500)).await;
+        let batch = json!([position_report(seq, "2026-03-02T10:00:00Z", 51.5, -0.12)]);
+        let response = admin
+            .post("/V2/1000/devices/van-9/momessages?process=true", &batch)
+            .await;
+        assert_eq!(response.status(), StatusCode::OK);
+        let processed: serde_json::Value = response.json().await.expect("json");
+        let id = processed[0]["MessageId"].as_str().expect("MessageId");
+        loop {
+            let event = stream.expect().await;
+            if event.event == "momessage" {
+                assert_eq!(event.data["MessageId"], id);
+                break;
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_house_waits_for_a_free_connection() {
+    let (binary, _database) = sqlite_binary(
+        &[
+            "--max-connections=2",
+            "--header-read-timeout-seconds=60",
+            "--idle-timeout-seconds=60",
+        ],
+        None,
+    )
+    .await;
+    let base = &binary.server.base;
+    let mut first = connect(base).await;
+    let _second = connect(base).await;
+    // Both hold a connection: a third client waits in the backlog, unanswered.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let waiting = reqwest::Client::builder()
+        .timeout(Duration::from_millis(1500))
+        .build()
+        .expect("client")
+        .get(format!("{base}/healthz"))
+        .send()
+        .await;
+    assert!(
+        waiting.is_err(),
+        "answered beyond the cap: {:?}",
+        waiting.map(|r| r.status())
+    );
+    // One closes: the next request is served.
+    first.shutdown().await.expect("close");
+    drop(first);
+    assert_eq!(healthz(base).await, StatusCode::OK);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_connections_up_to_the_cap_give_way_to_the_timeout() {
+    let (binary, _database) = sqlite_binary(
+        &[
+            "--max-connections=2",
+            "--header-read-timeout-seconds=1",
+            "--idle-timeout-seconds=2",
+        ],
+        None,
+    )
+    .await;
+    let base = &binary.server.base;
+    let mut idle = vec![connect(base).await, connect(base).await];
+    // Served once the header timeout closes an idle one; then as usual.
+    assert_eq!(healthz(base).await, StatusCode::OK);
+    for stream in &mut idle {
+        until_closed(stream).await;
+    }
+    assert_eq!(healthz(base).await, StatusCode::OK);
+}
+
+/// The audit's reproduction: more idle connections than descriptors. With 256 descriptors
+/// (soft and hard) the cap is sized from the limit, the rest wait in the backlog, the
+/// header timeout frees slots, and `/healthz` still answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn more_idle_connections_than_descriptors_do_not_stop_the_server() {
+    let (binary, _database) = sqlite_binary(
+        &[
+            "--header-read-timeout-seconds=1",
+            "--idle-timeout-seconds=2",
+        ],
+        Some(256),
+    )
+    .await;
+    let base = &binary.server.base;
+    let mut idle = Vec::new();
+    for _ in 0..300 {
+        idle.push(connect(base).await);
+    }
+    assert_eq!(healthz(base).await, StatusCode::OK);
+    drop(idle);
+    assert_eq!(healthz(base).await, StatusCode::OK);
+}
+
+/// SIGTERM: the listener closes at once, the request in flight (its body still coming)
+/// is finished and answered, then the process exits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_finishes_the_request_in_flight_and_stops_accepting() {
+    use base64::Engine;
+    let (mut binary, _database) = sqlite_binary(&[], None).await;
+    let base = binary.server.base.clone();
+    let body = br#"{"DeviceId": "late-van", "DeviceType": "InReach"}"#;
+    let credentials =
+        base64::engine::general_purpose::STANDARD.encode(format!("{ADMIN_EMAIL}:{ADMIN_PASSWORD}"));
+    let mut stream = connect(&base).await;
+    let head = format!(
+        "POST /V2/1000/devices HTTP/1.1\r\nHost: safetrack\r\nAuthorization: Basic {credentials}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await.expect("head");
+    stream.write_all(&body[..10]).await.expect("half a body");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+
+    let terminated = Command::new("kill")
+        .args(["-TERM", &binary.server.child.id().to_string()])
+        .status()
+        .expect("kill -TERM");
+    assert!(terminated.success());
+    // No new connection is accepted.
+    let refused = tokio::time::timeout(BOUND, async {
+        while TcpStream::connect(address(&base)).await.is_ok() {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await;
+    assert!(refused.is_ok(), "still accepting after SIGTERM");
+
+    stream.write_all(&body[10..]).await.expect("the rest");
+    let (_, response) = until_closed(&mut stream).await;
+    let response = String::from_utf8_lossy(&response);
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    let exited = tokio::time::timeout(BOUND, async {
+        loop {
+            if let Some(status) = binary.server.child.try_wait().expect("wait") {
+                return status;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("exited after the request in flight");
+    assert!(exited.success(), "{exited:?}");
+}
