@@ -110,8 +110,7 @@ async fn password_hash(
     principal: &Principal,
 ) -> StoreResult<Result<Option<String>, Revoked>> {
     let key = User::username_key(&principal.username);
-    // No client address: only the hash is wanted, not a client's login state.
-    Ok(match store.credentials(&key, "").await? {
+    Ok(match store.credentials(&key).await? {
         Some(credentials) if credentials.id == principal.user_id => Ok(credentials.password_hash),
         _ => Err(Revoked::CredentialChanged),
     })
