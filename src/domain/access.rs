@@ -71,6 +71,11 @@ impl Role {
         self.rank() <= other.rank()
     }
 
+    /// Whether `self` is strictly above `other`.
+    pub fn outranks(self, other: Role) -> bool {
+        self.rank() < other.rank()
+    }
+
     fn rank(self) -> u8 {
         match self {
             Role::Administrator => 0,

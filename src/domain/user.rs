@@ -35,8 +35,13 @@ pub struct User {
     /// Administrator, Manager, User (default) or ReadOnly.
     #[schema(example = "User", pattern = "^(Administrator|Manager|User|ReadOnly)$")]
     pub user_role_id: Option<String>,
-    #[serde(default)]
+    /// Whether an administrator has approved the account (e.g. after onboarding checks):
+    /// a record of the organisation's own process, shown to clients, which does not
+    /// decide whether the user can log in — `IsDisabled` does. `true` when omitted.
+    #[serde(default = "approved_unless_said")]
+    #[schema(default = true)]
     pub is_approved: bool,
+    /// A disabled user cannot log in.
     #[serde(default)]
     pub is_disabled: bool,
     #[serde(default)]
@@ -101,6 +106,10 @@ impl ServerFields for User {
         self.etag = None;
         self
     }
+}
+
+fn approved_unless_said() -> bool {
+    true
 }
 
 /// Largest accepted photo, as Base64 text (≈ 3 MiB of image).

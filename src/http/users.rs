@@ -234,8 +234,17 @@ async fn save_user(
     incoming: User,
     if_match: Option<String>,
 ) -> ApiResult<NoContent> {
+    let mut incoming = incoming;
+    // `UserRoleId` is optional: a replacement that leaves it out keeps the stored role
+    // (falling back to `User` would demote an administrator who only changed a name).
+    if incoming.user_role_id.as_deref().is_none_or(str::is_empty) {
+        incoming.user_role_id = Some(existing.role.as_str().to_string());
+    }
     let (mut incoming, role) = incoming.validated(false)?;
     authorize_role(scope, Some(existing.role), role)?;
+    if incoming.password.is_some() {
+        authorize_password_change(scope, &existing)?;
+    }
     check_manager(app, scope, &incoming, Some(existing.id)).await?;
     let password_hash = match incoming.password.take() {
         Some(p) => Some(hash_password(p).await?),
@@ -274,6 +283,20 @@ fn authorize_role(scope: &TenantScope, current: Option<Role>, wanted: Role) -> A
         )));
     }
     Ok(())
+}
+
+/// Anyone may set their own password; another user's only an Administrator, or a caller
+/// whose role is above the user's (a Manager sets a User's, never a fellow Manager's).
+fn authorize_password_change(scope: &TenantScope, user: &StoredUser) -> ApiResult<()> {
+    let caller = scope.caller.role;
+    if user.id == scope.caller.user_id || caller == Role::Administrator || caller.outranks(user.role)
+    {
+        return Ok(());
+    }
+    Err(ApiError::Forbidden(format!(
+        "a {caller} cannot change the password of another {}",
+        user.role
+    )))
 }
 
 /// `ManagerUserId` must name an existing user within the caller's scope (not the user).

@@ -42,6 +42,7 @@ mod storage_faults;
 mod stream;
 mod stream_processes;
 mod tenants;
+mod user_safeguards;
 mod users;
 mod webhook_events;
 mod webhooks;
