@@ -289,7 +289,9 @@ fn authorize_role(scope: &TenantScope, current: Option<Role>, wanted: Role) -> A
 /// whose role is above the user's (a Manager sets a User's, never a fellow Manager's).
 fn authorize_password_change(scope: &TenantScope, user: &StoredUser) -> ApiResult<()> {
     let caller = scope.caller.role;
-    if user.id == scope.caller.user_id || caller == Role::Administrator || caller.outranks(user.role)
+    if user.id == scope.caller.user_id
+        || caller == Role::Administrator
+        || caller.outranks(user.role)
     {
         return Ok(());
     }

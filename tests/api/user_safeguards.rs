@@ -65,11 +65,18 @@ async fn put_without_role_keeps_the_stored_role(app: TestApp) {
     ] {
         let response = admin.put(&path, &body).await;
         assert_eq!(response.status(), StatusCode::OK, "{body}");
-        assert_eq!(admin.get_json(&path).await["UserRoleId"], "Manager", "{body}");
+        assert_eq!(
+            admin.get_json(&path).await["UserRoleId"],
+            "Manager",
+            "{body}"
+        );
     }
     // Said explicitly, the role changes.
     let response = admin
-        .put(&path, &json!({"Username": "m@example.com", "UserRoleId": "User"}))
+        .put(
+            &path,
+            &json!({"Username": "m@example.com", "UserRoleId": "User"}),
+        )
         .await;
     assert_eq!(response.status(), StatusCode::OK);
     assert_eq!(admin.get_json(&path).await["UserRoleId"], "User");
@@ -94,7 +101,10 @@ async fn new_users_are_approved_unless_said_and_approval_does_not_gate_login(app
         .patch(&path, &patch("/IsDisabled", json!(true)))
         .await;
     assert_eq!(response.status(), StatusCode::OK);
-    assert_eq!(user.get("/V2/1000").await.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        user.get("/V2/1000").await.status(),
+        StatusCode::UNAUTHORIZED
+    );
 }
 
 async fn last_root_administrator_cannot_be_demoted_disabled_or_deleted(app: TestApp) {
@@ -160,7 +170,11 @@ async fn only_active_administrators_count(app: TestApp) {
             &json!({"Username": ADMIN_EMAIL, "UserRoleId": "Manager"}),
         )
         .await;
-    assert_eq!(response.status(), StatusCode::OK, "another active one remains");
+    assert_eq!(
+        response.status(),
+        StatusCode::OK,
+        "another active one remains"
+    );
     assert!(!can_administer(&app.admin).await);
     // Now the third is the last: nobody may take it away, itself included.
     let third_path = format!("/V2/1000/users/{third}");
@@ -234,7 +248,10 @@ async fn subtenant_administrators_are_left_to_the_parent(app: TestApp) {
         .patch(&path, &patch("/UserRoleId", json!("Administrator")))
         .await;
     assert_eq!(response.status(), StatusCode::OK);
-    assert_eq!(sub_admin.get_json(&path).await["UserRoleId"], "Administrator");
+    assert_eq!(
+        sub_admin.get_json(&path).await["UserRoleId"],
+        "Administrator"
+    );
     // The parent tenant's Administrator may disable and delete it too.
     let response = app
         .admin
@@ -277,7 +294,10 @@ async fn managers_set_their_own_password_not_a_peers(app: TestApp) {
     assert!(can_administer(&app.admin).await);
     // A peer's other fields stay a Manager's to change.
     let response = manager
-        .patch(&format!("/V2/1000/users/{peer}"), &patch("/LastName", json!("Peer")))
+        .patch(
+            &format!("/V2/1000/users/{peer}"),
+            &patch("/LastName", json!("Peer")),
+        )
         .await;
     assert_eq!(response.status(), StatusCode::OK);
 
@@ -314,7 +334,9 @@ async fn administrators_set_anyones_password(app: TestApp) {
         .create_user("1000", "a2@example.com", "Administrator")
         .await;
     let tenant = app.create_tenant("1000", "Acme").await;
-    let (sub, _) = app.create_user(&tenant, "s@acme.example", "Administrator").await;
+    let (sub, _) = app
+        .create_user(&tenant, "s@acme.example", "Administrator")
+        .await;
     for (path, username) in [
         (format!("/V2/1000/users/{manager}"), "m@example.com"),
         (format!("/V2/1000/users/{admin}"), "a2@example.com"),
@@ -322,7 +344,10 @@ async fn administrators_set_anyones_password(app: TestApp) {
     ] {
         let response = app
             .admin
-            .put(&path, &json!({"Username": username, "Password": "set-by-admin-1"}))
+            .put(
+                &path,
+                &json!({"Username": username, "Password": "set-by-admin-1"}),
+            )
             .await;
         assert_eq!(response.status(), StatusCode::OK, "PUT {path}");
         let client = app.client(username, "set-by-admin-1");
