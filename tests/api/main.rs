@@ -44,6 +44,7 @@ mod stream_processes;
 mod tenants;
 mod user_safeguards;
 mod users;
+mod walkthrough;
 mod webhook_events;
 mod webhooks;
 mod worker_races;
