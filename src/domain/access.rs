@@ -1,4 +1,4 @@
-//! Roles and the permissions they grant (DESIGN.md §2).
+//! Roles and the permissions they grant (docs/api.md, "Access").
 
 use std::fmt;
 use std::str::FromStr;
