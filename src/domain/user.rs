@@ -32,7 +32,8 @@ pub struct User {
     pub password: Option<String>,
     pub first_name: Option<String>,
     pub last_name: Option<String>,
-    /// Administrator, Manager, User (default) or ReadOnly.
+    /// Administrator, Manager, User or ReadOnly. Optional: `User` when a POST omits it; a
+    /// PUT that omits it keeps the stored role.
     #[schema(example = "User", pattern = "^(Administrator|Manager|User|ReadOnly)$")]
     pub user_role_id: Option<String>,
     /// Whether an administrator has approved the account (e.g. after onboarding checks):

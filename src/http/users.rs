@@ -164,7 +164,10 @@ async fn get_user(
     ))
 }
 
-/// Replace a user. Omit `Password` to keep it; omit `Photo` to keep it ("" removes it).
+/// Replace a user. Omit `Password` to keep it; omit `Photo` to keep it ("" removes it);
+/// omit `UserRoleId` to keep the role. Only the user, an Administrator or a caller whose
+/// role is above the user's may set `Password` (403). Demoting or disabling the root
+/// tenant's last active Administrator is a 409.
 #[utoipa::path(put, path = "/V2/{tenantVarCode}/users/{userId}", tag = "Users", params(UserPath),
     request_body = User,
     responses((status = 200, description = "Updated"), (status = 400, body = Problem),
@@ -181,11 +184,11 @@ async fn update_user(
     save_user(&app, &scope, existing, incoming, if_match).await
 }
 
-/// Patch a user with a JSON Patch (`application/json-patch+json`).
+/// Patch a user with a JSON Patch (`application/json-patch+json`); the rules of PUT apply.
 #[utoipa::path(patch, path = "/V2/{tenantVarCode}/users/{userId}", tag = "Users", params(UserPath),
     request_body(content = Vec<super::openapi::PatchOperation>, content_type = "application/json-patch+json"),
     responses((status = 200, description = "Updated"), (status = 400, body = Problem),
-        (status = 404, body = Problem), (status = 412, body = Problem)))]
+        (status = 404, body = Problem), (status = 409, body = Problem), (status = 412, body = Problem)))]
 async fn patch_user(
     scope: TenantScope,
     State(app): State<AppState>,
@@ -201,10 +204,11 @@ async fn patch_user(
     save_user(&app, &scope, existing, patched, expected).await
 }
 
-/// Delete a user (and their profile).
+/// Delete a user (and their profile). Not one's own account (403), nor the root tenant's
+/// last active Administrator (409).
 #[utoipa::path(delete, path = "/V2/{tenantVarCode}/users/{userId}", tag = "Users", params(UserPath),
     responses((status = 200, description = "Deleted"), (status = 403, body = Problem),
-        (status = 404, body = Problem), (status = 412, body = Problem)))]
+        (status = 404, body = Problem), (status = 409, body = Problem), (status = 412, body = Problem)))]
 async fn delete_user(
     scope: TenantScope,
     State(app): State<AppState>,
