@@ -404,3 +404,28 @@ async fn admin_set_password_and_unlock_offline(backend: crate::common::Backend) 
         reqwest::StatusCode::UNAUTHORIZED
     );
 }
+
+/// `safetrack openapi | head` and `safetrack serve --help | head`: the reader goes away
+/// before the writer is done, and the command ends quietly (no panic, success).
+#[test]
+fn writing_to_a_closed_pipe_ends_quietly() {
+    for args in [&["openapi"][..], &["serve", "--help"], &["admin", "--help"]] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_safetrack"))
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("run safetrack");
+        // Read one line, as `head -1` would, and close the pipe. The OpenAPI document is
+        // far larger than a pipe's buffer: its writer always meets the closed end.
+        let mut stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+        let mut first = String::new();
+        std::io::BufRead::read_line(&mut stdout, &mut first).expect("first line");
+        drop(stdout);
+        let out = child.wait_with_output().expect("wait");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{args:?}: {:?} {stderr}", out.status);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert!(!first.is_empty());
+    }
+}
