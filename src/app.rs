@@ -35,6 +35,9 @@ pub async fn open_store(url: &str) -> anyhow::Result<Store> {
     Ok(store)
 }
 
+/// The first administrator's login when `--admin-email` is not given.
+pub const DEFAULT_ADMIN_EMAIL: &str = "admin@safetrack.local";
+
 /// Credentials of an administrator created at bootstrap.
 pub struct Bootstrapped {
     pub email: String,
@@ -42,8 +45,30 @@ pub struct Bootstrapped {
     pub generated_password: Option<String>,
 }
 
+impl Bootstrapped {
+    /// What the console shows once: the login, the generated password if any, and two
+    /// ways to change it that work as written (`base`: where the server listens).
+    pub fn announcement(&self, base: &str) -> String {
+        let email = &self.email;
+        let Some(password) = &self.generated_password else {
+            return format!("Created administrator {email} in tenant 1000");
+        };
+        let patch = r#"[{"op":"replace","path":"/Password","value":"NEW-PASSWORD"}]"#;
+        format!(
+            "Created administrator {email} in tenant 1000 with password: {password} (shown once).\n\
+             Change it with:\n  \
+             curl -u '{email}:{password}' -X PATCH -H 'Content-Type: application/json-patch+json' \
+             -d '{patch}' {base}/V2/1000/users/{email}\n\
+             or, with the server stopped:\n  \
+             safetrack admin set-password --email {email} --password NEW-PASSWORD"
+        )
+    }
+}
+
 /// Creates the root tenant `1000` if missing, and the first administrator when the
-/// database has no user at all.
+/// database has no user at all. Otherwise `--admin-email`/`--admin-password` (anything
+/// but the defaults) have nothing to do, and a warning says so: the operator who relies
+/// on them would otherwise only meet a 401.
 pub async fn bootstrap(
     store: &Store,
     admin_email: &str,
@@ -51,6 +76,24 @@ pub async fn bootstrap(
 ) -> anyhow::Result<Option<Bootstrapped>> {
     ensure_root_tenant(store).await?;
     if store.count_users().await? > 0 {
+        let ignored = [
+            (
+                admin_password.is_some(),
+                "--admin-password (SAFETRACK_ADMIN_PASSWORD)",
+            ),
+            (
+                admin_email != DEFAULT_ADMIN_EMAIL,
+                "--admin-email (SAFETRACK_ADMIN_EMAIL)",
+            ),
+        ];
+        for (_, flag) in ignored.iter().filter(|(given, _)| *given) {
+            tracing::warn!(
+                "{flag} ignored: the database already has users, and the first administrator \
+                 is created only on the first start. To set a password: safetrack admin \
+                 set-password --email <login> (server stopped), or PATCH /Password as an \
+                 administrator"
+            );
+        }
         return Ok(None);
     }
     let (password, generated) = match admin_password {
@@ -122,6 +165,29 @@ pub async fn create_user(
         })
         .await?;
     Ok(id)
+}
+
+/// Sets a user's password from the command line, with the API's password policy.
+pub async fn set_password(store: &Store, email: &str, password: &str) -> anyhow::Result<()> {
+    if let Err(message) = crate::domain::password::check_policy(password) {
+        anyhow::bail!("invalid password: Password {message}");
+    }
+    let hash = hash_password(password.to_string()).await?;
+    if !store
+        .set_password_hash(&User::username_key(email), &hash)
+        .await?
+    {
+        anyhow::bail!("no user {email}");
+    }
+    Ok(())
+}
+
+/// Ends a user's lockout from the command line.
+pub async fn unlock_user(store: &Store, email: &str) -> anyhow::Result<()> {
+    if !store.unlock_user(&User::username_key(email)).await? {
+        anyhow::bail!("no user {email}");
+    }
+    Ok(())
 }
 
 fn generate_password() -> String {

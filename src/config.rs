@@ -1,5 +1,5 @@
-//! Command line and environment configuration (DESIGN.md §1). Every flag has a
-//! `SAFETRACK_*` environment fallback; `safetrack serve --help` lists them.
+//! Command line and environment configuration. Every flag has a `SAFETRACK_*`
+//! environment fallback; `safetrack serve --help` lists them, the README's table too.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -38,6 +38,11 @@ pub enum Command {
 pub enum AdminCommand {
     /// Create a user in an existing tenant.
     Create(AdminCreateArgs),
+    /// Set a user's password, offline (the operator who cannot log in any more). On
+    /// SQLite, stop the server first.
+    SetPassword(AdminSetPasswordArgs),
+    /// End a user's lockout after failed logins, for every client address, offline.
+    Unlock(AdminUserArgs),
 }
 
 #[derive(Debug, Clone, Args)]
@@ -78,14 +83,17 @@ pub struct ServeArgs {
     pub listen: SocketAddr,
     #[command(flatten)]
     pub database: DatabaseArgs,
-    /// Login of the first administrator, created only when the database has no user.
+    /// Login of the first administrator, created only when the database has no user
+    /// (given later, it is ignored with a warning).
     #[arg(
         long,
         env = "SAFETRACK_ADMIN_EMAIL",
-        default_value = "admin@safetrack.local"
+        default_value = crate::app::DEFAULT_ADMIN_EMAIL
     )]
     pub admin_email: String,
-    /// Password of the first administrator; generated and printed once when unset.
+    /// Password of the first administrator; generated and printed once when unset. Used
+    /// only on the first start (given later, it is ignored with a warning; see `safetrack
+    /// admin set-password`).
     #[arg(long, env = "SAFETRACK_ADMIN_PASSWORD", hide_env_values = true)]
     pub admin_password: Option<String>,
     /// Largest request body in bytes (user bodies allow 4 MiB for the photo).
@@ -252,6 +260,25 @@ pub struct AdminCreateArgs {
     /// Administrator, Manager, User or ReadOnly.
     #[arg(long, default_value = "Administrator")]
     pub role: String,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct AdminSetPasswordArgs {
+    #[command(flatten)]
+    pub user: AdminUserArgs,
+    /// The new password (at least 10 characters). The environment variable keeps it out
+    /// of the shell's history and the process list.
+    #[arg(long, env = "SAFETRACK_NEW_USER_PASSWORD", hide_env_values = true)]
+    pub password: String,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct AdminUserArgs {
+    #[command(flatten)]
+    pub database: DatabaseArgs,
+    /// Login e-mail of the user.
+    #[arg(long)]
+    pub email: String,
 }
 
 /// Report thresholds (docs/reports.md).

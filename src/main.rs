@@ -24,8 +24,7 @@ async fn main() -> anyhow::Result<()> {
         Some(Command::Migrate(db)) => {
             init_logging(LogFormat::Text);
             app::open_store(&db.url()?).await?;
-            println!("migrations applied");
-            Ok(())
+            print_stdout("migrations applied")
         }
         Some(Command::Admin(AdminCommand::Create(args))) => {
             init_logging(LogFormat::Text);
@@ -40,16 +39,37 @@ async fn main() -> anyhow::Result<()> {
                 &args.role,
             )
             .await?;
-            println!(
+            print_stdout(&format!(
                 "created user {id} ({}) in tenant {}",
                 args.email, args.tenant
-            );
-            Ok(())
+            ))
+        }
+        Some(Command::Admin(AdminCommand::SetPassword(args))) => {
+            init_logging(LogFormat::Text);
+            let store = app::open_store(&args.user.database.url()?).await?;
+            app::set_password(&store, &args.user.email, &args.password).await?;
+            print_stdout(&format!("password of {} set", args.user.email))
+        }
+        Some(Command::Admin(AdminCommand::Unlock(args))) => {
+            init_logging(LogFormat::Text);
+            let store = app::open_store(&args.database.url()?).await?;
+            app::unlock_user(&store, &args.email).await?;
+            print_stdout(&format!("{} unlocked", args.email))
         }
         Some(Command::Openapi) => {
-            println!("{}", safetrack::http::openapi_document().to_pretty_json()?);
-            Ok(())
+            print_stdout(&safetrack::http::openapi_document().to_pretty_json()?)
         }
+    }
+}
+
+/// Writes a line to stdout. A reader that went away (`safetrack openapi | head`) ends the
+/// command quietly, as other command-line tools do, instead of a panic.
+fn print_stdout(text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match writeln!(out, "{text}").and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        written => Ok(written?),
     }
 }
 
@@ -83,13 +103,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         app::bootstrap(&store, &args.admin_email, args.admin_password.clone()).await?
     {
         // Printed once, to the console only: the one time the generated password is shown.
-        match created.generated_password {
-            Some(password) => println!(
-                "Created administrator {} in tenant 1000 with password: {password}\n(shown once; change it with PUT /V2/1000/users/{})",
-                created.email, created.email
-            ),
-            None => println!("Created administrator {} in tenant 1000", created.email),
-        }
+        print_stdout(&created.announcement(&format!("http://{}", args.listen)))?;
     }
     let config = AppConfig {
         limits: BodyLimits {

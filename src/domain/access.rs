@@ -1,4 +1,4 @@
-//! Roles and the permissions they grant (DESIGN.md §2).
+//! Roles and the permissions they grant (docs/api.md, "Access").
 
 use std::fmt;
 use std::str::FromStr;
@@ -69,6 +69,11 @@ impl Role {
     /// Whether a holder of `self` may give `other` to somebody: never a role above one's own.
     pub fn may_assign(self, other: Role) -> bool {
         self.rank() <= other.rank()
+    }
+
+    /// Whether `self` is strictly above `other`.
+    pub fn outranks(self, other: Role) -> bool {
+        self.rank() < other.rank()
     }
 
     fn rank(self) -> u8 {

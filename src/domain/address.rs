@@ -1,6 +1,6 @@
 //! Messaging addresses: an e-mail address or a phone number, plain (`ops@example.com`,
 //! `+447700900123`) or with the `mail:`/`sms:` prefix the spec writes them with
-//! (DESIGN.md §3). One parser, so contact entries, `MessagingAddress` recipients and the
+//! (docs/api.md, "HTTP"). One parser, so contact entries, `MessagingAddress` recipients and the
 //! delivery code agree on what an address is.
 
 use super::validation::{is_email, is_phone};

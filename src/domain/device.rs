@@ -1,4 +1,4 @@
-//! Devices, device groups and the deleted-devices log (DESIGN.md §4).
+//! Devices, device groups and the deleted-devices log (docs/api.md, "Devices").
 
 use std::collections::BTreeMap;
 

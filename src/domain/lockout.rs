@@ -1,4 +1,4 @@
-//! Account lockout after repeated failed logins (DESIGN.md §2).
+//! Account lockout after repeated failed logins (docs/api.md, "Access").
 //!
 //! Failures are counted per account *and client address*: `threshold` failures from one
 //! address within `window` lock the account for that address only, for `duration`. A

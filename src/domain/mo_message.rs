@@ -1,4 +1,4 @@
-//! Mobile-originated (MO) messages: what devices send (spec "MO message", DESIGN.md §3).
+//! Mobile-originated (MO) messages: what devices send (docs/api.md, "HTTP").
 
 use std::collections::BTreeMap;
 

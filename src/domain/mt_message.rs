@@ -1,5 +1,5 @@
 //! Mobile-terminated (MT) messages: messages and commands queued for a device
-//! (DESIGN.md §4). A device gateway lists the `Queued` ones and reports progress.
+//! (docs/api.md, "Devices"). A device gateway lists the `Queued` ones and reports progress.
 
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};

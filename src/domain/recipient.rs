@@ -1,5 +1,5 @@
 //! Recipients of distribution lists and event notifications: who or what a notification
-//! reaches. Each `Type` carries only its own fields (DESIGN.md; spec "Recipient").
+//! reaches. Each `Type` carries only its own fields (docs/api.md; the OpenAPI `Recipient` schema).
 
 use std::collections::{HashMap, HashSet};
 

@@ -1,5 +1,5 @@
 //! Risk regions: a tenant's catalogue of areas with a risk level (1 to 5), attached to
-//! itineraries or found by the positions of their segments (DESIGN.md §6).
+//! itineraries or found by the positions of their segments (docs/api.md, "Itineraries").
 //!
 //! The polygon follows the geofence rules exactly (the same code checks it): the first
 //! ring is the outline, further rings are holes, each ring has 3+ distinct points and

@@ -30,7 +30,7 @@ where
 }
 
 /// An optional 64-bit integer field: written as a string when the response was asked for
-/// with `IEEE754Compatible=true` (DESIGN.md §3); read from a JSON number, an integral
+/// with `IEEE754Compatible=true` (docs/api.md, "HTTP"); read from a JSON number, an integral
 /// string (what such clients send) or XML text. A fractional number is refused.
 pub mod opt_int64 {
     use serde::de::{self, Visitor};

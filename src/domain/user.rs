@@ -32,11 +32,17 @@ pub struct User {
     pub password: Option<String>,
     pub first_name: Option<String>,
     pub last_name: Option<String>,
-    /// Administrator, Manager, User (default) or ReadOnly.
+    /// Administrator, Manager, User or ReadOnly. Optional: `User` when a POST omits it; a
+    /// PUT that omits it keeps the stored role.
     #[schema(example = "User", pattern = "^(Administrator|Manager|User|ReadOnly)$")]
     pub user_role_id: Option<String>,
-    #[serde(default)]
+    /// Whether an administrator has approved the account (e.g. after onboarding checks):
+    /// a record of the organisation's own process, shown to clients, which does not
+    /// decide whether the user can log in — `IsDisabled` does. `true` when omitted.
+    #[serde(default = "approved_unless_said")]
+    #[schema(default = true)]
     pub is_approved: bool,
+    /// A disabled user cannot log in.
     #[serde(default)]
     pub is_disabled: bool,
     #[serde(default)]
@@ -101,6 +107,10 @@ impl ServerFields for User {
         self.etag = None;
         self
     }
+}
+
+fn approved_unless_said() -> bool {
+    true
 }
 
 /// Largest accepted photo, as Base64 text (≈ 3 MiB of image).

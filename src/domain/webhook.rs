@@ -1,5 +1,6 @@
-//! Webhook settings (DESIGN.md §5) and the URL rules shared with external links. The
-//! private-address check is also what delivery applies to resolved addresses.
+//! Webhook settings (docs/api.md, "Events, alerts and deliveries") and the URL rules
+//! shared with external links. The private-address check is also what delivery applies
+//! to resolved addresses.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};

@@ -1,4 +1,4 @@
-//! What a webhook receiver gets: one envelope per change (DESIGN.md §5, Standard
+//! What a webhook receiver gets: one envelope per change (docs/api.md, Standard
 //! Webhooks): `{"Id","Category","Type","TenantCode","Timestamp","Data"}`. The same `Id`
 //! goes to every URL and every retry, so receivers can drop duplicates.
 

@@ -1,5 +1,5 @@
 //! Alerts: `/V2/{t}/alerts` and `/alerts/{alertId}` with their workflow
-//! (`Open` → `Acknowledged` → `Resolved`, DESIGN.md §5). Alerts are raised and joined by
+//! (`Open` → `Acknowledged` → `Resolved`, docs/api.md). Alerts are raised and joined by
 //! the events engine; the API lists them and moves them along.
 
 use axum::extract::{Path, State};

@@ -1,7 +1,8 @@
 //! Deliveries: `/V2/{t}/deliveries` and `/deliveries/{deliveryId}` — the outbox rows the
 //! events engine writes for each resolved target of a match, with their status
-//! (DESIGN.md §5). The delivery worker settles them; an operator can re-queue one that
-//! failed, expired or found its channel unconfigured (`POST …/retry`).
+//! (docs/api.md, "Events, alerts and deliveries"). The delivery worker settles them; an
+//! operator can re-queue one that failed, expired or found its channel unconfigured
+//! (`POST …/retry`).
 
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;

@@ -1,5 +1,5 @@
-//! MO messages: `/V2/{t}/devices/{deviceId}/momessages` (spec "MO messages",
-//! DESIGN.md §3). Posting stores and processes a batch through the pipeline; listing pages
+//! MO messages: `/V2/{t}/devices/{deviceId}/momessages` (docs/api.md,
+//! "HTTP" and "Devices"). Posting stores and processes a batch through the pipeline; listing pages
 //! by message time.
 
 use axum::extract::{Path, State};

@@ -56,7 +56,7 @@ use error::ApiError;
 pub use openapi::TenantParam;
 use paging::TokenSigner;
 
-/// Request body limits (DESIGN.md §3).
+/// Request body limits (docs/api.md, "HTTP").
 #[derive(Debug, Clone, Copy)]
 pub struct BodyLimits {
     pub default: usize,

@@ -1,5 +1,5 @@
 //! MT messages: `/V2/{t}/devices/{deviceId}/mtmessages` and `/mtmessages/{messageId}` —
-//! messages and commands queued for a device (DESIGN.md §4), by the API or by a
+//! messages and commands queued for a device (docs/api.md, "Devices"), by the API or by a
 //! notification's device-command recipients. A device gateway lists the `Queued` ones
 //! and reports their progress with a JSON Patch of `Status`.
 

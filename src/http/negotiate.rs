@@ -1,4 +1,4 @@
-//! Content negotiation, in one place (DESIGN.md §3).
+//! Content negotiation, in one place (docs/api.md, "HTTP").
 //!
 //! In: `Body<T>` reads JSON (`application/json`, `text/json`, `application/*+json`,
 //! `text/plain` and `application/json-patch+json` holding JSON) or XML (`application/xml`,

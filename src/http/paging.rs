@@ -1,4 +1,4 @@
-//! Continuation paging (DESIGN.md §3): while more records exist the response carries
+//! Continuation paging (docs/api.md, "HTTP"): while more records exist the response carries
 //! `X-CONTINUATIONTOKEN`; the client echoes it in the request header of the same name.
 //!
 //! A token names the listing it belongs to (its scope) and where the last page ended (a

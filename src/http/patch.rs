@@ -1,4 +1,4 @@
-//! RFC 6902 JSON Patch applied to a record's JSON (DESIGN.md §3): touching a read-only
+//! RFC 6902 JSON Patch applied to a record's JSON (docs/api.md, "HTTP"): touching a read-only
 //! field is a 400, and the patched document must still be a valid record.
 
 use serde::Serialize;

@@ -213,7 +213,10 @@ async fn get_user(
     ))
 }
 
-/// Replace a user. Omit `Password` to keep it; omit `Photo` to keep it ("" removes it).
+/// Replace a user. Omit `Password` to keep it; omit `Photo` to keep it ("" removes it);
+/// omit `UserRoleId` to keep the role. Only the user, an Administrator or a caller whose
+/// role is above the user's may set `Password` (403). Demoting or disabling the root
+/// tenant's last active Administrator is a 409.
 #[utoipa::path(put, path = "/V2/{tenantVarCode}/users/{userId}", tag = "Users", params(UserPath),
     request_body = User,
     responses((status = 200, description = "Updated"), (status = 400, body = Problem),
@@ -230,11 +233,11 @@ async fn update_user(
     save_user(&app, &scope, existing, incoming, if_match).await
 }
 
-/// Patch a user with a JSON Patch (`application/json-patch+json`).
+/// Patch a user with a JSON Patch (`application/json-patch+json`); the rules of PUT apply.
 #[utoipa::path(patch, path = "/V2/{tenantVarCode}/users/{userId}", tag = "Users", params(UserPath),
     request_body(content = Vec<super::openapi::PatchOperation>, content_type = "application/json-patch+json"),
     responses((status = 200, description = "Updated"), (status = 400, body = Problem),
-        (status = 404, body = Problem), (status = 412, body = Problem)))]
+        (status = 404, body = Problem), (status = 409, body = Problem), (status = 412, body = Problem)))]
 async fn patch_user(
     scope: TenantScope,
     State(app): State<AppState>,
@@ -250,10 +253,11 @@ async fn patch_user(
     save_user(&app, &scope, existing, patched, expected).await
 }
 
-/// Delete a user (and their profile).
+/// Delete a user (and their profile). Not one's own account (403), nor the root tenant's
+/// last active Administrator (409).
 #[utoipa::path(delete, path = "/V2/{tenantVarCode}/users/{userId}", tag = "Users", params(UserPath),
     responses((status = 200, description = "Deleted"), (status = 403, body = Problem),
-        (status = 404, body = Problem), (status = 412, body = Problem)))]
+        (status = 404, body = Problem), (status = 409, body = Problem), (status = 412, body = Problem)))]
 async fn delete_user(
     scope: TenantScope,
     State(app): State<AppState>,
@@ -283,8 +287,17 @@ async fn save_user(
     incoming: User,
     if_match: Option<String>,
 ) -> ApiResult<NoContent> {
+    let mut incoming = incoming;
+    // `UserRoleId` is optional: a replacement that leaves it out keeps the stored role
+    // (falling back to `User` would demote an administrator who only changed a name).
+    if incoming.user_role_id.as_deref().is_none_or(str::is_empty) {
+        incoming.user_role_id = Some(existing.role.as_str().to_string());
+    }
     let (mut incoming, role) = incoming.validated(false)?;
     authorize_role(scope, Some(existing.role), role)?;
+    if incoming.password.is_some() {
+        authorize_password_change(scope, &existing)?;
+    }
     check_manager(app, scope, &incoming, Some(existing.id)).await?;
     let password_hash = match incoming.password.take() {
         Some(p) => Some(hash_password(p).await?),
@@ -323,6 +336,22 @@ fn authorize_role(scope: &TenantScope, current: Option<Role>, wanted: Role) -> A
         )));
     }
     Ok(())
+}
+
+/// Anyone may set their own password; another user's only an Administrator, or a caller
+/// whose role is above the user's (a Manager sets a User's, never a fellow Manager's).
+fn authorize_password_change(scope: &TenantScope, user: &StoredUser) -> ApiResult<()> {
+    let caller = scope.caller.role;
+    if user.id == scope.caller.user_id
+        || caller == Role::Administrator
+        || caller.outranks(user.role)
+    {
+        return Ok(());
+    }
+    Err(ApiError::Forbidden(format!(
+        "a {caller} cannot change the password of another {}",
+        user.role
+    )))
 }
 
 /// `ManagerUserId` must name an existing user within the caller's scope (not the user).

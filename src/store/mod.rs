@@ -56,6 +56,7 @@ mod stream_feed;
 #[cfg(test)]
 mod temp_file;
 mod tenants;
+mod user_admin;
 mod users;
 mod wal_sync;
 mod webhook_events;

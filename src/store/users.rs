@@ -4,6 +4,7 @@ use jiff::Timestamp;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
+use super::user_admin::keep_root_administrator;
 use super::webhook_events::emit;
 use super::{
     Key, Store, StoreError, StoreResult, VersionedRow, conflict_on_duplicate, from_doc,
@@ -257,6 +258,8 @@ impl Store {
         if_match: Option<&str>,
     ) -> StoreResult<()> {
         let mut tx = self.begin_write().await?;
+        let stays = role == Role::Administrator && !user.is_disabled;
+        keep_root_administrator(&mut tx, id, stays).await?;
         let keys = [Key::Id(id), Key::Text(tenant_code)];
         self.check_version(&mut tx, VersionedRow::by_id("users", &keys), if_match)
             .await?;
@@ -293,6 +296,7 @@ impl Store {
         if_match: Option<&str>,
     ) -> StoreResult<()> {
         let mut tx = self.begin_write().await?;
+        keep_root_administrator(&mut tx, id, false).await?;
         let keys = [Key::Id(id), Key::Text(tenant_code)];
         self.check_version(&mut tx, VersionedRow::by_id("users", &keys), if_match)
             .await?;

@@ -135,6 +135,10 @@ async fn sqlite_pending_deliveries_survive_kill_9() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    safetrack_no_postgres,
+    ignore = "no PostgreSQL answered when the tests were built (see build.rs)"
+)]
 async fn postgres_pending_deliveries_survive_kill_9() {
     pending_deliveries_survive_kill_9(Backend::Postgres).await;
 }
@@ -179,6 +183,10 @@ async fn sqlite_a_queuing_process_never_sends() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    safetrack_no_postgres,
+    ignore = "no PostgreSQL answered when the tests were built (see build.rs)"
+)]
 async fn postgres_a_queuing_process_never_sends() {
     a_queuing_process_never_sends(Backend::Postgres).await;
 }
@@ -327,6 +335,10 @@ async fn sqlite_a_taken_over_lease_keeps_the_newer_outcome() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    safetrack_no_postgres,
+    ignore = "no PostgreSQL answered when the tests were built (see build.rs)"
+)]
 async fn postgres_a_taken_over_lease_keeps_the_newer_outcome() {
     a_taken_over_lease_keeps_the_newer_outcome(Backend::Postgres).await;
 }
@@ -398,6 +410,10 @@ async fn sqlite_a_step_settles_its_last_outcomes_with_its_claim() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    safetrack_no_postgres,
+    ignore = "no PostgreSQL answered when the tests were built (see build.rs)"
+)]
 async fn postgres_a_step_settles_its_last_outcomes_with_its_claim() {
     a_step_settles_its_last_outcomes_with_its_claim(Backend::Postgres).await;
 }
@@ -408,6 +424,10 @@ async fn sqlite_a_claim_leaves_busy_urls_out() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    safetrack_no_postgres,
+    ignore = "no PostgreSQL answered when the tests were built (see build.rs)"
+)]
 async fn postgres_a_claim_leaves_busy_urls_out() {
     a_claim_leaves_busy_urls_out(Backend::Postgres).await;
 }
@@ -470,6 +490,10 @@ async fn sqlite_an_attempt_ends_before_its_lease() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    safetrack_no_postgres,
+    ignore = "no PostgreSQL answered when the tests were built (see build.rs)"
+)]
 async fn postgres_an_attempt_ends_before_its_lease() {
     an_attempt_ends_before_its_lease(Backend::Postgres).await;
 }

@@ -1,5 +1,6 @@
-//! The events engine's language: `EventsExpression` (DESIGN.md §5) — parsing into a typed
-//! AST, printing it back, and evaluating it against the facts derived from a message.
+//! The events engine's language: `EventsExpression` (docs/events-expressions.md) —
+//! parsing into a typed AST, printing it back, and evaluating it against the facts
+//! derived from a message.
 
 mod evaluate;
 mod expression;

@@ -1,5 +1,5 @@
 //! Itineraries: travel plans with travelers, flights, journeys, hotel stays and attached
-//! risk regions (DESIGN.md §6).
+//! risk regions (docs/api.md, "Itineraries").
 //!
 //! - `times`: the local/UTC pair rule and its time-zone arithmetic;
 //! - `segments`: flights, journeys, hotels and their validation;

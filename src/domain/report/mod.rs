@@ -1,4 +1,4 @@
-//! Reports (spec "Reports", DESIGN.md §7, docs/reports.md): the seven report kinds, their
+//! Reports (docs/reports.md): the seven report kinds, their
 //! parameters as domain values, the thresholds, and the computations — the window
 //! (`interval`), trips and violations on a track (`track`), scores, and the rows
 //! (`rows`). No HTTP, no SQL.

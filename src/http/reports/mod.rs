@@ -1,4 +1,4 @@
-//! Reports: `GET /V2/{t}/reports` and the seven report endpoints (spec "Reports",
+//! Reports: `GET /V2/{t}/reports` and the seven report endpoints (docs/reports.md,
 //! docs/reports.md). The handler reads the parameters, resolves the window in the
 //! tenant's calendar and the devices in scope, then streams the rows the report service
 //! computes in the negotiated format (`report_output`).

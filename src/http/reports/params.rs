@@ -1,4 +1,4 @@
-//! The report query parameters (spec "Reports"), read into domain values. Names are
+//! The report query parameters (docs/reports.md), read into domain values. Names are
 //! matched ignoring case; arrays come as repeated parameters (`DeviceIds=a&DeviceIds=b`),
 //! as comma lists (`DeviceIds=a,b`), or both. Every bad value is reported at once, each
 //! naming its parameter.
