@@ -9,6 +9,7 @@ pub mod device;
 pub mod device_state;
 pub mod events;
 pub mod external_link;
+pub mod gateways;
 pub mod geofence;
 pub mod itinerary;
 pub mod lockout;
