@@ -240,7 +240,7 @@ pub async fn serve(
     ));
     let escalations = Arc::new(EscalationWorker::new(
         app.store.clone(),
-        Escalator::new(app.store.clone(), app.pipeline_config),
+        Escalator::new(app.store.clone(), app.pipeline_config, app.hub.clone()),
     ));
     let deliveries = Arc::new(
         DeliveryWorker::new(
