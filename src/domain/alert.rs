@@ -380,7 +380,12 @@ mod tests {
 
     #[test]
     fn notes_need_text_of_one_to_4000_characters() {
-        let note = |t: Option<&str>| NewNote { text: t.map(str::to_string) }.validated();
+        let note = |t: Option<&str>| {
+            NewNote {
+                text: t.map(str::to_string),
+            }
+            .validated()
+        };
         assert_eq!(note(Some("Called him")).unwrap(), "Called him");
         assert_eq!(note(Some(&"é".repeat(4000))).unwrap().chars().count(), 4000);
         for bad in [None, Some(""), Some("  "), Some(&*"a".repeat(4001))] {

@@ -282,7 +282,9 @@ mod tests {
         assert!(body.contains("mlat=51.50070&mlon=-0.12460"));
         assert!(body.contains("Geofences: Depot"));
         assert!(
-            body.contains("Event: Emergency\nMessage type: ManualPositionReport\nEmergency state: Active\n"),
+            body.contains(
+                "Event: Emergency\nMessage type: ManualPositionReport\nEmergency state: Active\n"
+            ),
             "{body}"
         );
         assert!(body.contains("Jane Doe, +447700900123"));

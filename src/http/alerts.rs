@@ -226,7 +226,13 @@ async fn acknowledge_alert(
         note: note.as_deref(),
     };
     let (alert, _) = AlertDesk::new(&app.store, app.pipeline.hub())
-        .act(&scope.tenant, id, actor(&scope), action, if_match.as_deref())
+        .act(
+            &scope.tenant,
+            id,
+            actor(&scope),
+            action,
+            if_match.as_deref(),
+        )
         .await?;
     Ok(Record(alert))
 }
@@ -264,7 +270,13 @@ async fn resolve_alert(
         outcome: resolve.outcome,
     };
     let (alert, _) = AlertDesk::new(&app.store, app.pipeline.hub())
-        .act(&scope.tenant, id, actor(&scope), action, if_match.as_deref())
+        .act(
+            &scope.tenant,
+            id,
+            actor(&scope),
+            action,
+            if_match.as_deref(),
+        )
         .await?;
     Ok(Record(alert))
 }

@@ -267,11 +267,13 @@ impl Store {
                 }
             }
             AlertAction::Note { text } => {
-                sqlx::query("UPDATE alerts SET note_count = note_count + 1, etag = $1 WHERE id = $2")
-                    .bind(new_etag())
-                    .bind(id)
-                    .execute(&mut *tx.tx)
-                    .await?;
+                sqlx::query(
+                    "UPDATE alerts SET note_count = note_count + 1, etag = $1 WHERE id = $2",
+                )
+                .bind(new_etag())
+                .bind(id)
+                .execute(&mut *tx.tx)
+                .await?;
                 AlertEvent {
                     text: Some(text),
                     ..AlertEvent::new(TimelineKind::Note, at, Some(by))
@@ -328,7 +330,10 @@ impl Store {
         .bind(tenant_code)
         .fetch_all(&self.pool)
         .await?;
-        let steps = steps.iter().map(entry_from_row).collect::<StoreResult<_>>()?;
+        let steps = steps
+            .iter()
+            .map(entry_from_row)
+            .collect::<StoreResult<_>>()?;
         let deliveries = deliveries
             .iter()
             .map(delivery_entry)

@@ -93,7 +93,15 @@ async fn notes_are_checked_scoped_and_recorded(app: TestApp) {
             .await,
     )
     .await;
-    assert_not_found(app.admin.post(&format!("{}/notes", alert_path("1000", "999999")), &json!({"Text": "x"})).await).await;
+    assert_not_found(
+        app.admin
+            .post(
+                &format!("{}/notes", alert_path("1000", "999999")),
+                &json!({"Text": "x"}),
+            )
+            .await,
+    )
+    .await;
     assert_eq!(read(&app, "1000", &id).await, before, "nothing changed");
     assert_eq!(kinds(&steps(&app.admin, "1000", &id).await), ["Raised"]);
 
@@ -191,7 +199,10 @@ async fn resolve_with_each_outcome_and_filter_by_it(app: TestApp) {
     for bad in [json!("Maybe"), json!("genuine"), json!(1)] {
         let response = app
             .admin
-            .post(&resolve(&ids[0]), &json!({"Outcome": bad, "Resolution": "x"}))
+            .post(
+                &resolve(&ids[0]),
+                &json!({"Outcome": bad, "Resolution": "x"}),
+            )
             .await;
         let problem = assert_problem(response, 400, "validation_failed").await;
         assert_eq!(problem_fields(&problem), ["Outcome"], "{bad}: {problem}");
@@ -288,7 +299,9 @@ pub async fn act_and_watch(actor: &Client, id: &str, watch: &mut EventStream) ->
 
 async fn a_second_stream_client_sees_every_action(app: TestApp) {
     sos_setup(&app, "1000", DEVICE).await;
-    let (_, watcher) = app.create_user("1000", "watcher@example.com", "ReadOnly").await;
+    let (_, watcher) = app
+        .create_user("1000", "watcher@example.com", "ReadOnly")
+        .await;
     let mut stream = EventStream::open(&watcher, &stream_path("1000", false), None).await;
     let (_, id) = raise(&app, "1000", DEVICE, 1, "2026-03-01T10:00:00Z").await;
     let raised = next_alert(&mut stream).await;
@@ -310,4 +323,3 @@ async fn a_second_stream_client_sees_every_action(app: TestApp) {
     assert_eq!(ids(&again), ids(&seen));
     assert_eq!(again, seen, "the same events, as they were sent");
 }
-

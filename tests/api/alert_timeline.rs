@@ -48,7 +48,10 @@ async fn escalating_setup(app: &TestApp) {
     register_device(app, "1000", DEVICE).await;
     let contact = json!({"ContactName": "Duty", "IsEscalationContact": true,
                          "ContactEntries": [{"Address": "duty@hq.example"}]});
-    let response = app.admin.post("/V2/1000/addressbookcontacts", &contact).await;
+    let response = app
+        .admin
+        .post("/V2/1000/addressbookcontacts", &contact)
+        .await;
     assert_eq!(response.status(), StatusCode::OK);
     let notification = json!({"NotificationName": "SOS", "EventsExpression": "Emergency",
         "RaiseAlert": true, "Severity": "2",
@@ -120,7 +123,10 @@ async fn the_timeline_tells_the_whole_story(backend: Backend) {
 
     let path = alert_path("1000", &id);
     let response = worker
-        .post(&format!("{path}/acknowledge"), &json!({"Note": "Calling him"}))
+        .post(
+            &format!("{path}/acknowledge"),
+            &json!({"Note": "Calling him"}),
+        )
         .await;
     assert_eq!(response.status(), StatusCode::OK);
     let response = app
@@ -175,7 +181,10 @@ async fn the_timeline_tells_the_whole_story(backend: Backend) {
         ]
     );
     assert_eq!(steps[0]["MessageId"], first_message);
-    assert_eq!((&steps[0]["Latitude"], &steps[0]["Longitude"]), (&json!(51.5), &json!(-0.12)));
+    assert_eq!(
+        (&steps[0]["Latitude"], &steps[0]["Longitude"]),
+        (&json!(51.5), &json!(-0.12))
+    );
     assert_eq!(steps[2]["MessageId"], second_message);
     assert_eq!(steps[2]["MatchCount"], 2);
     assert_eq!(steps[4]["Round"], 1);
@@ -194,7 +203,9 @@ async fn the_timeline_tells_the_whole_story(backend: Backend) {
         assert_eq!(entry["Attempts"], 1);
         assert!(entry["SentAt"].is_string());
         assert!(
-            deliveries.iter().any(|d| d["DeliveryId"] == entry["DeliveryId"]),
+            deliveries
+                .iter()
+                .any(|d| d["DeliveryId"] == entry["DeliveryId"]),
             "{entry}"
         );
     }
@@ -222,7 +233,9 @@ async fn the_email_names_the_message_type(backend: Backend) {
     let mail = &smtp.wait_for(1, WAIT).await[0];
     let body = mail["body"].as_str().unwrap().replace("\r\n", "\n");
     assert!(
-        body.contains("Event: Emergency\nMessage type: ManualPositionReport\nEmergency state: Active\n"),
+        body.contains(
+            "Event: Emergency\nMessage type: ManualPositionReport\nEmergency state: Active\n"
+        ),
         "{body}"
     );
 }

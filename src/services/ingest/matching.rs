@@ -236,9 +236,7 @@ impl Pipeline {
             device_id: device_id.clone(),
             device_name: device.friendly_name.clone(),
             event,
-            message_type: occurrence
-                .message
-                .and_then(|(_, m)| m.message_type.clone()),
+            message_type: occurrence.message.and_then(|(_, m)| m.message_type.clone()),
             emergency_state: occurrence
                 .message
                 .and_then(|(_, m)| m.emergency_state.clone()),
