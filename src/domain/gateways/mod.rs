@@ -1,6 +1,7 @@
 //! Device gateways (docs/decisions.md, "Device gateways"): the protocols devices and phone
-//! apps speak, each report turned into an MO message for the one ingest pipeline. Pure parsing: no HTTP, no SQL,
-//! no I/O; the routes and the DirectIP listener call these functions.
+//! apps speak, each report turned into an MO message for the one ingest pipeline. Pure
+//! parsing: no HTTP, no SQL, no I/O; the routes and the DirectIP listener call these
+//! functions.
 //!
 //! | Protocol | Input | Module |
 //! |---|---|---|
