@@ -277,8 +277,8 @@ impl Authenticator {
         }
         // One verification per credential at a time. When a cached credential expires
         // under load every connection misses at once, and each Argon2id check holds
-        // ~19 MB: eight at once added 150 MB to the RSS of the ingest benchmark. The
-        // others wait for the first and then find the credential cached.
+        // ~19 MB, so memory would grow by that much per connection. The others wait for
+        // the first and then find the credential cached.
         let flight = self.in_flight_entry(key);
         let turn = flight.lock().await;
         let result = match self.cached(&key) {

@@ -6,7 +6,7 @@
 //! process could know about another's writes, so the cache is off there.
 //!
 //! Why it exists: an SQLite query through sqlx costs tens of microseconds of thread
-//! hand-offs, which dominated authenticated reads (see bench/README.md).
+//! hand-offs, which would dominate authenticated reads (two lookups each).
 
 use std::collections::HashMap;
 use std::hash::Hash;

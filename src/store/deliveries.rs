@@ -192,7 +192,7 @@ pub(super) enum ListRoute {
     Tenant,
     /// One alert's (`deliveries_alert`): `tenant_code || ''` keeps SQLite's planner, which
     /// has no statistics here, from walking the tenant's whole history in id order and
-    /// checking each row for the alert (100 ms at 500,000 deliveries, and growing).
+    /// checking each row for the alert (a cost that grows with the history).
     Alert,
     /// The deliveries in one status that stays unsent (`deliveries_unsent`, a partial
     /// index): a rare status among a tenant's history would otherwise walk all of it.

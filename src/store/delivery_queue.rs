@@ -138,8 +138,8 @@ pub struct ClaimRequest<'a> {
 /// busy URLs): leases the due deliveries, oldest first, and counts the attempt. The
 /// candidates come from the partial index of due deliveries (`deliveries_due`, or
 /// `deliveries_due_alerting`, whose conditions the query repeats term for term). SQLite is
-/// told the index: without statistics its planner takes `(status, channel)` and sorts
-/// every pending row, 16 ms a claim at 100,000 pending against 0.03 ms — on the writer.
+/// told the index: without statistics its planner may take another one and sort every
+/// pending row on every claim, on the one writer, at a cost that grows with the queue.
 /// PostgreSQL locks the candidates, skipping rows other processes hold.
 pub(super) fn claim_statement(scope: ClaimScope, backend: Backend, busy_urls: usize) -> String {
     format!(
@@ -281,8 +281,8 @@ impl Store {
     /// A worker step's write: settles the outcomes of the attempts of `request.owner`'s
     /// previous step (as `settle_deliveries`, answering whether each lease was still
     /// the owner's) and claims as `claim_due_deliveries`. On SQLite both are one
-    /// transaction: each write transaction takes the one writer's turn from ingest, and a
-    /// step used to take it twice (claim, then settle). On PostgreSQL they are two
+    /// transaction: each write transaction takes the one writer's turn from ingest, so a
+    /// step takes it once, not twice (claim, then settle). On PostgreSQL they are two
     /// statements, the claim first: an error then means nothing was settled, so the
     /// caller may hand the same outcomes in again (the claim cannot take the rows they
     /// settle: they are still under the owner's lease).
@@ -352,7 +352,7 @@ impl Store {
     }
 
     /// PostgreSQL: claim and read the messages in one statement (one round trip, its own
-    /// transaction) instead of BEGIN, claim, COMMIT and a read per tenant: a worker step's
+    /// transaction; not BEGIN, claim, COMMIT and a read per tenant): a worker step's
     /// round trips are what a delivery waits through between its commit and its attempt.
     async fn claim_with_messages(
         &self,
@@ -387,8 +387,8 @@ impl Store {
 
     /// Records the outcomes of `owner`'s attempts (delivery id, settlement) and releases
     /// their leases, in one statement per `SETTLE_CHUNK` outcomes, all in one transaction:
-    /// one commit (one fsync on SQLite) and one round trip per worker step instead of one
-    /// per delivery, which held the single SQLite writer (and so ingest) for the whole
+    /// one commit (one fsync on SQLite) and one round trip per worker step, not per
+    /// delivery, which would hold the single SQLite writer (and so ingest) for the whole
     /// step. On PostgreSQL a step's single statement runs as its own transaction (no
     /// BEGIN and COMMIT round trips). Returns, in order, whether each lease was still
     /// `owner`'s: when it was not (the row was reclaimed after the lease ran out), the

@@ -2,10 +2,10 @@
 //! writers queue here (a fair async mutex: first come, first served) instead of polling
 //! the database lock, whose busy handler sleeps and wrecks tail latency.
 //!
-//! The connection stays outside the pool: a pooled transaction paid for an acquire and,
-//! on every release, a ping — round trips to the connection's thread that took ≈1 ms of
-//! each turn of the writer under the ingest load (bench/README.md). One connection also
-//! keeps the writer's prepared statements in one cache.
+//! The connection stays outside the pool: a pooled transaction pays for an acquire and,
+//! on every release, a ping — round trips to the connection's thread in every turn of
+//! the one writer, which every write waits for. One connection also keeps the writer's
+//! prepared statements in one cache.
 //!
 //! Transactions are begun and ended by statement. One dropped without a commit (an error,
 //! a cancelled request) is rolled back before the writer serves anyone else.
@@ -37,7 +37,7 @@ pub(super) struct SqliteWriter {
 const BACKSTOP_CHECKPOINT_FRAMES: u32 = 16_384;
 /// Log frames from which `checkpoint` finishes in the writer's turn, so that the log
 /// starts over (32 MB of 4 KB pages, below the backstop): the pass in the turn costs two
-/// fsyncs (2-9 ms here), paid about once a second under the heaviest ingest.
+/// fsyncs, paid about once a second under the heaviest ingest.
 const RESTART_FRAMES: i64 = 8_192;
 /// Outside the turn, `checkpoint` passes again (at most three more times) until a pass
 /// sees fewer frames than this appended during the one before: the pass in the turn
@@ -108,13 +108,12 @@ impl SqliteWriter {
 
     /// Copies the log into the database file, and lets the log start over once it is
     /// long (every read looks pages up in it, and it would grow without end). SQLite's
-    /// automatic checkpoint runs in a commit — in the writer's turn — and held it for
-    /// 10-15 ms every ninth group commit of the ingest load (a sixth of the writer's
-    /// time). Here the copying is done on `pool` while writers go on; only when the log
-    /// is long does the last pass run in the turn, with nothing left to copy but what the
-    /// writers appended during the pass before (a checkpoint that caught up completely is
-    /// what lets the next writer start the log over). Returns whether anything had been
-    /// committed since the last call (if not, nothing is done).
+    /// automatic checkpoint runs in a commit — in the writer's turn — which then waits
+    /// for the whole copy. Here the copying is done on `pool` while writers go on; only
+    /// when the log is long does the last pass run in the turn, with nothing left to copy
+    /// but what the writers appended during the pass before (a checkpoint that caught up
+    /// completely is what lets the next writer start the log over). Returns whether
+    /// anything had been committed since the last call (if not, nothing is done).
     pub(super) async fn checkpoint(&self, pool: &AnyPool) -> Result<bool, sqlx::Error> {
         self.checkpoint_with(pool, RESTART_FRAMES).await
     }

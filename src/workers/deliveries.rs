@@ -35,9 +35,10 @@ use crate::services::ingest::IngestBacklog;
 use crate::store::{ClaimRequest, ClaimScope, ClaimedDelivery, Store};
 
 /// How long a step that found only busy URLs' deliveries due waits before the loop goes
-/// on: another URL's delivery queued meanwhile waits up to this long. Measured on
-/// PostgreSQL with a hanging receiver under the ingest load (`bench/outage.sh`): ingest
-/// −16 % against never claiming at 100 ms, −12 % at 250 ms, −5 % at 1 s.
+/// on: another URL's delivery queued meanwhile waits up to this long. A claim that finds
+/// nothing to send still costs the database its work; repeated at every ingest commit
+/// while a receiver hangs, those claims take a clear share of ingest on PostgreSQL
+/// (`bench/outage.sh`), and shorter pauses take more of it.
 const BUSY_BACKOFF: Duration = Duration::from_secs(1);
 
 /// How long a busy URL's deliveries are held back (`DeliveryWorker::hold_back`): at least
@@ -164,9 +165,8 @@ impl DeliveryWorker {
 
     /// Ingest first: each claim waits (at most `YIELD_AT_MOST`) until no ingest batch
     /// waits for SQLite's one writer. Under a load that keeps the writer busy, a claim
-    /// and its settlement took the writer from ingest at every step (ingest with every
-    /// message's webhook sent by the same process fell to 0.6 of ingest without
-    /// webhooks); now the webhook backlog waits instead, and is sent when ingest eases.
+    /// and its settlement would take the writer from ingest at every step; the webhook
+    /// backlog waits instead, and is sent when ingest eases.
     /// Only for loops that send no alert: an alert's deliveries never wait.
     pub fn yielding_to(mut self, backlog: Option<Arc<IngestBacklog>>) -> Self {
         self.ingest_backlog = backlog.filter(|_| self.scope == ClaimScope::All);

@@ -98,8 +98,8 @@ impl IngestBacklog {
 /// process (`None` if it could not be started: the writer runs on the caller's runtime).
 /// The writer's turn is the pipeline's bottleneck, and half of it is this side's work
 /// between SQLite's statements (binding, matching, the next statement): on the shared
-/// threads each of those steps queued behind request parsing and webhook sending, which
-/// stretched every turn (bench/README.md, "The writer on a thread of its own").
+/// threads each of those steps would queue behind request parsing and webhook sending,
+/// stretching every turn.
 fn writer_runtime() -> Option<tokio::runtime::Handle> {
     static RUNTIME: OnceLock<Option<tokio::runtime::Runtime>> = OnceLock::new();
     RUNTIME
