@@ -1,6 +1,7 @@
 //! API tokens: the records clients manage, and the lookup by secret hash that every
-//! Bearer request makes (no cache: a revoked token is refused on the next request, on
-//! every process).
+//! Bearer request makes. On PostgreSQL it is read every time (a token revoked by another
+//! process is refused on the next request); on SQLite, where this process is the only
+//! writer, it is cached and the cache dropped on every revocation.
 
 use jiff::Timestamp;
 use sqlx::Row;
@@ -119,6 +120,7 @@ impl Store {
         id: i64,
         at: Timestamp,
     ) -> StoreResult<bool> {
+        self.token_cache.clear();
         let done = sqlx::query(
             "UPDATE api_tokens SET revoked_at = $1
              WHERE id = $2 AND tenant_code = $3 AND revoked_at IS NULL",
@@ -136,6 +138,10 @@ impl Store {
         &self,
         secret_hash: &str,
     ) -> StoreResult<Option<TokenCredentials>> {
+        let key = secret_hash.to_string();
+        if let Some(found) = self.token_cache.get(&key) {
+            return Ok(Some(found));
+        }
         let row = sqlx::query(
             "SELECT k.id, k.name, k.tenant_code, t.path, k.permissions, k.secret_hash,
                 k.expires_at, k.revoked_at, k.last_used_at
@@ -146,7 +152,7 @@ impl Store {
         .fetch_optional(&self.pool)
         .await?;
         let Some(row) = row else { return Ok(None) };
-        Ok(Some(TokenCredentials {
+        let found = TokenCredentials {
             id: row.try_get("id")?,
             name: row.try_get("name")?,
             tenant_code: row.try_get("tenant_code")?,
@@ -156,7 +162,9 @@ impl Store {
             expires_at: from_micros(row.try_get("expires_at")?)?,
             revoked_at: from_micros(row.try_get("revoked_at")?)?,
             last_used_at: from_micros(row.try_get("last_used_at")?)?,
-        }))
+        };
+        self.token_cache.put(key, found.clone());
+        Ok(Some(found))
     }
 
     /// Whether token `id` is still live at `at` (neither revoked nor expired nor gone).

@@ -302,6 +302,7 @@ impl Store {
         user_event(&mut tx, id, EventType::Updated).await?;
         tx.commit().await?;
         self.users.remove(&id);
+        self.forget_user_sessions(id);
         Ok(())
     }
 
@@ -323,6 +324,7 @@ impl Store {
             .await?;
         tx.commit().await?;
         self.users.remove(&id);
+        self.forget_user_sessions(id);
         Ok(())
     }
 
