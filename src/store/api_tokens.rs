@@ -84,7 +84,28 @@ impl Store {
             .fetch_one(&self.pool)
             .await
             .map_err(|e| conflict_on_duplicate(e, "a live token with this Name"))?;
-        token_from_row(&row)
+        let record = token_from_row(&row)?;
+        // Known in full now: its first use is served like any other (SQLite).
+        if let (Ok(id), Some(node)) = (
+            record.token_id.parse(),
+            self.tenant_node(tenant_code).await?,
+        ) {
+            self.token_cache.put(
+                secret_hash.to_string(),
+                TokenCredentials {
+                    id,
+                    name: record.name.clone(),
+                    tenant_code: tenant_code.to_string(),
+                    tenant_path: node.path,
+                    permissions: token.permissions,
+                    secret_hash: secret_hash.to_string(),
+                    expires_at: token.expires_at,
+                    revoked_at: None,
+                    last_used_at: None,
+                },
+            );
+        }
+        Ok(record)
     }
 
     /// The tenant's live (not revoked) tokens, expired ones included, by id.
