@@ -2,8 +2,9 @@
 //! HTTP Basic is verified against stored Argon2id hashes, with a short-lived cache of
 //! verified credentials and lockout bookkeeping; a browser session's login takes that
 //! same path. API tokens and session cookies are random secrets looked up by their
-//! SHA-256 (`domain::api_token`) on every request, never cached, so revocation, logout
-//! and the end of a session hold on the next request on every process.
+//! SHA-256 (`domain::api_token`) on every request — from the database on PostgreSQL, so
+//! revocation, logout and the end of a session hold on the next request on every process;
+//! from the store's cache on SQLite, which every such change updates in the same call.
 //!
 //! The cache key is an HMAC of (username, password) under the server secret, so the
 //! cache never holds a password. Entries are dropped when the user changes (password,
@@ -528,9 +529,8 @@ impl Authenticator {
 
     // --- API tokens ---------------------------------------------------------------------
 
-    /// The caller presenting API token `presented`: one SHA-256 and one indexed read,
-    /// never Argon2 and never a cache (a revoked token is refused on the next request,
-    /// on every process).
+    /// The caller presenting API token `presented`: one SHA-256 and one lookup by it
+    /// (see the module docs), never Argon2.
     pub async fn authenticate_token(&self, presented: &str) -> Result<Principal, AuthError> {
         if !is_well_formed(presented) {
             return Err(AuthError::Token(TokenRefusal::Malformed));
