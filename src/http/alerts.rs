@@ -1,5 +1,5 @@
 //! Alerts: `/V2/{t}/alerts` and `/alerts/{alertId}` with their workflow
-//! (`Open` → `Acknowledged` → `Resolved`, docs/api.md), their notes and their timeline
+//! (`Open` → `Acknowledged` → `Resolved`, DESIGN.md §5), their notes and their timeline
 //! (the shared record of who did what). Alerts are raised and joined by the events
 //! engine; the API lists them and moves them along (`services::alerts`, which also puts
 //! every change on the live stream).
@@ -42,8 +42,9 @@ impl Representable for TimelineEntry {
 
 /// Who the timeline and the alert record as having acted: the one place that names the
 /// caller of an alert action.
-fn actor(scope: &TenantScope) -> &str {
-    &scope.caller.username
+/// Who acts: the username, or `token:<Name>` for an API token.
+fn actor(scope: &TenantScope) -> String {
+    scope.caller.actor_name()
 }
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -229,7 +230,7 @@ async fn acknowledge_alert(
         .act(
             &scope.tenant,
             id,
-            actor(&scope),
+            &actor(&scope),
             action,
             if_match.as_deref(),
         )
@@ -273,7 +274,7 @@ async fn resolve_alert(
         .act(
             &scope.tenant,
             id,
-            actor(&scope),
+            &actor(&scope),
             action,
             if_match.as_deref(),
         )
@@ -306,7 +307,7 @@ async fn add_note(
     let text = note.validated()?;
     let action = AlertAction::Note { text: &text };
     let (_, entry) = AlertDesk::new(&app.store, app.pipeline.hub())
-        .act(&scope.tenant, id, actor(&scope), action, None)
+        .act(&scope.tenant, id, &actor(&scope), action, None)
         .await?;
     Ok(Record(entry))
 }

@@ -27,6 +27,7 @@
 mod address_book;
 mod alert_events;
 mod alerts;
+mod api_tokens;
 mod cache;
 mod collections;
 mod deliveries;
@@ -51,6 +52,7 @@ mod receiver_backlog;
 mod references;
 pub mod reports;
 mod risk_regions;
+mod sessions;
 mod settings;
 mod sqlite_writer;
 mod stream_feed;
@@ -78,6 +80,7 @@ use sqlite_writer::{SqliteWriter, WriterTx};
 pub use address_book::{AddressBook, AddressBookWrite, Owned};
 pub use alert_events::{AlertAction, AlertEvent};
 pub use alerts::{AlertFilter, AlertMatch, DueEscalation};
+pub use api_tokens::TokenCredentials;
 pub use deliveries::{DeliveryFilter, NewDelivery};
 pub use delivery_queue::{ClaimRequest, ClaimScope, ClaimedDelivery, QueueCount};
 pub use device_states::IngestContext;
@@ -89,6 +92,7 @@ pub use lookups::{DevicePosition, StoredNotification, UserContact};
 pub use mo_message_inserts::{Inserted, NewMessage};
 pub use mo_messages::{MessageCursor, MessageQuery};
 pub use risk_regions::StoredRiskRegion;
+pub use sessions::SessionCredentials;
 pub use stream_feed::{FeedItem, StreamAnnouncement, StreamFeed};
 pub use tenants::TenantDeletion;
 pub use users::{Credentials, NewUser, StoredUser, UserListScope};
@@ -216,6 +220,10 @@ pub struct Store {
     /// Read caches (SQLite only; see `cache.rs`).
     tenants: Arc<RecordCache<String, Tenant>>,
     users: Arc<RecordCache<i64, StoredUser>>,
+    /// API tokens and sessions by secret hash (SQLite only, like the others: on PostgreSQL
+    /// every request reads them, so a revocation elsewhere holds at once).
+    token_cache: Arc<RecordCache<String, TokenCredentials>>,
+    session_cache: Arc<RecordCache<String, SessionCredentials>>,
     /// SQLite's one writing connection, which writers queue for (`sqlite_writer.rs`).
     writer: Option<Arc<SqliteWriter>>,
     /// PostgreSQL: where the live stream's announcements go (`stream_feed.rs`), and the
@@ -271,6 +279,8 @@ impl Store {
             tenant_nodes: Arc::default(),
             tenants: Arc::new(RecordCache::new(single_writer)),
             users: Arc::new(RecordCache::new(single_writer)),
+            token_cache: Arc::new(RecordCache::new(single_writer)),
+            session_cache: Arc::new(RecordCache::new(single_writer)),
             writer,
             stream_channel,
             url,
