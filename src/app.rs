@@ -21,6 +21,7 @@ use crate::services::stream::EventHub;
 use crate::store::{Backend, ClaimScope, NewUser, Store, StreamFeed};
 use crate::workers::deliveries::{DeliveryWorker, DeliveryWorkerConfig};
 use crate::workers::escalations::EscalationWorker;
+use crate::workers::audit_retention::AuditPruner;
 use crate::workers::{self, check_ins::CheckInScheduler};
 
 /// How often SQLite's write-ahead log is copied into the database file (when anything
@@ -162,7 +163,7 @@ pub async fn create_user(
             },
             role,
             password_hash,
-        })
+        }, None)
         .await?;
     Ok(id)
 }
@@ -224,6 +225,8 @@ pub struct AppConfig {
     pub serving: ServeConfig,
     /// Where `/metrics` is served and its token (`--metrics-listen`, `--metrics-token`).
     pub metrics: MetricsConfig,
+    /// How long audit log entries are kept (`--audit-retention-days`).
+    pub audit_retention: Duration,
 }
 
 impl Default for AppConfig {
@@ -241,6 +244,7 @@ impl Default for AppConfig {
             reports: crate::domain::report::Thresholds::default(),
             serving: ServeConfig::default(),
             metrics: MetricsConfig::default(),
+            audit_retention: Duration::from_secs(365 * 86_400),
         }
     }
 }
@@ -258,6 +262,7 @@ pub struct App {
     pipeline: Arc<Pipeline>,
     pipeline_config: PipelineConfig,
     worker_interval: Duration,
+    audit_retention: Duration,
     channels: Arc<Channels>,
     delivery: DeliveryWorkerConfig,
     /// PostgreSQL: every process's stream announcements, listened to from here on.
@@ -305,6 +310,7 @@ pub async fn build_app(store: Store, mut config: AppConfig) -> anyhow::Result<Ap
         pipeline,
         pipeline_config: config.pipeline,
         worker_interval: config.worker_interval,
+        audit_retention: config.audit_retention,
         channels,
         delivery: config.delivery,
         stream_feed,
@@ -406,6 +412,17 @@ pub async fn serve_with_metrics(
                 store.checkpoint_log().await?;
                 Ok(workers::StepOutcome::Idle)
             }
+        },
+    ));
+    let pruner = AuditPruner::new(app.store.clone(), app.audit_retention);
+    workers.push(workers::spawn_loop(
+        "audit-retention",
+        pruner.interval(app.worker_interval),
+        None,
+        stopped.clone(),
+        move || {
+            let pruner = pruner.clone();
+            async move { pruner.step().await }
         },
     ));
     // Two loops by default: a receiver that hangs until its timeout holds up one only.

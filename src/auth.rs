@@ -29,6 +29,7 @@ use sha2::Sha256;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::domain::access::Role;
+use crate::domain::audit::{Actor, Audit, AuditAction, ResourceType};
 use crate::domain::lockout::{Admission, LockoutPolicy};
 use crate::domain::password;
 use crate::domain::time::now;
@@ -169,9 +170,16 @@ impl Attempt {
             return Ok(Outcome::Refused(AuthError::InvalidCredentials));
         };
         let client_text = self.client.to_string();
+        // Listed in the user's home tenant, named by the username tried.
+        let audit = Audit::in_tenant(
+            Actor::user(&creds.username),
+            Some(self.client),
+            &creds.tenant_code,
+            &creds.tenant_path,
+        );
         let admission = self
             .store
-            .admit_login_attempt(creds.id, &client_text, &self.policy, now())
+            .admit_login_attempt(creds.id, &client_text, &self.policy, now(), &audit)
             .await?;
         let hash = creds.password_hash.clone().unwrap_or_default();
         match admission {
@@ -186,11 +194,13 @@ impl Attempt {
             Admission::Probe { until } => {
                 self.locks.remember(creds.id, self.client, until);
                 if verify_off_runtime(hash, self.password).await? {
+                    let entry = audit.entry(AuditAction::LoginFailed, ResourceType::User, creds.id);
+                    self.store.record_audit(&entry).await?;
                     let user_id = (!creds.is_disabled).then_some(creds.id);
                     return Ok(Outcome::Locked { until, user_id });
                 }
                 self.store
-                    .record_login_failure(creds.id, &client_text, None, &self.policy, now())
+                    .record_login_failure(creds.id, &client_text, None, &self.policy, now(), &audit)
                     .await?;
                 Ok(Outcome::Refused(AuthError::InvalidCredentials))
             }
@@ -205,6 +215,7 @@ impl Attempt {
                             Some(window),
                             &self.policy,
                             at,
+                            &audit,
                         )
                         .await?;
                     if let Some(until) = self.policy.locked_until(&state, at) {
@@ -214,7 +225,14 @@ impl Attempt {
                 }
                 let logged_in = (!creds.is_disabled).then(now);
                 self.store
-                    .release_login_attempt(creds.id, &client_text, window, &self.policy, logged_in)
+                    .release_login_attempt(
+                        creds.id,
+                        &client_text,
+                        window,
+                        &self.policy,
+                        logged_in,
+                        &audit,
+                    )
                     .await?;
                 if creds.is_disabled {
                     return Ok(Outcome::Refused(AuthError::Disabled));

@@ -34,6 +34,8 @@ pub enum Permission {
     KeepOwnItineraries,
     /// Read anything in scope.
     Read,
+    /// Read the audit log (Administrators only).
+    ReadAuditLog,
 }
 
 impl Role {
@@ -57,7 +59,7 @@ impl Role {
         use Permission::*;
         match self {
             Role::Administrator => true,
-            Role::Manager => !matches!(permission, ManageTenants),
+            Role::Manager => !matches!(permission, ManageTenants | ReadAuditLog),
             Role::User => matches!(
                 permission,
                 Read | DeviceMessages | HandleAlerts | KeepOwnItineraries

@@ -193,7 +193,7 @@ async fn acknowledge_alert(
     };
     let alert = app
         .store
-        .transition_alert(scope.code(), id, &step, if_match.as_deref())
+        .transition_alert(scope.code(), id, &step, if_match.as_deref(), &scope.audit())
         .await?;
     Ok(Record(alert))
 }
@@ -232,7 +232,7 @@ async fn resolve_alert(
     };
     let alert = app
         .store
-        .transition_alert(scope.code(), id, &step, if_match.as_deref())
+        .transition_alert(scope.code(), id, &step, if_match.as_deref(), &scope.audit())
         .await?;
     Ok(Record(alert))
 }

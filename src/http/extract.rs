@@ -57,6 +57,8 @@ impl FromRequestParts<AppState> for Caller {
 pub struct TenantScope {
     pub caller: Principal,
     pub tenant: TenantNode,
+    /// Where the request came from (`client_address.rs`), for the audit log.
+    pub client: Option<IpAddr>,
 }
 
 impl TenantScope {
@@ -105,7 +107,12 @@ impl FromRequestParts<AppState> for TenantScope {
             .await?
             .filter(|node| node.is_within(&caller.tenant_path))
             .ok_or(ApiError::NotFound)?;
-        Ok(TenantScope { caller, tenant })
+        let client = parts.extensions.get::<ClientAddress>().map(|c| c.0);
+        Ok(TenantScope {
+            caller,
+            tenant,
+            client,
+        })
     }
 }
 

@@ -178,7 +178,7 @@ async fn create_user(
             user: incoming,
             role,
             password_hash,
-        })
+        }, Some(&scope.audit()))
         .await?;
     Ok(Created(format!("/V2/{}/users/{id}", scope.code())))
 }
@@ -273,7 +273,7 @@ async fn delete_user(
     }
     authorize_role(&scope, Some(existing.role), existing.role)?;
     app.store
-        .delete_user(scope.code(), existing.id, if_match.as_deref())
+        .delete_user(scope.code(), existing.id, if_match.as_deref(), &scope.audit())
         .await?;
     app.auth.forget_user(existing.id);
     Ok(NoContent)
@@ -316,6 +316,7 @@ async fn save_user(
             role,
             password_hash,
             if_match.as_deref(),
+            &scope.audit(),
         )
         .await?;
     app.auth.forget_user(existing.id);

@@ -10,6 +10,7 @@ use super::{
     to_micros,
 };
 use crate::domain::alert::{ACKNOWLEDGED, Alert, OPEN, RESOLVED};
+use crate::domain::audit::{Audit, AuditAction, ResourceType};
 
 const COLUMNS: &str = "a.id, a.tenant_code, a.device_id, a.notification_id, a.notification_name, \
      a.severity, a.status, a.raised_at, a.last_match_at, a.match_count, a.latitude, a.longitude, \
@@ -195,6 +196,7 @@ impl Store {
         id: i64,
         step: &AlertTransition<'_>,
         if_match: Option<&str>,
+        audit: &Audit,
     ) -> StoreResult<Alert> {
         let AlertTransition {
             from,
@@ -242,6 +244,13 @@ impl Store {
             .fetch_one(&mut *tx.tx)
             .await?;
         let alert = alert_from_row(&row)?;
+        let action = if to == RESOLVED {
+            AuditAction::Resolve
+        } else {
+            AuditAction::Acknowledge
+        };
+        tx.audit(&audit.entry(action, ResourceType::Alert, id))
+            .await?;
         tx.commit().await?;
         Ok(alert)
     }

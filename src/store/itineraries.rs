@@ -369,7 +369,7 @@ impl Store {
         .bind(new_etag())
         .bind(to_micros(now()))
         .bind(id);
-        self.write_versioned(VersionedRow::by_id("itineraries", &keys), if_match, change)
+        self.write_versioned(VersionedRow::by_id("itineraries", &keys), if_match, change, None)
             .await
     }
 
@@ -382,7 +382,7 @@ impl Store {
     ) -> StoreResult<()> {
         let keys = [Key::Id(id), Key::Text(tenant_code)];
         let delete = sqlx::query("DELETE FROM itineraries WHERE id = $1").bind(id);
-        self.write_versioned(VersionedRow::by_id("itineraries", &keys), if_match, delete)
+        self.write_versioned(VersionedRow::by_id("itineraries", &keys), if_match, delete, None)
             .await
     }
 }
