@@ -100,6 +100,11 @@ impl Actor {
         Actor(format!("token:{name}"))
     }
 
+    /// As the caller already names itself (`Principal::actor_name`).
+    pub fn named(name: String) -> Self {
+        Actor(name)
+    }
+
     pub fn as_str(&self) -> &str {
         &self.0
     }

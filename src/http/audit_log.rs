@@ -25,15 +25,16 @@ impl Representable for AuditEntry {
     const NAME: &'static str = "AuditEntry";
 }
 
-/// Who the audit log names for this caller: the one place that decides it.
+/// Who the audit log names for this caller (a username, or `token:<Name>`): the one
+/// place that decides it.
 fn actor_of(caller: &Principal) -> Actor {
-    Actor::user(&caller.username)
+    Actor::named(caller.actor_name())
 }
 
 impl TenantScope {
     /// The audit context of a write this request makes in the path tenant.
     pub fn audit(&self) -> Audit {
-        Audit::new(actor_of(&self.caller), self.client, &self.tenant)
+        Audit::new(actor_of(&self.caller), self.caller.client, &self.tenant)
     }
 }
 

@@ -25,6 +25,7 @@ backend_tests!(
     filters_paging_and_csv,
     scope_and_permissions,
     no_secret_enters_the_log,
+    tokens_are_audited_and_act_under_their_name,
 );
 
 /// Tests that start an app of their own (one macro per module).
@@ -527,4 +528,47 @@ async fn entries_past_their_retention_are_pruned(backend: Backend) {
         entries(&app, "/V2/1000/auditlog?resourceType=Group").await.len(),
         1
     );
+}
+
+async fn tokens_are_audited_and_act_under_their_name(app: TestApp) {
+    let created = crate::api_tokens::create_token(
+        &app.admin,
+        "1000",
+        &json!({"Name": "Deploy", "Permissions": ["AccessAllDevices", "Read"]}),
+    )
+    .await;
+    let token_id = created["TokenId"].as_str().unwrap().to_string();
+    let secret = created["Token"].as_str().unwrap().to_string();
+    let token = app.bearer(&secret);
+    let response = token
+        .post("/V2/1000/groups", &json!({"Name": "By token"}))
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let group = location_id(&response);
+    assert_eq!(
+        app.admin
+            .delete(&format!("/V2/1000/apitokens/{token_id}"))
+            .await
+            .status(),
+        StatusCode::OK
+    );
+    // A revoked token writes nothing more.
+    let refused = token.post("/V2/1000/groups", &json!({"Name": "Late"})).await;
+    assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
+
+    let listed = changes(&app, "1000").await;
+    assert_eq!(
+        what(&listed),
+        vec![
+            entry("Create", "ApiToken", &token_id),
+            entry("Create", "Group", &group),
+            entry("Revoke", "ApiToken", &token_id),
+        ]
+    );
+    assert_eq!(listed[1]["Actor"], "token:Deploy");
+    assert_eq!(listed[0]["Actor"], ADMIN_EMAIL);
+    let by_token = entries(&app, "/V2/1000/auditlog?actor=token%3ADeploy").await;
+    assert_eq!(by_token.len(), 1);
+    let text = serde_json::to_string(&listed).unwrap();
+    assert!(!text.contains(&secret), "{text}");
 }

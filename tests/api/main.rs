@@ -2,6 +2,7 @@
 
 mod address_book;
 mod alerts;
+mod api_tokens;
 mod audit_log;
 mod auth;
 mod check_ins;
