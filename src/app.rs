@@ -19,9 +19,9 @@ use crate::services::escalation::Escalator;
 use crate::services::ingest::{Pipeline, PipelineConfig};
 use crate::services::stream::EventHub;
 use crate::store::{Backend, ClaimScope, NewUser, Store, StreamFeed};
+use crate::workers::audit_retention::AuditPruner;
 use crate::workers::deliveries::{DeliveryWorker, DeliveryWorkerConfig};
 use crate::workers::escalations::EscalationWorker;
-use crate::workers::audit_retention::AuditPruner;
 use crate::workers::{self, check_ins::CheckInScheduler};
 
 /// How often SQLite's write-ahead log is copied into the database file (when anything
@@ -155,15 +155,18 @@ pub async fn create_user(
     }
     let password_hash = hash_password(password.to_string()).await?;
     let id = store
-        .create_user(NewUser {
-            tenant_code: tenant.to_string(),
-            user: User {
-                password: None,
-                ..user
+        .create_user(
+            NewUser {
+                tenant_code: tenant.to_string(),
+                user: User {
+                    password: None,
+                    ..user
+                },
+                role,
+                password_hash,
             },
-            role,
-            password_hash,
-        }, None)
+            None,
+        )
         .await?;
     Ok(id)
 }

@@ -637,7 +637,18 @@ impl Authenticator {
             .map_err(|e| AuthError::Internal(e.to_string()))?;
         let id = self
             .store
-            .create_session(user_id, &secret_hash(&secret), at, until)
+            .create_session(
+                user_id,
+                &secret_hash(&secret),
+                at,
+                until,
+                &Audit::in_tenant(
+                    audit::Actor::named(principal.actor_name()),
+                    principal.client,
+                    &principal.tenant_code,
+                    &principal.tenant_path,
+                ),
+            )
             .await?;
         let mut session = principal.clone();
         session.via = Via::Session { id };

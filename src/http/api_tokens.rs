@@ -126,7 +126,12 @@ async fn revoke_token(
     scope.require(Permission::ManageConfiguration)?;
     if !app
         .store
-        .revoke_api_token(scope.code(), token_id(&path.tokenId)?, now(), &scope.audit())
+        .revoke_api_token(
+            scope.code(),
+            token_id(&path.tokenId)?,
+            now(),
+            &scope.audit(),
+        )
         .await?
     {
         return Err(ApiError::NotFound);

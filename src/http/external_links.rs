@@ -105,11 +105,7 @@ async fn delete_link(
 ) -> ApiResult<NoContent> {
     scope.require(Permission::ManageConfiguration)?;
     app.store
-        .delete_external_link(
-            scope.code(),
-            link_id(&path.externalLinkId)?,
-            &scope.audit(),
-        )
+        .delete_external_link(scope.code(), link_id(&path.externalLinkId)?, &scope.audit())
         .await?;
     Ok(NoContent)
 }

@@ -91,7 +91,10 @@ async fn create_geofence(
 ) -> ApiResult<Created> {
     scope.require(Permission::ManageConfiguration)?;
     let (geofence, _) = incoming.validated()?;
-    let id = app.store.create_geofence(scope.code(), &geofence, &scope.audit()).await?;
+    let id = app
+        .store
+        .create_geofence(scope.code(), &geofence, &scope.audit())
+        .await?;
     Ok(Created(format!("/V2/{}/geofences/{id}", scope.code())))
 }
 
@@ -159,7 +162,12 @@ async fn delete_geofence(
     scope.require(Permission::ManageConfiguration)?;
     let existing = find_owned(&app, &scope, &path.geofenceId).await?;
     app.store
-        .delete_geofence(scope.code(), existing.id, if_match.as_deref(), &scope.audit())
+        .delete_geofence(
+            scope.code(),
+            existing.id,
+            if_match.as_deref(),
+            &scope.audit(),
+        )
         .await?;
     Ok(NoContent)
 }

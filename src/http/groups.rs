@@ -100,7 +100,13 @@ async fn update_group(
     let id = group_id(&path.groupId)?;
     let group = group.validated()?;
     app.store
-        .update_group(scope.code(), id, &group, if_match.as_deref(), &scope.audit())
+        .update_group(
+            scope.code(),
+            id,
+            &group,
+            if_match.as_deref(),
+            &scope.audit(),
+        )
         .await?;
     Ok(NoContent)
 }

@@ -59,6 +59,7 @@ fn token_from_row(row: &AnyRow) -> StoreResult<ApiToken> {
 
 impl Store {
     /// Stores a new token (its secret only as `secret_hash`); answers the record.
+    #[allow(clippy::too_many_arguments)]
     pub async fn create_api_token(
         &self,
         tenant_code: &str,
@@ -141,7 +142,14 @@ impl Store {
         if done.rows_affected() == 0 {
             return Ok(false);
         }
-        record(&mut tx, audit, AuditAction::Revoke, ResourceType::ApiToken, id).await?;
+        record(
+            &mut tx,
+            audit,
+            AuditAction::Revoke,
+            ResourceType::ApiToken,
+            id,
+        )
+        .await?;
         tx.commit().await?;
         Ok(true)
     }

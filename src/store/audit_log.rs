@@ -42,7 +42,9 @@ pub(super) async fn write_audit(
     conn: &mut sqlx::AnyConnection,
     entry: &AuditEntry,
 ) -> StoreResult<()> {
-    let at = entry.at.ok_or_else(|| StoreError::Corrupt("audit entry without a time".into()))?;
+    let at = entry
+        .at
+        .ok_or_else(|| StoreError::Corrupt("audit entry without a time".into()))?;
     sqlx::query(
         "INSERT INTO audit_log (tenant_code, tenant_path, at, actor, client, action,
             resource_type, resource_id)

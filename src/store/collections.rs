@@ -129,7 +129,14 @@ impl Store {
         .fetch_one(&mut *tx)
         .await?;
         let id: i64 = row.try_get("id")?;
-        record(&mut tx, audit, AuditAction::Create, ResourceType::Collection, id).await?;
+        record(
+            &mut tx,
+            audit,
+            AuditAction::Create,
+            ResourceType::Collection,
+            id,
+        )
+        .await?;
         tx.commit().await?;
         Ok(id)
     }

@@ -522,8 +522,14 @@ impl Store {
         .fetch_one(&mut *tx)
         .await?;
         let shown = delivery_from_row(&row)?;
-        super::audit_log::record(&mut tx, audit, AuditAction::Retry, ResourceType::Delivery, id)
-            .await?;
+        super::audit_log::record(
+            &mut tx,
+            audit,
+            AuditAction::Retry,
+            ResourceType::Delivery,
+            id,
+        )
+        .await?;
         tx.commit().await?;
         Ok(self
             .with_message_bodies(vec![shown])

@@ -171,7 +171,14 @@ impl Store {
         )
         .await?;
         let id = device.device_id.as_deref().unwrap_or_default();
-        audit_log::record(&mut tx, audit, AuditAction::Create, ResourceType::Device, id).await?;
+        audit_log::record(
+            &mut tx,
+            audit,
+            AuditAction::Create,
+            ResourceType::Device,
+            id,
+        )
+        .await?;
         tx.commit().await?;
         Ok(())
     }

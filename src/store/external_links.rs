@@ -60,7 +60,14 @@ impl Store {
         .fetch_one(&mut *tx)
         .await?;
         let id: i64 = row.try_get("id")?;
-        record(&mut tx, audit, AuditAction::Create, ResourceType::ExternalLink, id).await?;
+        record(
+            &mut tx,
+            audit,
+            AuditAction::Create,
+            ResourceType::ExternalLink,
+            id,
+        )
+        .await?;
         tx.commit().await?;
         Ok(id)
     }
@@ -80,7 +87,14 @@ impl Store {
         if result.rows_affected() == 0 {
             return Err(StoreError::NotFound);
         }
-        record(&mut tx, audit, AuditAction::Delete, ResourceType::ExternalLink, id).await?;
+        record(
+            &mut tx,
+            audit,
+            AuditAction::Delete,
+            ResourceType::ExternalLink,
+            id,
+        )
+        .await?;
         tx.commit().await?;
         Ok(())
     }

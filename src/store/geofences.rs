@@ -132,7 +132,14 @@ impl Store {
         .await
         .map_err(|e| conflict_on_duplicate(e, DUPLICATE))?;
         let id: i64 = row.try_get("id")?;
-        record(&mut tx, audit, AuditAction::Create, ResourceType::Geofence, id).await?;
+        record(
+            &mut tx,
+            audit,
+            AuditAction::Create,
+            ResourceType::Geofence,
+            id,
+        )
+        .await?;
         tx.commit().await?;
         Ok(id)
     }
@@ -166,7 +173,14 @@ impl Store {
         .execute(&mut *tx)
         .await
         .map_err(|e| conflict_on_duplicate(e, DUPLICATE))?;
-        record(&mut tx, audit, AuditAction::Update, ResourceType::Geofence, id).await?;
+        record(
+            &mut tx,
+            audit,
+            AuditAction::Update,
+            ResourceType::Geofence,
+            id,
+        )
+        .await?;
         tx.commit().await?;
         Ok(())
     }

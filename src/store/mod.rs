@@ -79,9 +79,9 @@ use cache::RecordCache;
 use sqlite_writer::{SqliteWriter, WriterTx};
 
 pub use address_book::{AddressBook, AddressBookWrite, Owned};
-pub use audit_log::{AuditQuery, AuditScope};
 pub use alerts::{AlertFilter, AlertMatch, AlertTransition, DueEscalation};
 pub use api_tokens::TokenCredentials;
+pub use audit_log::{AuditQuery, AuditScope};
 pub use deliveries::{DeliveryFilter, NewDelivery};
 pub use delivery_queue::{ClaimRequest, ClaimScope, ClaimedDelivery, QueueCount};
 pub use device_states::IngestContext;

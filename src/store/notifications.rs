@@ -125,11 +125,19 @@ impl Store {
         let id: i64 = row.try_get("id")?;
         self.record_references(&mut tx, Referrer::Notification(id), &node.code, references)
             .await?;
-        record(&mut tx, audit, AuditAction::Create, ResourceType::Notification, id).await?;
+        record(
+            &mut tx,
+            audit,
+            AuditAction::Create,
+            ResourceType::Notification,
+            id,
+        )
+        .await?;
         tx.commit().await?;
         Ok(id)
     }
 
+    #[allow(clippy::too_many_arguments)]
     pub async fn update_notification(
         &self,
         node: &TenantNode,
@@ -160,7 +168,14 @@ impl Store {
         .await?;
         self.record_references(&mut tx, Referrer::Notification(id), &node.code, references)
             .await?;
-        record(&mut tx, audit, AuditAction::Update, ResourceType::Notification, id).await?;
+        record(
+            &mut tx,
+            audit,
+            AuditAction::Update,
+            ResourceType::Notification,
+            id,
+        )
+        .await?;
         tx.commit().await?;
         Ok(())
     }

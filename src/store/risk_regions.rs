@@ -204,6 +204,7 @@ impl Store {
 
     /// Replaces a region of the tenant (the GeometryId stays). Unsharing a region that
     /// a subtenant's itinerary has attached is a `Conflict`.
+    #[allow(clippy::too_many_arguments)]
     pub async fn update_risk_region(
         &self,
         tenant_code: &str,

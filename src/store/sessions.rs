@@ -4,8 +4,10 @@
 use jiff::Timestamp;
 use sqlx::Row;
 
+use super::audit_log::record;
 use super::{Store, StoreError, StoreResult, from_micros, to_micros};
 use crate::domain::access::Role;
+use crate::domain::audit::{Audit, AuditAction, ResourceType};
 
 /// A session with what authentication needs to know of its user.
 #[derive(Debug, Clone)]
@@ -31,11 +33,13 @@ impl Store {
         id_hash: &str,
         at: Timestamp,
         expires_at: Timestamp,
+        audit: &Audit,
     ) -> StoreResult<i64> {
+        let mut tx = self.begin_write().await?;
         sqlx::query("DELETE FROM sessions WHERE user_id = $1 AND expires_at <= $2")
             .bind(user_id)
             .bind(to_micros(at))
-            .execute(&self.pool)
+            .execute(&mut *tx)
             .await?;
         let row = sqlx::query(
             "INSERT INTO sessions (id_hash, user_id, created_at, last_seen_at, expires_at)
@@ -45,9 +49,19 @@ impl Store {
         .bind(user_id)
         .bind(to_micros(at))
         .bind(to_micros(expires_at))
-        .fetch_one(&self.pool)
+        .fetch_one(&mut *tx)
         .await?;
-        Ok(row.try_get("id")?)
+        let id: i64 = row.try_get("id")?;
+        record(
+            &mut tx,
+            audit,
+            AuditAction::Create,
+            ResourceType::Session,
+            id,
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(id)
     }
 
     /// The session whose id hashes to `id_hash`, with its user.

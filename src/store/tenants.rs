@@ -171,7 +171,14 @@ impl Store {
             vec![event_data(&created)],
         )
         .await?;
-        record(&mut tx, audit, AuditAction::Create, ResourceType::Tenant, &code).await?;
+        record(
+            &mut tx,
+            audit,
+            AuditAction::Create,
+            ResourceType::Tenant,
+            &code,
+        )
+        .await?;
         tx.commit().await?;
         Ok(created)
     }
@@ -205,7 +212,14 @@ impl Store {
             event_data(&updated),
         )
         .await?;
-        record(&mut tx, audit, AuditAction::Update, ResourceType::Tenant, code).await?;
+        record(
+            &mut tx,
+            audit,
+            AuditAction::Update,
+            ResourceType::Tenant,
+            code,
+        )
+        .await?;
         tx.commit().await?;
         self.tenants.put(code.to_string(), updated.clone());
         Ok(updated)
@@ -249,7 +263,14 @@ impl Store {
             .execute(&mut *tx)
             .await?;
         // Listed under the deleted tenant's path: its ancestors read it with subtenants.
-        record(&mut tx, audit, AuditAction::Delete, ResourceType::Tenant, code).await?;
+        record(
+            &mut tx,
+            audit,
+            AuditAction::Delete,
+            ResourceType::Tenant,
+            code,
+        )
+        .await?;
         tx.commit().await?;
         self.tenant_nodes
             .write()

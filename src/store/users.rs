@@ -254,6 +254,7 @@ impl Store {
 
     /// Replaces a user's writable fields. `password_hash` of `None` keeps the stored one;
     /// `photo` is written as given (the caller decides whether to keep the old one).
+    #[allow(clippy::too_many_arguments)]
     pub async fn update_user(
         &self,
         tenant_code: &str,
@@ -394,7 +395,14 @@ impl Store {
             write_client_state(&mut tx, id, client, &after).await?;
         }
         if matches!(admission, Admission::Refuse { .. }) {
-            record(&mut tx, audit, AuditAction::LoginFailed, ResourceType::User, id).await?;
+            record(
+                &mut tx,
+                audit,
+                AuditAction::LoginFailed,
+                ResourceType::User,
+                id,
+            )
+            .await?;
         }
         tx.commit().await?;
         Ok(admission)
@@ -450,7 +458,14 @@ impl Store {
         .bind(id)
         .execute(&mut *tx)
         .await?;
-        record(&mut tx, audit, AuditAction::LoginFailed, ResourceType::User, id).await?;
+        record(
+            &mut tx,
+            audit,
+            AuditAction::LoginFailed,
+            ResourceType::User,
+            id,
+        )
+        .await?;
         tx.commit().await?;
         self.users.remove(&id);
         Ok(client_state)

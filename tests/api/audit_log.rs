@@ -87,10 +87,7 @@ async fn create_group(app: &TestApp, tenant: &str, name: &str) -> String {
 }
 
 async fn configuration_writes_are_audited(app: TestApp) {
-    let created = app
-        .admin
-        .post("/V2/1000/geofences", &circle("Depot"))
-        .await;
+    let created = app.admin.post("/V2/1000/geofences", &circle("Depot")).await;
     assert_eq!(created.status(), StatusCode::OK);
     let geofence = location_id(&created);
     let path = format!("/V2/1000/geofences/{geofence}");
@@ -102,7 +99,10 @@ async fn configuration_writes_are_audited(app: TestApp) {
     let group = create_group(&app, "1000", "Vans").await;
     let device = app
         .admin
-        .post("/V2/1000/devices", &json!({"DeviceId": "van-1", "DeviceType": "InReach"}))
+        .post(
+            "/V2/1000/devices",
+            &json!({"DeviceId": "van-1", "DeviceType": "InReach"}),
+        )
         .await;
     assert_eq!(device.status(), StatusCode::OK);
     let child = app.create_tenant("1000", "Child").await;
@@ -114,7 +114,12 @@ async fn configuration_writes_are_audited(app: TestApp) {
             &json!([{"op": "add", "path": "/FirstName", "value": "Olga"}]),
         )
         .await;
-    assert_eq!(profile.status(), StatusCode::OK, "{:?}", profile.text().await);
+    assert_eq!(
+        profile.status(),
+        StatusCode::OK,
+        "{:?}",
+        profile.text().await
+    );
 
     let listed = changes(&app, "1000").await;
     assert_eq!(
@@ -136,7 +141,10 @@ async fn configuration_writes_are_audited(app: TestApp) {
     assert_eq!(newest["TenantCode"], "1000");
     assert!(newest["AuditEntryId"].is_string());
     let at: jiff::Timestamp = newest["At"].as_str().unwrap().parse().unwrap();
-    assert!((jiff::Timestamp::now() - at).get_seconds().abs() < 60, "{at}");
+    assert!(
+        (jiff::Timestamp::now() - at).get_seconds().abs() < 60,
+        "{at}"
+    );
     // Newest first: ids go down.
     let ids: Vec<i64> = listed
         .iter()
@@ -241,24 +249,21 @@ async fn alert_actions_and_delivery_retries_are_audited_mo_messages_are_not(app:
 }
 
 async fn refused_writes_leave_no_entry(app: TestApp) {
-    let created = app
-        .admin
-        .post("/V2/1000/geofences", &circle("Depot"))
-        .await;
+    let created = app.admin.post("/V2/1000/geofences", &circle("Depot")).await;
     let path = format!("/V2/1000/geofences/{}", location_id(&created));
     let before = changes(&app, "1000").await;
 
     // 400: invalid.
     let invalid = app
         .admin
-        .post("/V2/1000/geofences", &json!({"Name": "No shape", "GeofenceType": "circle"}))
+        .post(
+            "/V2/1000/geofences",
+            &json!({"Name": "No shape", "GeofenceType": "circle"}),
+        )
         .await;
     assert_problem(invalid, 400, "validation_failed").await;
     // 409: the name is taken.
-    let duplicate = app
-        .admin
-        .post("/V2/1000/geofences", &circle("Depot"))
-        .await;
+    let duplicate = app.admin.post("/V2/1000/geofences", &circle("Depot")).await;
     assert_problem(duplicate, 409, "conflict").await;
     // 412: If-Match names another version (checked inside the write's transaction).
     let stale = app
@@ -292,8 +297,15 @@ async fn refused_writes_leave_no_entry(app: TestApp) {
     let busy = app.admin.delete(&format!("/V2/1000/groups/{group}")).await;
     assert_problem(busy, 409, "conflict").await;
     // 403: a ReadOnly user may not write.
-    let (_, reader) = app.create_user("1000", "reader@example.com", "ReadOnly").await;
-    assert_problem(reader.post("/V2/1000/geofences", &circle("R")).await, 403, "forbidden").await;
+    let (_, reader) = app
+        .create_user("1000", "reader@example.com", "ReadOnly")
+        .await;
+    assert_problem(
+        reader.post("/V2/1000/geofences", &circle("R")).await,
+        403,
+        "forbidden",
+    )
+    .await;
 
     let after = changes(&app, "1000").await;
     assert_eq!(with_device.len(), before.len() + 2, "{with_device:?}");
@@ -330,10 +342,7 @@ async fn filters_paging_and_csv(app: TestApp) {
     // Paged two at a time: every entry once, in the same order.
     let paged = entries(&app, &format!("{group_creates}&pageSize=2")).await;
     assert_eq!(paged, listed);
-    let first = app
-        .admin
-        .get(&format!("{group_creates}&pageSize=2"))
-        .await;
+    let first = app.admin.get(&format!("{group_creates}&pageSize=2")).await;
     let token = first.headers()["x-continuationtoken"]
         .to_str()
         .unwrap()
@@ -352,7 +361,10 @@ async fn filters_paging_and_csv(app: TestApp) {
 
     let by_actor = entries(
         &app,
-        &format!("/V2/1000/auditlog?resourceType=Geofence&actor={}", "admin%40safetrack.test"),
+        &format!(
+            "/V2/1000/auditlog?resourceType=Geofence&actor={}",
+            "admin%40safetrack.test"
+        ),
     )
     .await;
     assert_eq!(by_actor.len(), 1);
@@ -399,7 +411,15 @@ async fn filters_paging_and_csv(app: TestApp) {
     let text = csv.text().await.unwrap();
     let mut lines = text.lines();
     let header = lines.next().unwrap();
-    for column in ["AuditEntryId", "At", "Actor", "ClientAddress", "Action", "ResourceType", "ResourceId"] {
+    for column in [
+        "AuditEntryId",
+        "At",
+        "Actor",
+        "ClientAddress",
+        "Action",
+        "ResourceType",
+        "ResourceId",
+    ] {
         assert!(header.contains(column), "{header}");
     }
     assert_eq!(lines.filter(|l| !l.is_empty()).count(), 5, "{text}");
@@ -417,22 +437,32 @@ async fn scope_and_permissions(app: TestApp) {
     let subtree = entries(&app, "/V2/1000/auditlog?subtenants=true&resourceType=Group").await;
     assert_eq!(
         what(&subtree),
-        vec![entry("Create", "Group", &in_a), entry("Create", "Group", &in_b)]
+        vec![
+            entry("Create", "Group", &in_a),
+            entry("Create", "Group", &in_b)
+        ]
     );
     assert_eq!(subtree[1]["TenantCode"], a);
 
     // A's administrator sees A's entries, never B's, even with subtenants.
-    let (_, a_admin) = app.create_user(&a, "admin@a.example", "Administrator").await;
+    let (_, a_admin) = app
+        .create_user(&a, "admin@a.example", "Administrator")
+        .await;
     let a_list = a_admin
         .get_all_pages(&format!("/V2/{a}/auditlog?subtenants=true"))
         .await;
     assert!(a_list.iter().any(|e| e["ResourceId"] == in_a.as_str()));
-    assert!(a_list.iter().all(|e| e["TenantCode"] == a.as_str()), "{a_list:?}");
+    assert!(
+        a_list.iter().all(|e| e["TenantCode"] == a.as_str()),
+        "{a_list:?}"
+    );
     assert_not_found(a_admin.get(&format!("/V2/{b}/auditlog")).await).await;
     assert_not_found(a_admin.get("/V2/1000/auditlog").await).await;
 
     // Administrators only.
-    let (_, manager) = app.create_user("1000", "manager@example.com", "Manager").await;
+    let (_, manager) = app
+        .create_user("1000", "manager@example.com", "Manager")
+        .await;
     assert_problem(manager.get("/V2/1000/auditlog").await, 403, "forbidden").await;
     let (_, user) = app.create_user("1000", "user@example.com", "User").await;
     assert_problem(user.get("/V2/1000/auditlog").await, 403, "forbidden").await;
@@ -444,7 +474,11 @@ async fn scope_and_permissions(app: TestApp) {
     // A deleted tenant's history stays under its ancestor (tenant codes are never reused).
     let deleted = app.admin.delete(&format!("/V2/{b}")).await;
     assert_eq!(deleted.status(), StatusCode::OK);
-    let after = entries(&app, "/V2/1000/auditlog?subtenants=true&resourceType=Tenant").await;
+    let after = entries(
+        &app,
+        "/V2/1000/auditlog?subtenants=true&resourceType=Tenant",
+    )
+    .await;
     assert!(
         after
             .iter()
@@ -469,7 +503,10 @@ async fn no_secret_enters_the_log(app: TestApp) {
     assert_eq!(put.status(), StatusCode::OK);
     // The new password logs in (an entry), a wrong one fails (an entry).
     let client = app.client("ops@example.com", USER_SECRET);
-    assert_eq!(client.get("/V2/1000/devices").await.status(), StatusCode::OK);
+    assert_eq!(
+        client.get("/V2/1000/devices").await.status(),
+        StatusCode::OK
+    );
     let wrong = app.client("ops@example.com", "Wrong-password-1234");
     assert_eq!(
         wrong.get("/V2/1000/devices").await.status(),
@@ -525,7 +562,9 @@ async fn entries_past_their_retention_are_pruned(backend: Backend) {
     // New entries are still written (and listed) after a prune.
     create_group(&app, "1000", "New").await;
     assert_eq!(
-        entries(&app, "/V2/1000/auditlog?resourceType=Group").await.len(),
+        entries(&app, "/V2/1000/auditlog?resourceType=Group")
+            .await
+            .len(),
         1
     );
 }
@@ -553,7 +592,9 @@ async fn tokens_are_audited_and_act_under_their_name(app: TestApp) {
         StatusCode::OK
     );
     // A revoked token writes nothing more.
-    let refused = token.post("/V2/1000/groups", &json!({"Name": "Late"})).await;
+    let refused = token
+        .post("/V2/1000/groups", &json!({"Name": "Late"}))
+        .await;
     assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
 
     let listed = changes(&app, "1000").await;
