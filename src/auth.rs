@@ -539,6 +539,11 @@ impl Authenticator {
             .map(|e| e.principal.clone())
     }
 
+    /// A session's absolute lifetime (the cookie's `Max-Age`).
+    pub fn session_max(&self) -> Duration {
+        self.config.session_max
+    }
+
     // --- API tokens ---------------------------------------------------------------------
 
     /// The caller presenting API token `presented`: one SHA-256 and one indexed read,

@@ -33,6 +33,7 @@ pub mod rate_limit;
 mod reports;
 pub mod request_context;
 mod risk_regions;
+mod sessions;
 mod stream;
 mod strict_records;
 mod tenants;
@@ -132,6 +133,9 @@ fn routes(
         .split_for_parts();
     let (mut operations, operations_api) = health::router().split_for_parts();
     api.merge(operations_api);
+    let (session_routes, sessions_api) = sessions::router().split_for_parts();
+    operations = operations.merge(session_routes.layer(DefaultBodyLimit::max(limits.default)));
+    api.merge(sessions_api);
     let (metrics_routes, metrics_api) = metrics::router(metrics).split_for_parts();
     let metrics_apart = if metrics.own_listener {
         Some(metrics_routes)

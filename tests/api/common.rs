@@ -291,6 +291,7 @@ impl TestApp {
                 .expect("client"),
             credentials: Some((email.to_string(), password.to_string())),
             bearer: None,
+            session: None,
         }
     }
 
@@ -336,6 +337,8 @@ pub struct Client {
     http: reqwest::Client,
     credentials: Option<(String, String)>,
     bearer: Option<String>,
+    /// A browser session: (cookie value, CSRF token), sent with this server's Origin.
+    session: Option<(String, String)>,
 }
 
 impl Client {
@@ -345,6 +348,16 @@ impl Client {
             http: reqwest::Client::new(),
             credentials: credentials.map(|(u, p)| (u.to_string(), p.to_string())),
             bearer: None,
+            session: None,
+        }
+    }
+
+    /// A browser of this server with session cookie `cookie`: every request sends the
+    /// cookie, the server's own `Origin` and the session's `X-CSRF-Token`.
+    pub fn with_session(base: &str, cookie: &str, csrf: &str) -> Self {
+        Self {
+            session: Some((cookie.to_string(), csrf.to_string())),
+            ..Self::new(base, None)
         }
     }
 
@@ -358,10 +371,14 @@ impl Client {
 
     pub fn request(&self, method: Method, path: &str) -> RequestBuilder {
         let builder = self.http.request(method, format!("{}{path}", self.base));
-        match (&self.credentials, &self.bearer) {
-            (Some((u, p)), _) => builder.basic_auth(u, Some(p)),
-            (None, Some(token)) => builder.bearer_auth(token),
-            (None, None) => builder,
+        match (&self.credentials, &self.bearer, &self.session) {
+            (Some((u, p)), _, _) => builder.basic_auth(u, Some(p)),
+            (None, Some(token), _) => builder.bearer_auth(token),
+            (None, None, Some((cookie, csrf))) => builder
+                .header("cookie", format!("safetrack_session={cookie}"))
+                .header("origin", &self.base)
+                .header("x-csrf-token", csrf),
+            (None, None, None) => builder,
         }
     }
 

@@ -46,6 +46,7 @@ mod recipient_ranges;
 mod references;
 mod reports;
 mod risk_regions;
+mod sessions;
 mod storage;
 mod storage_faults;
 mod stream;
