@@ -675,7 +675,7 @@ impl Authenticator {
             .ok_or(AuthError::Session(SessionRefusal::Unknown))?;
         let at = now();
         if let Err(refusal) = self.session_state(session.last_seen_at, session.expires_at, at) {
-            self.store.delete_session(session.id).await?;
+            self.store.delete_session(session.id, None).await?;
             return Err(AuthError::Session(refusal));
         }
         if session.is_disabled {
@@ -728,7 +728,7 @@ impl Authenticator {
             .session_credentials(&secret_hash(presented))
             .await?
         {
-            self.store.delete_session(session.id).await?;
+            self.store.delete_session(session.id, None).await?;
         }
         Ok(())
     }

@@ -38,6 +38,17 @@ impl TenantScope {
     }
 }
 
+/// The audit context of something a caller does outside any path tenant (a logout):
+/// listed in the caller's home tenant.
+pub fn at_home(caller: &Principal) -> Audit {
+    Audit::in_tenant(
+        actor_of(caller),
+        caller.client,
+        &caller.tenant_code,
+        &caller.tenant_path,
+    )
+}
+
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list_audit_log))
 }

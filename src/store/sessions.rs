@@ -120,12 +120,27 @@ impl Store {
         Ok(())
     }
 
-    /// Ends session `id` (logout, or found expired).
-    pub async fn delete_session(&self, id: i64) -> StoreResult<()> {
-        sqlx::query("DELETE FROM sessions WHERE id = $1")
+    /// Ends session `id`: a logout (audited as a revocation) or one found expired
+    /// (`audit` `None`).
+    pub async fn delete_session(&self, id: i64, audit: Option<&Audit>) -> StoreResult<()> {
+        let mut tx = self.begin_write().await?;
+        let done = sqlx::query("DELETE FROM sessions WHERE id = $1")
             .bind(id)
-            .execute(&self.pool)
+            .execute(&mut *tx)
             .await?;
+        if let Some(audit) = audit
+            && done.rows_affected() > 0
+        {
+            record(
+                &mut tx,
+                audit,
+                AuditAction::Revoke,
+                ResourceType::Session,
+                id,
+            )
+            .await?;
+        }
+        tx.commit().await?;
         Ok(())
     }
 

@@ -11,8 +11,8 @@ use serde_json::{Value, json};
 use crate::alerts::{raise, sos_setup};
 use crate::backend_tests;
 use crate::common::{
-    ADMIN_EMAIL, Backend, PASSWORD, TestApp, assert_not_found, assert_problem, problem_fields,
-    spawn_app_with,
+    ADMIN_EMAIL, Backend, Client, PASSWORD, TestApp, assert_not_found, assert_problem,
+    problem_fields, spawn_app_with,
 };
 use crate::mo_messages::{DEVICE, position_report, post_processed};
 use safetrack::app::AppConfig;
@@ -26,6 +26,7 @@ backend_tests!(
     scope_and_permissions,
     no_secret_enters_the_log,
     tokens_are_audited_and_act_under_their_name,
+    sessions_opened_and_closed_are_audited,
 );
 
 /// Tests that start an app of their own (one macro per module).
@@ -612,4 +613,52 @@ async fn tokens_are_audited_and_act_under_their_name(app: TestApp) {
     assert_eq!(by_token.len(), 1);
     let text = serde_json::to_string(&listed).unwrap();
     assert!(!text.contains(&secret), "{text}");
+}
+
+async fn sessions_opened_and_closed_are_audited(app: TestApp) {
+    let body = json!({"Username": "ops@example.com", "Password": PASSWORD,
+                      "UserRoleId": "User", "IsPortalEnabled": true});
+    let created = app.admin.post("/V2/1000/users", &body).await;
+    assert_eq!(created.status(), StatusCode::OK);
+    let user = location_id(&created);
+    let response = app
+        .anonymous()
+        .post(
+            "/auth/session",
+            &json!({"Username": "ops@example.com", "Password": PASSWORD}),
+        )
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let set_cookie = response.headers()["set-cookie"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    let cookie = set_cookie
+        .strip_prefix("safetrack_session=")
+        .and_then(|rest| rest.split(';').next())
+        .unwrap()
+        .to_string();
+    let session: Value = response.json().await.unwrap();
+    let browser = Client::with_session(&app.base, &cookie, session["CsrfToken"].as_str().unwrap());
+    assert_eq!(
+        browser.delete("/auth/session").await.status(),
+        StatusCode::OK
+    );
+
+    let ops = entries(&app, "/V2/1000/auditlog?actor=ops%40example.com").await;
+    let listed = what(&ops);
+    assert_eq!(listed.len(), 3, "{ops:?}");
+    assert_eq!(listed[0], entry("Login", "User", &user));
+    let opened = &listed[1];
+    assert_eq!(
+        (opened.0.as_str(), opened.1.as_str()),
+        ("Create", "Session")
+    );
+    assert_eq!(listed[2], entry("Revoke", "Session", &opened.2));
+    for e in &ops {
+        assert_eq!(e["ClientAddress"], "127.0.0.1");
+        assert_eq!(e["TenantCode"], "1000");
+    }
+    let text = serde_json::to_string(&ops).unwrap();
+    assert!(!text.contains(&cookie), "{text}");
 }
