@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Throughput/latency benchmark: starts the release server on a fresh SQLite database and
-# measures, at 32 connections, authenticated GET /V2/{t}/users/{id} and GET /V2/{t}
-# against GET /healthz (the framework ceiling) in the same run. Rerunnable:
+# measures, at 32 connections, authenticated GET /V2/{t}/users/{id} (HTTP Basic, an API
+# token, a session cookie) and GET /V2/{t} against GET /healthz (the framework ceiling) in the same run. Rerunnable:
 #   bench/run.sh [duration_seconds]
 # Installs wrk from Debian packages when missing.
 set -euo pipefail
@@ -43,12 +43,31 @@ measure() {
   echo "$rps $p99"
 }
 
+# An API token (Bearer) and a browser session (cookie) of the same administrator.
+new_token() {
+  curl -fs -X POST "$BASE/V2/1000/apitokens" -H "$AUTH" -H 'content-type: application/json' \
+    -d "{\"Name\":\"$1\",\"Permissions\":[\"Read\"]}" | sed -E 's/.*"Token":"([^"]+)".*/\1/'
+}
+BEARER="Authorization: Bearer $(new_token bench)"
+SESSION_ID=$(curl -fs -D - -o /dev/null -X POST "$BASE/auth/session" -H 'content-type: application/json' \
+  -d "{\"Username\":\"$ADMIN\",\"Password\":\"$PASS\"}" \
+  | sed -nE 's/^set-cookie: safetrack_session=([^;]*);.*/\1/ip')
+COOKIE="Cookie: safetrack_session=$SESSION_ID"
+
 # Warm-up (fills the credential cache and the page cache).
 wrk -t1 -c4 -d2s -H "$AUTH" "$BASE/V2/1000/users/$USER_ID" >/dev/null
+
+# A cold token (its first use) against a warm Basic read: the median of 9 single requests.
+single_ms() { curl -fs -o /dev/null -w '%{time_total}\n' "$@" | awk '{printf "%.3f\n", $1*1000}'; }
+median() { sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
+COLD_MS=$(for i in $(seq 9); do single_ms "$BASE/V2/1000/users/$USER_ID" -H "Authorization: Bearer $(new_token cold$i)"; done | median)
+WARM_MS=$(for i in $(seq 9); do single_ms "$BASE/V2/1000/users/$USER_ID" -H "$AUTH"; done | median)
 
 read -r H_RPS H_P99 < <(measure "$BASE/healthz")
 read -r U_RPS U_P99 < <(measure "$BASE/V2/1000/users/$USER_ID" -H "$AUTH")
 read -r T_RPS T_P99 < <(measure "$BASE/V2/1000" -H "$AUTH")
+read -r B_RPS B_P99 < <(measure "$BASE/V2/1000/users/$USER_ID" -H "$BEARER")
+read -r C_RPS C_P99 < <(measure "$BASE/V2/1000/users/$USER_ID" -H "$COOKIE")
 RSS_KB=$(awk '/VmHWM/ {print $2}' "/proc/$SERVER/status")
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.0f%%", 100*a/b}'; }
@@ -58,6 +77,10 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.0f%%", 100*a/b}'; }
   echo "| GET /healthz (baseline) | $H_RPS | $H_P99 | 100% |"
   echo "| GET /V2/1000/users/{id} (Basic auth) | $U_RPS | $U_P99 | $(ratio "$U_RPS" "$H_RPS") |"
   echo "| GET /V2/1000 (Basic auth) | $T_RPS | $T_P99 | $(ratio "$T_RPS" "$H_RPS") |"
+  echo "| GET /V2/1000/users/{id} (API token) | $B_RPS | $B_P99 | $(ratio "$B_RPS" "$H_RPS") |"
+  echo "| GET /V2/1000/users/{id} (session cookie) | $C_RPS | $C_P99 | $(ratio "$C_RPS" "$H_RPS") |"
+  echo
+  echo "One request alone (median of 9): a token's first use ${COLD_MS} ms, a warm Basic read ${WARM_MS} ms."
   echo
   echo "Peak server RSS: $((RSS_KB / 1024)) MB. ${CONNECTIONS} connections, ${THREADS} wrk threads, ${DURATION} s each, SQLite, $(nproc) cores, $(date -u +%Y-%m-%d)."
 } | tee "$DATA/result.md"

@@ -37,7 +37,7 @@ pub enum Revoked {
     RoleLowered,
     CredentialChanged,
     SessionEnded,
-    TokenRevoked,
+    TokenEnded,
 }
 
 /// A caller's access as granted, to compare with the store's records later.
@@ -63,7 +63,7 @@ impl Grant {
         let credential = match principal.via {
             Via::Bearer => {
                 let Some(id) = principal.token_id() else {
-                    return Ok(Err(Revoked::TokenRevoked));
+                    return Ok(Err(Revoked::TokenEnded));
                 };
                 let grant = Self {
                     principal,
@@ -110,7 +110,7 @@ impl Grant {
         Ok(if store.api_token_live(id, now()).await? {
             Ok(())
         } else {
-            Err(Revoked::TokenRevoked)
+            Err(Revoked::TokenEnded)
         })
     }
 

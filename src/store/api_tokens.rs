@@ -1,6 +1,7 @@
 //! API tokens: the records clients manage, and the lookup by secret hash that every
-//! Bearer request makes (no cache: a revoked token is refused on the next request, on
-//! every process).
+//! Bearer request makes. On PostgreSQL it is read every time (a token revoked by another
+//! process is refused on the next request); on SQLite, where this process is the only
+//! writer, it is cached and the cache dropped on every revocation.
 
 use jiff::Timestamp;
 use sqlx::Row;
@@ -92,6 +93,26 @@ impl Store {
         let (action, kind) = (AuditAction::Create, ResourceType::ApiToken);
         record(&mut tx, audit, action, kind, &created.token_id).await?;
         tx.commit().await?;
+        // Known in full now: its first use is served like any other (SQLite).
+        if let (Ok(id), Some(node)) = (
+            created.token_id.parse(),
+            self.tenant_node(tenant_code).await?,
+        ) {
+            self.token_cache.put(
+                secret_hash.to_string(),
+                TokenCredentials {
+                    id,
+                    name: created.name.clone(),
+                    tenant_code: tenant_code.to_string(),
+                    tenant_path: node.path,
+                    permissions: token.permissions,
+                    secret_hash: secret_hash.to_string(),
+                    expires_at: token.expires_at,
+                    revoked_at: None,
+                    last_used_at: None,
+                },
+            );
+        }
         Ok(created)
     }
 
@@ -129,6 +150,7 @@ impl Store {
         at: Timestamp,
         audit: &Audit,
     ) -> StoreResult<bool> {
+        self.token_cache.clear();
         let mut tx = self.begin_write().await?;
         let done = sqlx::query(
             "UPDATE api_tokens SET revoked_at = $1
@@ -151,6 +173,8 @@ impl Store {
         )
         .await?;
         tx.commit().await?;
+        // Again: a request may have cached the token while this transaction was open.
+        self.token_cache.clear();
         Ok(true)
     }
 
@@ -159,6 +183,10 @@ impl Store {
         &self,
         secret_hash: &str,
     ) -> StoreResult<Option<TokenCredentials>> {
+        let key = secret_hash.to_string();
+        if let Some(found) = self.token_cache.get(&key) {
+            return Ok(Some(found));
+        }
         let row = sqlx::query(
             "SELECT k.id, k.name, k.tenant_code, t.path, k.permissions, k.secret_hash,
                 k.expires_at, k.revoked_at, k.last_used_at
@@ -169,7 +197,7 @@ impl Store {
         .fetch_optional(&self.pool)
         .await?;
         let Some(row) = row else { return Ok(None) };
-        Ok(Some(TokenCredentials {
+        let found = TokenCredentials {
             id: row.try_get("id")?,
             name: row.try_get("name")?,
             tenant_code: row.try_get("tenant_code")?,
@@ -179,7 +207,9 @@ impl Store {
             expires_at: from_micros(row.try_get("expires_at")?)?,
             revoked_at: from_micros(row.try_get("revoked_at")?)?,
             last_used_at: from_micros(row.try_get("last_used_at")?)?,
-        }))
+        };
+        self.token_cache.put(key, found.clone());
+        Ok(Some(found))
     }
 
     /// Whether token `id` is still live at `at` (neither revoked nor expired nor gone).

@@ -59,6 +59,16 @@ impl<K: Eq + Hash, V: Clone> RecordCache<K, V> {
         }
     }
 
+    /// Keeps the entries `keep` answers true for (it may change them).
+    pub fn retain(&self, keep: impl FnMut(&K, &mut V) -> bool) {
+        if self.enabled {
+            self.entries
+                .write()
+                .unwrap_or_else(|e| e.into_inner())
+                .retain(keep);
+        }
+    }
+
     pub fn clear(&self) {
         if self.enabled {
             self.entries

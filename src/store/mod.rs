@@ -221,6 +221,10 @@ pub struct Store {
     /// Read caches (SQLite only; see `cache.rs`).
     tenants: Arc<RecordCache<String, Tenant>>,
     users: Arc<RecordCache<i64, StoredUser>>,
+    /// API tokens and sessions by secret hash (SQLite only, like the others: on PostgreSQL
+    /// every request reads them, so a revocation elsewhere holds at once).
+    token_cache: Arc<RecordCache<String, TokenCredentials>>,
+    session_cache: Arc<RecordCache<String, SessionCredentials>>,
     /// SQLite's one writing connection, which writers queue for (`sqlite_writer.rs`).
     writer: Option<Arc<SqliteWriter>>,
     /// PostgreSQL: where the live stream's announcements go (`stream_feed.rs`), and the
@@ -276,6 +280,8 @@ impl Store {
             tenant_nodes: Arc::default(),
             tenants: Arc::new(RecordCache::new(single_writer)),
             users: Arc::new(RecordCache::new(single_writer)),
+            token_cache: Arc::new(RecordCache::new(single_writer)),
+            session_cache: Arc::new(RecordCache::new(single_writer)),
             writer,
             stream_channel,
             url,

@@ -1,5 +1,7 @@
 //! Browser sessions: stored by the hash of their id, read with their user on every
-//! cookie request (no cache: a session ended anywhere is refused on the next request).
+//! cookie request. On PostgreSQL from the database every time (a session ended by another
+//! process is refused on the next request); on SQLite from a cache that every change to a
+//! session or its user updates in the same call.
 
 use jiff::Timestamp;
 use sqlx::Row;
@@ -69,6 +71,10 @@ impl Store {
         &self,
         id_hash: &str,
     ) -> StoreResult<Option<SessionCredentials>> {
+        let key = id_hash.to_string();
+        if let Some(found) = self.session_cache.get(&key) {
+            return Ok(Some(found));
+        }
         let row = sqlx::query(
             "SELECT s.id, s.id_hash, s.user_id, s.last_seen_at, s.expires_at, u.username,
                 u.tenant_code, t.path, u.role, u.is_disabled
@@ -81,7 +87,7 @@ impl Store {
         .await?;
         let Some(row) = row else { return Ok(None) };
         let role: String = row.try_get("role")?;
-        Ok(Some(SessionCredentials {
+        let found = SessionCredentials {
             id: row.try_get("id")?,
             id_hash: row.try_get("id_hash")?,
             user_id: row.try_get("user_id")?,
@@ -94,7 +100,9 @@ impl Store {
             is_disabled: row.try_get::<i64, _>("is_disabled")? != 0,
             last_seen_at: from_micros(row.try_get("last_seen_at")?)?.unwrap_or_default(),
             expires_at: from_micros(row.try_get("expires_at")?)?.unwrap_or_default(),
-        }))
+        };
+        self.session_cache.put(key, found.clone());
+        Ok(Some(found))
     }
 
     /// Whether session `id` still exists (not logged out, not ended by a user change).
@@ -117,12 +125,19 @@ impl Store {
             .bind(id)
             .execute(&self.pool)
             .await?;
+        self.session_cache.retain(|_, s| {
+            if s.id == id {
+                s.last_seen_at = at;
+            }
+            true
+        });
         Ok(())
     }
 
     /// Ends session `id`: a logout (audited as a revocation) or one found expired
     /// (`audit` `None`).
     pub async fn delete_session(&self, id: i64, audit: Option<&Audit>) -> StoreResult<()> {
+        self.session_cache.retain(|_, s| s.id != id);
         let mut tx = self.begin_write().await?;
         let done = sqlx::query("DELETE FROM sessions WHERE id = $1")
             .bind(id)
@@ -144,12 +159,15 @@ impl Store {
         Ok(())
     }
 
-    /// Ends every session of a user (offline password change).
-    pub async fn end_user_sessions(&self, user_id: i64) -> StoreResult<()> {
-        sqlx::query("DELETE FROM sessions WHERE user_id = $1")
-            .bind(user_id)
-            .execute(&self.pool)
-            .await?;
-        Ok(())
+    /// Drops the cached sessions of a user (after any change to the user: the cache
+    /// holds its username, role and state).
+    pub(super) fn forget_user_sessions(&self, user_id: i64) {
+        self.session_cache.retain(|_, s| s.user_id != user_id);
+    }
+
+    /// Drops every cached token and session (a tenant and what it owned were deleted).
+    pub(super) fn forget_credentials(&self) {
+        self.session_cache.clear();
+        self.token_cache.clear();
     }
 }

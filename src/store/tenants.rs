@@ -277,6 +277,7 @@ impl Store {
             .unwrap_or_else(|e| e.into_inner())
             .remove(code);
         self.tenants.remove(&code.to_string());
+        self.forget_credentials();
         // Its users went with it (cascade).
         self.users.clear();
         Ok(TenantDeletion::Deleted)

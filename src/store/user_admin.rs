@@ -69,7 +69,9 @@ impl Store {
         }
         tx.commit().await?;
         let Some(row) = row else { return Ok(false) };
-        self.users.remove(&row.try_get::<i64, _>("id")?);
+        let id = row.try_get::<i64, _>("id")?;
+        self.users.remove(&id);
+        self.forget_user_sessions(id);
         Ok(true)
     }
 

@@ -311,6 +311,7 @@ impl Store {
         record(&mut tx, audit, AuditAction::Update, ResourceType::User, id).await?;
         tx.commit().await?;
         self.users.remove(&id);
+        self.forget_user_sessions(id);
         Ok(())
     }
 
@@ -334,6 +335,7 @@ impl Store {
         record(&mut tx, audit, AuditAction::Delete, ResourceType::User, id).await?;
         tx.commit().await?;
         self.users.remove(&id);
+        self.forget_user_sessions(id);
         Ok(())
     }
 
