@@ -19,6 +19,7 @@ use crate::services::escalation::Escalator;
 use crate::services::ingest::{Pipeline, PipelineConfig};
 use crate::services::stream::EventHub;
 use crate::store::{Backend, ClaimScope, NewUser, Store, StreamFeed};
+use crate::workers::audit_retention::AuditPruner;
 use crate::workers::deliveries::{DeliveryWorker, DeliveryWorkerConfig};
 use crate::workers::escalations::EscalationWorker;
 use crate::workers::{self, check_ins::CheckInScheduler};
@@ -154,15 +155,18 @@ pub async fn create_user(
     }
     let password_hash = hash_password(password.to_string()).await?;
     let id = store
-        .create_user(NewUser {
-            tenant_code: tenant.to_string(),
-            user: User {
-                password: None,
-                ..user
+        .create_user(
+            NewUser {
+                tenant_code: tenant.to_string(),
+                user: User {
+                    password: None,
+                    ..user
+                },
+                role,
+                password_hash,
             },
-            role,
-            password_hash,
-        })
+            None,
+        )
         .await?;
     Ok(id)
 }
@@ -224,6 +228,8 @@ pub struct AppConfig {
     pub serving: ServeConfig,
     /// Where `/metrics` is served and its token (`--metrics-listen`, `--metrics-token`).
     pub metrics: MetricsConfig,
+    /// How long audit log entries are kept (`--audit-retention-days`).
+    pub audit_retention: Duration,
 }
 
 impl Default for AppConfig {
@@ -241,6 +247,7 @@ impl Default for AppConfig {
             reports: crate::domain::report::Thresholds::default(),
             serving: ServeConfig::default(),
             metrics: MetricsConfig::default(),
+            audit_retention: Duration::from_secs(365 * 86_400),
         }
     }
 }
@@ -258,6 +265,7 @@ pub struct App {
     pipeline: Arc<Pipeline>,
     pipeline_config: PipelineConfig,
     worker_interval: Duration,
+    audit_retention: Duration,
     channels: Arc<Channels>,
     delivery: DeliveryWorkerConfig,
     /// PostgreSQL: every process's stream announcements, listened to from here on.
@@ -305,6 +313,7 @@ pub async fn build_app(store: Store, mut config: AppConfig) -> anyhow::Result<Ap
         pipeline,
         pipeline_config: config.pipeline,
         worker_interval: config.worker_interval,
+        audit_retention: config.audit_retention,
         channels,
         delivery: config.delivery,
         stream_feed,
@@ -406,6 +415,17 @@ pub async fn serve_with_metrics(
                 store.checkpoint_log().await?;
                 Ok(workers::StepOutcome::Idle)
             }
+        },
+    ));
+    let pruner = AuditPruner::new(app.store.clone(), app.audit_retention);
+    workers.push(workers::spawn_loop(
+        "audit-retention",
+        pruner.interval(app.worker_interval),
+        None,
+        stopped.clone(),
+        move || {
+            let pruner = pruner.clone();
+            async move { pruner.step().await }
         },
     ));
     // Two loops by default: a receiver that hangs until its timeout holds up one only.

@@ -35,6 +35,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::domain::access::{Permission, Permissions, Role};
 use crate::domain::api_token::{hashes_equal, is_random_secret, is_well_formed, secret_hash};
+use crate::domain::audit::{self, Audit, AuditAction, ResourceType};
 use crate::domain::lockout::{Admission, LockoutPolicy};
 use crate::domain::password;
 use crate::domain::time::now;
@@ -289,9 +290,16 @@ impl Attempt {
             return Ok(Outcome::Refused(AuthError::InvalidCredentials));
         };
         let client_text = self.client.to_string();
+        // Listed in the user's home tenant, named by the username tried.
+        let audit = Audit::in_tenant(
+            audit::Actor::user(&creds.username),
+            Some(self.client),
+            &creds.tenant_code,
+            &creds.tenant_path,
+        );
         let admission = self
             .store
-            .admit_login_attempt(creds.id, &client_text, &self.policy, now())
+            .admit_login_attempt(creds.id, &client_text, &self.policy, now(), &audit)
             .await?;
         let hash = creds.password_hash.clone().unwrap_or_default();
         match admission {
@@ -306,11 +314,13 @@ impl Attempt {
             Admission::Probe { until } => {
                 self.locks.remember(creds.id, self.client, until);
                 if verify_off_runtime(hash, self.password).await? {
+                    let entry = audit.entry(AuditAction::LoginFailed, ResourceType::User, creds.id);
+                    self.store.record_audit(&entry).await?;
                     let user_id = (!creds.is_disabled).then_some(creds.id);
                     return Ok(Outcome::Locked { until, user_id });
                 }
                 self.store
-                    .record_login_failure(creds.id, &client_text, None, &self.policy, now())
+                    .record_login_failure(creds.id, &client_text, None, &self.policy, now(), &audit)
                     .await?;
                 Ok(Outcome::Refused(AuthError::InvalidCredentials))
             }
@@ -325,6 +335,7 @@ impl Attempt {
                             Some(window),
                             &self.policy,
                             at,
+                            &audit,
                         )
                         .await?;
                     if let Some(until) = self.policy.locked_until(&state, at) {
@@ -334,7 +345,14 @@ impl Attempt {
                 }
                 let logged_in = (!creds.is_disabled).then(now);
                 self.store
-                    .release_login_attempt(creds.id, &client_text, window, &self.policy, logged_in)
+                    .release_login_attempt(
+                        creds.id,
+                        &client_text,
+                        window,
+                        &self.policy,
+                        logged_in,
+                        &audit,
+                    )
                     .await?;
                 if creds.is_disabled {
                     return Ok(Outcome::Refused(AuthError::Disabled));
@@ -624,7 +642,18 @@ impl Authenticator {
             .map_err(|e| AuthError::Internal(e.to_string()))?;
         let id = self
             .store
-            .create_session(user_id, &secret_hash(&secret), at, until)
+            .create_session(
+                user_id,
+                &secret_hash(&secret),
+                at,
+                until,
+                &Audit::in_tenant(
+                    audit::Actor::named(principal.actor_name()),
+                    principal.client,
+                    &principal.tenant_code,
+                    &principal.tenant_path,
+                ),
+            )
             .await?;
         let mut session = principal.clone();
         session.via = Via::Session { id };
@@ -646,7 +675,7 @@ impl Authenticator {
             .ok_or(AuthError::Session(SessionRefusal::Unknown))?;
         let at = now();
         if let Err(refusal) = self.session_state(session.last_seen_at, session.expires_at, at) {
-            self.store.delete_session(session.id).await?;
+            self.store.delete_session(session.id, None).await?;
             return Err(AuthError::Session(refusal));
         }
         if session.is_disabled {
@@ -699,7 +728,7 @@ impl Authenticator {
             .session_credentials(&secret_hash(presented))
             .await?
         {
-            self.store.delete_session(session.id).await?;
+            self.store.delete_session(session.id, None).await?;
         }
         Ok(())
     }

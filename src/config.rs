@@ -246,6 +246,14 @@ pub struct ServeArgs {
     /// Require `Authorization: Bearer <this>` on `/metrics`.
     #[arg(long, env = "SAFETRACK_METRICS_TOKEN", hide_env_values = true)]
     pub metrics_token: Option<String>,
+    /// Days an audit log entry is kept; older ones are pruned by a background worker.
+    #[arg(
+        long,
+        env = "SAFETRACK_AUDIT_RETENTION_DAYS",
+        default_value_t = 365,
+        value_parser = clap::value_parser!(u32).range(1..)
+    )]
+    pub audit_retention_days: u32,
     /// Log format.
     #[arg(long, env = "SAFETRACK_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,

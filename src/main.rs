@@ -142,6 +142,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 .filter(|t| !t.is_empty())
                 .map(MetricsToken::new),
         },
+        audit_retention: Duration::from_secs(u64::from(args.audit_retention_days) * 86_400),
         ..AppConfig::default()
     };
     let app = app::build_app(store.clone(), config).await?;

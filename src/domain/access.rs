@@ -34,10 +34,12 @@ pub enum Permission {
     KeepOwnItineraries,
     /// Read anything in scope.
     Read,
+    /// Read the audit log (Administrators only).
+    ReadAuditLog,
 }
 
 impl Permission {
-    pub const ALL: [Permission; 9] = [
+    pub const ALL: [Permission; 10] = [
         Permission::ManageTenants,
         Permission::ManageUsers,
         Permission::ManageConfiguration,
@@ -47,6 +49,7 @@ impl Permission {
         Permission::ManageItineraries,
         Permission::KeepOwnItineraries,
         Permission::Read,
+        Permission::ReadAuditLog,
     ];
 
     /// The name clients use (API tokens' `Permissions`).
@@ -61,6 +64,7 @@ impl Permission {
             Permission::ManageItineraries => "ManageItineraries",
             Permission::KeepOwnItineraries => "KeepOwnItineraries",
             Permission::Read => "Read",
+            Permission::ReadAuditLog => "ReadAuditLog",
         }
     }
 
@@ -162,7 +166,7 @@ impl Role {
         use Permission::*;
         match self {
             Role::Administrator => true,
-            Role::Manager => !matches!(permission, ManageTenants),
+            Role::Manager => !matches!(permission, ManageTenants | ReadAuditLog),
             Role::User => matches!(
                 permission,
                 Read | DeviceMessages | HandleAlerts | KeepOwnItineraries

@@ -5,6 +5,7 @@ pub mod address;
 pub mod address_book;
 pub mod alert;
 pub mod api_token;
+pub mod audit;
 pub mod delivery;
 pub mod device;
 pub mod device_state;

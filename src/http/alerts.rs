@@ -233,6 +233,7 @@ async fn acknowledge_alert(
             &actor(&scope),
             action,
             if_match.as_deref(),
+            &scope.audit(),
         )
         .await?;
     Ok(Record(alert))
@@ -277,6 +278,7 @@ async fn resolve_alert(
             &actor(&scope),
             action,
             if_match.as_deref(),
+            &scope.audit(),
         )
         .await?;
     Ok(Record(alert))
@@ -307,7 +309,7 @@ async fn add_note(
     let text = note.validated()?;
     let action = AlertAction::Note { text: &text };
     let (_, entry) = AlertDesk::new(&app.store, app.pipeline.hub())
-        .act(&scope.tenant, id, &actor(&scope), action, None)
+        .act(&scope.tenant, id, &actor(&scope), action, None, &scope.audit())
         .await?;
     Ok(Record(entry))
 }

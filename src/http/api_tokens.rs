@@ -88,6 +88,7 @@ async fn create_token(
             &prefix,
             &scope.caller.actor_name(),
             at,
+            &scope.audit(),
         )
         .await?;
     record.token = Some(secret);
@@ -125,7 +126,12 @@ async fn revoke_token(
     scope.require(Permission::ManageConfiguration)?;
     if !app
         .store
-        .revoke_api_token(scope.code(), token_id(&path.tokenId)?, now())
+        .revoke_api_token(
+            scope.code(),
+            token_id(&path.tokenId)?,
+            now(),
+            &scope.audit(),
+        )
         .await?
     {
         return Err(ApiError::NotFound);

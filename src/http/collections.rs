@@ -93,7 +93,7 @@ async fn create_collection(
     let collection = checked(&app, &scope, collection).await?;
     let id = app
         .store
-        .create_collection(scope.code(), &collection)
+        .create_collection(scope.code(), &collection, &scope.audit())
         .await?;
     Ok(Created(format!("/V2/{}/collections/{id}", scope.code())))
 }
@@ -132,7 +132,13 @@ async fn update_collection(
     let id = collection_id(&path.collectionId)?;
     let collection = checked(&app, &scope, collection).await?;
     app.store
-        .update_collection(scope.code(), id, &collection, if_match.as_deref())
+        .update_collection(
+            scope.code(),
+            id,
+            &collection,
+            if_match.as_deref(),
+            &scope.audit(),
+        )
         .await?;
     Ok(NoContent)
 }
@@ -154,6 +160,7 @@ async fn delete_collection(
             scope.code(),
             collection_id(&path.collectionId)?,
             if_match.as_deref(),
+            &scope.audit(),
         )
         .await?;
     Ok(NoContent)

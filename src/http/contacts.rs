@@ -107,7 +107,7 @@ async fn create_contact(
     };
     let id = app
         .store
-        .create_address_book(AddressBook::Contacts, &scope.tenant, write)
+        .create_address_book(AddressBook::Contacts, &scope.tenant, write, &scope.audit())
         .await?;
     Ok(Created(format!(
         "/V2/{}/addressbookcontacts/{id}",
@@ -166,6 +166,7 @@ async fn update_contact(
             current.id,
             write,
             Some(&expected),
+            &scope.audit(),
         )
         .await?;
     Ok(NoContent)
@@ -190,6 +191,7 @@ async fn delete_contact(
             scope.code(),
             current.id,
             if_match.as_deref(),
+            &scope.audit(),
         )
         .await?;
     Ok(NoContent)

@@ -176,7 +176,7 @@ async fn retry_delivery(
     let id: i64 = path.deliveryId.parse().map_err(|_| ApiError::NotFound)?;
     let delivery = app
         .store
-        .requeue_delivery(scope.code(), id, now())
+        .requeue_delivery(scope.code(), id, now(), &scope.audit())
         .await?
         .ok_or(ApiError::NotFound)?;
     Ok(Record(delivery))

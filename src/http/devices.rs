@@ -116,7 +116,9 @@ async fn create_device(
 ) -> ApiResult<Created> {
     scope.require(Permission::AccessAllDevices)?;
     let device = validated(&app, &scope, device).await?;
-    app.store.create_device(scope.code(), &device).await?;
+    app.store
+        .create_device(scope.code(), &device, &scope.audit())
+        .await?;
     let id = device.device_id.unwrap_or_default();
     Ok(Created(format!("/V2/{}/devices/{id}", scope.code())))
 }
@@ -149,7 +151,13 @@ async fn update_device(
     device.device_id = Some(path.deviceId.clone());
     let device = validated(&app, &scope, device).await?;
     app.store
-        .update_device(scope.code(), &path.deviceId, &device, if_match.as_deref())
+        .update_device(
+            scope.code(),
+            &path.deviceId,
+            &device,
+            if_match.as_deref(),
+            &scope.audit(),
+        )
         .await?;
     Ok(NoContent)
 }
@@ -171,7 +179,13 @@ async fn patch_device(
     let expected = if_match.or_else(|| current.etag.clone());
     let patched = validated(&app, &scope, apply_patch(&current, &patch)?).await?;
     app.store
-        .update_device(scope.code(), &path.deviceId, &patched, expected.as_deref())
+        .update_device(
+            scope.code(),
+            &path.deviceId,
+            &patched,
+            expected.as_deref(),
+            &scope.audit(),
+        )
         .await?;
     Ok(NoContent)
 }
@@ -193,6 +207,7 @@ async fn delete_device(
             &path.deviceId,
             &scope.caller.actor_name(),
             if_match.as_deref(),
+            &scope.audit(),
         )
         .await?;
     Ok(NoContent)

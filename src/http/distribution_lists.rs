@@ -108,7 +108,7 @@ async fn create_list(
     };
     let id = app
         .store
-        .create_address_book(AddressBook::Lists, &scope.tenant, write)
+        .create_address_book(AddressBook::Lists, &scope.tenant, write, &scope.audit())
         .await?;
     Ok(Created(format!(
         "/V2/{}/addressbookdistributionlists/{id}",
@@ -165,6 +165,7 @@ async fn update_list(
             current.id,
             write,
             if_match.as_deref(),
+            &scope.audit(),
         )
         .await?;
     Ok(NoContent)
@@ -189,6 +190,7 @@ async fn delete_list(
             scope.code(),
             current.id,
             if_match.as_deref(),
+            &scope.audit(),
         )
         .await?;
     Ok(NoContent)

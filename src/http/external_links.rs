@@ -66,7 +66,10 @@ async fn create_link(
 ) -> ApiResult<Created> {
     scope.require(Permission::ManageConfiguration)?;
     let link = incoming.validated()?;
-    let id = app.store.create_external_link(scope.code(), &link).await?;
+    let id = app
+        .store
+        .create_external_link(scope.code(), &link, &scope.audit())
+        .await?;
     Ok(Created(format!(
         "/V2/{}/tenantexternallinks/{id}",
         scope.code()
@@ -102,7 +105,7 @@ async fn delete_link(
 ) -> ApiResult<NoContent> {
     scope.require(Permission::ManageConfiguration)?;
     app.store
-        .delete_external_link(scope.code(), link_id(&path.externalLinkId)?)
+        .delete_external_link(scope.code(), link_id(&path.externalLinkId)?, &scope.audit())
         .await?;
     Ok(NoContent)
 }

@@ -91,7 +91,10 @@ async fn create_geofence(
 ) -> ApiResult<Created> {
     scope.require(Permission::ManageConfiguration)?;
     let (geofence, _) = incoming.validated()?;
-    let id = app.store.create_geofence(scope.code(), &geofence).await?;
+    let id = app
+        .store
+        .create_geofence(scope.code(), &geofence, &scope.audit())
+        .await?;
     Ok(Created(format!("/V2/{}/geofences/{id}", scope.code())))
 }
 
@@ -131,7 +134,13 @@ async fn update_geofence(
     let existing = find_owned(&app, &scope, &path.geofenceId).await?;
     let (geofence, _) = incoming.validated()?;
     app.store
-        .update_geofence(scope.code(), existing.id, &geofence, if_match.as_deref())
+        .update_geofence(
+            scope.code(),
+            existing.id,
+            &geofence,
+            if_match.as_deref(),
+            &scope.audit(),
+        )
         .await?;
     Ok(NoContent)
 }
@@ -153,7 +162,12 @@ async fn delete_geofence(
     scope.require(Permission::ManageConfiguration)?;
     let existing = find_owned(&app, &scope, &path.geofenceId).await?;
     app.store
-        .delete_geofence(scope.code(), existing.id, if_match.as_deref())
+        .delete_geofence(
+            scope.code(),
+            existing.id,
+            if_match.as_deref(),
+            &scope.audit(),
+        )
         .await?;
     Ok(NoContent)
 }

@@ -61,7 +61,10 @@ async fn create_group(
 ) -> ApiResult<Created> {
     scope.require(Permission::AccessAllDevices)?;
     let group = group.validated()?;
-    let id = app.store.create_group(scope.code(), &group).await?;
+    let id = app
+        .store
+        .create_group(scope.code(), &group, &scope.audit())
+        .await?;
     Ok(Created(format!("/V2/{}/groups/{id}", scope.code())))
 }
 
@@ -97,7 +100,13 @@ async fn update_group(
     let id = group_id(&path.groupId)?;
     let group = group.validated()?;
     app.store
-        .update_group(scope.code(), id, &group, if_match.as_deref())
+        .update_group(
+            scope.code(),
+            id,
+            &group,
+            if_match.as_deref(),
+            &scope.audit(),
+        )
         .await?;
     Ok(NoContent)
 }
@@ -114,7 +123,12 @@ async fn delete_group(
 ) -> ApiResult<NoContent> {
     scope.require(Permission::AccessAllDevices)?;
     app.store
-        .delete_group(scope.code(), group_id(&path.groupId)?, if_match.as_deref())
+        .delete_group(
+            scope.code(),
+            group_id(&path.groupId)?,
+            if_match.as_deref(),
+            &scope.audit(),
+        )
         .await?;
     Ok(NoContent)
 }

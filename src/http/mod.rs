@@ -4,6 +4,7 @@
 mod access_check;
 mod alerts;
 mod api_tokens;
+mod audit_log;
 pub mod client_address;
 mod collections;
 mod contacts;
@@ -125,6 +126,7 @@ fn routes(
         .merge(itinerary_parts::router())
         .merge(risk_regions::router())
         .merge(reports::router().merge(collections::router()))
+        .merge(audit_log::router())
         .layer(middleware::from_fn(negotiate::negotiate))
         // The live stream has one representation (text/event-stream): no negotiation.
         .merge(stream::router())

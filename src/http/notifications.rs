@@ -144,7 +144,13 @@ async fn create(
     let (notification, references) = validated(app, scope, level, notification).await?;
     let id = app
         .store
-        .create_notification(&scope.tenant, level, &notification, &references)
+        .create_notification(
+            &scope.tenant,
+            level,
+            &notification,
+            &references,
+            &scope.audit(),
+        )
         .await?;
     let base = match level {
         NotificationLevel::Tenant => format!("/V2/{}", scope.code()),
@@ -190,6 +196,7 @@ async fn update(
             &notification,
             &references,
             if_match.as_deref(),
+            &scope.audit(),
         )
         .await?;
     Ok(NoContent)
@@ -209,6 +216,7 @@ async fn delete(
             level,
             notification_id(raw_id)?,
             if_match.as_deref(),
+            &scope.audit(),
         )
         .await?;
     Ok(NoContent)

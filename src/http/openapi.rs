@@ -63,6 +63,8 @@ use super::error::{Problem, ProblemField};
         (name = "Reports", description = "Reports over devices, alerts and driver behaviour, \
             streamed as computed (JSON, CSV, XML); see docs/reports.md"),
         (name = "Collections", description = "Cross-tenant sets of devices that reports take as CollectionId"),
+        (name = "Audit log", description = "Who changed what, when and from where \
+            (Administrators)"),
         (name = "Operations", description = "Health and readiness"),
     )
 )]

@@ -95,7 +95,13 @@ async fn update_profile(
     require_self_or_manager(&scope, id)?;
     let profile = incoming.validated()?;
     app.store
-        .update_profile(scope.code(), id, &profile, if_match.as_deref())
+        .update_profile(
+            scope.code(),
+            id,
+            &profile,
+            if_match.as_deref(),
+            &scope.audit(),
+        )
         .await?;
     Ok(NoContent)
 }
@@ -119,7 +125,13 @@ async fn patch_profile(
     // The patch was applied to the version read: refuse if another write came between.
     let expected = if_match.or(current.etag);
     app.store
-        .update_profile(scope.code(), id, &patched, expected.as_deref())
+        .update_profile(
+            scope.code(),
+            id,
+            &patched,
+            expected.as_deref(),
+            &scope.audit(),
+        )
         .await?;
     Ok(NoContent)
 }

@@ -97,7 +97,13 @@ async fn create_risk_region(
     scope.require(Permission::ManageConfiguration)?;
     let (region, shape) = incoming.validated()?;
     app.store
-        .create_risk_region(scope.code(), &scope.tenant.path, &region, &shape)
+        .create_risk_region(
+            scope.code(),
+            &scope.tenant.path,
+            &region,
+            &shape,
+            &scope.audit(),
+        )
         .await?;
     Ok(Created(format!(
         "/V2/{}/riskregions/{}",
@@ -153,6 +159,7 @@ async fn update_risk_region(
             &region,
             &shape,
             if_match.as_deref(),
+            &scope.audit(),
         )
         .await?;
     Ok(NoContent)
@@ -181,6 +188,7 @@ async fn delete_risk_region(
             &scope.tenant.path,
             existing.id,
             if_match.as_deref(),
+            &scope.audit(),
         )
         .await?;
     Ok(NoContent)

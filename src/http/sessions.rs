@@ -92,7 +92,7 @@ async fn open_session(
         return Err(AuthError::InvalidCredentials.into());
     }
     let client = parts.extensions.get::<ClientAddress>().map(|c| c.0);
-    let principal = app
+    let mut principal = app
         .auth
         .login(
             username,
@@ -109,6 +109,8 @@ async fn open_session(
     if !user.user.is_portal_enabled {
         return Err(AuthError::PortalDisabled.into());
     }
+    // The session's audit entry names where it was opened from.
+    principal.client = client;
     let (secret, mut session) = app.auth.open_session(&principal).await?;
     session.client = client;
     let mut body = describe(&app, &session).await?;
@@ -147,7 +149,8 @@ async fn close_session(
     Caller(caller): Caller,
 ) -> ApiResult<Response> {
     if let Via::Session { id } = caller.via {
-        app.store.delete_session(id).await?;
+        let audit = super::audit_log::at_home(&caller);
+        app.store.delete_session(id, Some(&audit)).await?;
     }
     let cookie = format!(
         "{SESSION_COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0{}",

@@ -62,7 +62,10 @@ async fn create_subtenant(
 ) -> ApiResult<Record<Tenant>> {
     scope.require(Permission::ManageTenants)?;
     let tenant = tenant.validated()?;
-    let created = app.store.create_tenant(&scope.tenant, &tenant).await?;
+    let created = app
+        .store
+        .create_tenant(&scope.tenant, &tenant, &scope.audit())
+        .await?;
     Ok(Record(created))
 }
 
@@ -80,7 +83,7 @@ async fn update_tenant(
     scope.require(Permission::ManageTenants)?;
     let tenant = tenant.validated()?;
     app.store
-        .update_tenant(scope.code(), &tenant, if_match.as_deref())
+        .update_tenant(scope.code(), &tenant, if_match.as_deref(), &scope.audit())
         .await?;
     Ok(NoContent)
 }
@@ -103,7 +106,7 @@ async fn delete_tenant(
     }
     match app
         .store
-        .delete_tenant(scope.code(), if_match.as_deref())
+        .delete_tenant(scope.code(), if_match.as_deref(), &scope.audit())
         .await?
     {
         TenantDeletion::Deleted => {

@@ -173,12 +173,15 @@ async fn create_user(
     }
     let id = app
         .store
-        .create_user(NewUser {
-            tenant_code: scope.code().to_string(),
-            user: incoming,
-            role,
-            password_hash,
-        })
+        .create_user(
+            NewUser {
+                tenant_code: scope.code().to_string(),
+                user: incoming,
+                role,
+                password_hash,
+            },
+            Some(&scope.audit()),
+        )
         .await?;
     Ok(Created(format!("/V2/{}/users/{id}", scope.code())))
 }
@@ -273,7 +276,12 @@ async fn delete_user(
     }
     authorize_role(&scope, Some(existing.role), existing.role)?;
     app.store
-        .delete_user(scope.code(), existing.id, if_match.as_deref())
+        .delete_user(
+            scope.code(),
+            existing.id,
+            if_match.as_deref(),
+            &scope.audit(),
+        )
         .await?;
     app.auth.forget_user(existing.id);
     Ok(NoContent)
@@ -316,6 +324,7 @@ async fn save_user(
             role,
             password_hash,
             if_match.as_deref(),
+            &scope.audit(),
         )
         .await?;
     app.auth.forget_user(existing.id);

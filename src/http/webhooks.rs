@@ -76,7 +76,7 @@ async fn put_webhooks(
     // changed between our read and our write.
     let expected = if_match.or_else(|| current.and_then(|c| c.etag));
     app.store
-        .put_webhooks(scope.code(), &settings, expected.as_deref())
+        .put_webhooks(scope.code(), &settings, expected.as_deref(), &scope.audit())
         .await?;
     Ok(NoContent)
 }

@@ -4,6 +4,7 @@
 //! PostgreSQL, the stream's announcement (`WriteTx::announce_alert`); on SQLite (one
 //! process) it is published to this process's hub after the commit.
 
+use crate::domain::audit::Audit;
 use std::sync::Arc;
 
 use super::stream::{EventHub, Payload};
@@ -31,10 +32,11 @@ impl<'a> AlertDesk<'a> {
         by: &str,
         action: AlertAction<'_>,
         if_match: Option<&str>,
+        audit: &Audit,
     ) -> StoreResult<(Alert, TimelineEntry)> {
         let (alert, entry) = self
             .store
-            .act_on_alert(node, id, by, action, if_match)
+            .act_on_alert(node, id, by, action, if_match, audit)
             .await?;
         publish_alert(self.store, self.hub, node, &alert);
         Ok((alert, entry))

@@ -8,11 +8,13 @@ use serde::de::DeserializeOwned;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
+use super::audit_log::record;
 use super::references::{Named, Referrer};
 use super::{
     Key, Store, StoreError, StoreResult, VersionedRow, from_doc, from_micros, new_etag, to_doc,
     to_micros,
 };
+use crate::domain::audit::{Audit, AuditAction, ResourceType};
 use crate::domain::recipient::RecipientReference;
 use crate::domain::tenant::TenantNode;
 use crate::domain::time::now;
@@ -24,6 +26,13 @@ pub enum AddressBook {
 }
 
 impl AddressBook {
+    fn resource(self) -> ResourceType {
+        match self {
+            AddressBook::Contacts => ResourceType::Contact,
+            AddressBook::Lists => ResourceType::DistributionList,
+        }
+    }
+
     fn table(self) -> &'static str {
         match self {
             AddressBook::Contacts => "address_book_contacts",
@@ -141,6 +150,7 @@ impl Store {
         book: AddressBook,
         node: &TenantNode,
         write: AddressBookWrite<'_, T>,
+        audit: &Audit,
     ) -> StoreResult<i64> {
         let mut tx = self.begin_write().await?;
         self.check_references(&mut tx, node, write.references)
@@ -163,6 +173,7 @@ impl Store {
             self.record_references(&mut tx, Referrer::List(id), &node.code, write.references)
                 .await?;
         }
+        record(&mut tx, audit, AuditAction::Create, book.resource(), id).await?;
         tx.commit().await?;
         Ok(id)
     }
@@ -177,6 +188,7 @@ impl Store {
         id: i64,
         write: AddressBookWrite<'_, T>,
         if_match: Option<&str>,
+        audit: &Audit,
     ) -> StoreResult<()> {
         let mut tx = self.begin_write().await?;
         let keys = [Key::Id(id), Key::Text(&node.code)];
@@ -227,6 +239,7 @@ impl Store {
             self.record_references(&mut tx, Referrer::List(id), &node.code, write.references)
                 .await?;
         }
+        record(&mut tx, audit, AuditAction::Update, book.resource(), id).await?;
         tx.commit().await?;
         Ok(())
     }
@@ -238,6 +251,7 @@ impl Store {
         tenant_code: &str,
         id: i64,
         if_match: Option<&str>,
+        audit: &Audit,
     ) -> StoreResult<()> {
         let mut tx = self.begin_write().await?;
         let keys = [Key::Id(id), Key::Text(tenant_code)];
@@ -267,6 +281,7 @@ impl Store {
                 }
                 _ => StoreError::from(e),
             })?;
+        record(&mut tx, audit, AuditAction::Delete, book.resource(), id).await?;
         tx.commit().await?;
         Ok(())
     }

@@ -8,6 +8,7 @@ use jiff::Timestamp;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
+use crate::domain::audit::{Audit, AuditAction, ResourceType};
 use super::{
     Float, Key, Store, StoreError, StoreResult, VersionedRow, WriteTx, from_micros, new_etag,
     to_micros,
@@ -200,6 +201,7 @@ impl Store {
         by: &str,
         action: AlertAction<'_>,
         if_match: Option<&str>,
+        audit: &Audit,
     ) -> StoreResult<(Alert, TimelineEntry)> {
         let mut tx = self.begin().await?;
         let keys = [Key::Id(id), Key::Text(&node.code)];
@@ -283,6 +285,13 @@ impl Store {
         // Microseconds, as stored: the answer equals what the timeline reads back.
         event.at = from_micros(Some(to_micros(at)))?.unwrap_or(at);
         tx.record_alert_event(id, &event).await?;
+        let audited = match action {
+            AlertAction::Acknowledge { .. } => AuditAction::Acknowledge,
+            AlertAction::Resolve { .. } => AuditAction::Resolve,
+            AlertAction::Note { .. } => AuditAction::Note,
+        };
+        tx.audit(&audit.entry(audited, ResourceType::Alert, id))
+            .await?;
         let alert = tx.alert(id).await?;
         tx.announce_alert(node, &alert).await?;
         tx.commit().await?;

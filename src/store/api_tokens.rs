@@ -7,9 +7,11 @@ use jiff::Timestamp;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
+use super::audit_log::record;
 use super::{Store, StoreError, StoreResult, conflict_on_duplicate, from_micros, to_micros};
 use crate::domain::access::{Permission, Permissions};
 use crate::domain::api_token::{ApiToken, NewApiToken};
+use crate::domain::audit::{Audit, AuditAction, ResourceType};
 
 /// What authentication needs to know about the token with a given secret hash.
 #[derive(Debug, Clone)]
@@ -58,6 +60,7 @@ fn token_from_row(row: &AnyRow) -> StoreResult<ApiToken> {
 
 impl Store {
     /// Stores a new token (its secret only as `secret_hash`); answers the record.
+    #[allow(clippy::too_many_arguments)]
     pub async fn create_api_token(
         &self,
         tenant_code: &str,
@@ -66,7 +69,9 @@ impl Store {
         prefix: &str,
         created_by: &str,
         at: Timestamp,
+        audit: &Audit,
     ) -> StoreResult<ApiToken> {
+        let mut tx = self.begin_write().await?;
         let sql = format!(
             "INSERT INTO api_tokens (tenant_code, name, secret_hash, prefix, permissions,
                 created_by, created_at, expires_at)
@@ -81,20 +86,23 @@ impl Store {
             .bind(created_by)
             .bind(to_micros(at))
             .bind(token.expires_at.map(to_micros))
-            .fetch_one(&self.pool)
+            .fetch_one(&mut *tx)
             .await
             .map_err(|e| conflict_on_duplicate(e, "a live token with this Name"))?;
-        let record = token_from_row(&row)?;
+        let created = token_from_row(&row)?;
+        let (action, kind) = (AuditAction::Create, ResourceType::ApiToken);
+        record(&mut tx, audit, action, kind, &created.token_id).await?;
+        tx.commit().await?;
         // Known in full now: its first use is served like any other (SQLite).
         if let (Ok(id), Some(node)) = (
-            record.token_id.parse(),
+            created.token_id.parse(),
             self.tenant_node(tenant_code).await?,
         ) {
             self.token_cache.put(
                 secret_hash.to_string(),
                 TokenCredentials {
                     id,
-                    name: record.name.clone(),
+                    name: created.name.clone(),
                     tenant_code: tenant_code.to_string(),
                     tenant_path: node.path,
                     permissions: token.permissions,
@@ -105,7 +113,7 @@ impl Store {
                 },
             );
         }
-        Ok(record)
+        Ok(created)
     }
 
     /// The tenant's live (not revoked) tokens, expired ones included, by id.
@@ -140,8 +148,10 @@ impl Store {
         tenant_code: &str,
         id: i64,
         at: Timestamp,
+        audit: &Audit,
     ) -> StoreResult<bool> {
         self.token_cache.clear();
+        let mut tx = self.begin_write().await?;
         let done = sqlx::query(
             "UPDATE api_tokens SET revoked_at = $1
              WHERE id = $2 AND tenant_code = $3 AND revoked_at IS NULL",
@@ -149,9 +159,23 @@ impl Store {
         .bind(to_micros(at))
         .bind(id)
         .bind(tenant_code)
-        .execute(&self.pool)
+        .execute(&mut *tx)
         .await?;
-        Ok(done.rows_affected() > 0)
+        if done.rows_affected() == 0 {
+            return Ok(false);
+        }
+        record(
+            &mut tx,
+            audit,
+            AuditAction::Revoke,
+            ResourceType::ApiToken,
+            id,
+        )
+        .await?;
+        tx.commit().await?;
+        // Again: a request may have cached the token while this transaction was open.
+        self.token_cache.clear();
+        Ok(true)
     }
 
     /// The token whose secret hashes to `secret_hash`, revoked or not.

@@ -5,9 +5,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
+use super::audit_log::record;
 use super::{
     Key, Store, StoreError, StoreResult, VersionedRow, from_micros, new_etag, to_doc, to_micros,
 };
+use crate::domain::audit::{Audit, AuditAction, ResourceType};
 use crate::domain::report::collection::Collection;
 use crate::domain::time::now;
 
@@ -112,7 +114,9 @@ impl Store {
         &self,
         tenant_code: &str,
         collection: &Collection,
+        audit: &Audit,
     ) -> StoreResult<i64> {
+        let mut tx = self.begin_write().await?;
         let row = sqlx::query(
             "INSERT INTO collections (tenant_code, name, device_ids, etag, updated_at)
              VALUES ($1, $2, $3, $4, $5) RETURNING id",
@@ -122,9 +126,19 @@ impl Store {
         .bind(to_doc(&collection.device_ids)?)
         .bind(new_etag())
         .bind(to_micros(now()))
-        .fetch_one(&self.pool)
+        .fetch_one(&mut *tx)
         .await?;
-        Ok(row.try_get("id")?)
+        let id: i64 = row.try_get("id")?;
+        record(
+            &mut tx,
+            audit,
+            AuditAction::Create,
+            ResourceType::Collection,
+            id,
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(id)
     }
 
     pub async fn update_collection(
@@ -133,8 +147,10 @@ impl Store {
         id: i64,
         collection: &Collection,
         if_match: Option<&str>,
+        audit: &Audit,
     ) -> StoreResult<()> {
         let keys = [Key::Id(id), Key::Text(tenant_code)];
+        let entry = audit.entry(AuditAction::Update, ResourceType::Collection, id);
         self.write_versioned(
             VersionedRow::by_id("collections", &keys),
             if_match,
@@ -147,6 +163,7 @@ impl Store {
             .bind(new_etag())
             .bind(to_micros(now()))
             .bind(id),
+            Some(&entry),
         )
         .await
     }
@@ -156,12 +173,15 @@ impl Store {
         tenant_code: &str,
         id: i64,
         if_match: Option<&str>,
+        audit: &Audit,
     ) -> StoreResult<()> {
         let keys = [Key::Id(id), Key::Text(tenant_code)];
+        let entry = audit.entry(AuditAction::Delete, ResourceType::Collection, id);
         self.write_versioned(
             VersionedRow::by_id("collections", &keys),
             if_match,
             sqlx::query("DELETE FROM collections WHERE id = $1").bind(id),
+            Some(&entry),
         )
         .await
     }

@@ -19,6 +19,7 @@ use super::deliveries::{UNSENT_PREDICATE, delivery_from_row};
 use super::mo_messages::message_from_columns;
 use super::webhook_events::MessageEvent;
 use super::{AnyQuery, Backend, Store, StoreError, StoreResult, from_micros, to_micros};
+use crate::domain::audit::{Audit, AuditAction, ResourceType};
 use crate::domain::delivery::{self, Delivery};
 use crate::domain::retry::Settlement;
 
@@ -478,6 +479,7 @@ impl Store {
         tenant_code: &str,
         id: i64,
         now: Timestamp,
+        audit: &Audit,
     ) -> StoreResult<Option<Delivery>> {
         let mut tx = self.begin_write().await?;
         let sql = format!(
@@ -520,6 +522,14 @@ impl Store {
         .fetch_one(&mut *tx)
         .await?;
         let shown = delivery_from_row(&row)?;
+        super::audit_log::record(
+            &mut tx,
+            audit,
+            AuditAction::Retry,
+            ResourceType::Delivery,
+            id,
+        )
+        .await?;
         tx.commit().await?;
         Ok(self
             .with_message_bodies(vec![shown])

@@ -3,12 +3,14 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
+use super::audit_log;
 use super::device_rows::{DEVICE_COLUMNS, STATE_COLUMNS, device_from_row, state_from_row};
 use super::webhook_events::emit;
 use super::{
     Key, Store, StoreError, StoreResult, VersionedRow, conflict_on_duplicate, from_doc, new_etag,
     to_doc, to_micros,
 };
+use crate::domain::audit::{Audit, AuditAction, ResourceType};
 use crate::domain::device::{DeletedDevice, Device, redact_email};
 use crate::domain::device_state::DeviceState;
 use crate::domain::record::ServerFields;
@@ -119,7 +121,12 @@ impl Store {
 
     /// Inserts a validated device with its (empty) state; `Conflict` when the tenant has a
     /// device of this DeviceId (other tenants' devices are theirs: ids are per tenant).
-    pub async fn create_device(&self, tenant_code: &str, device: &Device) -> StoreResult<()> {
+    pub async fn create_device(
+        &self,
+        tenant_code: &str,
+        device: &Device,
+        audit: &Audit,
+    ) -> StoreResult<()> {
         let mut tx = self.begin_write().await?;
         let (etag, at) = (new_etag(), now());
         sqlx::query(
@@ -163,6 +170,15 @@ impl Store {
             event_data(&shown),
         )
         .await?;
+        let id = device.device_id.as_deref().unwrap_or_default();
+        audit_log::record(
+            &mut tx,
+            audit,
+            AuditAction::Create,
+            ResourceType::Device,
+            id,
+        )
+        .await?;
         tx.commit().await?;
         Ok(())
     }
@@ -175,6 +191,7 @@ impl Store {
         device_id: &str,
         device: &Device,
         if_match: Option<&str>,
+        audit: &Audit,
     ) -> StoreResult<()> {
         let mut tx = self.begin().await?;
         self.check_version(
@@ -221,6 +238,8 @@ impl Store {
             event_data(&shown),
         )
         .await?;
+        tx.audit(&audit.entry(AuditAction::Update, ResourceType::Device, device_id))
+            .await?;
         tx.commit().await
     }
 
@@ -231,6 +250,7 @@ impl Store {
         device_id: &str,
         deleted_by: &str,
         if_match: Option<&str>,
+        audit: &Audit,
     ) -> StoreResult<()> {
         let mut tx = self.begin_write().await?;
         self.check_version(
@@ -287,6 +307,8 @@ impl Store {
             .bind(tenant_code)
             .execute(&mut *tx)
             .await?;
+        let (action, kind) = (AuditAction::Delete, ResourceType::Device);
+        audit_log::record(&mut tx, audit, action, kind, device_id).await?;
         tx.commit().await?;
         Ok(())
     }

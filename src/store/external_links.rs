@@ -3,7 +3,9 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
+use super::audit_log::record;
 use super::{Store, StoreError, StoreResult, from_doc, to_doc, to_micros};
+use crate::domain::audit::{Audit, AuditAction, ResourceType};
 use crate::domain::external_link::ExternalLink;
 use crate::domain::time::now;
 
@@ -44,7 +46,9 @@ impl Store {
         &self,
         tenant_code: &str,
         link: &ExternalLink,
+        audit: &Audit,
     ) -> StoreResult<i64> {
+        let mut tx = self.begin_write().await?;
         let row = sqlx::query(
             "INSERT INTO external_links (tenant_code, sort_order, doc, updated_at)
              VALUES ($1, $2, $3, $4) RETURNING id",
@@ -53,20 +57,45 @@ impl Store {
         .bind(i64::from(link.order.unwrap_or_default()))
         .bind(to_doc(link)?)
         .bind(to_micros(now()))
-        .fetch_one(&self.pool)
+        .fetch_one(&mut *tx)
         .await?;
-        Ok(row.try_get("id")?)
+        let id: i64 = row.try_get("id")?;
+        record(
+            &mut tx,
+            audit,
+            AuditAction::Create,
+            ResourceType::ExternalLink,
+            id,
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(id)
     }
 
-    pub async fn delete_external_link(&self, tenant_code: &str, id: i64) -> StoreResult<()> {
+    pub async fn delete_external_link(
+        &self,
+        tenant_code: &str,
+        id: i64,
+        audit: &Audit,
+    ) -> StoreResult<()> {
+        let mut tx = self.begin_write().await?;
         let result = sqlx::query("DELETE FROM external_links WHERE tenant_code = $1 AND id = $2")
             .bind(tenant_code)
             .bind(id)
-            .execute(&self.pool)
+            .execute(&mut *tx)
             .await?;
         if result.rows_affected() == 0 {
             return Err(StoreError::NotFound);
         }
+        record(
+            &mut tx,
+            audit,
+            AuditAction::Delete,
+            ResourceType::ExternalLink,
+            id,
+        )
+        .await?;
+        tx.commit().await?;
         Ok(())
     }
 }

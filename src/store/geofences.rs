@@ -4,10 +4,12 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
+use super::audit_log::record;
 use super::{
     Key, Store, StoreResult, VersionedRow, WriteTx, conflict_on_duplicate, from_doc, from_micros,
     new_etag, to_doc, to_micros,
 };
+use crate::domain::audit::{Audit, AuditAction, ResourceType};
 use crate::domain::geofence::Geofence;
 use crate::domain::time::now;
 
@@ -110,7 +112,9 @@ impl Store {
         &self,
         tenant_code: &str,
         geofence: &Geofence,
+        audit: &Audit,
     ) -> StoreResult<i64> {
+        let mut tx = self.begin_write().await?;
         let row = sqlx::query(
             "INSERT INTO geofences (tenant_code, name, name_key, geofence_type,
                 applies_to_subtenants, doc, etag, updated_at)
@@ -124,10 +128,20 @@ impl Store {
         .bind(to_doc(geofence)?)
         .bind(new_etag())
         .bind(to_micros(now()))
-        .fetch_one(&self.pool)
+        .fetch_one(&mut *tx)
         .await
         .map_err(|e| conflict_on_duplicate(e, DUPLICATE))?;
-        Ok(row.try_get("id")?)
+        let id: i64 = row.try_get("id")?;
+        record(
+            &mut tx,
+            audit,
+            AuditAction::Create,
+            ResourceType::Geofence,
+            id,
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(id)
     }
 
     /// Replaces a geofence owned by the tenant.
@@ -137,6 +151,7 @@ impl Store {
         id: i64,
         geofence: &Geofence,
         if_match: Option<&str>,
+        audit: &Audit,
     ) -> StoreResult<()> {
         let mut tx = self.begin_write().await?;
         let keys = [Key::Id(id), Key::Text(tenant_code)];
@@ -158,6 +173,14 @@ impl Store {
         .execute(&mut *tx)
         .await
         .map_err(|e| conflict_on_duplicate(e, DUPLICATE))?;
+        record(
+            &mut tx,
+            audit,
+            AuditAction::Update,
+            ResourceType::Geofence,
+            id,
+        )
+        .await?;
         tx.commit().await?;
         Ok(())
     }
@@ -168,10 +191,13 @@ impl Store {
         tenant_code: &str,
         id: i64,
         if_match: Option<&str>,
+        audit: &Audit,
     ) -> StoreResult<()> {
         let delete = sqlx::query("DELETE FROM geofences WHERE id = $1").bind(id);
         let keys = [Key::Id(id), Key::Text(tenant_code)];
-        self.write_versioned(VersionedRow::by_id("geofences", &keys), if_match, delete)
+        let entry = audit.entry(AuditAction::Delete, ResourceType::Geofence, id);
+        let row = VersionedRow::by_id("geofences", &keys);
+        self.write_versioned(row, if_match, delete, Some(&entry))
             .await
     }
 }

@@ -3,11 +3,13 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
+use super::audit_log::record;
 use super::references::Named;
 use super::{
     Key, Store, StoreError, StoreResult, VersionedRow, conflict_on_duplicate, from_doc,
     from_micros, new_etag, to_doc, to_micros,
 };
+use crate::domain::audit::{Audit, AuditAction, ResourceType};
 use crate::domain::device::Group;
 use crate::domain::time::now;
 
@@ -64,7 +66,13 @@ impl Store {
         row.as_ref().map(group_from_row).transpose()
     }
 
-    pub async fn create_group(&self, tenant_code: &str, group: &Group) -> StoreResult<i64> {
+    pub async fn create_group(
+        &self,
+        tenant_code: &str,
+        group: &Group,
+        audit: &Audit,
+    ) -> StoreResult<i64> {
+        let mut tx = self.begin_write().await?;
         let row = sqlx::query(
             "INSERT INTO device_groups (tenant_code, name, doc, etag, updated_at)
              VALUES ($1, $2, $3, $4, $5) RETURNING id",
@@ -74,10 +82,13 @@ impl Store {
         .bind(group_doc(group)?)
         .bind(new_etag())
         .bind(to_micros(now()))
-        .fetch_one(&self.pool)
+        .fetch_one(&mut *tx)
         .await
         .map_err(|e| conflict_on_duplicate(e, "a group with this Name"))?;
-        Ok(row.try_get("id")?)
+        let id: i64 = row.try_get("id")?;
+        record(&mut tx, audit, AuditAction::Create, ResourceType::Group, id).await?;
+        tx.commit().await?;
+        Ok(id)
     }
 
     pub async fn update_group(
@@ -86,6 +97,7 @@ impl Store {
         id: i64,
         group: &Group,
         if_match: Option<&str>,
+        audit: &Audit,
     ) -> StoreResult<()> {
         let mut tx = self.begin_write().await?;
         let keys = [Key::Id(id), Key::Text(tenant_code)];
@@ -104,6 +116,7 @@ impl Store {
             .execute(&mut *tx)
             .await
             .map_err(|e| conflict_on_duplicate(e, "a group with this Name"))?;
+        record(&mut tx, audit, AuditAction::Update, ResourceType::Group, id).await?;
         tx.commit().await?;
         Ok(())
     }
@@ -114,6 +127,7 @@ impl Store {
         tenant_code: &str,
         id: i64,
         if_match: Option<&str>,
+        audit: &Audit,
     ) -> StoreResult<()> {
         let mut tx = self.begin_write().await?;
         let keys = [Key::Id(id), Key::Text(tenant_code)];
@@ -142,6 +156,7 @@ impl Store {
             .bind(id)
             .execute(&mut *tx)
             .await?;
+        record(&mut tx, audit, AuditAction::Delete, ResourceType::Group, id).await?;
         tx.commit().await?;
         Ok(())
     }

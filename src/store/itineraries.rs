@@ -369,8 +369,13 @@ impl Store {
         .bind(new_etag())
         .bind(to_micros(now()))
         .bind(id);
-        self.write_versioned(VersionedRow::by_id("itineraries", &keys), if_match, change)
-            .await
+        self.write_versioned(
+            VersionedRow::by_id("itineraries", &keys),
+            if_match,
+            change,
+            None,
+        )
+        .await
     }
 
     /// Deletes an itinerary with its segments, travelers and region attachments.
@@ -382,8 +387,13 @@ impl Store {
     ) -> StoreResult<()> {
         let keys = [Key::Id(id), Key::Text(tenant_code)];
         let delete = sqlx::query("DELETE FROM itineraries WHERE id = $1").bind(id);
-        self.write_versioned(VersionedRow::by_id("itineraries", &keys), if_match, delete)
-            .await
+        self.write_versioned(
+            VersionedRow::by_id("itineraries", &keys),
+            if_match,
+            delete,
+            None,
+        )
+        .await
     }
 }
 

@@ -186,6 +186,7 @@ impl Store {
             row,
             if_match,
             sqlx::query("DELETE FROM mo_messages WHERE id = $1").bind(id),
+            None,
         )
         .await
     }

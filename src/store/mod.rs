@@ -28,6 +28,7 @@ mod address_book;
 mod alert_events;
 mod alerts;
 mod api_tokens;
+mod audit_log;
 mod cache;
 mod collections;
 mod deliveries;
@@ -73,6 +74,7 @@ use jiff::Timestamp;
 use sqlx::any::{AnyPoolOptions, AnyRow};
 use sqlx::{AnyPool, Row};
 
+use crate::domain::audit::AuditEntry;
 use crate::domain::tenant::{Tenant, TenantNode};
 use cache::RecordCache;
 use sqlite_writer::{SqliteWriter, WriterTx};
@@ -81,6 +83,7 @@ pub use address_book::{AddressBook, AddressBookWrite, Owned};
 pub use alert_events::{AlertAction, AlertEvent};
 pub use alerts::{AlertFilter, AlertMatch, DueEscalation};
 pub use api_tokens::TokenCredentials;
+pub use audit_log::{AuditQuery, AuditScope};
 pub use deliveries::{DeliveryFilter, NewDelivery};
 pub use delivery_queue::{ClaimRequest, ClaimScope, ClaimedDelivery, QueueCount};
 pub use device_states::IngestContext;
@@ -317,16 +320,20 @@ impl Store {
     }
 
     /// The common shape of an update or delete: in one write transaction, check the
-    /// row's version (see `check_version`), then run `change`.
+    /// row's version (see `check_version`), then run `change` and record `audit`.
     async fn write_versioned(
         &self,
         row: VersionedRow<'_>,
         if_match: Option<&str>,
         change: AnyQuery<'_>,
+        audit: Option<&AuditEntry>,
     ) -> StoreResult<()> {
         let mut tx = self.begin_write().await?;
         self.check_version(&mut tx, row, if_match).await?;
         change.execute(&mut *tx).await?;
+        if let Some(entry) = audit {
+            audit_log::write_audit(&mut tx, entry).await?;
+        }
         tx.commit().await?;
         Ok(())
     }

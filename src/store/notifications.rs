@@ -3,11 +3,13 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
+use super::audit_log::record;
 use super::references::Referrer;
 use super::{
     Key, Owned, Store, StoreResult, VersionedRow, from_doc, from_micros, new_etag, to_doc,
     to_micros,
 };
+use crate::domain::audit::{Audit, AuditAction, ResourceType};
 use crate::domain::notification::{EventNotification, NotificationLevel};
 use crate::domain::recipient::RecipientReference;
 use crate::domain::tenant::TenantNode;
@@ -105,6 +107,7 @@ impl Store {
         level: NotificationLevel,
         notification: &EventNotification,
         references: &[RecipientReference],
+        audit: &Audit,
     ) -> StoreResult<i64> {
         let mut tx = self.begin_write().await?;
         self.check_references(&mut tx, node, references).await?;
@@ -122,10 +125,19 @@ impl Store {
         let id: i64 = row.try_get("id")?;
         self.record_references(&mut tx, Referrer::Notification(id), &node.code, references)
             .await?;
+        record(
+            &mut tx,
+            audit,
+            AuditAction::Create,
+            ResourceType::Notification,
+            id,
+        )
+        .await?;
         tx.commit().await?;
         Ok(id)
     }
 
+    #[allow(clippy::too_many_arguments)]
     pub async fn update_notification(
         &self,
         node: &TenantNode,
@@ -134,6 +146,7 @@ impl Store {
         notification: &EventNotification,
         references: &[RecipientReference],
         if_match: Option<&str>,
+        audit: &Audit,
     ) -> StoreResult<()> {
         let mut tx = self.begin_write().await?;
         let keys = [
@@ -155,6 +168,14 @@ impl Store {
         .await?;
         self.record_references(&mut tx, Referrer::Notification(id), &node.code, references)
             .await?;
+        record(
+            &mut tx,
+            audit,
+            AuditAction::Update,
+            ResourceType::Notification,
+            id,
+        )
+        .await?;
         tx.commit().await?;
         Ok(())
     }
@@ -165,6 +186,7 @@ impl Store {
         level: NotificationLevel,
         id: i64,
         if_match: Option<&str>,
+        audit: &Audit,
     ) -> StoreResult<()> {
         let delete = sqlx::query("DELETE FROM event_notifications WHERE id = $1").bind(id);
         let keys = [
@@ -172,7 +194,8 @@ impl Store {
             Key::Id(group_key(level)),
             Key::Id(id),
         ];
-        self.write_versioned(notification_row(&keys), if_match, delete)
+        let entry = audit.entry(AuditAction::Delete, ResourceType::Notification, id);
+        self.write_versioned(notification_row(&keys), if_match, delete, Some(&entry))
             .await
     }
 }

@@ -5,10 +5,12 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
+use super::audit_log::record;
 use super::{
     Key, Store, StoreError, StoreResult, Tx, VersionedRow, conflict_on_duplicate, from_doc,
     from_micros, new_etag, to_doc, to_micros,
 };
+use crate::domain::audit::{Audit, AuditAction, ResourceType};
 use crate::domain::risk_region::{RegionShape, RiskRegion};
 use crate::domain::time::now;
 
@@ -62,6 +64,7 @@ fn union([a, b, c, d]: [f64; 4], [e, f, g, h]: [f64; 4]) -> [f64; 4] {
 
 /// What a region write needs to know about the row it changes.
 struct OldRegion {
+    geometry_id: String,
     shared: bool,
     bbox: [f64; 4],
 }
@@ -111,6 +114,7 @@ impl Store {
         tenant_path: &str,
         region: &RiskRegion,
         shape: &RegionShape,
+        audit: &Audit,
     ) -> StoreResult<i64> {
         let mut tx = self.begin_write().await?;
         self.lock_tenant_for_regions(&mut tx, tenant_code).await?;
@@ -145,6 +149,9 @@ impl Store {
             shape.bbox,
         )
         .await?;
+        let geometry_id = region.geometry_id.as_deref().unwrap_or_default();
+        let (action, kind) = (AuditAction::Create, ResourceType::RiskRegion);
+        record(&mut tx, audit, action, kind, geometry_id).await?;
         tx.commit().await?;
         Ok(id)
     }
@@ -163,13 +170,14 @@ impl Store {
         self.check_version(tx, VersionedRow::by_id("risk_regions", &keys), if_match)
             .await?;
         let row = sqlx::query(
-            "SELECT applies_to_subtenants, min_lat, max_lat, min_lon, max_lon
+            "SELECT geometry_id, applies_to_subtenants, min_lat, max_lat, min_lon, max_lon
              FROM risk_regions WHERE id = $1",
         )
         .bind(id)
         .fetch_one(&mut **tx)
         .await?;
         Ok(OldRegion {
+            geometry_id: row.try_get("geometry_id")?,
             shared: row.try_get::<i64, _>("applies_to_subtenants")? != 0,
             bbox: [
                 row.try_get("min_lat")?,
@@ -196,6 +204,7 @@ impl Store {
 
     /// Replaces a region of the tenant (the GeometryId stays). Unsharing a region that
     /// a subtenant's itinerary has attached is a `Conflict`.
+    #[allow(clippy::too_many_arguments)]
     pub async fn update_risk_region(
         &self,
         tenant_code: &str,
@@ -204,6 +213,7 @@ impl Store {
         region: &RiskRegion,
         shape: &RegionShape,
         if_match: Option<&str>,
+        audit: &Audit,
     ) -> StoreResult<()> {
         let mut tx = self.begin_write().await?;
         let old = self.lock_region(&mut tx, tenant_code, id, if_match).await?;
@@ -244,6 +254,8 @@ impl Store {
             union(old.bbox, shape.bbox),
         )
         .await?;
+        let (action, kind) = (AuditAction::Update, ResourceType::RiskRegion);
+        record(&mut tx, audit, action, kind, &old.geometry_id).await?;
         tx.commit().await?;
         Ok(())
     }
@@ -255,6 +267,7 @@ impl Store {
         tenant_path: &str,
         id: i64,
         if_match: Option<&str>,
+        audit: &Audit,
     ) -> StoreResult<()> {
         let mut tx = self.begin_write().await?;
         let old = self.lock_region(&mut tx, tenant_code, id, if_match).await?;
@@ -285,6 +298,8 @@ impl Store {
             .map_err(refused)?;
         self.rescore_for_region(&mut tx, tenant_code, tenant_path, id, old.shared, old.bbox)
             .await?;
+        let (action, kind) = (AuditAction::Delete, ResourceType::RiskRegion);
+        record(&mut tx, audit, action, kind, &old.geometry_id).await?;
         tx.commit().await.map_err(refused)?;
         Ok(())
     }

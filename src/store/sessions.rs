@@ -6,8 +6,10 @@
 use jiff::Timestamp;
 use sqlx::Row;
 
+use super::audit_log::record;
 use super::{Store, StoreError, StoreResult, from_micros, to_micros};
 use crate::domain::access::Role;
+use crate::domain::audit::{Audit, AuditAction, ResourceType};
 
 /// A session with what authentication needs to know of its user.
 #[derive(Debug, Clone)]
@@ -33,11 +35,13 @@ impl Store {
         id_hash: &str,
         at: Timestamp,
         expires_at: Timestamp,
+        audit: &Audit,
     ) -> StoreResult<i64> {
+        let mut tx = self.begin_write().await?;
         sqlx::query("DELETE FROM sessions WHERE user_id = $1 AND expires_at <= $2")
             .bind(user_id)
             .bind(to_micros(at))
-            .execute(&self.pool)
+            .execute(&mut *tx)
             .await?;
         let row = sqlx::query(
             "INSERT INTO sessions (id_hash, user_id, created_at, last_seen_at, expires_at)
@@ -47,9 +51,19 @@ impl Store {
         .bind(user_id)
         .bind(to_micros(at))
         .bind(to_micros(expires_at))
-        .fetch_one(&self.pool)
+        .fetch_one(&mut *tx)
         .await?;
-        Ok(row.try_get("id")?)
+        let id: i64 = row.try_get("id")?;
+        record(
+            &mut tx,
+            audit,
+            AuditAction::Create,
+            ResourceType::Session,
+            id,
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(id)
     }
 
     /// The session whose id hashes to `id_hash`, with its user.
@@ -120,13 +134,28 @@ impl Store {
         Ok(())
     }
 
-    /// Ends session `id` (logout, or found expired).
-    pub async fn delete_session(&self, id: i64) -> StoreResult<()> {
+    /// Ends session `id`: a logout (audited as a revocation) or one found expired
+    /// (`audit` `None`).
+    pub async fn delete_session(&self, id: i64, audit: Option<&Audit>) -> StoreResult<()> {
         self.session_cache.retain(|_, s| s.id != id);
-        sqlx::query("DELETE FROM sessions WHERE id = $1")
+        let mut tx = self.begin_write().await?;
+        let done = sqlx::query("DELETE FROM sessions WHERE id = $1")
             .bind(id)
-            .execute(&self.pool)
+            .execute(&mut *tx)
             .await?;
+        if let Some(audit) = audit
+            && done.rows_affected() > 0
+        {
+            record(
+                &mut tx,
+                audit,
+                AuditAction::Revoke,
+                ResourceType::Session,
+                id,
+            )
+            .await?;
+        }
+        tx.commit().await?;
         Ok(())
     }
 

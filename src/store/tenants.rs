@@ -3,11 +3,13 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
+use super::audit_log::record;
 use super::webhook_events::{emit, emit_events};
 use super::{
     Key, Store, StoreResult, VersionedRow, WriteTx, from_doc, from_micros, new_etag, to_doc,
     to_micros,
 };
+use crate::domain::audit::{Audit, AuditAction, ResourceType};
 use crate::domain::tenant::{Tenant, TenantNode};
 use crate::domain::time::now;
 use crate::domain::webhook::Category;
@@ -133,7 +135,12 @@ impl Store {
     }
 
     /// Creates a subtenant of `parent` with the next free code.
-    pub async fn create_tenant(&self, parent: &TenantNode, tenant: &Tenant) -> StoreResult<Tenant> {
+    pub async fn create_tenant(
+        &self,
+        parent: &TenantNode,
+        tenant: &Tenant,
+        audit: &Audit,
+    ) -> StoreResult<Tenant> {
         let mut tx = self.begin_write().await?;
         let row = sqlx::query(
             "UPDATE counters SET value = value + 1 WHERE name = 'tenant_code' RETURNING value",
@@ -164,6 +171,14 @@ impl Store {
             vec![event_data(&created)],
         )
         .await?;
+        record(
+            &mut tx,
+            audit,
+            AuditAction::Create,
+            ResourceType::Tenant,
+            &code,
+        )
+        .await?;
         tx.commit().await?;
         Ok(created)
     }
@@ -173,6 +188,7 @@ impl Store {
         code: &str,
         tenant: &Tenant,
         if_match: Option<&str>,
+        audit: &Audit,
     ) -> StoreResult<Tenant> {
         let mut tx = self.begin_write().await?;
         self.check_version(&mut tx, tenant_row(&[Key::Text(code)]), if_match)
@@ -196,6 +212,14 @@ impl Store {
             event_data(&updated),
         )
         .await?;
+        record(
+            &mut tx,
+            audit,
+            AuditAction::Update,
+            ResourceType::Tenant,
+            code,
+        )
+        .await?;
         tx.commit().await?;
         self.tenants.put(code.to_string(), updated.clone());
         Ok(updated)
@@ -207,6 +231,7 @@ impl Store {
         &self,
         code: &str,
         if_match: Option<&str>,
+        audit: &Audit,
     ) -> StoreResult<TenantDeletion> {
         let mut tx = self.begin_write().await?;
         self.check_version(&mut tx, tenant_row(&[Key::Text(code)]), if_match)
@@ -237,6 +262,15 @@ impl Store {
             .bind(code)
             .execute(&mut *tx)
             .await?;
+        // Listed under the deleted tenant's path: its ancestors read it with subtenants.
+        record(
+            &mut tx,
+            audit,
+            AuditAction::Delete,
+            ResourceType::Tenant,
+            code,
+        )
+        .await?;
         tx.commit().await?;
         self.tenant_nodes
             .write()

@@ -4,6 +4,7 @@ use jiff::Timestamp;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
+use super::audit_log::record;
 use super::user_admin::keep_root_administrator;
 use super::webhook_events::emit;
 use super::{
@@ -11,6 +12,7 @@ use super::{
     from_micros, new_etag, to_doc, to_micros,
 };
 use crate::domain::access::Role;
+use crate::domain::audit::{Audit, AuditAction, ResourceType};
 use crate::domain::lockout::{Admission, LockoutPolicy, LoginState};
 use crate::domain::profile::UserProfile;
 use crate::domain::time::now;
@@ -134,7 +136,8 @@ impl Store {
     }
 
     /// Inserts a user with an empty profile; `Conflict` when the username is taken.
-    pub async fn create_user(&self, new: NewUser) -> StoreResult<i64> {
+    /// `audit` is `None` only for the first administrator, made at startup.
+    pub async fn create_user(&self, new: NewUser, audit: Option<&Audit>) -> StoreResult<i64> {
         let username = new.user.username.clone().unwrap_or_default();
         let now = to_micros(now());
         let profile = UserProfile {
@@ -163,6 +166,9 @@ impl Store {
         .map_err(|e| conflict_on_duplicate(e, "a user with this Username"))?;
         let id: i64 = row.try_get("id")?;
         user_event(&mut tx, id, EventType::Created).await?;
+        if let Some(audit) = audit {
+            record(&mut tx, audit, AuditAction::Create, ResourceType::User, id).await?;
+        }
         tx.commit().await?;
         Ok(id)
     }
@@ -248,6 +254,7 @@ impl Store {
 
     /// Replaces a user's writable fields. `password_hash` of `None` keeps the stored one;
     /// `photo` is written as given (the caller decides whether to keep the old one).
+    #[allow(clippy::too_many_arguments)]
     pub async fn update_user(
         &self,
         tenant_code: &str,
@@ -256,6 +263,7 @@ impl Store {
         role: Role,
         password_hash: Option<String>,
         if_match: Option<&str>,
+        audit: &Audit,
     ) -> StoreResult<()> {
         let mut tx = self.begin_write().await?;
         let stays = role == Role::Administrator && !user.is_disabled;
@@ -300,6 +308,7 @@ impl Store {
                 .await?;
         }
         user_event(&mut tx, id, EventType::Updated).await?;
+        record(&mut tx, audit, AuditAction::Update, ResourceType::User, id).await?;
         tx.commit().await?;
         self.users.remove(&id);
         self.forget_user_sessions(id);
@@ -311,6 +320,7 @@ impl Store {
         tenant_code: &str,
         id: i64,
         if_match: Option<&str>,
+        audit: &Audit,
     ) -> StoreResult<()> {
         let mut tx = self.begin_write().await?;
         keep_root_administrator(&mut tx, id, false).await?;
@@ -322,6 +332,7 @@ impl Store {
             .bind(id)
             .execute(&mut *tx)
             .await?;
+        record(&mut tx, audit, AuditAction::Delete, ResourceType::User, id).await?;
         tx.commit().await?;
         self.users.remove(&id);
         self.forget_user_sessions(id);
@@ -370,13 +381,14 @@ impl Store {
     /// Decides, before any password is verified, whether an attempt from `client` may
     /// verify one (`LockoutPolicy::admit`), and takes its place: read locked and written
     /// in one transaction, so of any number of parallel attempts at most the threshold
-    /// are admitted.
+    /// are admitted. A refused attempt is a failed login in the audit log.
     pub async fn admit_login_attempt(
         &self,
         id: i64,
         client: &str,
         policy: &LockoutPolicy,
         at: Timestamp,
+        audit: &Audit,
     ) -> StoreResult<Admission> {
         let mut tx = self.begin_write().await?;
         let before = client_state_locked(&mut tx, self.backend, id, client).await?;
@@ -384,13 +396,24 @@ impl Store {
         if after != before {
             write_client_state(&mut tx, id, client, &after).await?;
         }
+        if matches!(admission, Admission::Refuse { .. }) {
+            record(
+                &mut tx,
+                audit,
+                AuditAction::LoginFailed,
+                ResourceType::User,
+                id,
+            )
+            .await?;
+        }
         tx.commit().await?;
         Ok(admission)
     }
 
     /// Counts a wrong password from `client`: in the address's state when it was admitted
     /// in `window` (`None`: the lock's probe, already taken) and in the account's summary,
-    /// both read locked and written in one transaction. Returns the address's new state.
+    /// both read locked and written in one transaction, with its audit entry. Returns
+    /// the address's new state.
     pub async fn record_login_failure(
         &self,
         id: i64,
@@ -398,6 +421,7 @@ impl Store {
         window: Option<Timestamp>,
         policy: &LockoutPolicy,
         at: Timestamp,
+        audit: &Audit,
     ) -> StoreResult<LoginState> {
         let mut tx = self.begin_write().await?;
         let before = client_state_locked(&mut tx, self.backend, id, client).await?;
@@ -436,6 +460,14 @@ impl Store {
         .bind(id)
         .execute(&mut *tx)
         .await?;
+        record(
+            &mut tx,
+            audit,
+            AuditAction::LoginFailed,
+            ResourceType::User,
+            id,
+        )
+        .await?;
         tx.commit().await?;
         self.users.remove(&id);
         Ok(client_state)
@@ -443,7 +475,8 @@ impl Store {
 
     /// A right password from `client`, admitted in `window`: gives back its own place
     /// (failures of other attempts stay until their window passes) and, when `logged_in`,
-    /// records the login. An address left with nothing to remember loses its row.
+    /// records the login (else it was a disabled account's: a failed login). An address
+    /// left with nothing to remember loses its row.
     pub async fn release_login_attempt(
         &self,
         id: i64,
@@ -451,6 +484,7 @@ impl Store {
         window: Timestamp,
         policy: &LockoutPolicy,
         logged_in: Option<Timestamp>,
+        audit: &Audit,
     ) -> StoreResult<()> {
         let mut tx = self.begin_write().await?;
         let before = client_state_locked(&mut tx, self.backend, id, client).await?;
@@ -475,6 +509,11 @@ impl Store {
                 .execute(&mut *tx)
                 .await?;
         }
+        let action = match logged_in {
+            Some(_) => AuditAction::Login,
+            None => AuditAction::LoginFailed,
+        };
+        record(&mut tx, audit, action, ResourceType::User, id).await?;
         tx.commit().await?;
         if logged_in.is_some() {
             self.users.remove(&id);
@@ -522,6 +561,7 @@ impl Store {
         id: i64,
         profile: &UserProfile,
         if_match: Option<&str>,
+        audit: &Audit,
     ) -> StoreResult<()> {
         let keys = [Key::Id(id), Key::Text(tenant_code)];
         let row = VersionedRow {
@@ -535,7 +575,9 @@ impl Store {
         .bind(to_micros(now()))
         .bind(new_etag())
         .bind(id);
-        self.write_versioned(row, if_match, change).await
+        let entry = audit.entry(AuditAction::Update, ResourceType::Profile, id);
+        self.write_versioned(row, if_match, change, Some(&entry))
+            .await
     }
 }
 

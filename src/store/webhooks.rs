@@ -2,7 +2,9 @@
 
 use sqlx::Row;
 
+use super::audit_log::record;
 use super::{Store, StoreError, StoreResult, check_etag, from_doc, new_etag, to_doc, to_micros};
+use crate::domain::audit::{Audit, AuditAction, ResourceType};
 use crate::domain::time::now;
 use crate::domain::webhook::WebhookSettings;
 
@@ -29,6 +31,7 @@ impl Store {
         tenant_code: &str,
         settings: &WebhookSettings,
         expected: Option<&str>,
+        audit: &Audit,
     ) -> StoreResult<()> {
         let mut tx = self.begin_write().await?;
         let sql = format!(
@@ -75,6 +78,12 @@ impl Store {
                 }
                 _ => StoreError::from(e),
             })?;
+        let action = if first_save {
+            AuditAction::Create
+        } else {
+            AuditAction::Update
+        };
+        record(&mut tx, audit, action, ResourceType::Webhooks, tenant_code).await?;
         tx.commit().await?;
         Ok(())
     }

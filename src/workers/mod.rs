@@ -3,6 +3,7 @@
 //! process on the same PostgreSQL — can drive or share the work, and a crash between
 //! steps loses nothing: all their state is in the database.
 
+pub mod audit_retention;
 pub mod check_ins;
 pub mod deliveries;
 pub mod escalations;

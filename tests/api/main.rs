@@ -5,6 +5,7 @@ mod alert_record;
 mod alert_timeline;
 mod alerts;
 mod api_tokens;
+mod audit_log;
 mod auth;
 mod check_ins;
 mod cli;

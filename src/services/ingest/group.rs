@@ -401,7 +401,15 @@ mod tests {
                 device_id: Some(device_id.clone()),
                 ..Default::default()
             };
-            store.create_device("1000", &device).await.expect("device");
+            let audit = crate::domain::audit::Audit::new(
+                crate::domain::audit::Actor::user("test"),
+                None,
+                &node,
+            );
+            store
+                .create_device("1000", &device, &audit)
+                .await
+                .expect("device");
         }
         poison(&poisoned_device);
         let pipeline = Pipeline::new(
