@@ -13,6 +13,7 @@ mod distribution_lists;
 pub mod error;
 mod external_links;
 pub mod extract;
+mod gateways;
 mod geofences;
 mod groups;
 mod health;
@@ -126,7 +127,9 @@ fn routes(
         // The live stream has one representation (text/event-stream): no negotiation.
         .merge(stream::router())
         .split_for_parts();
-    let (mut operations, operations_api) = health::router().split_for_parts();
+    let (mut operations, operations_api) = health::router()
+        .merge(gateways::router(limits))
+        .split_for_parts();
     api.merge(operations_api);
     let (metrics_routes, metrics_api) = metrics::router(metrics).split_for_parts();
     let metrics_apart = if metrics.own_listener {

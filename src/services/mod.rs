@@ -3,6 +3,7 @@
 //! `Store` (never `AppState` or an extractor) and run the domain between store calls.
 
 pub mod escalation;
+pub mod gateway_ingest;
 pub mod ingest;
 pub mod recipients;
 pub mod reports;

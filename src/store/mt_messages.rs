@@ -172,6 +172,68 @@ impl Store {
         row.as_ref().map(mt_from_row).transpose()
     }
 
+    /// The oldest `Queued` message of `kind` for a device, marked `Sent` (a gateway that
+    /// hands it over in its answer), or `None`. Two requests never take the same message:
+    /// the update is conditional on the status it read.
+    pub async fn take_queued_mt(
+        &self,
+        tenant_code: &str,
+        device_id: &str,
+        kind: &str,
+    ) -> StoreResult<Option<MtMessage>> {
+        use crate::domain::mt_message::{QUEUED, SENT};
+        let oldest = "SELECT id FROM mt_messages
+             WHERE tenant_code = $1 AND device_id = $2 AND status = $3 AND kind = $4
+             ORDER BY id LIMIT 1";
+        // Read first, outside a write transaction: most reports find nothing queued.
+        let Some(row) = sqlx::query(oldest)
+            .bind(tenant_code)
+            .bind(device_id)
+            .bind(QUEUED)
+            .bind(kind)
+            .fetch_optional(&self.pool)
+            .await?
+        else {
+            return Ok(None);
+        };
+        let mut id: i64 = row.try_get("id")?;
+        let mut tx = self.begin_write().await?;
+        loop {
+            let taken = sqlx::query(
+                "UPDATE mt_messages SET status = $1, updated_at = $2, etag = $3
+                 WHERE id = $4 AND status = $5",
+            )
+            .bind(SENT)
+            .bind(to_micros(now()))
+            .bind(new_etag())
+            .bind(id)
+            .bind(QUEUED)
+            .execute(&mut *tx)
+            .await?;
+            if taken.rows_affected() == 1 {
+                break;
+            }
+            // Another request took it meanwhile: the next one, if any.
+            match sqlx::query(oldest)
+                .bind(tenant_code)
+                .bind(device_id)
+                .bind(QUEUED)
+                .bind(kind)
+                .fetch_optional(&mut *tx)
+                .await?
+            {
+                Some(row) => id = row.try_get("id")?,
+                None => return Ok(None),
+            }
+        }
+        mt_event(&mut tx, id, EventType::Updated).await?;
+        let sql = format!("SELECT {COLUMNS} FROM mt_messages WHERE id = $1");
+        let row = sqlx::query(&sql).bind(id).fetch_one(&mut *tx).await?;
+        let message = mt_from_row(&row)?;
+        tx.commit().await?;
+        Ok(Some(message))
+    }
+
     /// Sets an MT message's status (the one writable field), if the workflow allows the
     /// step from the status it has now (`mt_message::check_transition`; `Conflict`
     /// otherwise). Both are decided in the writing transaction, after the version check.

@@ -25,6 +25,8 @@ mod event_notifications;
 mod events;
 mod external_links;
 mod fuzz_findings;
+mod gateway_osmand;
+mod gateway_support;
 mod geofences;
 mod interop;
 mod itineraries;

@@ -59,7 +59,12 @@ async fn the_first_session_runs_as_written(backend: Backend) {
     // nothing off this machine (the deliveries are queued and listed all the same).
     let server = serve(
         &database.url,
-        &["--admin-password", "change-me-please", "--delivery-workers", "0"],
+        &[
+            "--admin-password",
+            "change-me-please",
+            "--delivery-workers",
+            "0",
+        ],
     )
     .await;
     let blocks = walkthrough_blocks();
