@@ -224,6 +224,8 @@ pub struct AppConfig {
     pub serving: ServeConfig,
     /// Where `/metrics` is served and its token (`--metrics-listen`, `--metrics-token`).
     pub metrics: MetricsConfig,
+    /// The Iridium DirectIP listener (`--directip-*`); none by default.
+    pub directip: Option<crate::gateways::directip_listener::DirectIpConfig>,
 }
 
 impl Default for AppConfig {
@@ -241,6 +243,7 @@ impl Default for AppConfig {
             reports: crate::domain::report::Thresholds::default(),
             serving: ServeConfig::default(),
             metrics: MetricsConfig::default(),
+            directip: None,
         }
     }
 }
@@ -262,6 +265,19 @@ pub struct App {
     delivery: DeliveryWorkerConfig,
     /// PostgreSQL: every process's stream announcements, listened to from here on.
     stream_feed: Option<StreamFeed>,
+    /// The DirectIP listener, bound, with its settings.
+    directip: Option<(TcpListener, crate::gateways::directip_listener::DirectIpConfig)>,
+    auth: Arc<Authenticator>,
+}
+
+impl App {
+    /// The address the DirectIP listener is bound to (its port when `--directip-listen`
+    /// asked for port 0).
+    pub fn directip_addr(&self) -> Option<std::net::SocketAddr> {
+        self.directip
+            .as_ref()
+            .and_then(|(listener, _)| listener.local_addr().ok())
+    }
 }
 
 pub async fn build_app(store: Store, mut config: AppConfig) -> anyhow::Result<App> {
@@ -277,9 +293,14 @@ pub async fn build_app(store: Store, mut config: AppConfig) -> anyhow::Result<Ap
     config.pipeline.sms = config.channels.phone();
     config.pipeline.voice = config.channels.phone();
     let pipeline = Pipeline::new(store.clone(), hub.clone(), config.pipeline);
+    let auth = Arc::new(Authenticator::new(store.clone(), config.auth, &secret));
+    let directip = match config.directip {
+        Some(directip) => Some((crate::server::bind(directip.listen)?, directip)),
+        None => None,
+    };
     let state = AppState {
         pipeline: pipeline.clone(),
-        auth: Arc::new(Authenticator::new(store.clone(), config.auth, &secret)),
+        auth: auth.clone(),
         paging: Arc::new(TokenSigner::new(&secret)),
         allow_private_webhooks: config.allow_private_webhooks,
         store: store.clone(),
@@ -308,6 +329,8 @@ pub async fn build_app(store: Store, mut config: AppConfig) -> anyhow::Result<Ap
         channels,
         delivery: config.delivery,
         stream_feed,
+        directip,
+        auth,
     })
 }
 
@@ -437,6 +460,19 @@ pub async fn serve_with_metrics(
                 async move { deliveries.step().await }
             },
         ));
+    }
+    if let Some((listener, config)) = app.directip {
+        let service = crate::services::gateway_ingest::GatewayIngest::new(
+            app.store.clone(),
+            app.pipeline.clone(),
+        );
+        workers.push(tokio::spawn(crate::gateways::directip_listener::serve(
+            listener,
+            config,
+            app.auth.clone(),
+            service,
+            stopped.clone(),
+        )));
     }
     if let Some(feed) = app.stream_feed {
         workers.push(tokio::spawn(crate::services::stream::relay(

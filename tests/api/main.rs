@@ -25,6 +25,7 @@ mod event_notifications;
 mod events;
 mod external_links;
 mod fuzz_findings;
+mod gateway_directip;
 mod gateway_garmin;
 mod gateway_osmand;
 mod gateway_support;

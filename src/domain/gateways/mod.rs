@@ -66,11 +66,16 @@ impl DeviceRef {
         }
     }
 
-    /// An Iridium modem's IMEI: the `IridiumImei` only.
+    /// An Iridium modem's IMEI: the `IridiumImei`, else the `DeviceId` (often the IMEI),
+    /// else the `SecondaryDeviceId`.
     pub fn iridium(imei: impl Into<String>) -> Self {
         Self {
             id: imei.into(),
-            keys: &[DeviceKey::IridiumImei],
+            keys: &[
+                DeviceKey::IridiumImei,
+                DeviceKey::DeviceId,
+                DeviceKey::SecondaryDeviceId,
+            ],
         }
     }
 }
@@ -203,7 +208,14 @@ mod tests {
             DeviceRef::garmin("1").keys,
             [DeviceKey::IridiumImei, DeviceKey::DeviceId]
         );
-        assert_eq!(DeviceRef::iridium("1").keys, [DeviceKey::IridiumImei]);
+        assert_eq!(
+            DeviceRef::iridium("1").keys,
+            [
+                DeviceKey::IridiumImei,
+                DeviceKey::DeviceId,
+                DeviceKey::SecondaryDeviceId
+            ]
+        );
         assert_eq!(
             DeviceRef::app("1").keys,
             [DeviceKey::DeviceId, DeviceKey::SecondaryDeviceId]
