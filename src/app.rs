@@ -266,7 +266,10 @@ pub struct App {
     /// PostgreSQL: every process's stream announcements, listened to from here on.
     stream_feed: Option<StreamFeed>,
     /// The DirectIP listener, bound, with its settings.
-    directip: Option<(TcpListener, crate::gateways::directip_listener::DirectIpConfig)>,
+    directip: Option<(
+        TcpListener,
+        crate::gateways::directip_listener::DirectIpConfig,
+    )>,
     auth: Arc<Authenticator>,
 }
 

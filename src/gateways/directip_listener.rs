@@ -101,8 +101,7 @@ enum Refusal {
 }
 
 async fn handle(shared: &Shared, mut stream: TcpStream, peer: SocketAddr) {
-    let bytes = match tokio::time::timeout(shared.read_timeout, read_message(&mut stream)).await
-    {
+    let bytes = match tokio::time::timeout(shared.read_timeout, read_message(&mut stream)).await {
         Ok(Ok(bytes)) => bytes,
         Ok(Err(refusal)) => return refused(peer, &refusal),
         Err(_) => return refused(peer, &Refusal::Stalled(shared.read_timeout)),
@@ -111,8 +110,7 @@ async fn handle(shared: &Shared, mut stream: TcpStream, peer: SocketAddr) {
         Ok(report) => report,
         Err(e) => return refused(peer, &Refusal::Frame(e)),
     };
-    let caller = match gateway_ingest::authenticate(&shared.auth, &shared.token, peer.ip()).await
-    {
+    let caller = match gateway_ingest::authenticate(&shared.auth, &shared.token, peer.ip()).await {
         Ok(caller) if caller.may_post => caller,
         Ok(_) => {
             tracing::error!(

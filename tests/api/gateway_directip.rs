@@ -155,7 +155,11 @@ async fn bad_input_is_closed_and_stores_nothing(backend: Backend) {
     assert!(exchange(address, &failed, false).await.is_empty());
     // Truncated: half a message, then the sender closes.
     let whole = frame(&[header(IMEI, 0, 2, SESSION), element(2, b"cut short")]);
-    assert!(exchange(address, &whole[..whole.len() / 2], true).await.is_empty());
+    assert!(
+        exchange(address, &whole[..whole.len() / 2], true)
+            .await
+            .is_empty()
+    );
     // Oversize: an overall length past the protocol's largest message.
     assert!(exchange(address, &[1, 0x0f, 0xff], false).await.is_empty());
     // Lengths that disagree: the payload element claims more than the message holds.
@@ -200,15 +204,30 @@ async fn devices_outside_the_token_scope_are_refused(backend: Backend) {
     app.create_user(&sub, TOKEN_EMAIL, "User").await;
     // The parent's device: outside the token's subtree.
     let parent_imei = "300234063904191";
-    register(&app, "1000", "buoy-root", json!({"IridiumImei": parent_imei})).await;
-    assert_eq!(exchange(address, &message(parent_imei), false).await, REFUSED);
+    register(
+        &app,
+        "1000",
+        "buoy-root",
+        json!({"IridiumImei": parent_imei}),
+    )
+    .await;
+    assert_eq!(
+        exchange(address, &message(parent_imei), false).await,
+        REFUSED
+    );
     assert!(messages(&app, "1000", "buoy-root").await.is_empty());
     // Unknown anywhere.
-    assert_eq!(exchange(address, &message("300234063904199"), false).await, REFUSED);
+    assert_eq!(
+        exchange(address, &message("300234063904199"), false).await,
+        REFUSED
+    );
     // Its own device: by IMEI, and one registered with the IMEI as its DeviceId.
     assert_eq!(exchange(address, &message(IMEI), false).await, ACCEPTED);
     register(&app, &sub, "300234063904192", json!({})).await;
-    assert_eq!(exchange(address, &message("300234063904192"), false).await, ACCEPTED);
+    assert_eq!(
+        exchange(address, &message("300234063904192"), false).await,
+        ACCEPTED
+    );
     assert_eq!(messages(&app, &sub, "buoy-sub").await.len(), 1);
     assert_eq!(messages(&app, &sub, "300234063904192").await.len(), 1);
 }
