@@ -3,6 +3,7 @@
 
 mod access_check;
 mod alerts;
+mod api_tokens;
 pub mod client_address;
 mod collections;
 mod contacts;
@@ -119,6 +120,7 @@ fn routes(
         .merge(geofences::router())
         .merge(webhooks::router())
         .merge(external_links::router())
+        .merge(api_tokens::router())
         .merge(itineraries::router())
         .merge(itinerary_parts::router())
         .merge(risk_regions::router())

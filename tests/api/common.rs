@@ -282,6 +282,11 @@ impl TestApp {
         Client::new(&self.base, None)
     }
 
+    /// A client using API token `token`.
+    pub fn bearer(&self, token: &str) -> Client {
+        Client::with_bearer(&self.base, token)
+    }
+
     pub fn client(&self, email: &str, password: &str) -> Client {
         Client::new(&self.base, Some((email, password)))
     }
@@ -297,6 +302,7 @@ impl TestApp {
                 .build()
                 .expect("client"),
             credentials: Some((email.to_string(), password.to_string())),
+            bearer: None,
         }
     }
 
@@ -335,12 +341,13 @@ impl TestApp {
     }
 }
 
-/// An HTTP client for the app, optionally with Basic credentials.
+/// An HTTP client for the app, optionally with Basic credentials or an API token.
 #[derive(Clone)]
 pub struct Client {
     base: String,
     http: reqwest::Client,
     credentials: Option<(String, String)>,
+    bearer: Option<String>,
 }
 
 impl Client {
@@ -349,14 +356,24 @@ impl Client {
             base: base.to_string(),
             http: reqwest::Client::new(),
             credentials: credentials.map(|(u, p)| (u.to_string(), p.to_string())),
+            bearer: None,
+        }
+    }
+
+    /// A client sending `Authorization: Bearer <token>`.
+    pub fn with_bearer(base: &str, token: &str) -> Self {
+        Self {
+            bearer: Some(token.to_string()),
+            ..Self::new(base, None)
         }
     }
 
     pub fn request(&self, method: Method, path: &str) -> RequestBuilder {
         let builder = self.http.request(method, format!("{}{path}", self.base));
-        match &self.credentials {
-            Some((u, p)) => builder.basic_auth(u, Some(p)),
-            None => builder,
+        match (&self.credentials, &self.bearer) {
+            (Some((u, p)), _) => builder.basic_auth(u, Some(p)),
+            (None, Some(token)) => builder.bearer_auth(token),
+            (None, None) => builder,
         }
     }
 

@@ -2,6 +2,7 @@
 
 mod address_book;
 mod alerts;
+mod api_tokens;
 mod auth;
 mod check_ins;
 mod cli;
