@@ -110,7 +110,7 @@ async fn handle(shared: &Shared, mut stream: TcpStream, peer: SocketAddr) {
         Ok(report) => report,
         Err(e) => return refused(peer, &Refusal::Frame(e)),
     };
-    let caller = match gateway_ingest::authenticate(&shared.auth, &shared.token, peer.ip()).await {
+    let caller = match gateway_ingest::authenticate(&shared.auth, &shared.token).await {
         Ok(caller) if caller.may_post => caller,
         Ok(_) => {
             tracing::error!(

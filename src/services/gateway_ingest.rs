@@ -5,7 +5,6 @@
 //! (`http/gateways/`) and the DirectIP listener (`gateways/directip_listener.rs`) parse
 //! with `domain::gateways` and call this; nothing here knows a protocol.
 
-use std::net::IpAddr;
 use std::sync::Arc;
 
 use futures::StreamExt;
@@ -31,21 +30,14 @@ pub struct GatewayCaller {
     pub may_post: bool,
 }
 
-/// The credential check of every gateway, HTTP or TCP: the same caller logic as the
-/// API's. A token of `user:password` is checked as HTTP Basic until API tokens exist.
-pub async fn authenticate(
-    auth: &Authenticator,
-    token: &str,
-    client: IpAddr,
-) -> Result<GatewayCaller, AuthError> {
-    let (username, password) = token
-        .split_once(':')
-        .filter(|(u, p)| !u.is_empty() && !p.is_empty() && p.len() <= 1024)
-        .ok_or(AuthError::InvalidCredentials)?;
-    let principal = auth.authenticate(username, password, client).await?;
+/// The credential check of every gateway, HTTP or TCP: an API token, checked by the
+/// same `Authenticator::authenticate_token` as a `/V2` Bearer request (a revoked or
+/// expired token is refused on its next use).
+pub async fn authenticate(auth: &Authenticator, token: &str) -> Result<GatewayCaller, AuthError> {
+    let principal = auth.authenticate_token(token).await?;
     Ok(GatewayCaller {
+        may_post: principal.has(Permission::DeviceMessages),
         tenant_path: principal.tenant_path,
-        may_post: principal.role.grants(Permission::DeviceMessages),
     })
 }
 

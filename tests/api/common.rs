@@ -278,6 +278,13 @@ impl TestApp {
         spawn_app_on(self.backend, self.database, self.config).await
     }
 
+    /// `restart` with another configuration (e.g. a listener given a token made here).
+    #[allow(dead_code)]
+    pub async fn restart_with(mut self, config: AppConfig) -> TestApp {
+        self.config = config;
+        self.restart().await
+    }
+
     pub fn anonymous(&self) -> Client {
         Client::new(&self.base, None)
     }

@@ -12,8 +12,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use crate::backend_fn_tests;
-use crate::common::{Backend, PASSWORD, TestApp, spawn_app_with};
-use crate::gateway_support::{messages, register};
+use crate::common::{Backend, TestApp, spawn_app};
+use crate::gateway_support::{gateway_token, messages, register};
 use safetrack::app::AppConfig;
 use safetrack::gateways::directip_listener::DirectIpConfig;
 
@@ -22,23 +22,26 @@ backend_fn_tests!(
     a_resend_is_confirmed_and_stored_once,
     bad_input_is_closed_and_stores_nothing,
     devices_outside_the_token_scope_are_refused,
+    refused_tokens_store_nothing,
 );
 
-const TOKEN_EMAIL: &str = "gateway-dip@safetrack.test";
 const IMEI: &str = "300234063904190";
 const SESSION: u32 = 1_772_359_200; // 2026-03-01T10:00:00Z
 
-async fn app_with_listener(backend: Backend) -> Option<TestApp> {
+/// `app` restarted with a DirectIP listener that stores with `token`.
+async fn with_listener(app: TestApp, token: &str) -> (TestApp, SocketAddr) {
     let config = AppConfig {
         directip: Some(DirectIpConfig {
             listen: "127.0.0.1:0".parse().unwrap(),
-            token: format!("{TOKEN_EMAIL}:{PASSWORD}"),
+            token: token.to_string(),
             max_connections: 8,
             read_timeout: Duration::from_millis(800),
         }),
         ..AppConfig::default()
     };
-    spawn_app_with(backend, config).await
+    let app = app.restart_with(config).await;
+    let address = app.directip.expect("a DirectIP listener");
+    (app, address)
 }
 
 fn element(iei: u8, data: &[u8]) -> Vec<u8> {
@@ -98,11 +101,10 @@ const ACCEPTED: [u8; 7] = [1, 0, 4, 5, 0, 1, 1];
 const REFUSED: [u8; 7] = [1, 0, 4, 5, 0, 1, 0];
 
 async fn setup(backend: Backend) -> Option<(TestApp, SocketAddr)> {
-    let app = app_with_listener(backend).await?;
-    let address = app.directip.expect("a DirectIP listener");
-    app.create_user("1000", TOKEN_EMAIL, "User").await;
+    let app = spawn_app(backend).await?;
     register(&app, "1000", "buoy-1", json!({"IridiumImei": IMEI})).await;
-    Some((app, address))
+    let token = gateway_token(&app, "1000", &["DeviceMessages"], "directip").await;
+    Some(with_listener(app, &token).await)
 }
 
 async fn messages_written_byte_by_byte(backend: Backend) {
@@ -192,17 +194,12 @@ async fn bad_input_is_closed_and_stores_nothing(backend: Backend) {
 }
 
 async fn devices_outside_the_token_scope_are_refused(backend: Backend) {
-    let Some(app) = app_with_listener(backend).await else {
+    let Some(app) = spawn_app(backend).await else {
         return;
     };
-    let address = app.directip.expect("a DirectIP listener");
-    let message = |imei: &str| frame(&[header(imei, 0, 1, SESSION), element(2, b"hi")]);
-    // Before the token's user exists: a refused token stores nothing, confirms nothing.
     let sub = app.create_tenant("1000", "Sea").await;
     register(&app, &sub, "buoy-sub", json!({"IridiumImei": IMEI})).await;
-    assert!(exchange(address, &message(IMEI), false).await.is_empty());
-    app.create_user(&sub, TOKEN_EMAIL, "User").await;
-    // The parent's device: outside the token's subtree.
+    register(&app, &sub, "300234063904192", json!({})).await;
     let parent_imei = "300234063904191";
     register(
         &app,
@@ -211,6 +208,11 @@ async fn devices_outside_the_token_scope_are_refused(backend: Backend) {
         json!({"IridiumImei": parent_imei}),
     )
     .await;
+    let token = gateway_token(&app, &sub, &["DeviceMessages"], "sea").await;
+    let (app, address) = with_listener(app, &token).await;
+    let message = |imei: &str| frame(&[header(imei, 0, 1, SESSION), element(2, b"hi")]);
+
+    // The parent's device: outside the token's subtree.
     assert_eq!(
         exchange(address, &message(parent_imei), false).await,
         REFUSED
@@ -221,13 +223,41 @@ async fn devices_outside_the_token_scope_are_refused(backend: Backend) {
         exchange(address, &message("300234063904199"), false).await,
         REFUSED
     );
-    // Its own device: by IMEI, and one registered with the IMEI as its DeviceId.
+    // Its own devices: by IMEI, and one registered with the IMEI as its DeviceId.
     assert_eq!(exchange(address, &message(IMEI), false).await, ACCEPTED);
-    register(&app, &sub, "300234063904192", json!({})).await;
     assert_eq!(
         exchange(address, &message("300234063904192"), false).await,
         ACCEPTED
     );
     assert_eq!(messages(&app, &sub, "buoy-sub").await.len(), 1);
     assert_eq!(messages(&app, &sub, "300234063904192").await.len(), 1);
+}
+
+/// A token without `DeviceMessages`, and a revoked one: nothing stored, nothing confirmed
+/// (Iridium keeps the message and sends it again).
+async fn refused_tokens_store_nothing(backend: Backend) {
+    let Some(app) = spawn_app(backend).await else {
+        return;
+    };
+    register(&app, "1000", "buoy-1", json!({"IridiumImei": IMEI})).await;
+    let read_only = gateway_token(&app, "1000", &["Read"], "read").await;
+    let (app, address) = with_listener(app, &read_only).await;
+    let message = frame(&[header(IMEI, 0, 1, SESSION), element(2, b"hi")]);
+    assert!(exchange(address, &message, false).await.is_empty());
+
+    let created = crate::api_tokens::create_token(
+        &app.admin,
+        "1000",
+        &json!({"Name": "to-revoke", "Permissions": ["DeviceMessages"]}),
+    )
+    .await;
+    let secret = created["Token"].as_str().unwrap().to_string();
+    let id = created["TokenId"].as_str().unwrap().to_string();
+    let (app, address) = with_listener(app, &secret).await;
+    assert_eq!(exchange(address, &message, false).await, ACCEPTED);
+    let revoked = app.admin.delete(&format!("/V2/1000/apitokens/{id}")).await;
+    assert_eq!(revoked.status(), reqwest::StatusCode::OK);
+    let next = frame(&[header(IMEI, 0, 2, SESSION + 1), element(2, b"after")]);
+    assert!(exchange(address, &next, false).await.is_empty());
+    assert_eq!(messages(&app, "1000", "buoy-1").await.len(), 1);
 }

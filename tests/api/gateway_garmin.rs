@@ -53,7 +53,7 @@ async fn setup(app: &TestApp) -> String {
     register(app, "1000", "inreach-a", json!({"IridiumImei": IMEI_A})).await;
     register(app, "1000", IMEI_B, json!({})).await;
     create_notification(app, "1000", &sos_notification()).await;
-    gateway_token(app, "1000", "User", "garmin").await
+    gateway_token(app, "1000", &["DeviceMessages"], "garmin").await
 }
 
 async fn post(base: &str, token: &str, body: &Value) -> reqwest::Response {
@@ -147,11 +147,16 @@ async fn an_unknown_imei_does_not_hold_back_the_others(app: TestApp) {
 
 async fn refusals_store_nothing(app: TestApp) {
     let token = setup(&app).await;
-    let read_only = gateway_token(&app, "1000", "ReadOnly", "garmin-ro").await;
+    let read_only = gateway_token(&app, "1000", &["Read"], "garmin-ro").await;
     let sub = app.create_tenant("1000", "Elsewhere").await;
-    let foreign = gateway_token(&app, &sub, "User", "garmin-sub").await;
+    let foreign = gateway_token(&app, &sub, &["DeviceMessages"], "garmin-sub").await;
     let body = mixed_post();
-    assert_problem(post(&app.base, "x:wrong", &body).await, 401, "unauthorized").await;
+    assert_problem(
+        post(&app.base, "x:wrong", &body).await,
+        401,
+        "token_malformed",
+    )
+    .await;
     let none = reqwest::Client::new()
         .post(format!("{}/gateways/garmin", app.base))
         .json(&body)
@@ -208,14 +213,15 @@ async fn postgres_the_same_post_to_two_processes_at_once() {
         .post("/V2/1000/eventnotifications", &sos_notification())
         .await;
     assert_eq!(created.status(), StatusCode::OK);
-    let user = admin
+    let created = admin
         .post(
-            "/V2/1000/users",
-            &json!({"Username": "garmin@safetrack.test", "Password": crate::common::PASSWORD, "UserRoleId": "User"}),
+            "/V2/1000/apitokens",
+            &json!({"Name": "garmin", "Permissions": ["DeviceMessages"]}),
         )
         .await;
-    assert_eq!(user.status(), StatusCode::OK);
-    let token = format!("garmin@safetrack.test:{}", crate::common::PASSWORD);
+    assert_eq!(created.status(), StatusCode::OK);
+    let created: Value = created.json().await.unwrap();
+    let token = created["Token"].as_str().unwrap().to_string();
 
     for _ in 0..3 {
         let body = mixed_post();

@@ -34,7 +34,7 @@ fn urlencoding(text: &str) -> String {
 
 async fn query_and_form_reports_on_both_routes(app: TestApp) {
     register(&app, "1000", "phone-1", json!({})).await;
-    let token = gateway_token(&app, "1000", "User", "a").await;
+    let token = gateway_token(&app, "1000", &["DeviceMessages"], "a").await;
     let http = reqwest::Client::new();
 
     // GET, token in the path.
@@ -106,7 +106,7 @@ async fn query_and_form_reports_on_both_routes(app: TestApp) {
 
 async fn traccar_client_json(app: TestApp) {
     register(&app, "1000", "phone-2", json!({})).await;
-    let token = gateway_token(&app, "1000", "User", "b").await;
+    let token = gateway_token(&app, "1000", &["DeviceMessages"], "b").await;
     let http = reqwest::Client::new();
     let post = |body: serde_json::Value| {
         http.post(path_url(&app, &token))
@@ -178,7 +178,7 @@ async fn traccar_client_json(app: TestApp) {
 async fn alarm_sos_raises_an_alert(app: TestApp) {
     register(&app, "1000", "phone-3", json!({})).await;
     create_notification(&app, "1000", &sos_notification()).await;
-    let token = gateway_token(&app, "1000", "User", "c").await;
+    let token = gateway_token(&app, "1000", &["DeviceMessages"], "c").await;
     let response = reqwest::get(format!(
         "{}?id=phone-3&lat=51.5&lon=-0.12&timestamp={T}&alarm=sos",
         path_url(&app, &token)
@@ -200,7 +200,7 @@ async fn alarm_sos_raises_an_alert(app: TestApp) {
 
 async fn the_answer_carries_the_oldest_queued_text(app: TestApp) {
     register(&app, "1000", "phone-4", json!({})).await;
-    let token = gateway_token(&app, "1000", "User", "d").await;
+    let token = gateway_token(&app, "1000", &["DeviceMessages"], "d").await;
     for body in [
         json!({"Type": "LocationRequest"}),
         json!({"Type": "Text", "Message": "Come back to base"}),
@@ -251,7 +251,7 @@ async fn the_answer_carries_the_oldest_queued_text(app: TestApp) {
 
 async fn a_resent_report_is_stored_once(app: TestApp) {
     register(&app, "1000", "phone-5", json!({})).await;
-    let token = gateway_token(&app, "1000", "User", "e").await;
+    let token = gateway_token(&app, "1000", &["DeviceMessages"], "e").await;
     for _ in 0..3 {
         let response = reqwest::get(format!(
             "{}?id=phone-5&lat=51.5&lon=-0.12&timestamp={T}",
@@ -269,9 +269,9 @@ async fn refusals_store_nothing(app: TestApp) {
     let sub = app.create_tenant("1000", "Other").await;
     let sibling = app.create_tenant("1000", "Sibling").await;
     register(&app, &sibling, "phone-foreign", json!({})).await;
-    let token = gateway_token(&app, &sub, "User", "f").await;
-    let read_only = gateway_token(&app, "1000", "ReadOnly", "g").await;
-    let good = gateway_token(&app, "1000", "User", "h").await;
+    let token = gateway_token(&app, &sub, &["DeviceMessages"], "f").await;
+    let read_only = gateway_token(&app, "1000", &["Read"], "g").await;
+    let good = gateway_token(&app, "1000", &["DeviceMessages"], "h").await;
     let http = reqwest::Client::new();
     let get = |token: &str, query: &str| {
         http.get(format!("{}?{query}", path_url(&app, token)))
@@ -279,10 +279,19 @@ async fn refusals_store_nothing(app: TestApp) {
     };
     let ok = "id=phone-6&lat=51.5&lon=-0.12";
 
-    let bad = get("nobody@safetrack.test:wrong-password", ok)
-        .await
-        .unwrap();
-    assert_problem(bad, 401, "unauthorized").await;
+    let bad = get("nobody:wrong-password", ok).await.unwrap();
+    assert_problem(bad, 401, "token_malformed").await;
+    let revoked = crate::api_tokens::create_token(
+        &app.admin,
+        "1000",
+        &json!({"Name": "revoked", "Permissions": ["DeviceMessages"]}),
+    )
+    .await;
+    let id = revoked["TokenId"].as_str().unwrap();
+    let deleted = app.admin.delete(&format!("/V2/1000/apitokens/{id}")).await;
+    assert_eq!(deleted.status(), StatusCode::OK);
+    let secret = revoked["Token"].as_str().unwrap();
+    assert_problem(get(secret, ok).await.unwrap(), 401, "token_revoked").await;
     let none = http
         .get(format!("{}/gateways/osmand?{ok}", app.base))
         .send()
@@ -357,8 +366,8 @@ async fn secondary_ids_and_ambiguous_ids(app: TestApp) {
     let b = app.create_tenant("1000", "B").await;
     register(&app, &a, "twin", json!({})).await;
     register(&app, &b, "twin", json!({})).await;
-    let root = gateway_token(&app, "1000", "User", "i").await;
-    let only_a = gateway_token(&app, &a, "User", "j").await;
+    let root = gateway_token(&app, "1000", &["DeviceMessages"], "i").await;
+    let only_a = gateway_token(&app, &a, &["DeviceMessages"], "j").await;
     let get = |token: &str, id: &str| {
         reqwest::get(format!(
             "{}?id={id}&lat=51.5&lon=-0.12&timestamp={T}",
@@ -381,7 +390,7 @@ async fn secondary_ids_and_ambiguous_ids(app: TestApp) {
 
 async fn the_token_stays_out_of_logs_and_metrics(app: TestApp) {
     register(&app, "1000", "phone-8", json!({})).await;
-    let token = gateway_token(&app, "1000", "User", "k").await;
+    let token = gateway_token(&app, "1000", &["DeviceMessages"], "k").await;
     let response = reqwest::get(format!(
         "{}?id=phone-8&lat=51.5&lon=-0.12",
         path_url(&app, &token)
@@ -405,5 +414,5 @@ async fn the_token_stays_out_of_logs_and_metrics(app: TestApp) {
         "{metrics}"
     );
     assert!(!metrics.contains("secret-token-x"));
-    assert!(!metrics.contains("gateway-k"));
+    assert!(!metrics.contains(&token));
 }

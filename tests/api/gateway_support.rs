@@ -6,12 +6,24 @@ use serde_json::{Value, json};
 
 use crate::common::TestApp;
 
-/// A gateway credential for `tenant` whose holder has `role` (`User` may post MO
-/// messages, `ReadOnly` may not); `label` keeps the holders apart.
-pub async fn gateway_token(app: &TestApp, tenant: &str, role: &str, label: &str) -> String {
-    let email = format!("gateway-{label}@safetrack.test");
-    app.create_user(tenant, &email, role).await;
-    format!("{email}:{}", crate::common::PASSWORD)
+/// An API token of `tenant` with `permissions` (`DeviceMessages` to post MO messages),
+/// made by the administrator; `label` names it.
+pub async fn gateway_token(
+    app: &TestApp,
+    tenant: &str,
+    permissions: &[&str],
+    label: &str,
+) -> String {
+    let created = crate::api_tokens::create_token(
+        &app.admin,
+        tenant,
+        &json!({"Name": format!("gateway-{label}"), "Permissions": permissions}),
+    )
+    .await;
+    created["Token"]
+        .as_str()
+        .expect("the token's secret")
+        .to_string()
 }
 
 /// Registers a device with the given extra fields (`IridiumImei`, `SecondaryDeviceId`).

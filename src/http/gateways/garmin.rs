@@ -9,7 +9,6 @@
 //! back every other device's events (an SOS among them). A failure to store is a 500, and
 //! the resend stores what is missing (the rest dedupes).
 
-use axum::Extension;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
@@ -21,7 +20,6 @@ use utoipa_axum::routes;
 use super::{bearer, caller, service};
 use crate::domain::gateways::garmin;
 use crate::http::AppState;
-use crate::http::client_address::ClientAddress;
 use crate::http::error::{ApiError, ApiResult, Problem};
 use crate::services::gateway_ingest::GatewayError;
 
@@ -55,12 +53,10 @@ fn token(headers: &HeaderMap) -> Option<&str> {
         (status = 500, body = Problem, description = "Not all stored: Garmin resends the post")))]
 async fn post_events(
     State(app): State<AppState>,
-    client: Option<Extension<ClientAddress>>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> ApiResult<Response> {
-    let client = client.map(|c| c.0);
-    let caller = caller(&app, client.as_ref(), token(&headers)).await?;
+    let caller = caller(&app, token(&headers)).await?;
     let body = body.map_err(|e| {
         if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
             ApiError::PayloadTooLarge("the body is over the request size limit".into())

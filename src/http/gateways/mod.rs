@@ -11,9 +11,7 @@ use axum::http::{HeaderMap, header};
 use utoipa_axum::router::OpenApiRouter;
 
 use super::AppState;
-use super::client_address::ClientAddress;
 use super::error::ApiError;
-use crate::auth::AuthError;
 use crate::services::gateway_ingest::{self, GatewayCaller, GatewayError, GatewayIngest};
 
 pub fn router(limits: super::BodyLimits) -> OpenApiRouter<AppState> {
@@ -39,27 +37,18 @@ fn bearer(headers: &HeaderMap) -> Option<&str> {
 }
 
 /// The caller a gateway token names, allowed to post MO messages: 401 for a missing or
-/// wrong token, 403 for one without `DeviceMessages`.
-async fn caller(
-    app: &AppState,
-    client: Option<&ClientAddress>,
-    token: Option<&str>,
-) -> Result<GatewayCaller, ApiError> {
-    let unauthorized = || ApiError::Unauthorized {
+/// refused token (saying why, as for any Bearer request), 403 for one without
+/// `DeviceMessages`.
+async fn caller(app: &AppState, token: Option<&str>) -> Result<GatewayCaller, ApiError> {
+    let token = token.ok_or_else(|| ApiError::Unauthorized {
         code: "unauthorized",
-        detail: "wrong or missing gateway token".into(),
-    };
-    let token = token.ok_or_else(unauthorized)?;
-    let client = client.map_or(std::net::IpAddr::from([0, 0, 0, 0]), |c| c.0);
-    let caller = gateway_ingest::authenticate(&app.auth, token, client)
-        .await
-        .map_err(|e| match e {
-            AuthError::InvalidCredentials => unauthorized(),
-            other => ApiError::from(other),
-        })?;
+        detail: "the gateway's API token is missing".into(),
+    })?;
+    let caller = gateway_ingest::authenticate(&app.auth, token).await?;
     if !caller.may_post {
         return Err(ApiError::Forbidden(
-            "the token does not have the DeviceMessages permission (posting MO messages)".into(),
+            "the API token does not have the DeviceMessages permission (posting MO messages)"
+                .into(),
         ));
     }
     Ok(caller)

@@ -2,7 +2,6 @@
 //! types into the phone app, which cannot set headers) and `/gateways/osmand` with
 //! `Authorization: Bearer`. Fields and units: `domain::gateways::osmand`.
 
-use axum::Extension;
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, PathRejection};
 use axum::extract::{Path, RawQuery, State};
@@ -16,7 +15,6 @@ use utoipa_axum::routes;
 use super::{bearer, caller, service};
 use crate::domain::gateways::osmand::{self, OsmAndError};
 use crate::http::AppState;
-use crate::http::client_address::ClientAddress;
 use crate::http::error::{ApiError, ApiResult, Problem};
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -35,7 +33,6 @@ struct TokenPath {
 
 /// What a request carries, whichever route it came by.
 struct Input {
-    client: Option<ClientAddress>,
     token: Option<String>,
     query: Option<String>,
     headers: HeaderMap,
@@ -59,13 +56,11 @@ async fn get_with_path_token(
     State(app): State<AppState>,
     token: Result<Path<String>, PathRejection>,
     RawQuery(query): RawQuery,
-    client: Option<Extension<ClientAddress>>,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     report(
         &app,
         Input {
-            client: client.map(|c| c.0),
             token: token.ok().map(|p| p.0),
             query,
             headers,
@@ -93,14 +88,12 @@ async fn post_with_path_token(
     State(app): State<AppState>,
     token: Result<Path<String>, PathRejection>,
     RawQuery(query): RawQuery,
-    client: Option<Extension<ClientAddress>>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> ApiResult<Response> {
     report(
         &app,
         Input {
-            client: client.map(|c| c.0),
             token: token.ok().map(|p| p.0),
             query,
             headers,
@@ -124,14 +117,12 @@ async fn post_with_path_token(
 async fn get_with_bearer(
     State(app): State<AppState>,
     RawQuery(query): RawQuery,
-    client: Option<Extension<ClientAddress>>,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     let token = bearer(&headers).map(str::to_string);
     report(
         &app,
         Input {
-            client: client.map(|c| c.0),
             token,
             query,
             headers,
@@ -157,7 +148,6 @@ async fn get_with_bearer(
 async fn post_with_bearer(
     State(app): State<AppState>,
     RawQuery(query): RawQuery,
-    client: Option<Extension<ClientAddress>>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> ApiResult<Response> {
@@ -165,7 +155,6 @@ async fn post_with_bearer(
     report(
         &app,
         Input {
-            client: client.map(|c| c.0),
             token,
             query,
             headers,
@@ -200,7 +189,7 @@ impl From<OsmAndError> for ApiError {
 }
 
 async fn report(app: &AppState, input: Input) -> ApiResult<Response> {
-    let caller = caller(app, input.client.as_ref(), input.token.as_deref()).await?;
+    let caller = caller(app, input.token.as_deref()).await?;
     let body = input.body.map_err(|e| {
         if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
             ApiError::PayloadTooLarge("the body is over the request size limit".into())
