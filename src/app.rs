@@ -589,9 +589,20 @@ pub fn channels_config(args: &crate::config::ServeArgs) -> anyhow::Result<Channe
             "Twilio needs --twilio-account-sid, --twilio-auth-token and --twilio-from together"
         ),
     };
+    let garmin = match (&args.garmin_inbound_url, &args.garmin_inbound_token) {
+        (Some(url), Some(credential)) => Some(crate::channels::garmin::GarminConfig {
+            base_url: url.clone(),
+            credential: credential.clone(),
+        }),
+        (None, None) => None,
+        _ => anyhow::bail!(
+            "Garmin IPC Inbound needs --garmin-inbound-url and --garmin-inbound-token together"
+        ),
+    };
     Ok(ChannelsConfig {
         smtp,
         twilio,
+        garmin,
         allow_private_webhooks: args.allow_private_webhooks,
     })
 }

@@ -77,6 +77,7 @@ pub async fn app_with(backend: Backend, peers: Peers<'_>) -> Option<TestApp> {
                 from: FROM_NUMBER.into(),
                 base_url: r.base.clone(),
             }),
+            garmin: None,
             allow_private_webhooks: true,
         },
         delivery: DeliveryWorkerConfig {

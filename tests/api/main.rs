@@ -28,6 +28,7 @@ mod external_links;
 mod fuzz_findings;
 mod gateway_directip;
 mod gateway_garmin;
+mod gateway_garmin_mt;
 mod gateway_osmand;
 mod gateway_support;
 mod geofences;

@@ -27,6 +27,7 @@
 
 pub mod directip;
 pub mod garmin;
+pub mod garmin_mt;
 pub mod osmand;
 
 use jiff::Timestamp;
