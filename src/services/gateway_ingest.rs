@@ -1,4 +1,4 @@
-//! The one service behind every device gateway (DESIGN.md §10): who the gateway's
+//! The one service behind every device gateway (README, "Devices that speak other protocols"): who the gateway's
 //! credential is, which device a report names within its scope, and handing each
 //! device's reports to the ingest `Pipeline` — the same limits, dedupe, events, alerts,
 //! deliveries, webhooks and stream as `POST …/momessages`. The HTTP routes

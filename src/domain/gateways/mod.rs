@@ -1,4 +1,4 @@
-//! Device gateways (DESIGN.md §10): the protocols devices and phone apps speak, each report
+//! Device gateways (README, "Devices that speak other protocols"): the protocols devices and phone apps speak, each report
 //! turned into an MO message for the one ingest pipeline. Pure parsing: no HTTP, no SQL,
 //! no I/O; the routes and the DirectIP listener call these functions.
 //!
