@@ -230,6 +230,8 @@ pub struct AppConfig {
     pub metrics: MetricsConfig,
     /// How long audit log entries are kept (`--audit-retention-days`).
     pub audit_retention: Duration,
+    /// The Iridium DirectIP listener (`--directip-*`); none by default.
+    pub directip: Option<crate::gateways::directip_listener::DirectIpConfig>,
 }
 
 impl Default for AppConfig {
@@ -248,6 +250,7 @@ impl Default for AppConfig {
             serving: ServeConfig::default(),
             metrics: MetricsConfig::default(),
             audit_retention: Duration::from_secs(365 * 86_400),
+            directip: None,
         }
     }
 }
@@ -270,6 +273,22 @@ pub struct App {
     delivery: DeliveryWorkerConfig,
     /// PostgreSQL: every process's stream announcements, listened to from here on.
     stream_feed: Option<StreamFeed>,
+    /// The DirectIP listener, bound, with its settings.
+    directip: Option<(
+        TcpListener,
+        crate::gateways::directip_listener::DirectIpConfig,
+    )>,
+    auth: Arc<Authenticator>,
+}
+
+impl App {
+    /// The address the DirectIP listener is bound to (its port when `--directip-listen`
+    /// asked for port 0).
+    pub fn directip_addr(&self) -> Option<std::net::SocketAddr> {
+        self.directip
+            .as_ref()
+            .and_then(|(listener, _)| listener.local_addr().ok())
+    }
 }
 
 pub async fn build_app(store: Store, mut config: AppConfig) -> anyhow::Result<App> {
@@ -285,9 +304,14 @@ pub async fn build_app(store: Store, mut config: AppConfig) -> anyhow::Result<Ap
     config.pipeline.sms = config.channels.phone();
     config.pipeline.voice = config.channels.phone();
     let pipeline = Pipeline::new(store.clone(), hub.clone(), config.pipeline);
+    let auth = Arc::new(Authenticator::new(store.clone(), config.auth, &secret));
+    let directip = match config.directip {
+        Some(directip) => Some((crate::server::bind(directip.listen)?, directip)),
+        None => None,
+    };
     let state = AppState {
         pipeline: pipeline.clone(),
-        auth: Arc::new(Authenticator::new(store.clone(), config.auth, &secret)),
+        auth: auth.clone(),
         paging: Arc::new(TokenSigner::new(&secret)),
         allow_private_webhooks: config.allow_private_webhooks,
         store: store.clone(),
@@ -317,6 +341,8 @@ pub async fn build_app(store: Store, mut config: AppConfig) -> anyhow::Result<Ap
         channels,
         delivery: config.delivery,
         stream_feed,
+        directip,
+        auth,
     })
 }
 
@@ -458,6 +484,19 @@ pub async fn serve_with_metrics(
             },
         ));
     }
+    if let Some((listener, config)) = app.directip {
+        let service = crate::services::gateway_ingest::GatewayIngest::new(
+            app.store.clone(),
+            app.pipeline.clone(),
+        );
+        workers.push(tokio::spawn(crate::gateways::directip_listener::serve(
+            listener,
+            config,
+            app.auth.clone(),
+            service,
+            stopped.clone(),
+        )));
+    }
     if let Some(feed) = app.stream_feed {
         workers.push(tokio::spawn(crate::services::stream::relay(
             app.store.clone(),
@@ -570,9 +609,20 @@ pub fn channels_config(args: &crate::config::ServeArgs) -> anyhow::Result<Channe
             "Twilio needs --twilio-account-sid, --twilio-auth-token and --twilio-from together"
         ),
     };
+    let garmin = match (&args.garmin_inbound_url, &args.garmin_inbound_token) {
+        (Some(url), Some(credential)) => Some(crate::channels::garmin::GarminConfig {
+            base_url: url.clone(),
+            credential: credential.clone(),
+        }),
+        (None, None) => None,
+        _ => anyhow::bail!(
+            "Garmin IPC Inbound needs --garmin-inbound-url and --garmin-inbound-token together"
+        ),
+    };
     Ok(ChannelsConfig {
         smtp,
         twilio,
+        garmin,
         allow_private_webhooks: args.allow_private_webhooks,
     })
 }

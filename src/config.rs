@@ -254,6 +254,30 @@ pub struct ServeArgs {
         value_parser = clap::value_parser!(u32).range(1..)
     )]
     pub audit_retention_days: u32,
+    /// Listen for Iridium SBD DirectIP MO messages (TCP) on this address; off without it.
+    /// Needs --directip-token.
+    #[arg(long, env = "SAFETRACK_DIRECTIP_LISTEN", requires = "directip_token")]
+    pub directip_listen: Option<SocketAddr>,
+    /// The API token the DirectIP listener stores messages with: its tenant's subtree is
+    /// where devices are looked up.
+    #[arg(long, env = "SAFETRACK_DIRECTIP_TOKEN", hide_env_values = true)]
+    pub directip_token: Option<String>,
+    /// DirectIP connections served at once; further ones wait in the listen backlog.
+    #[arg(long, env = "SAFETRACK_DIRECTIP_MAX_CONNECTIONS", default_value_t = 64,
+          value_parser = clap::value_parser!(u16).range(1..))]
+    pub directip_max_connections: u16,
+    /// A DirectIP connection must deliver its whole message within this many seconds.
+    #[arg(long, env = "SAFETRACK_DIRECTIP_READ_TIMEOUT_SECONDS", default_value_t = 10,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub directip_read_timeout_seconds: u64,
+    /// Base URL of Garmin's IPC Inbound API (e.g. `https://…/IPCInbound/V1/`): MT messages
+    /// for devices with an `IridiumImei` and `DeviceType` starting with `InReach` are sent
+    /// there. Without it they stay queued.
+    #[arg(long, env = "SAFETRACK_GARMIN_INBOUND_URL")]
+    pub garmin_inbound_url: Option<String>,
+    /// Garmin IPC Inbound credentials, `user:password` (HTTP Basic).
+    #[arg(long, env = "SAFETRACK_GARMIN_INBOUND_TOKEN", hide_env_values = true)]
+    pub garmin_inbound_token: Option<String>,
     /// Log format.
     #[arg(long, env = "SAFETRACK_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,

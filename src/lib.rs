@@ -6,6 +6,7 @@ pub mod auth;
 pub mod channels;
 pub mod config;
 pub mod domain;
+pub mod gateways;
 pub mod http;
 pub mod server;
 pub mod services;

@@ -143,9 +143,26 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 .map(MetricsToken::new),
         },
         audit_retention: Duration::from_secs(u64::from(args.audit_retention_days) * 86_400),
+        directip: match (args.directip_listen, &args.directip_token) {
+            (Some(listen), Some(token)) => {
+                Some(safetrack::gateways::directip_listener::DirectIpConfig {
+                    listen,
+                    token: token.clone(),
+                    max_connections: usize::from(args.directip_max_connections),
+                    read_timeout: Duration::from_secs(args.directip_read_timeout_seconds),
+                })
+            }
+            _ => None,
+        },
         ..AppConfig::default()
     };
     let app = app::build_app(store.clone(), config).await?;
+    if let Some(address) = app.directip_addr() {
+        if args.directip_listen.is_some_and(|l| l.port() == 0) {
+            println!("safetrack directip listening on {address}");
+        }
+        tracing::info!(%address, "DirectIP listening");
+    }
     // Before the API's address line: a caller that read that line can read this one.
     let metrics_listener = match args.metrics_listen {
         Some(listen) => {

@@ -4,12 +4,14 @@
 //! Channels know nothing of the database or of HTTP requests into the server.
 
 pub mod email;
+pub mod garmin;
 pub mod twilio;
 pub mod webhook;
 
 use crate::domain::delivery;
 use crate::domain::retry::AttemptOutcome;
 use email::{EmailChannel, SmtpConfig};
+use garmin::{GarminChannel, GarminConfig};
 use twilio::{TwilioChannel, TwilioConfig};
 use webhook::{WebhookAuth, WebhookChannel};
 
@@ -20,12 +22,15 @@ pub const USER_AGENT: &str = concat!("safetrack/", env!("CARGO_PKG_VERSION"));
 pub struct ChannelsConfig {
     pub smtp: Option<SmtpConfig>,
     pub twilio: Option<TwilioConfig>,
+    /// Garmin IPC Inbound (MT messages to inReach devices).
+    pub garmin: Option<GarminConfig>,
     pub allow_private_webhooks: bool,
 }
 
 pub struct Channels {
     email: Option<EmailChannel>,
     twilio: Option<TwilioChannel>,
+    garmin: Option<GarminChannel>,
     webhook: WebhookChannel,
 }
 
@@ -45,6 +50,7 @@ impl Channels {
         Ok(Self {
             email: config.smtp.as_ref().map(EmailChannel::new).transpose()?,
             twilio: config.twilio.clone().map(TwilioChannel::new).transpose()?,
+            garmin: config.garmin.clone().map(GarminChannel::new).transpose()?,
             webhook: WebhookChannel::new(config.allow_private_webhooks)?,
         })
     }
@@ -77,6 +83,10 @@ impl Channels {
                 None => AttemptOutcome::Permanent {
                     error: "the URL is no longer in the tenant's webhook settings".into(),
                 },
+            },
+            delivery::GARMIN => match &self.garmin {
+                Some(garmin) => garmin.send(target, a.body).await,
+                None => AttemptOutcome::NotConfigured,
             },
             // MT deliveries are queued for the device in the transaction that made them.
             delivery::MT => AttemptOutcome::Sent { provider_id: None },

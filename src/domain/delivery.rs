@@ -13,7 +13,9 @@ pub const SMS: &str = "Sms";
 pub const VOICE: &str = "Voice";
 pub const MT: &str = "Mt";
 pub const WEBHOOK: &str = "Webhook";
-pub const CHANNELS: [&str; 5] = [EMAIL, SMS, VOICE, MT, WEBHOOK];
+/// An MT message sent to an inReach device through Garmin's IPC Inbound API.
+pub const GARMIN: &str = "Garmin";
+pub const CHANNELS: [&str; 6] = [EMAIL, SMS, VOICE, MT, WEBHOOK, GARMIN];
 
 /// Waiting for the delivery worker.
 pub const PENDING: &str = "Pending";
@@ -62,7 +64,7 @@ pub struct Delivery {
     #[schema(example = "31")]
     pub delivery_id: Option<String>,
     pub tenant_code: Option<String>,
-    /// Email, Sms, Voice, Mt or Webhook.
+    /// Email, Sms, Voice, Mt, Webhook or Garmin.
     #[schema(example = "Email")]
     pub channel: Option<String>,
     /// The address: an e-mail address, a phone number, a device id or a URL (null when

@@ -15,6 +15,7 @@ mod distribution_lists;
 pub mod error;
 mod external_links;
 pub mod extract;
+mod gateways;
 mod geofences;
 mod groups;
 mod health;
@@ -131,7 +132,9 @@ fn routes(
         // The live stream has one representation (text/event-stream): no negotiation.
         .merge(stream::router())
         .split_for_parts();
-    let (mut operations, operations_api) = health::router().split_for_parts();
+    let (mut operations, operations_api) = health::router()
+        .merge(gateways::router(limits))
+        .split_for_parts();
     api.merge(operations_api);
     let (session_routes, sessions_api) = sessions::router().split_for_parts();
     operations = operations.merge(session_routes.layer(DefaultBodyLimit::max(limits.default)));

@@ -28,6 +28,27 @@ fn acceptable_id(value: &HeaderValue) -> Option<String> {
     ok.then(|| s.to_string())
 }
 
+/// What a secret path segment (a gateway's `{token}`) is logged as.
+pub const REDACTED: &str = "[redacted]";
+
+/// `path` as logged: each segment the route template names `{token}` is redacted.
+fn loggable_path(path: &str, route: Option<&str>) -> String {
+    let Some(route) = route.filter(|r| r.contains("{token}")) else {
+        return path.to_string();
+    };
+    path.split('/')
+        .zip(route.split('/').chain(std::iter::repeat("")))
+        .map(|(segment, template)| {
+            if template == "{token}" {
+                REDACTED
+            } else {
+                segment
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
 pub async fn request_context(request: Request, next: Next) -> Response {
     let id = request
         .headers()
@@ -35,9 +56,12 @@ pub async fn request_context(request: Request, next: Next) -> Response {
         .and_then(acceptable_id)
         .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
     let method = request.method().clone();
-    let path = request.uri().path().to_string();
     // The route template for metrics (the path itself would be a label per id).
     let route = request.extensions().get::<MatchedPath>().cloned();
+    let path = loggable_path(
+        request.uri().path(),
+        route.as_ref().map(MatchedPath::as_str),
+    );
     let started = Instant::now();
 
     let mut response = REQUEST_ID.scope(id.clone(), next.run(request)).await;
@@ -62,4 +86,28 @@ pub async fn request_context(request: Request, next: Next) -> Response {
         "request"
     );
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_segments_are_redacted() {
+        assert_eq!(
+            loggable_path(
+                "/gateways/osmand/st_secret",
+                Some("/gateways/osmand/{token}")
+            ),
+            "/gateways/osmand/[redacted]"
+        );
+        assert_eq!(
+            loggable_path(
+                "/V2/1000/devices/d1",
+                Some("/V2/{tenantVarCode}/devices/{deviceId}")
+            ),
+            "/V2/1000/devices/d1"
+        );
+        assert_eq!(loggable_path("/nowhere/x", None), "/nowhere/x");
+    }
 }

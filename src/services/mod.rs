@@ -4,6 +4,7 @@
 
 pub mod alerts;
 pub mod escalation;
+pub mod gateway_ingest;
 pub mod ingest;
 pub mod recipients;
 pub mod reports;

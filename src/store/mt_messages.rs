@@ -3,11 +3,14 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
+use super::NewDelivery;
 use super::webhook_events::emit;
 use super::{
     Key, Store, StoreError, StoreResult, VersionedRow, WriteTx, from_micros, new_etag, to_micros,
 };
-use crate::domain::mt_message::{MtMessage, check_transition};
+use crate::domain::delivery;
+use crate::domain::gateways::garmin_mt::{self, GarminMt};
+use crate::domain::mt_message::{MtMessage, QUEUED, check_transition};
 use crate::domain::time::now;
 use crate::domain::webhook::Category;
 use crate::domain::webhook_event::{EventType, event_data};
@@ -104,7 +107,69 @@ impl WriteTx {
         .await?;
         let id: i64 = row.try_get("id")?;
         mt_event(&mut self.tx, id, EventType::Created).await?;
+        if message.status.as_deref().is_none_or(|s| s == QUEUED) {
+            self.queue_garmin_delivery(tenant_code, device_id, id, message, notification_id)
+                .await?;
+        }
         Ok(id)
+    }
+
+    /// For an inReach device (`garmin_mt::is_inreach`), the `Garmin` delivery that sends
+    /// the message through IPC Inbound: the delivery worker attempts and retries it, and
+    /// the message's status follows (`follow_mt_delivery`).
+    async fn queue_garmin_delivery(
+        &mut self,
+        tenant_code: &str,
+        device_id: &str,
+        id: i64,
+        message: &MtMessage,
+        notification_id: Option<i64>,
+    ) -> StoreResult<()> {
+        let Some(row) = sqlx::query(
+            "SELECT device_type, doc FROM devices WHERE tenant_code = $1 AND device_id = $2",
+        )
+        .bind(tenant_code)
+        .bind(device_id)
+        .fetch_optional(&mut *self.tx)
+        .await?
+        else {
+            return Ok(());
+        };
+        let device_type: String = row.try_get("device_type")?;
+        let doc: String = row.try_get("doc")?;
+        let doc: serde_json::Value = serde_json::from_str(&doc)
+            .map_err(|e| StoreError::Corrupt(format!("device doc: {e}")))?;
+        let imei = doc.get("IridiumImei").and_then(|v| v.as_str());
+        if !garmin_mt::is_inreach(&device_type, imei) {
+            return Ok(());
+        }
+        let at = now();
+        let body = GarminMt {
+            mt_message_id: id,
+            device_id: device_id.to_string(),
+            r#type: message.r#type.clone().unwrap_or_default(),
+            message: message.message.clone(),
+            parameters: message.parameters.clone(),
+            queued_at: at,
+        };
+        let delivery = NewDelivery {
+            tenant_code: tenant_code.to_string(),
+            channel: delivery::GARMIN,
+            target: imei.map(str::to_string),
+            subject: None,
+            body: serde_json::to_string(&body).map_err(|e| StoreError::Corrupt(e.to_string()))?,
+            status: delivery::PENDING,
+            notification_id,
+            alert_id: None,
+            message_id: None,
+            mt_message_id: Some(id),
+            device_id: Some(device_id.to_string()),
+            event_id: None,
+            created_at: at,
+            next_attempt_at: Some(at),
+            sent_at: None,
+        };
+        self.insert_deliveries(&[delivery]).await
     }
 }
 
@@ -170,6 +235,87 @@ impl Store {
             .fetch_optional(&self.pool)
             .await?;
         row.as_ref().map(mt_from_row).transpose()
+    }
+
+    /// The oldest `Queued` message of `kind` for a device, marked `Sent` (a gateway that
+    /// hands it over in its answer), or `None`. Two requests never take the same message:
+    /// the update is conditional on the status it read.
+    pub async fn take_queued_mt(
+        &self,
+        tenant_code: &str,
+        device_id: &str,
+        kind: &str,
+    ) -> StoreResult<Option<MtMessage>> {
+        use crate::domain::mt_message::SENT;
+        let oldest = "SELECT id FROM mt_messages
+             WHERE tenant_code = $1 AND device_id = $2 AND status = $3 AND kind = $4
+             ORDER BY id LIMIT 1";
+        // Read first, outside a write transaction: most reports find nothing queued.
+        let Some(row) = sqlx::query(oldest)
+            .bind(tenant_code)
+            .bind(device_id)
+            .bind(QUEUED)
+            .bind(kind)
+            .fetch_optional(&self.pool)
+            .await?
+        else {
+            return Ok(None);
+        };
+        let mut id: i64 = row.try_get("id")?;
+        let mut tx = self.begin_write().await?;
+        loop {
+            let taken = sqlx::query(
+                "UPDATE mt_messages SET status = $1, updated_at = $2, etag = $3
+                 WHERE id = $4 AND status = $5",
+            )
+            .bind(SENT)
+            .bind(to_micros(now()))
+            .bind(new_etag())
+            .bind(id)
+            .bind(QUEUED)
+            .execute(&mut *tx)
+            .await?;
+            if taken.rows_affected() == 1 {
+                break;
+            }
+            // Another request took it meanwhile: the next one, if any.
+            match sqlx::query(oldest)
+                .bind(tenant_code)
+                .bind(device_id)
+                .bind(QUEUED)
+                .bind(kind)
+                .fetch_optional(&mut *tx)
+                .await?
+            {
+                Some(row) => id = row.try_get("id")?,
+                None => return Ok(None),
+            }
+        }
+        mt_event(&mut tx, id, EventType::Updated).await?;
+        let sql = format!("SELECT {COLUMNS} FROM mt_messages WHERE id = $1");
+        let row = sqlx::query(&sql).bind(id).fetch_one(&mut *tx).await?;
+        let message = mt_from_row(&row)?;
+        tx.commit().await?;
+        Ok(Some(message))
+    }
+
+    /// Moves an MT message sent through a `Garmin` delivery along with it: `Sent` once
+    /// Garmin took it, `Failed` once the delivery failed for good. A message already
+    /// past that status (a gateway reported `Delivered`) keeps its own.
+    pub async fn follow_mt_delivery(
+        &self,
+        tenant_code: &str,
+        device_id: &str,
+        id: i64,
+        status: &str,
+    ) -> StoreResult<()> {
+        match self
+            .set_mt_status(tenant_code, device_id, id, status, None)
+            .await
+        {
+            Err(StoreError::Conflict(_) | StoreError::NotFound) => Ok(()),
+            other => other,
+        }
     }
 
     /// Sets an MT message's status (the one writable field), if the workflow allows the

@@ -29,6 +29,7 @@ use super::StepOutcome;
 use crate::channels::webhook::WebhookAuth;
 use crate::channels::{Attempt, Channels};
 use crate::domain::delivery::{self, Receiver};
+use crate::domain::gateways::garmin_mt::GarminMt;
 use crate::domain::retry::{AttemptOutcome, RetryPolicy, Settlement};
 use crate::domain::time::now;
 use crate::services::ingest::IngestBacklog;
@@ -238,6 +239,7 @@ impl DeliveryWorker {
                     urls.insert(d.id, url.clone());
                 }
                 attempt(
+                    self.store.clone(),
                     self.channels.clone(),
                     self.config.retry,
                     d,
@@ -413,9 +415,31 @@ fn warn_of_lost_leases(settlements: &[(i64, Settlement)], ours: &[bool]) {
     }
 }
 
+/// A `Garmin` delivery's MT message follows its outcome: `Sent` once Garmin took it,
+/// `Failed` once it failed for good; a retry leaves it `Queued`.
+async fn follow_mt(store: &Store, d: &ClaimedDelivery, settlement: &Settlement) {
+    use crate::domain::mt_message::{FAILED, SENT};
+    let status = match settlement {
+        Settlement::Sent { .. } => SENT,
+        Settlement::Failed { .. } | Settlement::Expired { .. } => FAILED,
+        Settlement::Retry { .. } | Settlement::NotConfigured => return,
+    };
+    let Ok(mt) = serde_json::from_str::<GarminMt>(&d.body) else {
+        return;
+    };
+    if let Err(e) = store
+        .follow_mt_delivery(&d.tenant_code, &mt.device_id, mt.mt_message_id, status)
+        .await
+    {
+        tracing::warn!(delivery = d.id, mt_message = mt.mt_message_id, error = %e,
+            "the MT message's status could not follow its delivery");
+    }
+}
+
 /// Attempts one delivery and decides its settlement (recorded by the caller). Owns what
 /// it needs: an attempt may outlive the step that started it.
 async fn attempt(
+    store: Store,
     channels: Arc<Channels>,
     retry: RetryPolicy,
     d: ClaimedDelivery,
@@ -447,6 +471,9 @@ async fn attempt(
     };
     let jitter = rand::thread_rng().gen_range(-1.0..=1.0);
     let settlement = retry.settle(outcome, d.attempt, d.queued_at, now(), jitter);
+    if d.channel == delivery::GARMIN {
+        follow_mt(&store, &d, &settlement).await;
+    }
     let took = started.elapsed();
     let label = settlement_label(&settlement);
     metrics::counter!("safetrack_delivery_attempts_total",

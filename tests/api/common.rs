@@ -69,6 +69,9 @@ macro_rules! backend_fn_tests {
 
 pub struct TestApp {
     pub base: String,
+    /// The DirectIP listener's address, when the config asked for one.
+    #[allow(dead_code)]
+    pub directip: Option<std::net::SocketAddr>,
     pub admin: Client,
     /// Which database this app runs on (for backend-specific assertions).
     #[allow(dead_code)]
@@ -206,8 +209,9 @@ pub async fn spawn_app_with(backend: Backend, config: AppConfig) -> Option<TestA
 
 /// Serves an existing test database (e.g. one prepared at an older schema version).
 pub async fn spawn_app_on(backend: Backend, database: TestDatabase, config: AppConfig) -> TestApp {
-    let (base, shutdown) = start_server(&database.url, config.clone()).await;
+    let (base, directip, shutdown) = start_server(&database.url, config.clone()).await;
     TestApp {
+        directip,
         admin: Client::new(&base, Some((ADMIN_EMAIL, ADMIN_PASSWORD))),
         base,
         backend,
@@ -219,12 +223,20 @@ pub async fn spawn_app_on(backend: Backend, database: TestDatabase, config: AppC
 
 /// Opens (migrating, bootstrapping) the database at `url` and serves it on port 0.
 /// Sending on the returned channel stops the server gracefully.
-async fn start_server(url: &str, config: AppConfig) -> (String, tokio::sync::oneshot::Sender<()>) {
+async fn start_server(
+    url: &str,
+    config: AppConfig,
+) -> (
+    String,
+    Option<std::net::SocketAddr>,
+    tokio::sync::oneshot::Sender<()>,
+) {
     let store = app::open_store(url).await.expect("open store");
     app::bootstrap(&store, ADMIN_EMAIL, Some(ADMIN_PASSWORD.into()))
         .await
         .expect("bootstrap");
     let application = app::build_app(store.clone(), config).await.expect("app");
+    let directip = application.directip_addr();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
@@ -239,7 +251,7 @@ async fn start_server(url: &str, config: AppConfig) -> (String, tokio::sync::one
             .expect("serve");
         store.close().await;
     });
-    (base, stop)
+    (base, directip, stop)
 }
 
 impl TestApp {
@@ -264,6 +276,13 @@ impl TestApp {
             let _ = stop.send(());
         }
         spawn_app_on(self.backend, self.database, self.config).await
+    }
+
+    /// `restart` with another configuration (e.g. a listener given a token made here).
+    #[allow(dead_code)]
+    pub async fn restart_with(mut self, config: AppConfig) -> TestApp {
+        self.config = config;
+        self.restart().await
     }
 
     pub fn anonymous(&self) -> Client {

@@ -82,6 +82,7 @@ pub fn peers_config(peers: Peers<'_>) -> AppConfig {
                 from: FROM_NUMBER.into(),
                 base_url: r.base.clone(),
             }),
+            garmin: None,
             allow_private_webhooks: true,
         },
         delivery: DeliveryWorkerConfig {

@@ -30,7 +30,7 @@
 //!
 //! | Source | Becomes |
 //! |---|---|
-//! | IMEI | the device, by `IridiumImei` |
+//! | IMEI | the device: its `IridiumImei`, else its `DeviceId`, else its `SecondaryDeviceId` |
 //! | session time | `SentFromDevice` |
 //! | MOMSN | `SequenceNumber` |
 //! | payload | `File` (Base64), `MimeType` `application/octet-stream`, `Filename` `<IMEI>-<MOMSN>.sbd`; also `Message` when it is printable UTF-8 text (trailing NUL padding dropped) |

@@ -80,7 +80,14 @@ fn header_only() {
     );
     let report = m.report();
     assert_eq!(report.device.id, IMEI);
-    assert_eq!(report.device.keys, [DeviceKey::IridiumImei]);
+    assert_eq!(
+        report.device.keys,
+        [
+            DeviceKey::IridiumImei,
+            DeviceKey::DeviceId,
+            DeviceKey::SecondaryDeviceId
+        ]
+    );
     let msg = report.message;
     assert_eq!(msg.message_type.as_deref(), Some("MailCheck"));
     assert_eq!(msg.sequence_number, Some(42));

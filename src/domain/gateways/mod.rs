@@ -1,7 +1,7 @@
-//! Device gateways (docs/decisions.md, "Device gateways"): the protocols devices and phone
-//! apps speak, each report turned into an MO message for the one ingest pipeline. Pure
-//! parsing: no HTTP, no SQL, no I/O; the routes and the DirectIP listener call these
-//! functions.
+//! Device gateways (README, "Devices that speak other protocols"): the protocols devices
+//! and phone apps speak, each report turned into an MO message for the one ingest
+//! pipeline. Pure parsing: no HTTP, no SQL, no I/O; the routes and the DirectIP listener
+//! call these functions.
 //!
 //! | Protocol | Input | Module |
 //! |---|---|---|
@@ -28,6 +28,7 @@
 
 pub mod directip;
 pub mod garmin;
+pub mod garmin_mt;
 pub mod osmand;
 
 use jiff::Timestamp;
@@ -67,11 +68,16 @@ impl DeviceRef {
         }
     }
 
-    /// An Iridium modem's IMEI: the `IridiumImei` only.
+    /// An Iridium modem's IMEI: the `IridiumImei`, else the `DeviceId` (often the IMEI),
+    /// else the `SecondaryDeviceId`.
     pub fn iridium(imei: impl Into<String>) -> Self {
         Self {
             id: imei.into(),
-            keys: &[DeviceKey::IridiumImei],
+            keys: &[
+                DeviceKey::IridiumImei,
+                DeviceKey::DeviceId,
+                DeviceKey::SecondaryDeviceId,
+            ],
         }
     }
 }
@@ -204,7 +210,14 @@ mod tests {
             DeviceRef::garmin("1").keys,
             [DeviceKey::IridiumImei, DeviceKey::DeviceId]
         );
-        assert_eq!(DeviceRef::iridium("1").keys, [DeviceKey::IridiumImei]);
+        assert_eq!(
+            DeviceRef::iridium("1").keys,
+            [
+                DeviceKey::IridiumImei,
+                DeviceKey::DeviceId,
+                DeviceKey::SecondaryDeviceId
+            ]
+        );
         assert_eq!(
             DeviceRef::app("1").keys,
             [DeviceKey::DeviceId, DeviceKey::SecondaryDeviceId]
