@@ -224,6 +224,8 @@ pub struct AppConfig {
     pub serving: ServeConfig,
     /// Where `/metrics` is served and its token (`--metrics-listen`, `--metrics-token`).
     pub metrics: MetricsConfig,
+    /// The operator console's tile server (`--map-tile-url`).
+    pub console: http::console::ConsoleConfig,
 }
 
 impl Default for AppConfig {
@@ -241,6 +243,7 @@ impl Default for AppConfig {
             reports: crate::domain::report::Thresholds::default(),
             serving: ServeConfig::default(),
             metrics: MetricsConfig::default(),
+            console: http::console::ConsoleConfig::default(),
         }
     }
 }
@@ -295,6 +298,7 @@ pub async fn build_app(store: Store, mut config: AppConfig) -> anyhow::Result<Ap
         config.rate_limit,
         trusted,
         &config.metrics,
+        config.console.clone(),
     );
     Ok(App {
         router: routers.api,

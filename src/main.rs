@@ -142,6 +142,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 .filter(|t| !t.is_empty())
                 .map(MetricsToken::new),
         },
+        console: safetrack::http::console::ConsoleConfig::new(Some(&args.map_tile_url))?,
         ..AppConfig::default()
     };
     let app = app::build_app(store.clone(), config).await?;
