@@ -12,9 +12,34 @@ let outline: Promise<GeoJSON.FeatureCollection | null> | null = null;
 function worldOutline(): Promise<GeoJSON.FeatureCollection | null> {
   outline ??= fetch(atlasUrl, { credentials: 'same-origin' })
     .then((r) => r.json() as Promise<Topology<{ countries: GeometryCollection }>>)
-    .then((topology) => feature(topology, topology.objects.countries) as GeoJSON.FeatureCollection)
+    .then((topology) => unwrapped(feature(topology, topology.objects.countries) as GeoJSON.FeatureCollection))
     .catch(() => null);
   return outline;
+}
+
+/**
+ * The atlas's rings that cross the antimeridian jump from +180 to −180, which a flat map
+ * draws as a band across the world: each such ring is continued past ±180 instead.
+ * Antarctica (a ring around the pole) is left out.
+ */
+export function unwrapped(world: GeoJSON.FeatureCollection): GeoJSON.FeatureCollection {
+  const ring = (points: GeoJSON.Position[]): GeoJSON.Position[] => {
+    let shift = 0;
+    return points.map(([lon = 0, lat = 0], i) => {
+      const previous = points[i - 1]?.[0];
+      if (previous !== undefined && Math.abs(lon - previous) > 180) shift += lon < previous ? 360 : -360;
+      return [lon + shift, lat];
+    });
+  };
+  const features = world.features
+    .filter((f) => f.id !== '010')
+    .map((f) => {
+      const g = f.geometry;
+      if (g?.type === 'Polygon') return { ...f, geometry: { ...g, coordinates: g.coordinates.map(ring) } };
+      if (g?.type === 'MultiPolygon') return { ...f, geometry: { ...g, coordinates: g.coordinates.map((p) => p.map(ring)) } };
+      return f;
+    });
+  return { ...world, features };
 }
 
 export function tileUrl(): string {
@@ -24,7 +49,7 @@ export function tileUrl(): string {
 export function baseMap(container: HTMLElement, center: L.LatLngExpression = [20, 0], zoom = 2): L.Map {
   container.setAttribute('role', 'region');
   container.setAttribute('aria-label', t('map.label'));
-  const map = L.map(container, { worldCopyJump: true, preferCanvas: false }).setView(center, zoom);
+  const map = L.map(container, { worldCopyJump: true, maxZoom: 18, minZoom: 1 }).setView(center, zoom);
   map.attributionControl.setPrefix(false);
   const tiles = tileUrl();
   if (tiles) {
