@@ -523,6 +523,8 @@ pub fn auth_config(args: &crate::config::ServeArgs) -> AuthConfig {
         },
         cache_ttl: Duration::from_secs(args.credential_cache_seconds),
         max_concurrent_checks: args.max_concurrent_password_checks,
+        session_idle: Duration::from_secs(args.session_idle_seconds),
+        session_max: Duration::from_secs_f64(args.session_max_hours * 3600.0),
     }
 }
 

@@ -1,5 +1,9 @@
-//! Authentication: verifies HTTP Basic credentials against stored Argon2id hashes,
-//! with a short-lived cache of verified credentials and lockout bookkeeping.
+//! Authentication: the three credentials of DESIGN §8, each producing a `Principal`.
+//! HTTP Basic is verified against stored Argon2id hashes, with a short-lived cache of
+//! verified credentials and lockout bookkeeping; a browser session's login takes that
+//! same path. API tokens and session cookies are random secrets looked up by their
+//! SHA-256 (`domain::api_token`) on every request, never cached, so revocation, logout
+//! and the end of a session hold on the next request on every process.
 //!
 //! The cache key is an HMAC of (username, password) under the server secret, so the
 //! cache never holds a password. Entries are dropped when the user changes (password,
@@ -28,22 +32,119 @@ use hmac::{Hmac, Mac};
 use sha2::Sha256;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::domain::access::Role;
+use crate::domain::access::{Permission, Permissions, Role};
+use crate::domain::api_token::{hashes_equal, is_random_secret, is_well_formed, secret_hash};
 use crate::domain::lockout::{Admission, LockoutPolicy};
 use crate::domain::password;
 use crate::domain::time::now;
 use crate::domain::user::User;
-use crate::store::{Backend, Credentials, Store, StoreError};
+use crate::store::{Backend, Credentials, SessionCredentials, Store, StoreError};
 
-/// The authenticated caller.
+/// Who acts: a user, or one of a tenant's API tokens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Actor {
+    User { id: i64, username: String },
+    Token { id: i64, name: String },
+}
+
+/// How the caller proved who it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Via {
+    /// HTTP Basic (username and password).
+    Basic,
+    /// `Authorization: Bearer <API token>`.
+    Bearer,
+    /// The browser session cookie (row `id` of the sessions table).
+    Session { id: i64 },
+}
+
+/// The authenticated caller: the same shape whichever credential it came with.
 #[derive(Debug, Clone)]
 pub struct Principal {
-    pub user_id: i64,
-    pub username: String,
+    pub actor: Actor,
+    pub via: Via,
     pub tenant_code: String,
     /// Materialised path of the home tenant; the caller's scope is this subtree.
     pub tenant_path: String,
+    /// A user's role; for a token, the least role granting its permissions (the most it
+    /// may assign when it manages users — never above its creator's).
     pub role: Role,
+    /// What the caller may do: its role's, or the token's own.
+    pub permissions: Permissions,
+    /// The client's address (`http::client_address`), when the request had one.
+    pub client: Option<IpAddr>,
+}
+
+impl Principal {
+    fn user(creds: &Credentials, via: Via) -> Self {
+        Principal {
+            actor: Actor::User {
+                id: creds.id,
+                username: creds.username.clone(),
+            },
+            via,
+            tenant_code: creds.tenant_code.clone(),
+            tenant_path: creds.tenant_path.clone(),
+            role: creds.role,
+            permissions: creds.role.permissions(),
+            client: None,
+        }
+    }
+
+    /// What is recorded as having acted (`AcknowledgedBy`, `DeletedBy`, …): the username,
+    /// or `token:<Name>`.
+    pub fn actor_name(&self) -> String {
+        match &self.actor {
+            Actor::User { username, .. } => username.clone(),
+            Actor::Token { name, .. } => format!("token:{name}"),
+        }
+    }
+
+    /// The user's id (`None` for a token).
+    pub fn user_id(&self) -> Option<i64> {
+        match &self.actor {
+            Actor::User { id, .. } => Some(*id),
+            Actor::Token { .. } => None,
+        }
+    }
+
+    /// The user's username (`None` for a token).
+    pub fn username(&self) -> Option<&str> {
+        match &self.actor {
+            Actor::User { username, .. } => Some(username),
+            Actor::Token { .. } => None,
+        }
+    }
+
+    /// The API token's id (`None` for a user).
+    pub fn token_id(&self) -> Option<i64> {
+        match &self.actor {
+            Actor::Token { id, .. } => Some(*id),
+            Actor::User { .. } => None,
+        }
+    }
+
+    pub fn has(&self, permission: Permission) -> bool {
+        self.permissions.contains(permission)
+    }
+}
+
+/// Why a presented API token was refused (each a 401 saying so).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenRefusal {
+    Malformed,
+    Unknown,
+    Revoked,
+    Expired,
+}
+
+/// Why a session cookie was refused (each a 401 saying so).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionRefusal {
+    /// Never issued, logged out, or ended by a change to its user.
+    Unknown,
+    Idle,
+    Expired,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -61,6 +162,13 @@ pub enum AuthError {
     Store(#[from] StoreError),
     #[error("internal: {0}")]
     Internal(String),
+    #[error("API token refused: {0:?}")]
+    Token(TokenRefusal),
+    #[error("session refused: {0:?}")]
+    Session(SessionRefusal),
+    /// `IsPortalEnabled = false`: no browser session (API access is kept).
+    #[error("portal access is disabled for this user")]
+    PortalDisabled,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -69,6 +177,10 @@ pub struct AuthConfig {
     pub cache_ttl: Duration,
     /// Password verifications at once (0: one per core).
     pub max_concurrent_checks: usize,
+    /// A session unused this long ends (`--session-idle-seconds`).
+    pub session_idle: Duration,
+    /// A session ends this long after it was opened, used or not (`--session-max-hours`).
+    pub session_max: Duration,
 }
 
 impl Default for AuthConfig {
@@ -77,6 +189,8 @@ impl Default for AuthConfig {
             lockout: LockoutPolicy::default(),
             cache_ttl: Duration::from_secs(60),
             max_concurrent_checks: 0,
+            session_idle: Duration::from_secs(1800),
+            session_max: Duration::from_secs(12 * 3600),
         }
     }
 }
@@ -103,7 +217,12 @@ pub struct Authenticator {
     told_locked: RwLock<HashMap<([u8; 32], IpAddr), ToldLocked>>,
     /// One permit per password verification running.
     checks: Arc<Semaphore>,
+    /// When this process last recorded a use, by token id (`LastUsedAt` is coalesced).
+    token_uses: Mutex<HashMap<i64, Instant>>,
 }
+
+/// `LastUsedAt` is written at most this often per token (and per process).
+const TOKEN_USE_EVERY: Duration = Duration::from_secs(60);
 
 /// (user id, until when) of a right password told of its address's lock.
 type ToldLocked = (i64, jiff::Timestamp);
@@ -226,13 +345,7 @@ impl Attempt {
 }
 
 fn principal_of(creds: Credentials) -> Principal {
-    Principal {
-        user_id: creds.id,
-        username: creds.username,
-        tenant_code: creds.tenant_code,
-        tenant_path: creds.tenant_path,
-        role: creds.role,
-    }
+    Principal::user(&creds, Via::Basic)
 }
 
 impl Authenticator {
@@ -250,6 +363,7 @@ impl Authenticator {
             locks: Arc::default(),
             told_locked: RwLock::new(HashMap::new()),
             checks: Arc::new(Semaphore::new(permits)),
+            token_uses: Mutex::new(HashMap::new()),
         }
     }
 
@@ -272,7 +386,7 @@ impl Authenticator {
         let username_key = User::username_key(username);
         let key = self.cache_key(&username_key, password);
         if let Some(principal) = self.cached(&key) {
-            self.refuse_if_locked(principal.user_id, client).await?;
+            self.refuse_if_locked(&principal, client).await?;
             return Ok(principal);
         }
         // One verification per credential at a time. When a cached credential expires
@@ -283,7 +397,7 @@ impl Authenticator {
         let turn = flight.lock().await;
         let result = match self.cached(&key) {
             Some(principal) => self
-                .refuse_if_locked(principal.user_id, client)
+                .refuse_if_locked(&principal, client)
                 .await
                 .map(|()| principal),
             None => self.verify(username_key, password, client, key).await,
@@ -351,7 +465,14 @@ impl Authenticator {
     }
 
     /// `Locked` when this user is locked for this client address.
-    async fn refuse_if_locked(&self, user_id: i64, client: IpAddr) -> Result<(), AuthError> {
+    async fn refuse_if_locked(
+        &self,
+        principal: &Principal,
+        client: IpAddr,
+    ) -> Result<(), AuthError> {
+        let Some(user_id) = principal.user_id() else {
+            return Ok(());
+        };
         let at = now();
         if let Some(until) = self.locks.until(user_id, client, at) {
             return Err(AuthError::Locked(until));
@@ -400,6 +521,200 @@ impl Authenticator {
             .map(|e| e.principal.clone())
     }
 
+    /// A session's absolute lifetime (the cookie's `Max-Age`).
+    pub fn session_max(&self) -> Duration {
+        self.config.session_max
+    }
+
+    // --- API tokens ---------------------------------------------------------------------
+
+    /// The caller presenting API token `presented`: one SHA-256 and one indexed read,
+    /// never Argon2 and never a cache (a revoked token is refused on the next request,
+    /// on every process).
+    pub async fn authenticate_token(&self, presented: &str) -> Result<Principal, AuthError> {
+        if !is_well_formed(presented) {
+            return Err(AuthError::Token(TokenRefusal::Malformed));
+        }
+        let hash = secret_hash(presented);
+        let token = self
+            .store
+            .token_credentials(&hash)
+            .await?
+            .filter(|t| hashes_equal(&t.secret_hash, &hash))
+            .ok_or(AuthError::Token(TokenRefusal::Unknown))?;
+        let at = now();
+        if token.revoked_at.is_some() {
+            return Err(AuthError::Token(TokenRefusal::Revoked));
+        }
+        if token.expires_at.is_some_and(|until| until <= at) {
+            return Err(AuthError::Token(TokenRefusal::Expired));
+        }
+        self.note_token_use(token.id, token.last_used_at, at);
+        Ok(Principal {
+            actor: Actor::Token {
+                id: token.id,
+                name: token.name,
+            },
+            via: Via::Bearer,
+            tenant_code: token.tenant_code,
+            tenant_path: token.tenant_path,
+            role: token.permissions.least_role(),
+            permissions: token.permissions,
+            client: None,
+        })
+    }
+
+    /// Records a token's use in the background, unless it was recorded (here or by
+    /// another process) within `TOKEN_USE_EVERY`.
+    fn note_token_use(&self, id: i64, stored: Option<jiff::Timestamp>, at: jiff::Timestamp) {
+        let every = jiff::SignedDuration::try_from(TOKEN_USE_EVERY).unwrap_or_default();
+        if stored.is_some_and(|last| at.duration_since(last) < every) {
+            return;
+        }
+        {
+            let mut uses = self.token_uses.lock().unwrap_or_else(|e| e.into_inner());
+            let instant = Instant::now();
+            if uses
+                .get(&id)
+                .is_some_and(|last| instant.duration_since(*last) < TOKEN_USE_EVERY)
+            {
+                return;
+            }
+            if uses.len() >= CACHE_CAPACITY {
+                uses.retain(|_, last| instant.duration_since(*last) < TOKEN_USE_EVERY);
+            }
+            uses.insert(id, instant);
+        }
+        let store = self.store.clone();
+        tokio::spawn(async move {
+            if let Err(e) = store.touch_api_token(id, at).await {
+                tracing::warn!(error = %e, token = id, "could not record a token's LastUsedAt");
+            }
+        });
+    }
+
+    // --- browser sessions ---------------------------------------------------------------
+
+    /// Logs in for a browser session: the same path as HTTP Basic (lockout reservation,
+    /// password-check cap, credential cache), then the portal check.
+    pub async fn login(
+        &self,
+        username: &str,
+        password: &str,
+        client: IpAddr,
+    ) -> Result<Principal, AuthError> {
+        self.authenticate(username, password, client).await
+    }
+
+    /// Opens a session for a logged-in user: answers the cookie's secret and the caller
+    /// as the session makes it.
+    pub async fn open_session(
+        &self,
+        principal: &Principal,
+    ) -> Result<(String, Principal), AuthError> {
+        let Some(user_id) = principal.user_id() else {
+            return Err(AuthError::InvalidCredentials);
+        };
+        let secret = crate::domain::api_token::random_secret();
+        let at = now();
+        let max = jiff::SignedDuration::try_from(self.config.session_max)
+            .map_err(|e| AuthError::Internal(e.to_string()))?;
+        let until = at
+            .checked_add(max)
+            .map_err(|e| AuthError::Internal(e.to_string()))?;
+        let id = self
+            .store
+            .create_session(user_id, &secret_hash(&secret), at, until)
+            .await?;
+        let mut session = principal.clone();
+        session.via = Via::Session { id };
+        Ok((secret, session))
+    }
+
+    /// The caller presenting session cookie `presented`. An idle or expired session is
+    /// deleted when it is found so.
+    pub async fn authenticate_session(&self, presented: &str) -> Result<Principal, AuthError> {
+        if !is_random_secret(presented) {
+            return Err(AuthError::Session(SessionRefusal::Unknown));
+        }
+        let hash = secret_hash(presented);
+        let session = self
+            .store
+            .session_credentials(&hash)
+            .await?
+            .filter(|s| hashes_equal(&s.id_hash, &hash))
+            .ok_or(AuthError::Session(SessionRefusal::Unknown))?;
+        let at = now();
+        if let Err(refusal) = self.session_state(session.last_seen_at, session.expires_at, at) {
+            self.store.delete_session(session.id).await?;
+            return Err(AuthError::Session(refusal));
+        }
+        if session.is_disabled {
+            return Err(AuthError::Disabled);
+        }
+        self.note_session_use(session.id, session.last_seen_at, at);
+        Ok(session_principal(session))
+    }
+
+    /// Whether a session last seen at `last_seen` and ending at `expires_at` is still on.
+    pub fn session_state(
+        &self,
+        last_seen: jiff::Timestamp,
+        expires_at: jiff::Timestamp,
+        at: jiff::Timestamp,
+    ) -> Result<(), SessionRefusal> {
+        if expires_at <= at {
+            return Err(SessionRefusal::Expired);
+        }
+        let idle = jiff::SignedDuration::try_from(self.config.session_idle).unwrap_or_default();
+        if at.duration_since(last_seen) >= idle {
+            return Err(SessionRefusal::Idle);
+        }
+        Ok(())
+    }
+
+    /// Records activity on a session, at most every `min(60 s, idle / 4)`: the idle
+    /// timeout is kept to within that.
+    pub fn note_session_use(&self, id: i64, last_seen: jiff::Timestamp, at: jiff::Timestamp) {
+        let every = (self.config.session_idle / 4).min(Duration::from_secs(60));
+        let every = jiff::SignedDuration::try_from(every).unwrap_or_default();
+        if at.duration_since(last_seen) < every {
+            return;
+        }
+        let store = self.store.clone();
+        tokio::spawn(async move {
+            if let Err(e) = store.touch_session(id, at).await {
+                tracing::warn!(error = %e, "could not record a session's activity");
+            }
+        });
+    }
+
+    /// Ends the session presented as `presented` (logout); nothing when there is none.
+    pub async fn end_session(&self, presented: &str) -> Result<(), AuthError> {
+        if !is_random_secret(presented) {
+            return Ok(());
+        }
+        if let Some(session) = self
+            .store
+            .session_credentials(&secret_hash(presented))
+            .await?
+        {
+            self.store.delete_session(session.id).await?;
+        }
+        Ok(())
+    }
+
+    /// The CSRF token of the session whose cookie holds `session_secret`: derived from
+    /// it under the server secret, so nothing more is stored.
+    pub fn csrf_token(&self, session_secret: &str) -> String {
+        use base64::Engine;
+        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.key)
+            .expect("HMAC accepts keys of any length");
+        mac.update(b"csrf\0");
+        mac.update(session_secret.as_bytes());
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes())
+    }
+
     fn remember(&self, key: [u8; 32], principal: Principal) {
         let mut cache = self.cache.write().unwrap_or_else(|e| e.into_inner());
         if cache.len() >= CACHE_CAPACITY {
@@ -421,7 +736,7 @@ impl Authenticator {
     /// Drops every cached credential of a user; call on any change to the user.
     pub fn forget_user(&self, user_id: i64) {
         let mut cache = self.cache.write().unwrap_or_else(|e| e.into_inner());
-        cache.retain(|_, e| e.principal.user_id != user_id);
+        cache.retain(|_, e| e.principal.user_id() != Some(user_id));
         drop(cache);
         self.told_locked
             .write()
@@ -439,6 +754,21 @@ impl Authenticator {
             .write()
             .unwrap_or_else(|e| e.into_inner())
             .clear();
+    }
+}
+
+fn session_principal(session: SessionCredentials) -> Principal {
+    Principal {
+        actor: Actor::User {
+            id: session.user_id,
+            username: session.username,
+        },
+        via: Via::Session { id: session.id },
+        tenant_code: session.tenant_code,
+        tenant_path: session.tenant_path,
+        role: session.role,
+        permissions: session.role.permissions(),
+        client: None,
     }
 }
 

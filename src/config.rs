@@ -209,6 +209,15 @@ pub struct ServeArgs {
         default_value_t = 0
     )]
     pub max_concurrent_password_checks: usize,
+    /// A browser session unused this many seconds ends (`POST /auth/session`).
+    #[arg(long, env = "SAFETRACK_SESSION_IDLE_SECONDS", default_value_t = 1800,
+        value_parser = clap::value_parser!(u64).range(1..))]
+    pub session_idle_seconds: u64,
+    /// A browser session ends this many hours after it was opened, used or not
+    /// (fractions allowed: 0.5 is 30 minutes).
+    #[arg(long, env = "SAFETRACK_SESSION_MAX_HOURS", default_value_t = 12.0,
+        value_parser = session_hours)]
+    pub session_max_hours: f64,
     /// A connection must send a request's headers within this many seconds of opening
     /// (or of its previous response), else it is closed.
     #[arg(
@@ -284,6 +293,16 @@ pub struct AdminUserArgs {
     /// Login e-mail of the user.
     #[arg(long)]
     pub email: String,
+}
+
+/// A positive number of hours, at most a year.
+fn session_hours(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(hours) if hours > 0.0 && hours <= 8760.0 => Ok(hours),
+        _ => Err(format!(
+            "'{text}' is not a number of hours above 0 and at most 8760"
+        )),
+    }
 }
 
 /// Report thresholds (docs/reports.md).

@@ -13,7 +13,7 @@ pub enum Role {
 }
 
 /// Something a request may need to be allowed to do. Named so handlers read as policy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Permission {
     /// Create, update and delete subtenants.
     ManageTenants,
@@ -34,6 +34,111 @@ pub enum Permission {
     KeepOwnItineraries,
     /// Read anything in scope.
     Read,
+}
+
+impl Permission {
+    pub const ALL: [Permission; 9] = [
+        Permission::ManageTenants,
+        Permission::ManageUsers,
+        Permission::ManageConfiguration,
+        Permission::AccessAllDevices,
+        Permission::DeviceMessages,
+        Permission::HandleAlerts,
+        Permission::ManageItineraries,
+        Permission::KeepOwnItineraries,
+        Permission::Read,
+    ];
+
+    /// The name clients use (API tokens' `Permissions`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Permission::ManageTenants => "ManageTenants",
+            Permission::ManageUsers => "ManageUsers",
+            Permission::ManageConfiguration => "ManageConfiguration",
+            Permission::AccessAllDevices => "AccessAllDevices",
+            Permission::DeviceMessages => "DeviceMessages",
+            Permission::HandleAlerts => "HandleAlerts",
+            Permission::ManageItineraries => "ManageItineraries",
+            Permission::KeepOwnItineraries => "KeepOwnItineraries",
+            Permission::Read => "Read",
+        }
+    }
+
+    fn bit(self) -> u16 {
+        1 << (self as u16)
+    }
+}
+
+impl fmt::Display for Permission {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Permission {
+    type Err = ();
+
+    /// Exactly a name of `Permission::ALL` (case-sensitive, as every PascalCase name).
+    fn from_str(s: &str) -> Result<Self, ()> {
+        Permission::ALL
+            .into_iter()
+            .find(|p| p.as_str() == s)
+            .ok_or(())
+    }
+}
+
+/// A set of permissions: what a caller may do (a role's, or an API token's own).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Permissions(u16);
+
+impl Permissions {
+    pub fn contains(self, permission: Permission) -> bool {
+        self.0 & permission.bit() != 0
+    }
+
+    pub fn with(self, permission: Permission) -> Self {
+        Permissions(self.0 | permission.bit())
+    }
+
+    pub fn without(self, permission: Permission) -> Self {
+        Permissions(self.0 & !permission.bit())
+    }
+
+    pub fn is_subset_of(self, other: Permissions) -> bool {
+        self.0 & !other.0 == 0
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// In the order of `Permission::ALL`.
+    pub fn iter(self) -> impl Iterator<Item = Permission> {
+        Permission::ALL
+            .into_iter()
+            .filter(move |p| self.contains(*p))
+    }
+
+    pub fn names(self) -> Vec<String> {
+        self.iter().map(|p| p.as_str().to_string()).collect()
+    }
+
+    /// The least privileged role granting all of these: a token's rank when it manages
+    /// users (it never assigns a role above it), never above its creator's role.
+    pub fn least_role(self) -> Role {
+        Role::ALL
+            .into_iter()
+            .rev()
+            .find(|role| self.is_subset_of(role.permissions()))
+            .unwrap_or(Role::Administrator)
+    }
+}
+
+impl FromIterator<Permission> for Permissions {
+    fn from_iter<I: IntoIterator<Item = Permission>>(iter: I) -> Self {
+        iter.into_iter()
+            .fold(Permissions::default(), Permissions::with)
+    }
 }
 
 impl Role {
@@ -64,6 +169,13 @@ impl Role {
             ),
             Role::ReadOnly => matches!(permission, Read),
         }
+    }
+
+    pub fn permissions(self) -> Permissions {
+        Permission::ALL
+            .into_iter()
+            .filter(|p| self.grants(*p))
+            .collect()
     }
 
     /// Whether a holder of `self` may give `other` to somebody: never a role above one's own.
@@ -123,6 +235,29 @@ mod tests {
         assert!(!Role::User.grants(Permission::ManageItineraries));
         assert!(Role::User.grants(Permission::KeepOwnItineraries));
         assert!(!Role::ReadOnly.grants(Permission::KeepOwnItineraries));
+    }
+
+    #[test]
+    fn permission_sets() {
+        let posting: Permissions = [Permission::DeviceMessages].into_iter().collect();
+        assert!(posting.contains(Permission::DeviceMessages));
+        assert!(!posting.contains(Permission::Read));
+        assert!(posting.is_subset_of(Role::User.permissions()));
+        assert_eq!(posting.least_role(), Role::User);
+        assert_eq!(Role::Manager.permissions().least_role(), Role::Manager);
+        assert_eq!(Permissions::default().least_role(), Role::ReadOnly);
+        assert_eq!(
+            [Permission::ManageTenants]
+                .into_iter()
+                .collect::<Permissions>()
+                .least_role(),
+            Role::Administrator
+        );
+        assert_eq!(
+            "HandleAlerts".parse::<Permission>(),
+            Ok(Permission::HandleAlerts)
+        );
+        assert!("handlealerts".parse::<Permission>().is_err());
     }
 
     #[test]

@@ -4,6 +4,7 @@ pub mod access;
 pub mod address;
 pub mod address_book;
 pub mod alert;
+pub mod api_token;
 pub mod delivery;
 pub mod device;
 pub mod device_state;

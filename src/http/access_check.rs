@@ -1,12 +1,15 @@
 //! Whether a caller authenticated when a long response began still has that access: the
 //! live stream checks it every `ACCESS_CHECK_EVERY` and ends once it is lost (the user
-//! deleted or disabled, its role lowered, its credential changed). One check for every
-//! kind of credential: HTTP Basic today; a later kind (sessions, API tokens) adds a
+//! deleted or disabled, its role lowered, its credential changed, its session ended, its
+//! API token revoked or expired). One check for every kind of credential: each has a
 //! `Credential` variant and its own arm in `Grant::check`.
 
 use std::time::Duration;
 
-use crate::auth::Principal;
+use std::sync::Arc;
+
+use crate::auth::{Authenticator, Principal, Via};
+use crate::domain::time::now;
 use crate::domain::user::{User, UserRef};
 use crate::store::{Store, StoreResult};
 
@@ -19,6 +22,11 @@ pub const ACCESS_CHECK_EVERY: Duration = Duration::from_secs(2);
 enum Credential {
     /// HTTP Basic: the stored password hash the password was verified against.
     Password { hash: Option<String> },
+    /// A browser session (row id): it must still exist and be neither idle nor past its
+    /// lifetime. An open stream counts as the session's use (a console watching alerts).
+    Session { id: i64 },
+    /// An API token (row id): it must be neither revoked nor expired.
+    Token { id: i64 },
 }
 
 /// Why access was lost.
@@ -28,37 +36,95 @@ pub enum Revoked {
     Disabled,
     RoleLowered,
     CredentialChanged,
+    SessionEnded,
+    TokenRevoked,
 }
 
 /// A caller's access as granted, to compare with the store's records later.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Grant {
     principal: Principal,
     credential: Credential,
     /// The user record's version when last compared: the credential is read again only
     /// when it moved.
     user_etag: Option<String>,
+    /// The session rules (idle timeout, lifetime).
+    auth: Arc<Authenticator>,
 }
 
 impl Grant {
-    /// The access of a caller authenticated with HTTP Basic just now; `Err(Revoked)`
-    /// when it was lost in between.
-    pub async fn basic(store: &Store, principal: Principal) -> StoreResult<Result<Self, Revoked>> {
-        // The user before the hash: a change after this read moves the version, so the
-        // next check reads the credential again.
+    /// The access of a caller authenticated just now; `Err(Revoked)` when it was lost
+    /// in between.
+    pub async fn of(
+        store: &Store,
+        auth: Arc<Authenticator>,
+        principal: Principal,
+    ) -> StoreResult<Result<Self, Revoked>> {
+        let credential = match principal.via {
+            Via::Bearer => {
+                let Some(id) = principal.token_id() else {
+                    return Ok(Err(Revoked::TokenRevoked));
+                };
+                let grant = Self {
+                    principal,
+                    credential: Credential::Token { id },
+                    user_etag: None,
+                    auth,
+                };
+                return Ok(grant.token_live(store).await?.map(|()| grant));
+            }
+            Via::Session { id } => Credential::Session { id },
+            Via::Basic => Credential::Password { hash: None },
+        };
+        // The user before the credential: a change after this read moves the version,
+        // so the next check reads the credential again.
         let user_etag = match current_user(store, &principal).await? {
             Ok(etag) => etag,
             Err(revoked) => return Ok(Err(revoked)),
         };
-        Ok(password_hash(store, &principal).await?.map(|hash| Self {
+        let credential = match credential {
+            Credential::Password { .. } => match password_hash(store, &principal).await? {
+                Ok(hash) => Credential::Password { hash },
+                Err(revoked) => return Ok(Err(revoked)),
+            },
+            other => other,
+        };
+        let grant = Self {
             principal,
-            credential: Credential::Password { hash },
+            credential,
             user_etag,
-        }))
+            auth,
+        };
+        if let Credential::Session { id } = grant.credential
+            && let Err(revoked) = session_on(store, &grant.auth, id).await?
+        {
+            return Ok(Err(revoked));
+        }
+        Ok(Ok(grant))
+    }
+
+    async fn token_live(&self, store: &Store) -> StoreResult<Result<(), Revoked>> {
+        let Credential::Token { id } = self.credential else {
+            return Ok(Ok(()));
+        };
+        Ok(if store.api_token_live(id, now()).await? {
+            Ok(())
+        } else {
+            Err(Revoked::TokenRevoked)
+        })
     }
 
     /// Whether the caller still has the access it was granted.
     pub async fn check(&mut self, store: &Store) -> StoreResult<Result<(), Revoked>> {
+        match self.credential {
+            Credential::Token { .. } => return self.token_live(store).await,
+            Credential::Session { id } => {
+                if let Err(revoked) = session_on(store, &self.auth, id).await? {
+                    return Ok(Err(revoked));
+                }
+            }
+            Credential::Password { .. } => {}
+        }
         let user_etag = match current_user(store, &self.principal).await? {
             Ok(etag) => etag,
             Err(revoked) => return Ok(Err(revoked)),
@@ -66,11 +132,13 @@ impl Grant {
         if user_etag == self.user_etag {
             return Ok(Ok(()));
         }
-        // The record changed: is the credential still the one granted?
+        // The record changed: is the credential still the one granted? (A session was
+        // read above: a change that ends it deletes it.)
         let still = match &self.credential {
             Credential::Password { hash } => {
                 password_hash(store, &self.principal).await? == Ok(hash.clone())
             }
+            Credential::Session { .. } | Credential::Token { .. } => true,
         };
         if !still {
             return Ok(Err(Revoked::CredentialChanged));
@@ -80,18 +148,34 @@ impl Grant {
     }
 }
 
+/// Whether session `id` is still on; an open stream counts as its use.
+async fn session_on(
+    store: &Store,
+    auth: &Authenticator,
+    id: i64,
+) -> StoreResult<Result<(), Revoked>> {
+    let Some((last_seen, expires_at)) = store.session_exists(id).await? else {
+        return Ok(Err(Revoked::SessionEnded));
+    };
+    let at = now();
+    if auth.session_state(last_seen, expires_at, at).is_err() {
+        return Ok(Err(Revoked::SessionEnded));
+    }
+    auth.note_session_use(id, last_seen, at);
+    Ok(Ok(()))
+}
+
 /// The principal's user record's version, unless it is gone, disabled or its role is
 /// lower than the principal's.
 async fn current_user(
     store: &Store,
     principal: &Principal,
 ) -> StoreResult<Result<Option<String>, Revoked>> {
+    let Some(user_id) = principal.user_id() else {
+        return Ok(Err(Revoked::Deleted));
+    };
     let user = store
-        .get_user(
-            &principal.tenant_code,
-            &UserRef::Id(principal.user_id),
-            false,
-        )
+        .get_user(&principal.tenant_code, &UserRef::Id(user_id), false)
         .await?;
     Ok(match user {
         None => Err(Revoked::Deleted),
@@ -109,9 +193,11 @@ async fn password_hash(
     store: &Store,
     principal: &Principal,
 ) -> StoreResult<Result<Option<String>, Revoked>> {
-    let key = User::username_key(&principal.username);
+    let key = User::username_key(principal.username().unwrap_or_default());
     Ok(match store.credentials(&key).await? {
-        Some(credentials) if credentials.id == principal.user_id => Ok(credentials.password_hash),
+        Some(credentials) if Some(credentials.id) == principal.user_id() => {
+            Ok(credentials.password_hash)
+        }
         _ => Err(Revoked::CredentialChanged),
     })
 }

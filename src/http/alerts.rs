@@ -188,7 +188,7 @@ async fn acknowledge_alert(
     let step = AlertTransition {
         from: &[OPEN],
         to: ACKNOWLEDGED,
-        by: &scope.caller.username,
+        by: &scope.caller.actor_name(),
         resolution: None,
     };
     let alert = app
@@ -227,7 +227,7 @@ async fn resolve_alert(
     let step = AlertTransition {
         from: &[OPEN, ACKNOWLEDGED],
         to: RESOLVED,
-        by: &scope.caller.username,
+        by: &scope.caller.actor_name(),
         resolution: resolution.as_deref(),
     };
     let alert = app

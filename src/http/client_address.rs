@@ -14,6 +14,11 @@ use axum::response::Response;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ClientAddress(pub IpAddr);
 
+/// The request came over HTTPS: directly, or through a trusted proxy saying so with
+/// `X-Forwarded-Proto: https` (a request extension; session cookies are `Secure` then).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OverHttps;
+
 /// Proxies whose `X-Forwarded-For` is believed.
 #[derive(Debug, Clone, Default)]
 pub struct TrustedProxies(pub Arc<Vec<IpAddr>>);
@@ -73,6 +78,19 @@ pub async fn client_address(
             .collect();
         let client = trusted.client(peer, &forwarded);
         request.extensions_mut().insert(ClientAddress(client));
+        let forwarded_https = trusted.trusts(peer)
+            && request
+                .headers()
+                .get("x-forwarded-proto")
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.split(',').next())
+                .is_some_and(|proto| proto.trim().eq_ignore_ascii_case("https"));
+        if forwarded_https {
+            request.extensions_mut().insert(OverHttps);
+        }
+    }
+    if request.uri().scheme_str() == Some("https") {
+        request.extensions_mut().insert(OverHttps);
     }
     next.run(request).await
 }

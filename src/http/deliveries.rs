@@ -70,7 +70,7 @@ struct ListDeliveriesQuery {
 /// webhook delivery's `Target` is only the URL's origin.
 fn shown(scope: &TenantScope, mut d: Delivery) -> Delivery {
     if d.channel.as_deref() == Some(delivery::WEBHOOK)
-        && !scope.caller.role.grants(Permission::ManageConfiguration)
+        && !scope.caller.has(Permission::ManageConfiguration)
     {
         d.target = d.target.as_deref().and_then(url_origin);
     }

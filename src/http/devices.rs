@@ -191,7 +191,7 @@ async fn delete_device(
         .delete_device(
             scope.code(),
             &path.deviceId,
-            &scope.caller.username,
+            &scope.caller.actor_name(),
             if_match.as_deref(),
         )
         .await?;

@@ -249,6 +249,28 @@ impl From<AuthError> for ApiError {
                 code: "account_disabled",
                 detail: "this account is disabled".into(),
             },
+            AuthError::Token(refusal) => {
+                use crate::auth::TokenRefusal::*;
+                let (code, detail) = match refusal {
+                    Malformed => ("token_malformed", "the bearer token is not an API token of this server (st_…)"),
+                    Unknown => ("token_unknown", "no such API token"),
+                    Revoked => ("token_revoked", "this API token was revoked"),
+                    Expired => ("token_expired", "this API token has expired"),
+                };
+                ApiError::Unauthorized { code, detail: detail.into() }
+            }
+            AuthError::Session(refusal) => {
+                use crate::auth::SessionRefusal::*;
+                let (code, detail) = match refusal {
+                    Unknown => ("session_unknown", "no such session (logged out or ended); log in again"),
+                    Idle => ("session_idle", "the session ended after a time without use; log in again"),
+                    Expired => ("session_expired", "the session reached its maximum lifetime; log in again"),
+                };
+                ApiError::Unauthorized { code, detail: detail.into() }
+            }
+            AuthError::PortalDisabled => ApiError::Forbidden(
+                "portal access is disabled for this user (IsPortalEnabled = false); the API remains available with HTTP Basic or API tokens".into(),
+            ),
             AuthError::Busy => ApiError::RateLimited {
                 retry_after_secs: crate::auth::BUSY_RETRY_AFTER_SECS,
             },

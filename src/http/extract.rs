@@ -2,8 +2,8 @@
 //! preconditions — each rejecting with `ApiError`, so every failure is problem+json.
 
 use axum::extract::{FromRequestParts, RawPathParams};
-use axum::http::header;
 use axum::http::request::Parts;
+use axum::http::{HeaderMap, header};
 use base64::Engine;
 use serde::de::DeserializeOwned;
 
@@ -14,9 +14,18 @@ use super::client_address::ClientAddress;
 use super::error::ApiError;
 use crate::auth::Principal;
 use crate::domain::access::Permission;
+use crate::domain::api_token::hashes_equal;
 use crate::domain::tenant::TenantNode;
 
-/// The authenticated caller (HTTP Basic).
+/// The name of the browser session's cookie.
+pub const SESSION_COOKIE: &str = "safetrack_session";
+/// The header a cookie-authenticated unsafe request carries its session's CSRF token in.
+pub const CSRF_HEADER: &str = "x-csrf-token";
+
+/// The authenticated caller, by whichever credential the request carries (DESIGN §8):
+/// `Authorization: Basic`, `Authorization: Bearer <API token>`, or — with no
+/// `Authorization` header — the session cookie, whose unsafe requests must also pass
+/// the CSRF check (same origin, `X-CSRF-Token`).
 pub struct Caller(pub Principal);
 
 impl FromRequestParts<AppState> for Caller {
@@ -25,29 +34,103 @@ impl FromRequestParts<AppState> for Caller {
     async fn from_request_parts(parts: &mut Parts, app: &AppState) -> Result<Self, ApiError> {
         // The same outcome for every malformed header: it is a wrong credential.
         let unauthorized = || ApiError::from(crate::auth::AuthError::InvalidCredentials);
-        let header = parts
-            .headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .ok_or_else(unauthorized)?;
-        let (scheme, encoded) = header.split_once(' ').ok_or_else(unauthorized)?;
-        if !scheme.eq_ignore_ascii_case("basic") {
-            return Err(unauthorized());
-        }
-        let decoded = base64::engine::general_purpose::STANDARD
-            .decode(encoded.trim())
-            .map_err(|_| unauthorized())?;
-        let decoded = String::from_utf8(decoded).map_err(|_| unauthorized())?;
-        let (username, password) = decoded.split_once(':').ok_or_else(unauthorized)?;
-        if username.is_empty() || password.is_empty() || password.len() > 1024 {
-            return Err(unauthorized());
-        }
-        let client = parts
-            .extensions
-            .get::<ClientAddress>()
-            .map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |c| c.0);
-        let principal = app.auth.authenticate(username, password, client).await?;
+        let client = parts.extensions.get::<ClientAddress>().map(|c| c.0);
+        let authorization = parts.headers.get(header::AUTHORIZATION);
+        let mut principal = match authorization {
+            Some(value) => {
+                let value = value.to_str().map_err(|_| unauthorized())?;
+                let (scheme, credentials) = value.split_once(' ').ok_or_else(unauthorized)?;
+                if scheme.eq_ignore_ascii_case("basic") {
+                    basic(app, credentials, client).await?
+                } else if scheme.eq_ignore_ascii_case("bearer") {
+                    app.auth.authenticate_token(credentials.trim()).await?
+                } else {
+                    return Err(unauthorized());
+                }
+            }
+            None => {
+                let secret = session_cookie(&parts.headers).ok_or_else(unauthorized)?;
+                let principal = app.auth.authenticate_session(secret).await?;
+                if !parts.method.is_safe() {
+                    check_csrf(parts, app, secret)?;
+                }
+                principal
+            }
+        };
+        principal.client = client;
         Ok(Caller(principal))
+    }
+}
+
+async fn basic(
+    app: &AppState,
+    encoded: &str,
+    client: Option<IpAddr>,
+) -> Result<Principal, ApiError> {
+    let unauthorized = || ApiError::from(crate::auth::AuthError::InvalidCredentials);
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(encoded.trim())
+        .map_err(|_| unauthorized())?;
+    let decoded = String::from_utf8(decoded).map_err(|_| unauthorized())?;
+    let (username, password) = decoded.split_once(':').ok_or_else(unauthorized)?;
+    if username.is_empty() || password.is_empty() || password.len() > 1024 {
+        return Err(unauthorized());
+    }
+    let client = client.unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED));
+    Ok(app.auth.authenticate(username, password, client).await?)
+}
+
+/// The session cookie's value, if the request carries one.
+pub fn session_cookie(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(name, _)| *name == SESSION_COOKIE)
+        .map(|(_, value)| value.trim())
+}
+
+/// A cookie-authenticated unsafe request must come from this server's own origin
+/// (`Sec-Fetch-Site: same-origin`, and `Origin`'s host the request's `Host`; at least
+/// one of them present) and carry the session's CSRF token; else 403.
+fn check_csrf(parts: &Parts, app: &AppState, session_secret: &str) -> Result<(), ApiError> {
+    let forbidden = |why: &str| {
+        ApiError::Forbidden(format!(
+            "a request authenticated by the session cookie {why} (Basic and Bearer requests are not checked)"
+        ))
+    };
+    let header = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok());
+    let fetch_site = header("sec-fetch-site");
+    if fetch_site.is_some_and(|site| !site.eq_ignore_ascii_case("same-origin")) {
+        return Err(forbidden(
+            "must come from this server's own pages (Sec-Fetch-Site)",
+        ));
+    }
+    let origin = header("origin");
+    if let Some(origin) = origin {
+        let host = header("host").unwrap_or_default();
+        let authority = origin
+            .strip_prefix("https://")
+            .or_else(|| origin.strip_prefix("http://"));
+        if authority.is_none_or(|authority| !authority.eq_ignore_ascii_case(host)) {
+            return Err(forbidden(
+                "must come from this server's own origin (Origin)",
+            ));
+        }
+    }
+    if fetch_site.is_none() && origin.is_none() {
+        return Err(forbidden(
+            "must say where it comes from (Origin or Sec-Fetch-Site)",
+        ));
+    }
+    let expected = app.auth.csrf_token(session_secret);
+    match header(CSRF_HEADER) {
+        Some(token) if hashes_equal(token, &expected) => Ok(()),
+        _ => Err(forbidden(
+            "must carry the session's CsrfToken in X-CSRF-Token",
+        )),
     }
 }
 
@@ -61,14 +144,18 @@ pub struct TenantScope {
 
 impl TenantScope {
     pub fn require(&self, permission: Permission) -> Result<(), ApiError> {
-        if self.caller.role.grants(permission) {
-            Ok(())
-        } else {
-            Err(ApiError::Forbidden(format!(
-                "the {} role does not have the {permission:?} permission",
-                self.caller.role
-            )))
+        if self.caller.has(permission) {
+            return Ok(());
         }
+        Err(ApiError::Forbidden(match &self.caller.actor {
+            crate::auth::Actor::User { .. } => format!(
+                "the {} role does not have the {permission} permission",
+                self.caller.role
+            ),
+            crate::auth::Actor::Token { name, .. } => {
+                format!("the API token '{name}' does not have the {permission} permission")
+            }
+        }))
     }
 
     /// Whether the path tenant is the caller's own home tenant.
@@ -105,7 +192,12 @@ impl FromRequestParts<AppState> for TenantScope {
             .await?
             .filter(|node| node.is_within(&caller.tenant_path))
             .ok_or(ApiError::NotFound)?;
-        Ok(TenantScope { caller, tenant })
+        let scope = TenantScope { caller, tenant };
+        // Every read needs `Read`: every role has it, an API token only when given it.
+        if parts.method.is_safe() {
+            scope.require(Permission::Read)?;
+        }
+        Ok(scope)
     }
 }
 

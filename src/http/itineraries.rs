@@ -101,7 +101,8 @@ impl ListQuery {
 
 /// The caller as itineraries see it: whose own ones are theirs, and whether they manage all.
 pub(super) struct Viewer {
-    pub user_id: i64,
+    /// `None` for an API token: it owns no itineraries.
+    pub user_id: Option<i64>,
     pub username_key: String,
     /// Sees and changes every itinerary in scope, and decides approvals.
     pub manages: bool,
@@ -110,15 +111,16 @@ pub(super) struct Viewer {
 impl Viewer {
     pub fn of(scope: &TenantScope) -> Viewer {
         Viewer {
-            user_id: scope.caller.user_id,
-            username_key: User::username_key(&scope.caller.username),
-            manages: scope.caller.role.grants(Permission::ManageItineraries),
+            user_id: scope.caller.user_id(),
+            username_key: User::username_key(scope.caller.username().unwrap_or_default()),
+            manages: scope.caller.has(Permission::ManageItineraries),
         }
     }
 
     pub fn owner(&self) -> Owner<'_> {
         Owner {
-            user_id: self.user_id,
+            // No user has id 0: a token's own itineraries are none.
+            user_id: self.user_id.unwrap_or(0),
             username_key: &self.username_key,
         }
     }
@@ -151,7 +153,7 @@ pub(super) async fn find(
 
 /// Changing an itinerary the caller can see: `Manager`+ any, `User` its own.
 pub(super) fn require_write(scope: &TenantScope) -> ApiResult<()> {
-    if scope.caller.role.grants(Permission::ManageItineraries) {
+    if scope.caller.has(Permission::ManageItineraries) {
         Ok(())
     } else {
         scope.require(Permission::KeepOwnItineraries)
@@ -164,7 +166,7 @@ async fn caller_zone(app: &AppState, scope: &TenantScope) -> ApiResult<UserZone>
         .store
         .get_profile(
             &scope.caller.tenant_code,
-            &UserRef::Id(scope.caller.user_id),
+            &UserRef::Id(scope.caller.user_id().unwrap_or_default()),
         )
         .await?;
     Ok(UserZone::from_profile(

@@ -3,6 +3,7 @@
 
 mod access_check;
 mod alerts;
+mod api_tokens;
 pub mod client_address;
 mod collections;
 pub mod console;
@@ -32,6 +33,7 @@ pub mod rate_limit;
 mod reports;
 pub mod request_context;
 mod risk_regions;
+mod sessions;
 mod stream;
 mod strict_records;
 mod tenants;
@@ -119,6 +121,7 @@ fn routes(
         .merge(geofences::router())
         .merge(webhooks::router())
         .merge(external_links::router())
+        .merge(api_tokens::router())
         .merge(itineraries::router())
         .merge(itinerary_parts::router())
         .merge(risk_regions::router())
@@ -129,6 +132,9 @@ fn routes(
         .split_for_parts();
     let (mut operations, operations_api) = health::router().split_for_parts();
     api.merge(operations_api);
+    let (session_routes, sessions_api) = sessions::router().split_for_parts();
+    operations = operations.merge(session_routes.layer(DefaultBodyLimit::max(limits.default)));
+    api.merge(sessions_api);
     let (metrics_routes, metrics_api) = metrics::router(metrics).split_for_parts();
     let metrics_apart = if metrics.own_listener {
         Some(metrics_routes)

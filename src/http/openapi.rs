@@ -20,11 +20,14 @@ use super::error::{Problem, ProblemField};
         title = "safetrack API",
         version = "2.0.0",
         description = "Multi-tenant safety and tracking platform. Every /V2 request authenticates \
-            with HTTP Basic (the user's e-mail and password). Errors are RFC 9457 \
+            with HTTP Basic (the user's e-mail and password), an API token \
+            (`Authorization: Bearer st_…`, see /V2/{tenantVarCode}/apitokens) or the browser \
+            session cookie (`POST /auth/session`; unsafe requests with the cookie also need \
+            `X-CSRF-Token` and the server's own origin). Errors are RFC 9457 \
             application/problem+json. See the project's docs/ for the decisions behind the contract."
     ),
     modifiers(&BasicAuth),
-    security(("basic" = [])),
+    security(("basic" = []), ("bearer" = []), ("session" = [])),
     components(schemas(Problem, ProblemField, PatchOperation)),
     tags(
         (name = "Tenants", description = "Tenants and the tenant hierarchy"),
@@ -42,6 +45,9 @@ use super::error::{Problem, ProblemField};
         (name = "Deliveries", description = "The delivery outbox: one row per target of a \
             notification's match, with its status"),
         (name = "Groups", description = "Device groups"),
+        (name = "API tokens", description = "Tenant credentials for machines: \
+            `Authorization: Bearer <Token>`, with their own permissions; the secret is shown once"),
+        (name = "Sessions", description = "Browser sessions for the portal: a cookie, a CSRF token"),
         (name = "Deleted devices", description = "The log of deleted devices (AccessAllDevices)"),
         (name = "Geofences", description = "Circle, polygon and polyline geofences; \
             AppliesToSubtenants shares one read-only with every descendant tenant"),
@@ -70,6 +76,26 @@ impl Modify for BasicAuth {
         components.add_security_scheme(
             "basic",
             SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Basic).build()),
+        );
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .bearer_format("st_ API token")
+                    .description(Some("An API token (POST /V2/{tenantVarCode}/apitokens)"))
+                    .build(),
+            ),
+        );
+        components.add_security_scheme(
+            "session",
+            SecurityScheme::ApiKey(utoipa::openapi::security::ApiKey::Cookie(
+                utoipa::openapi::security::ApiKeyValue::with_description(
+                    crate::http::extract::SESSION_COOKIE,
+                    "The browser session (POST /auth/session); unsafe requests also send \
+                     X-CSRF-Token and come from the server's own origin",
+                ),
+            )),
         );
     }
 }

@@ -51,7 +51,7 @@ async fn find_profile(
 }
 
 fn require_self_or_manager(scope: &TenantScope, user_id: i64) -> ApiResult<()> {
-    if scope.caller.user_id == user_id {
+    if scope.caller.user_id() == Some(user_id) {
         Ok(())
     } else {
         scope.require(Permission::ManageUsers)

@@ -90,7 +90,7 @@ async fn live_stream(
         ));
     }
     let last_id = last_event_id(&headers)?;
-    let grant = Grant::basic(&app.store, scope.caller.clone())
+    let grant = Grant::of(&app.store, app.auth.clone(), scope.caller.clone())
         .await?
         .map_err(|_| ApiError::from(crate::auth::AuthError::InvalidCredentials))?;
     let follower = Follower::new(

@@ -266,7 +266,7 @@ async fn delete_user(
 ) -> ApiResult<NoContent> {
     scope.require(Permission::ManageUsers)?;
     let existing = find_user(&app, &scope, &path.userId, false).await?;
-    if existing.id == scope.caller.user_id {
+    if scope.caller.user_id() == Some(existing.id) {
         return Err(ApiError::Forbidden(
             "you cannot delete your own account".into(),
         ));
@@ -342,7 +342,7 @@ fn authorize_role(scope: &TenantScope, current: Option<Role>, wanted: Role) -> A
 /// whose role is above the user's (a Manager sets a User's, never a fellow Manager's).
 fn authorize_password_change(scope: &TenantScope, user: &StoredUser) -> ApiResult<()> {
     let caller = scope.caller.role;
-    if user.id == scope.caller.user_id
+    if scope.caller.user_id() == Some(user.id)
         || caller == Role::Administrator
         || caller.outranks(user.role)
     {

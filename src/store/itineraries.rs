@@ -114,7 +114,7 @@ impl Store {
     pub async fn create_itinerary(
         &self,
         tenant_code: &str,
-        owner_user_id: i64,
+        owner_user_id: Option<i64>,
         fields: &ItineraryFields,
         state: ApprovalState,
     ) -> StoreResult<i64> {

@@ -26,6 +26,7 @@
 
 mod address_book;
 mod alerts;
+mod api_tokens;
 mod cache;
 mod collections;
 mod deliveries;
@@ -50,6 +51,7 @@ mod receiver_backlog;
 mod references;
 pub mod reports;
 mod risk_regions;
+mod sessions;
 mod settings;
 mod sqlite_writer;
 mod stream_feed;
@@ -76,6 +78,7 @@ use sqlite_writer::{SqliteWriter, WriterTx};
 
 pub use address_book::{AddressBook, AddressBookWrite, Owned};
 pub use alerts::{AlertFilter, AlertMatch, AlertTransition, DueEscalation};
+pub use api_tokens::TokenCredentials;
 pub use deliveries::{DeliveryFilter, NewDelivery};
 pub use delivery_queue::{ClaimRequest, ClaimScope, ClaimedDelivery, QueueCount};
 pub use device_states::IngestContext;
@@ -87,6 +90,7 @@ pub use lookups::{DevicePosition, StoredNotification, UserContact};
 pub use mo_message_inserts::{Inserted, NewMessage};
 pub use mo_messages::{MessageCursor, MessageQuery};
 pub use risk_regions::StoredRiskRegion;
+pub use sessions::SessionCredentials;
 pub use stream_feed::{FeedItem, StreamAnnouncement, StreamFeed};
 pub use tenants::TenantDeletion;
 pub use users::{Credentials, NewUser, StoredUser, UserListScope};

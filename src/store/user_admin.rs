@@ -60,6 +60,13 @@ impl Store {
         .bind(username_key)
         .fetch_optional(&mut *tx)
         .await?;
+        if let Some(row) = &row {
+            // A new password ends the user's browser sessions.
+            sqlx::query("DELETE FROM sessions WHERE user_id = $1")
+                .bind(row.try_get::<i64, _>("id")?)
+                .execute(&mut *tx)
+                .await?;
+        }
         tx.commit().await?;
         let Some(row) = row else { return Ok(false) };
         self.users.remove(&row.try_get::<i64, _>("id")?);

@@ -263,6 +263,16 @@ impl Store {
         let keys = [Key::Id(id), Key::Text(tenant_code)];
         self.check_version(&mut tx, VersionedRow::by_id("users", &keys), if_match)
             .await?;
+        // A new password, a disabled account or another role ends the user's sessions.
+        let role_before: Option<String> = sqlx::query("SELECT role FROM users WHERE id = $1")
+            .bind(id)
+            .fetch_optional(&mut *tx)
+            .await?
+            .map(|row| row.try_get("role"))
+            .transpose()?;
+        let ends_sessions = password_hash.is_some()
+            || user.is_disabled
+            || role_before.is_some_and(|before| before != role.as_str());
         let username = user.username.clone().unwrap_or_default();
         sqlx::query(
             "UPDATE users SET username = $1, username_key = $2,
@@ -283,6 +293,12 @@ impl Store {
         .execute(&mut *tx)
         .await
         .map_err(|e| conflict_on_duplicate(e, "a user with this Username"))?;
+        if ends_sessions {
+            sqlx::query("DELETE FROM sessions WHERE user_id = $1")
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+        }
         user_event(&mut tx, id, EventType::Updated).await?;
         tx.commit().await?;
         self.users.remove(&id);

@@ -91,7 +91,7 @@ pub async fn sos_setup(app: &TestApp, tenant: &str, device: &str) -> String {
     create_notification(app, tenant, &sos_notification()).await
 }
 
-fn alert_path(tenant: &str, id: &str) -> String {
+pub fn alert_path(tenant: &str, id: &str) -> String {
     format!("/V2/{tenant}/alerts/{id}")
 }
 

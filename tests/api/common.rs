@@ -270,6 +270,11 @@ impl TestApp {
         Client::new(&self.base, None)
     }
 
+    /// A client using API token `token`.
+    pub fn bearer(&self, token: &str) -> Client {
+        Client::with_bearer(&self.base, token)
+    }
+
     pub fn client(&self, email: &str, password: &str) -> Client {
         Client::new(&self.base, Some((email, password)))
     }
@@ -285,6 +290,8 @@ impl TestApp {
                 .build()
                 .expect("client"),
             credentials: Some((email.to_string(), password.to_string())),
+            bearer: None,
+            session: None,
         }
     }
 
@@ -323,12 +330,15 @@ impl TestApp {
     }
 }
 
-/// An HTTP client for the app, optionally with Basic credentials.
+/// An HTTP client for the app, optionally with Basic credentials or an API token.
 #[derive(Clone)]
 pub struct Client {
     base: String,
     http: reqwest::Client,
     credentials: Option<(String, String)>,
+    bearer: Option<String>,
+    /// A browser session: (cookie value, CSRF token), sent with this server's Origin.
+    session: Option<(String, String)>,
 }
 
 impl Client {
@@ -337,14 +347,38 @@ impl Client {
             base: base.to_string(),
             http: reqwest::Client::new(),
             credentials: credentials.map(|(u, p)| (u.to_string(), p.to_string())),
+            bearer: None,
+            session: None,
+        }
+    }
+
+    /// A browser of this server with session cookie `cookie`: every request sends the
+    /// cookie, the server's own `Origin` and the session's `X-CSRF-Token`.
+    pub fn with_session(base: &str, cookie: &str, csrf: &str) -> Self {
+        Self {
+            session: Some((cookie.to_string(), csrf.to_string())),
+            ..Self::new(base, None)
+        }
+    }
+
+    /// A client sending `Authorization: Bearer <token>`.
+    pub fn with_bearer(base: &str, token: &str) -> Self {
+        Self {
+            bearer: Some(token.to_string()),
+            ..Self::new(base, None)
         }
     }
 
     pub fn request(&self, method: Method, path: &str) -> RequestBuilder {
         let builder = self.http.request(method, format!("{}{path}", self.base));
-        match &self.credentials {
-            Some((u, p)) => builder.basic_auth(u, Some(p)),
-            None => builder,
+        match (&self.credentials, &self.bearer, &self.session) {
+            (Some((u, p)), _, _) => builder.basic_auth(u, Some(p)),
+            (None, Some(token), _) => builder.bearer_auth(token),
+            (None, None, Some((cookie, csrf))) => builder
+                .header("cookie", format!("safetrack_session={cookie}"))
+                .header("origin", &self.base)
+                .header("x-csrf-token", csrf),
+            (None, None, None) => builder,
         }
     }
 

@@ -2,6 +2,7 @@
 
 mod address_book;
 mod alerts;
+mod api_tokens;
 mod auth;
 mod check_ins;
 mod cli;
@@ -45,6 +46,7 @@ mod recipient_ranges;
 mod references;
 mod reports;
 mod risk_regions;
+mod sessions;
 mod storage;
 mod storage_faults;
 mod stream;

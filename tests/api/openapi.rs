@@ -432,6 +432,18 @@ async fn etag_promises_are_kept(app: TestApp) {
         StatusCode::OK
     );
 
+    let token = admin
+        .post(
+            "/V2/1000/apitokens",
+            &json!({"Name": "doc", "Permissions": ["Read"]}),
+        )
+        .await;
+    let token: Value = token.json().await.expect("token");
+    ids.insert(
+        "tokenId",
+        token["TokenId"].as_str().expect("TokenId").to_string(),
+    );
+
     let collection = json!({"Name": "Vans", "DeviceIds": []});
     ids.insert(
         "collectionId",

@@ -132,10 +132,15 @@ async fn collection_devices(
     id: i64,
 ) -> ApiResult<Vec<String>> {
     let caller = &scope.caller;
-    let named = app
-        .store
-        .get_user(&caller.tenant_code, &UserRef::Id(caller.user_id), false)
-        .await?
+    let user = match caller.user_id() {
+        Some(id) => {
+            app.store
+                .get_user(&caller.tenant_code, &UserRef::Id(id), false)
+                .await?
+        }
+        None => None,
+    };
+    let named = user
         .map(|u| Collection::ids_in(u.user.cross_tenant_collections.as_deref()))
         .unwrap_or_default()
         .contains(&id.to_string());

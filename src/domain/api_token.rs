@@ -1,0 +1,240 @@
+//! API tokens (`/V2/{t}/apitokens`, DESIGN §8): what a client asks for, the record it
+//! reads back, and the secrets themselves.
+//!
+//! A secret is `st_` + 256 random bits (Base64url). Only its SHA-256 is stored: a fast
+//! hash is right for a high-entropy secret (nothing to guess), so checking a token costs
+//! one hash and one indexed read, never Argon2. The same kind of secret names a browser
+//! session (its cookie), with no prefix.
+
+use base64::Engine;
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+use utoipa::ToSchema;
+
+use super::access::{Permission, Permissions};
+use super::validation::{ValidationErrors, Validator};
+
+/// What every token secret starts with, so leaked ones are recognisable (secret scanners).
+pub const TOKEN_PREFIX: &str = "st_";
+/// Characters of the secret shown as `Prefix`: `st_` and 8 of the random part.
+pub const SHOWN_PREFIX_CHARS: usize = 11;
+/// Random bytes of a secret (256 bits).
+const SECRET_BYTES: usize = 32;
+/// Base64url characters of `SECRET_BYTES` without padding.
+const SECRET_CHARS: usize = 43;
+pub const MAX_NAME_CHARS: usize = 100;
+
+/// A fresh random secret (Base64url, no padding).
+pub fn random_secret() -> String {
+    let bytes: [u8; SECRET_BYTES] = rand::random();
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+/// The stored form of a secret: its SHA-256, in hex.
+pub fn secret_hash(secret: &str) -> String {
+    Sha256::digest(secret.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Whether two secrets (or their hashes) are equal, in time independent of where they differ.
+pub fn hashes_equal(a: &str, b: &str) -> bool {
+    a.as_bytes().ct_eq(b.as_bytes()).into()
+}
+
+/// A new token's secret: `st_` + the random part.
+pub fn new_token_secret() -> String {
+    format!("{TOKEN_PREFIX}{}", random_secret())
+}
+
+/// Whether `presented` has the shape of a secret this server issues (else: malformed).
+pub fn is_well_formed(presented: &str) -> bool {
+    presented.strip_prefix(TOKEN_PREFIX).is_some_and(|random| {
+        random.len() == SECRET_CHARS
+            && random
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    })
+}
+
+/// Whether a random secret (a session id, a CSRF token) has the shape this server issues.
+pub fn is_random_secret(presented: &str) -> bool {
+    presented.len() == SECRET_CHARS
+        && presented
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// `POST /V2/{t}/apitokens`.
+#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
+#[serde(rename_all = "PascalCase")]
+pub struct ApiTokenRequest {
+    /// Unique among the tenant's live tokens; what the token's actions are recorded as
+    /// (`token:<Name>`).
+    #[schema(required = true, example = "gateway-north")]
+    pub name: Option<String>,
+    /// Names of permissions (`Read`, `DeviceMessages`, …); default: the creator's own
+    /// (less `KeepOwnItineraries`, which only a person has). Never more than the creator's.
+    pub permissions: Option<Vec<String>>,
+    /// When the token stops working; default: never.
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub expires_at: Option<Timestamp>,
+}
+
+/// A token request made sense of, before it is stored.
+#[derive(Debug, Clone)]
+pub struct NewApiToken {
+    pub name: String,
+    pub permissions: Permissions,
+    pub expires_at: Option<Timestamp>,
+}
+
+/// Why a token request was refused.
+#[derive(Debug)]
+pub enum TokenRequestError {
+    Invalid(ValidationErrors),
+    /// Asked for permissions the creator does not have (named).
+    BeyondCreator(Vec<String>),
+}
+
+impl ApiTokenRequest {
+    /// The token to create for a creator holding `creator` (at `now`).
+    pub fn validated(
+        self,
+        creator: Permissions,
+        now: Timestamp,
+    ) -> Result<NewApiToken, TokenRequestError> {
+        let mut v = Validator::new();
+        let name = v.required("Name", self.name.as_deref()).map(str::trim);
+        if let Some(name) = name
+            && (name.chars().count() > MAX_NAME_CHARS || name.chars().any(char::is_control))
+        {
+            v.add(
+                "Name",
+                format!("at most {MAX_NAME_CHARS} characters, no control characters"),
+            );
+        }
+        let mut permissions = Permissions::default();
+        let mut unknown = Vec::new();
+        match &self.permissions {
+            None => permissions = creator.without(Permission::KeepOwnItineraries),
+            Some(names) => {
+                for name in names {
+                    match name.parse::<Permission>() {
+                        Ok(Permission::KeepOwnItineraries) => v.add(
+                            "Permissions",
+                            "KeepOwnItineraries belongs to a person; a token owns no itineraries",
+                        ),
+                        Ok(p) => permissions = permissions.with(p),
+                        Err(()) => unknown.push(name.clone()),
+                    }
+                }
+                if !unknown.is_empty() {
+                    v.add(
+                        "Permissions",
+                        format!(
+                            "unknown permission(s): {} (known: {})",
+                            unknown.join(", "),
+                            Permission::ALL.map(Permission::as_str).join(", ")
+                        ),
+                    );
+                } else if permissions.is_empty() && v.is_empty() {
+                    v.add("Permissions", "must name at least one permission");
+                }
+            }
+        }
+        if let Some(at) = self.expires_at
+            && at <= now
+        {
+            v.add("ExpiresAt", "must be in the future");
+        }
+        v.finish().map_err(TokenRequestError::Invalid)?;
+        let beyond: Vec<String> = permissions
+            .iter()
+            .filter(|p| !creator.contains(*p))
+            .map(|p| p.as_str().to_string())
+            .collect();
+        if !beyond.is_empty() {
+            return Err(TokenRequestError::BeyondCreator(beyond));
+        }
+        Ok(NewApiToken {
+            name: name.unwrap_or_default().to_string(),
+            permissions,
+            expires_at: self.expires_at,
+        })
+    }
+}
+
+/// A token as clients read it. `Token` (the secret) is present only in the answer to
+/// the POST that created it.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "PascalCase")]
+pub struct ApiToken {
+    #[schema(example = "12")]
+    pub token_id: String,
+    pub name: String,
+    /// The secret's first characters, to recognise it.
+    #[schema(example = "st_Xq3vT0aB")]
+    pub prefix: String,
+    #[schema(example = json!(["DeviceMessages"]))]
+    pub permissions: Vec<String>,
+    /// Username of the creator.
+    pub created_by: String,
+    #[schema(value_type = String, format = DateTime)]
+    pub created_at: Timestamp,
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub expires_at: Option<Timestamp>,
+    /// Kept to within a minute.
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub last_used_at: Option<Timestamp>,
+    /// The secret: shown once, in the POST's answer, and never again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::access::Role;
+
+    fn request(permissions: Option<&[&str]>) -> ApiTokenRequest {
+        ApiTokenRequest {
+            name: Some("gw".into()),
+            permissions: permissions.map(|p| p.iter().map(|s| s.to_string()).collect()),
+            expires_at: None,
+        }
+    }
+
+    #[test]
+    fn secrets_have_their_shape() {
+        let secret = new_token_secret();
+        assert!(is_well_formed(&secret), "{secret}");
+        assert!(!is_well_formed("st_short"));
+        assert!(!is_well_formed(&secret.replacen("st_", "xx_", 1)));
+        assert_ne!(secret, new_token_secret());
+        assert!(hashes_equal(&secret_hash(&secret), &secret_hash(&secret)));
+        assert!(!hashes_equal(&secret_hash(&secret), &secret_hash("st_")));
+    }
+
+    #[test]
+    fn permissions_default_and_subset() {
+        let user = Role::User.permissions();
+        let t = request(None).validated(user, Timestamp::now()).unwrap();
+        assert_eq!(t.permissions, user.without(Permission::KeepOwnItineraries));
+        let t = request(Some(&["DeviceMessages"]))
+            .validated(user, Timestamp::now())
+            .unwrap();
+        assert_eq!(t.permissions.names(), ["DeviceMessages"]);
+        assert!(matches!(
+            request(Some(&["ManageUsers"])).validated(user, Timestamp::now()),
+            Err(TokenRequestError::BeyondCreator(names)) if names == ["ManageUsers"]
+        ));
+        assert!(matches!(
+            request(Some(&["Fly"])).validated(user, Timestamp::now()),
+            Err(TokenRequestError::Invalid(_))
+        ));
+    }
+}

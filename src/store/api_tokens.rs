@@ -1,0 +1,184 @@
+//! API tokens: the records clients manage, and the lookup by secret hash that every
+//! Bearer request makes (no cache: a revoked token is refused on the next request, on
+//! every process).
+
+use jiff::Timestamp;
+use sqlx::Row;
+use sqlx::any::AnyRow;
+
+use super::{Store, StoreError, StoreResult, conflict_on_duplicate, from_micros, to_micros};
+use crate::domain::access::{Permission, Permissions};
+use crate::domain::api_token::{ApiToken, NewApiToken};
+
+/// What authentication needs to know about the token with a given secret hash.
+#[derive(Debug, Clone)]
+pub struct TokenCredentials {
+    pub id: i64,
+    pub name: String,
+    pub tenant_code: String,
+    pub tenant_path: String,
+    pub permissions: Permissions,
+    pub secret_hash: String,
+    pub expires_at: Option<Timestamp>,
+    pub revoked_at: Option<Timestamp>,
+    pub last_used_at: Option<Timestamp>,
+}
+
+const TOKEN_COLUMNS: &str =
+    "id, name, prefix, permissions, created_by, created_at, expires_at, last_used_at";
+
+fn permissions_from_text(text: &str) -> StoreResult<Permissions> {
+    text.split(',')
+        .filter(|name| !name.is_empty())
+        .map(|name| {
+            name.parse::<Permission>()
+                .map_err(|()| StoreError::Corrupt(format!("permission {name}")))
+        })
+        .collect()
+}
+
+fn permissions_text(permissions: Permissions) -> String {
+    permissions.names().join(",")
+}
+
+fn token_from_row(row: &AnyRow) -> StoreResult<ApiToken> {
+    Ok(ApiToken {
+        token_id: row.try_get::<i64, _>("id")?.to_string(),
+        name: row.try_get("name")?,
+        prefix: row.try_get("prefix")?,
+        permissions: permissions_from_text(&row.try_get::<String, _>("permissions")?)?.names(),
+        created_by: row.try_get("created_by")?,
+        created_at: from_micros(row.try_get("created_at")?)?.unwrap_or_default(),
+        expires_at: from_micros(row.try_get("expires_at")?)?,
+        last_used_at: from_micros(row.try_get("last_used_at")?)?,
+        token: None,
+    })
+}
+
+impl Store {
+    /// Stores a new token (its secret only as `secret_hash`); answers the record.
+    pub async fn create_api_token(
+        &self,
+        tenant_code: &str,
+        token: &NewApiToken,
+        secret_hash: &str,
+        prefix: &str,
+        created_by: &str,
+        at: Timestamp,
+    ) -> StoreResult<ApiToken> {
+        let sql = format!(
+            "INSERT INTO api_tokens (tenant_code, name, secret_hash, prefix, permissions,
+                created_by, created_at, expires_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING {TOKEN_COLUMNS}"
+        );
+        let row = sqlx::query(&sql)
+            .bind(tenant_code)
+            .bind(&token.name)
+            .bind(secret_hash)
+            .bind(prefix)
+            .bind(permissions_text(token.permissions))
+            .bind(created_by)
+            .bind(to_micros(at))
+            .bind(token.expires_at.map(to_micros))
+            .fetch_one(&self.pool)
+            .await
+            .map_err(|e| conflict_on_duplicate(e, "a live token with this Name"))?;
+        token_from_row(&row)
+    }
+
+    /// The tenant's live (not revoked) tokens, expired ones included, by id.
+    pub async fn list_api_tokens(&self, tenant_code: &str) -> StoreResult<Vec<ApiToken>> {
+        let sql = format!(
+            "SELECT {TOKEN_COLUMNS} FROM api_tokens
+             WHERE tenant_code = $1 AND revoked_at IS NULL ORDER BY id"
+        );
+        let rows = sqlx::query(&sql)
+            .bind(tenant_code)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(token_from_row).collect()
+    }
+
+    pub async fn get_api_token(&self, tenant_code: &str, id: i64) -> StoreResult<Option<ApiToken>> {
+        let sql = format!(
+            "SELECT {TOKEN_COLUMNS} FROM api_tokens
+             WHERE id = $1 AND tenant_code = $2 AND revoked_at IS NULL"
+        );
+        let row = sqlx::query(&sql)
+            .bind(id)
+            .bind(tenant_code)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(token_from_row).transpose()
+    }
+
+    /// Revokes a live token of the tenant; `false` when there is none.
+    pub async fn revoke_api_token(
+        &self,
+        tenant_code: &str,
+        id: i64,
+        at: Timestamp,
+    ) -> StoreResult<bool> {
+        let done = sqlx::query(
+            "UPDATE api_tokens SET revoked_at = $1
+             WHERE id = $2 AND tenant_code = $3 AND revoked_at IS NULL",
+        )
+        .bind(to_micros(at))
+        .bind(id)
+        .bind(tenant_code)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    /// The token whose secret hashes to `secret_hash`, revoked or not.
+    pub async fn token_credentials(
+        &self,
+        secret_hash: &str,
+    ) -> StoreResult<Option<TokenCredentials>> {
+        let row = sqlx::query(
+            "SELECT k.id, k.name, k.tenant_code, t.path, k.permissions, k.secret_hash,
+                k.expires_at, k.revoked_at, k.last_used_at
+             FROM api_tokens k JOIN tenants t ON t.code = k.tenant_code
+             WHERE k.secret_hash = $1",
+        )
+        .bind(secret_hash)
+        .fetch_optional(&self.pool)
+        .await?;
+        let Some(row) = row else { return Ok(None) };
+        Ok(Some(TokenCredentials {
+            id: row.try_get("id")?,
+            name: row.try_get("name")?,
+            tenant_code: row.try_get("tenant_code")?,
+            tenant_path: row.try_get("path")?,
+            permissions: permissions_from_text(&row.try_get::<String, _>("permissions")?)?,
+            secret_hash: row.try_get("secret_hash")?,
+            expires_at: from_micros(row.try_get("expires_at")?)?,
+            revoked_at: from_micros(row.try_get("revoked_at")?)?,
+            last_used_at: from_micros(row.try_get("last_used_at")?)?,
+        }))
+    }
+
+    /// Whether token `id` is still live at `at` (neither revoked nor expired nor gone).
+    pub async fn api_token_live(&self, id: i64, at: Timestamp) -> StoreResult<bool> {
+        let row = sqlx::query(
+            "SELECT id FROM api_tokens WHERE id = $1 AND revoked_at IS NULL
+                AND (expires_at IS NULL OR expires_at > $2)",
+        )
+        .bind(id)
+        .bind(to_micros(at))
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(row.is_some())
+    }
+
+    /// Records that token `id` was used at `at` (called at most once a minute per token).
+    pub async fn touch_api_token(&self, id: i64, at: Timestamp) -> StoreResult<()> {
+        sqlx::query("UPDATE api_tokens SET last_used_at = $1 WHERE id = $2")
+            .bind(to_micros(at))
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+}
