@@ -352,7 +352,7 @@ pub async fn serve_with_metrics(
     ));
     let escalations = Arc::new(EscalationWorker::new(
         app.store.clone(),
-        Escalator::new(app.store.clone(), app.pipeline_config),
+        Escalator::new(app.store.clone(), app.pipeline_config, app.hub.clone()),
     ));
     let deliveries = Arc::new(
         DeliveryWorker::new(

@@ -5,12 +5,53 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use super::validation::{ValidationErrors, Validator};
+
 pub const OPEN: &str = "Open";
 pub const ACKNOWLEDGED: &str = "Acknowledged";
 pub const RESOLVED: &str = "Resolved";
 pub const STATUSES: [&str; 3] = [OPEN, ACKNOWLEDGED, RESOLVED];
 /// Longest `Resolution` text.
 pub const MAX_RESOLUTION_CHARS: usize = 4000;
+/// Longest note (a note's `Text`, acknowledge's `Note`).
+pub const MAX_NOTE_CHARS: usize = 4000;
+
+/// How a resolved alert turned out (resolve's `Outcome`): a closed set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub enum Outcome {
+    Genuine,
+    FalseAlarm,
+    Test,
+    Other,
+}
+
+impl Outcome {
+    pub const ALL: [Outcome; 4] = [
+        Outcome::Genuine,
+        Outcome::FalseAlarm,
+        Outcome::Test,
+        Outcome::Other,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Genuine => "Genuine",
+            Outcome::FalseAlarm => "FalseAlarm",
+            Outcome::Test => "Test",
+            Outcome::Other => "Other",
+        }
+    }
+
+    /// Its text exactly as written (case matters, as for `Status`).
+    pub fn parse(text: &str) -> Option<Outcome> {
+        Outcome::ALL.into_iter().find(|o| o.as_str() == text)
+    }
+
+    /// "Genuine, FalseAlarm, Test, Other", for error messages.
+    pub fn listed() -> String {
+        Outcome::ALL.map(Outcome::as_str).join(", ")
+    }
+}
 
 /// An alert. Every field is set by the server; a further match of the same notification
 /// on the same device joins an `Open` or `Acknowledged` alert (`MatchCount`,
@@ -49,6 +90,11 @@ pub struct Alert {
     #[schema(value_type = Option<String>, format = DateTime)]
     pub resolved_at: Option<Timestamp>,
     pub resolution: Option<String>,
+    /// How it turned out, given when it was resolved (null: not resolved, or resolved
+    /// without one).
+    pub outcome: Option<Outcome>,
+    /// Notes added so far (`POST …/notes`; they are on its timeline).
+    pub note_count: i64,
     /// Escalation rounds sent so far.
     pub escalation_level: i64,
     #[serde(rename = "ETag")]
@@ -62,18 +108,308 @@ pub struct Resolution {
     /// How the alert was resolved (at most 4,000 characters).
     #[schema(max_length = 4000)]
     pub resolution: Option<String>,
+    /// How it turned out (optional).
+    #[schema(value_type = Option<Outcome>)]
+    pub outcome: Option<String>,
+}
+
+/// What resolving records.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Resolve {
+    /// Blank is none.
+    pub resolution: Option<String>,
+    pub outcome: Option<Outcome>,
 }
 
 impl Resolution {
-    pub fn validated(self) -> Result<Option<String>, super::validation::ValidationErrors> {
-        let mut v = super::validation::Validator::new();
+    pub fn validated(self) -> Result<Resolve, ValidationErrors> {
+        let mut v = Validator::new();
         v.length(
             "Resolution",
             self.resolution.as_deref(),
             0,
             MAX_RESOLUTION_CHARS,
         );
+        let outcome = match self.outcome.as_deref() {
+            None => None,
+            Some(text) => {
+                let parsed = Outcome::parse(text);
+                if parsed.is_none() {
+                    v.add("Outcome", format!("must be one of {}", Outcome::listed()));
+                }
+                parsed
+            }
+        };
         v.finish()?;
-        Ok(self.resolution.filter(|r| !r.trim().is_empty()))
+        Ok(Resolve {
+            resolution: self.resolution.filter(|r| !r.trim().is_empty()),
+            outcome,
+        })
+    }
+}
+
+/// The body of `POST …/alerts/{id}/acknowledge` (optional).
+#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
+#[serde(rename_all = "PascalCase")]
+pub struct Acknowledgement {
+    /// A note for the alert's timeline (at most 4,000 characters; blank is none).
+    #[schema(max_length = 4000)]
+    pub note: Option<String>,
+}
+
+impl Acknowledgement {
+    pub fn validated(self) -> Result<Option<String>, ValidationErrors> {
+        let mut v = Validator::new();
+        v.length("Note", self.note.as_deref(), 0, MAX_NOTE_CHARS);
+        v.finish()?;
+        Ok(self.note.filter(|n| !n.trim().is_empty()))
+    }
+}
+
+/// The body of `POST …/alerts/{id}/notes`.
+#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
+#[serde(rename_all = "PascalCase")]
+pub struct NewNote {
+    /// 1–4,000 characters, not only white space.
+    #[schema(min_length = 1, max_length = 4000)]
+    pub text: Option<String>,
+}
+
+impl NewNote {
+    pub fn validated(self) -> Result<String, ValidationErrors> {
+        let mut v = Validator::new();
+        let text = v.required("Text", self.text.as_deref()).map(str::to_string);
+        v.length("Text", text.as_deref(), 1, MAX_NOTE_CHARS);
+        v.finish()?;
+        text.ok_or_else(|| ValidationErrors::single("Text", "is required"))
+    }
+}
+
+/// What a timeline entry records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub enum TimelineKind {
+    /// The alert was raised (by a message, or a missed check-in).
+    Raised,
+    /// A further match joined it.
+    Matched,
+    /// An escalation round notified the escalation contacts.
+    Escalated,
+    /// Something was sent about it (its current status).
+    Delivery,
+    Acknowledged,
+    Note,
+    Resolved,
+}
+
+impl TimelineKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TimelineKind::Raised => "Raised",
+            TimelineKind::Matched => "Matched",
+            TimelineKind::Escalated => "Escalated",
+            TimelineKind::Delivery => "Delivery",
+            TimelineKind::Acknowledged => "Acknowledged",
+            TimelineKind::Note => "Note",
+            TimelineKind::Resolved => "Resolved",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<TimelineKind> {
+        [
+            TimelineKind::Raised,
+            TimelineKind::Matched,
+            TimelineKind::Escalated,
+            TimelineKind::Delivery,
+            TimelineKind::Acknowledged,
+            TimelineKind::Note,
+            TimelineKind::Resolved,
+        ]
+        .into_iter()
+        .find(|k| k.as_str() == text)
+    }
+}
+
+/// Someone an escalation round notified.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "PascalCase")]
+pub struct Notified {
+    /// Email or Sms.
+    pub channel: String,
+    /// The address (null when the tenant had no escalation contacts).
+    pub target: Option<String>,
+}
+
+/// One step of an alert's shared record (`GET …/alerts/{id}/timeline`, oldest first).
+/// `Kind`, `At` and `By` are always present; the other fields only for the kinds named.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[serde(rename_all = "PascalCase")]
+pub struct TimelineEntry {
+    pub kind: TimelineKind,
+    #[schema(value_type = String, format = DateTime)]
+    pub at: Timestamp,
+    /// Who: the caller's username; null for the system (raised, matched, escalated,
+    /// deliveries).
+    pub by: Option<String>,
+    /// Raised, Matched: the message (absent for a missed check-in).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message_id: Option<String>,
+    /// Raised, Matched: where the device was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latitude: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub longitude: Option<f64>,
+    /// Matched: the alert's `MatchCount` after this match.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub match_count: Option<i64>,
+    /// Escalated: the round (1, 2, …).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub round: Option<i64>,
+    /// Escalated: who this round notified.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub notified: Option<Vec<Notified>>,
+    /// Delivery: its id (`GET …/deliveries?alertId=` lists them whole).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delivery_id: Option<String>,
+    /// Delivery: Email, Sms, Voice, Mt or Webhook.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub channel: Option<String>,
+    /// Delivery: the address.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    /// Delivery: its current status (Pending, Sent, Failed, …).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    /// Delivery: attempts so far.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attempts: Option<i64>,
+    /// Delivery: when it was sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub sent_at: Option<Timestamp>,
+    /// Delivery: why its last attempt failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+    /// Acknowledged: the note given with it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// Note: its text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// Resolved: its `Resolution`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolution: Option<String>,
+    /// Resolved: its `Outcome`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<Outcome>,
+}
+
+impl TimelineEntry {
+    /// An entry of `kind` with only `At` and `By` set.
+    pub fn new(kind: TimelineKind, at: Timestamp, by: Option<String>) -> Self {
+        Self {
+            kind,
+            at,
+            by,
+            message_id: None,
+            latitude: None,
+            longitude: None,
+            match_count: None,
+            round: None,
+            notified: None,
+            delivery_id: None,
+            channel: None,
+            target: None,
+            status: None,
+            attempts: None,
+            sent_at: None,
+            last_error: None,
+            note: None,
+            text: None,
+            resolution: None,
+            outcome: None,
+        }
+    }
+}
+
+/// Oldest first; at the same instant the recorded steps come before the deliveries (an
+/// escalation round before what it sent). The sort is stable: each source keeps its order.
+pub fn merge_timeline(
+    mut steps: Vec<TimelineEntry>,
+    deliveries: Vec<TimelineEntry>,
+) -> Vec<TimelineEntry> {
+    steps.extend(deliveries);
+    steps.sort_by_key(|e| (e.at, e.kind == TimelineKind::Delivery));
+    steps
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outcomes_parse_exactly_and_resolution_names_a_bad_one() {
+        for outcome in Outcome::ALL {
+            assert_eq!(Outcome::parse(outcome.as_str()), Some(outcome));
+            assert_eq!(
+                serde_json::to_value(outcome).unwrap(),
+                serde_json::json!(outcome.as_str())
+            );
+        }
+        assert_eq!(Outcome::parse("genuine"), None);
+        let bad = Resolution {
+            resolution: None,
+            outcome: Some("Maybe".into()),
+        }
+        .validated()
+        .unwrap_err();
+        assert_eq!(bad.0[0].field, "Outcome");
+        let ok = Resolution {
+            resolution: Some("  ".into()),
+            outcome: Some("FalseAlarm".into()),
+        }
+        .validated()
+        .unwrap();
+        assert_eq!(
+            ok,
+            Resolve {
+                resolution: None,
+                outcome: Some(Outcome::FalseAlarm)
+            }
+        );
+    }
+
+    #[test]
+    fn notes_need_text_of_one_to_4000_characters() {
+        let note = |t: Option<&str>| {
+            NewNote {
+                text: t.map(str::to_string),
+            }
+            .validated()
+        };
+        assert_eq!(note(Some("Called him")).unwrap(), "Called him");
+        assert_eq!(note(Some(&"é".repeat(4000))).unwrap().chars().count(), 4000);
+        for bad in [None, Some(""), Some("  "), Some(&*"a".repeat(4001))] {
+            assert_eq!(note(bad).unwrap_err().0[0].field, "Text", "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn the_timeline_is_oldest_first_with_steps_before_deliveries_at_one_instant() {
+        let t = |s: i64| Timestamp::from_second(s).unwrap();
+        let steps = vec![
+            TimelineEntry::new(TimelineKind::Raised, t(1), None),
+            TimelineEntry::new(TimelineKind::Escalated, t(5), None),
+            TimelineEntry::new(TimelineKind::Acknowledged, t(9), Some("a".into())),
+        ];
+        let deliveries = vec![
+            TimelineEntry::new(TimelineKind::Delivery, t(2), None),
+            TimelineEntry::new(TimelineKind::Delivery, t(5), None),
+        ];
+        let kinds: Vec<TimelineKind> = merge_timeline(steps, deliveries)
+            .iter()
+            .map(|e| e.kind)
+            .collect();
+        use TimelineKind::*;
+        assert_eq!(kinds, [Raised, Delivery, Escalated, Delivery, Acknowledged]);
     }
 }

@@ -103,6 +103,10 @@ pub struct MatchSummary {
     pub device_name: Option<String>,
     /// `Emergency`, `MissedCheckIn`, or the message type.
     pub event: String,
+    /// The message's `MessageType` (None for a missed check-in, which has no message).
+    pub message_type: Option<String>,
+    /// The message's own `EmergencyState` (its SOS flag), when it carried one.
+    pub emergency_state: Option<String>,
     pub time: Timestamp,
     pub tenant_zone: TimeZone,
     pub position: Option<(f64, f64)>,
@@ -162,6 +166,12 @@ impl MatchSummary {
         }
         let _ = writeln!(body, "Notification: {}", self.notification_name);
         let _ = writeln!(body, "Event: {}", self.event);
+        if let Some(message_type) = self.message_type.as_deref().filter(|t| !t.is_empty()) {
+            let _ = writeln!(body, "Message type: {message_type}");
+        }
+        if let Some(state) = self.emergency_state.as_deref().filter(|s| !s.is_empty()) {
+            let _ = writeln!(body, "Emergency state: {state}");
+        }
         let _ = writeln!(body, "Device: {} ({})", self.device_label(), self.device_id);
         let _ = writeln!(body, "Time: {}", self.local_time());
         let _ = writeln!(body, "Time (UTC): {}", self.time);
@@ -252,6 +262,8 @@ mod tests {
             device_id: "300234010753370".into(),
             device_name: Some("Van 3".into()),
             event: "Emergency".into(),
+            message_type: Some("ManualPositionReport".into()),
+            emergency_state: Some("Active".into()),
             time: "2026-07-01T13:05:00Z".parse().unwrap(),
             tenant_zone: TimeZone::get("Europe/London").unwrap(),
             position: Some((51.5007, -0.1246)),
@@ -269,6 +281,12 @@ mod tests {
         assert!(body.contains("2026-07-01T13:05:00Z"));
         assert!(body.contains("mlat=51.50070&mlon=-0.12460"));
         assert!(body.contains("Geofences: Depot"));
+        assert!(
+            body.contains(
+                "Event: Emergency\nMessage type: ManualPositionReport\nEmergency state: Active\n"
+            ),
+            "{body}"
+        );
         assert!(body.contains("Jane Doe, +447700900123"));
         assert!(body.contains("Diabetic"));
         assert!(summary.sms_body().contains("14:05 BST"));

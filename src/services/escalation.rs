@@ -3,25 +3,33 @@
 //! escalation contacts (its own and those its ancestors share), and again every
 //! `escalation_after`, for at most `escalation_rounds` rounds. Acknowledging or resolving
 //! stops it (the alert's due time is cleared). Each round is one transaction: the level,
-//! the next due time and the deliveries commit together, so a restart neither skips nor
-//! repeats a round.
+//! the next due time, the deliveries and the round's step on the alert's timeline (who
+//! was notified) commit together, so a restart neither skips nor repeats a round; the
+//! alert as the round left it is an `alert` event on the live stream.
+
+use std::sync::Arc;
 
 use jiff::Timestamp;
 
+use super::alerts::publish_alert;
 use super::ingest::PipelineConfig;
+use super::stream::EventHub;
 use crate::domain::address::ContactAddress;
+use crate::domain::alert::{Notified, TimelineKind};
 use crate::domain::delivery::{self, severity_word};
 use crate::domain::time::now;
-use crate::store::{NewDelivery, Store, StoreResult};
+use crate::store::{AlertEvent, NewDelivery, Store, StoreResult};
 
 pub struct Escalator {
     store: Store,
     config: PipelineConfig,
+    /// Where a round's alert is published (SQLite; PostgreSQL's is announced).
+    hub: Arc<EventHub>,
 }
 
 impl Escalator {
-    pub fn new(store: Store, config: PipelineConfig) -> Self {
-        Self { store, config }
+    pub fn new(store: Store, config: PipelineConfig, hub: Arc<EventHub>) -> Self {
+        Self { store, config, hub }
     }
 
     /// Runs the round of alert `id` if it is still due at `at`. Returns whether it ran.
@@ -120,7 +128,24 @@ impl Escalator {
             None
         };
         tx.escalated(id, level, next).await?;
+        let notified: Vec<Notified> = written
+            .iter()
+            .filter(|d| d.status != delivery::NO_ADDRESS)
+            .map(|d| Notified {
+                channel: d.channel.to_string(),
+                target: d.target.clone(),
+            })
+            .collect();
+        let round = AlertEvent {
+            count: Some(level),
+            notified: Some(&notified),
+            ..AlertEvent::new(TimelineKind::Escalated, created, None)
+        };
+        tx.record_alert_event(id, &round).await?;
+        let alert = tx.alert(id).await?;
+        tx.announce_alert(&due.node, &alert).await?;
         tx.commit().await?;
+        publish_alert(&self.store, &self.hub, &due.node, &alert);
         Ok(true)
     }
 }

@@ -2,6 +2,7 @@
 //! engine, recipient resolution, the rules cache, the live event hub. They take the
 //! `Store` (never `AppState` or an extractor) and run the domain between store calls.
 
+pub mod alerts;
 pub mod escalation;
 pub mod ingest;
 pub mod recipients;

@@ -5,16 +5,13 @@ use jiff::Timestamp;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::{
-    Float, Key, Store, StoreError, StoreResult, VersionedRow, WriteTx, from_micros, new_etag,
-    to_micros,
-};
-use crate::domain::alert::{ACKNOWLEDGED, Alert, OPEN, RESOLVED};
+use super::{Float, Store, StoreError, StoreResult, WriteTx, from_micros, new_etag, to_micros};
+use crate::domain::alert::{ACKNOWLEDGED, Alert, OPEN, Outcome};
 
-const COLUMNS: &str = "a.id, a.tenant_code, a.device_id, a.notification_id, a.notification_name, \
+pub(super) const COLUMNS: &str = "a.id, a.tenant_code, a.device_id, a.notification_id, a.notification_name, \
      a.severity, a.status, a.raised_at, a.last_match_at, a.match_count, a.latitude, a.longitude, \
      a.geofences, a.message_id, a.late, a.acknowledged_by, a.acknowledged_at, a.resolved_by, \
-     a.resolved_at, a.resolution, a.escalation_level, a.etag";
+     a.resolved_at, a.resolution, a.escalation_level, a.etag, a.outcome, a.note_count";
 
 /// What a match tells an alert.
 #[derive(Debug, Clone)]
@@ -33,15 +30,6 @@ pub struct AlertMatch<'a> {
     pub escalate_at: Option<Timestamp>,
 }
 
-/// A step of the workflow: from one of `from` to `to`, by whom, with what text.
-#[derive(Debug, Clone, Copy)]
-pub struct AlertTransition<'a> {
-    pub from: &'a [&'a str],
-    pub to: &'a str,
-    pub by: &'a str,
-    pub resolution: Option<&'a str>,
-}
-
 /// Which alerts a listing covers.
 #[derive(Debug, Clone)]
 pub struct AlertFilter<'a> {
@@ -49,6 +37,7 @@ pub struct AlertFilter<'a> {
     /// Also the subtenants' (the subtree under this path).
     pub subtree: Option<&'a str>,
     pub status: Option<&'a str>,
+    pub outcome: Option<Outcome>,
     pub device_id: Option<&'a str>,
     /// Raised at or after (inclusive).
     pub from: Option<Timestamp>,
@@ -59,7 +48,7 @@ pub struct AlertFilter<'a> {
     pub limit: u32,
 }
 
-fn alert_from_row(row: &AnyRow) -> StoreResult<Alert> {
+pub(super) fn alert_from_row(row: &AnyRow) -> StoreResult<Alert> {
     let geofences: String = row.try_get("geofences")?;
     Ok(Alert {
         alert_id: Some(row.try_get::<i64, _>("id")?.to_string()),
@@ -87,6 +76,11 @@ fn alert_from_row(row: &AnyRow) -> StoreResult<Alert> {
         resolved_by: row.try_get("resolved_by")?,
         resolved_at: from_micros(row.try_get("resolved_at")?)?,
         resolution: row.try_get("resolution")?,
+        outcome: row
+            .try_get::<Option<String>, _>("outcome")?
+            .as_deref()
+            .and_then(Outcome::parse),
+        note_count: row.try_get("note_count")?,
         escalation_level: row.try_get("escalation_level")?,
         etag: Some(row.try_get("etag")?),
     })
@@ -160,6 +154,7 @@ impl Store {
             "SELECT {COLUMNS} FROM alerts a JOIN tenants t ON t.code = a.tenant_code
              WHERE {scope} AND ($2 = '' OR a.status = $2) AND ($3 = '' OR a.device_id = $3)
                AND a.raised_at >= $4 AND a.raised_at < $5 AND a.id > $6
+               AND ($8 = '' OR a.outcome = $8)
              ORDER BY a.id LIMIT $7"
         );
         let rows = sqlx::query(&sql)
@@ -170,6 +165,7 @@ impl Store {
             .bind(filter.to.map_or(i64::MAX, to_micros))
             .bind(filter.after)
             .bind(i64::from(filter.limit))
+            .bind(filter.outcome.map_or("", Outcome::as_str))
             .fetch_all(&self.pool)
             .await?;
         rows.iter().map(alert_from_row).collect()
@@ -185,65 +181,6 @@ impl Store {
             .fetch_optional(&self.pool)
             .await?;
         row.as_ref().map(alert_from_row).transpose()
-    }
-
-    /// Moves an alert of `tenant_code` along its workflow, recording who and when.
-    /// `Conflict` when it is in another status (the first acknowledgement wins).
-    pub async fn transition_alert(
-        &self,
-        tenant_code: &str,
-        id: i64,
-        step: &AlertTransition<'_>,
-        if_match: Option<&str>,
-    ) -> StoreResult<Alert> {
-        let AlertTransition {
-            from,
-            to,
-            by,
-            resolution,
-        } = *step;
-        let mut tx = self.begin().await?;
-        let keys = [Key::Id(id), Key::Text(tenant_code)];
-        self.check_version(&mut tx.tx, VersionedRow::by_id("alerts", &keys), if_match)
-            .await?;
-        let current: String = sqlx::query("SELECT status FROM alerts WHERE id = $1")
-            .bind(id)
-            .fetch_one(&mut *tx.tx)
-            .await?
-            .try_get("status")?;
-        if current == to {
-            return Err(StoreError::Conflict(format!("the alert is already {to}")));
-        }
-        if !from.contains(&current.as_str()) {
-            return Err(StoreError::Conflict(format!(
-                "the alert is {current}; it cannot become {to}"
-            )));
-        }
-        let at = to_micros(crate::domain::time::now());
-        let sql = if to == RESOLVED {
-            "UPDATE alerts SET status = $1, resolved_by = $2, resolved_at = $3, resolution = $4,
-                next_escalation_at = NULL, etag = $5 WHERE id = $6"
-        } else {
-            "UPDATE alerts SET status = $1, acknowledged_by = $2, acknowledged_at = $3,
-                resolution = COALESCE($4, resolution), next_escalation_at = NULL, etag = $5
-             WHERE id = $6"
-        };
-        sqlx::query(sql)
-            .bind(to)
-            .bind(by)
-            .bind(at)
-            .bind(resolution)
-            .bind(new_etag())
-            .bind(id)
-            .execute(&mut *tx.tx)
-            .await?;
-        let row = sqlx::query(&format!("SELECT {COLUMNS} FROM alerts a WHERE a.id = $1"))
-            .bind(id)
-            .fetch_one(&mut *tx.tx)
-            .await?;
-        let alert = alert_from_row(&row)?;
-        tx.commit().await?;
-        Ok(alert)
     }
 }
 

@@ -25,6 +25,7 @@
 //! the columns that are queried.
 
 mod address_book;
+mod alert_events;
 mod alerts;
 mod api_tokens;
 mod cache;
@@ -77,7 +78,8 @@ use cache::RecordCache;
 use sqlite_writer::{SqliteWriter, WriterTx};
 
 pub use address_book::{AddressBook, AddressBookWrite, Owned};
-pub use alerts::{AlertFilter, AlertMatch, AlertTransition, DueEscalation};
+pub use alert_events::{AlertAction, AlertEvent};
+pub use alerts::{AlertFilter, AlertMatch, DueEscalation};
 pub use api_tokens::TokenCredentials;
 pub use deliveries::{DeliveryFilter, NewDelivery};
 pub use delivery_queue::{ClaimRequest, ClaimScope, ClaimedDelivery, QueueCount};

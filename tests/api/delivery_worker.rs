@@ -64,7 +64,12 @@ impl Default for Peers<'_> {
 
 /// The app with its channels pointed at the peers, and fast retries.
 pub async fn app_with(backend: Backend, peers: Peers<'_>) -> Option<TestApp> {
-    let config = AppConfig {
+    spawn_app_with(backend, peers_config(peers)).await
+}
+
+/// `app_with`'s configuration.
+pub fn peers_config(peers: Peers<'_>) -> AppConfig {
+    AppConfig {
         allow_private_webhooks: true,
         channels: ChannelsConfig {
             smtp: peers.smtp.map(|s| SmtpConfig {
@@ -92,8 +97,7 @@ pub async fn app_with(backend: Backend, peers: Peers<'_>) -> Option<TestApp> {
             ..DeliveryWorkerConfig::default()
         },
         ..AppConfig::default()
-    };
-    spawn_app_with(backend, config).await
+    }
 }
 
 /// Polls the tenant's deliveries until `done` holds for the listed ones.

@@ -1,6 +1,8 @@
 //! API tests through HTTP, on SQLite and (when configured) PostgreSQL.
 
 mod address_book;
+mod alert_record;
+mod alert_timeline;
 mod alerts;
 mod api_tokens;
 mod auth;

@@ -86,7 +86,7 @@ async fn escalation_rounds_are_run_once_by_racing_workers(backend: Backend) {
             (0..WORKERS).map(move |_| {
                 Arc::new(EscalationWorker::new(
                     store.clone(),
-                    Escalator::new(store.clone(), pipeline),
+                    Escalator::new(store.clone(), pipeline, Arc::new(EventHub::default())),
                 ))
             })
         })

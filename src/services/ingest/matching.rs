@@ -6,7 +6,7 @@
 use jiff::Timestamp;
 
 use super::{Pipeline, Triggered};
-use crate::domain::alert::Alert;
+use crate::domain::alert::{Alert, TimelineKind};
 use crate::domain::delivery::{self, MatchSummary};
 use crate::domain::device::Device;
 use crate::domain::device_state::{DeviceState, Observation};
@@ -19,7 +19,7 @@ use crate::domain::webhook::{Category, WebhookSettings};
 use crate::domain::webhook_event::{EventType, WebhookEvent, event_data};
 use crate::services::recipients::{Match, Target, resolve_recipients};
 use crate::services::rules::{CompiledNotification, TenantRules};
-use crate::store::{AlertMatch, NewDelivery, StoreResult, WriteTx};
+use crate::store::{AlertEvent, AlertMatch, NewDelivery, StoreResult, WriteTx};
 
 /// What one unit of work (a batch, or a missed check-in) changed, to publish after commit.
 #[derive(Default)]
@@ -134,14 +134,15 @@ impl Pipeline {
         let severity = record.severity.clone().unwrap_or_else(|| "0".into());
         let alert = if record.raise_alert {
             let escalates = matches!(severity.as_str(), "1" | "2");
-            let (alert, _) = tx
+            let at = now();
+            let (alert, raised) = tx
                 .raise_or_join_alert(&AlertMatch {
                     tenant_code: &context.node.code,
                     device_id: &device_id,
                     notification_id: notification.id,
                     notification_name: record.notification_name.as_deref().unwrap_or_default(),
                     severity: &severity,
-                    at: now(),
+                    at,
                     position,
                     geofences: &geofence_names,
                     message_id: occurrence.message.map(|(id, _)| id),
@@ -153,6 +154,7 @@ impl Pipeline {
                         .and_then(|after| now().checked_add(after).ok()),
                 })
                 .await?;
+            record_match(tx, &alert, raised, at, occurrence, position).await?;
             Some(alert)
         } else {
             None
@@ -234,6 +236,10 @@ impl Pipeline {
             device_id: device_id.clone(),
             device_name: device.friendly_name.clone(),
             event,
+            message_type: occurrence.message.and_then(|(_, m)| m.message_type.clone()),
+            emergency_state: occurrence
+                .message
+                .and_then(|(_, m)| m.emergency_state.clone()),
             time: occurrence.time,
             tenant_zone,
             position,
@@ -464,6 +470,33 @@ impl Pipeline {
         self.publish(node, &device, &state, changes, Vec::new());
         Ok(true)
     }
+}
+
+/// The match's step on the alert's timeline: `Raised`, or `Matched` with the count it
+/// brought the alert to (one insert per match that raises or joins an alert).
+async fn record_match(
+    tx: &mut WriteTx,
+    alert: &Alert,
+    raised: bool,
+    at: Timestamp,
+    occurrence: &Occurrence<'_>,
+    position: Option<(f64, f64)>,
+) -> StoreResult<()> {
+    let Some(id) = alert.alert_id.as_deref().and_then(|id| id.parse().ok()) else {
+        return Ok(());
+    };
+    let kind = if raised {
+        TimelineKind::Raised
+    } else {
+        TimelineKind::Matched
+    };
+    let event = AlertEvent {
+        message_id: occurrence.message.map(|(id, _)| id),
+        position,
+        count: (!raised).then_some(alert.match_count),
+        ..AlertEvent::new(kind, at, None)
+    };
+    tx.record_alert_event(id, &event).await
 }
 
 /// Writes the deliveries the unit's matches queued, in one statement.
