@@ -77,6 +77,7 @@ async function newPage() {
     }
     return route.continue();
   });
+  context.setDefaultTimeout(10 * SECOND);
   const page = await context.newPage();
   page.on('console', (m) => {
     if (m.type() === 'error' && /Content Security Policy/i.test(m.text())) violations.push(m.text());
@@ -193,14 +194,19 @@ const scenarios = {
     await login(page);
     await page.goto(base + '/map');
     await page.locator('[data-testid=device-map]').waitFor();
+    // The session ends (its cookie is gone); the next API read answers 401.
     await page.context().clearCookies();
-    await page.getByRole('link', { name: 'Alerts' }).click();
-    await page.reload();
-    await page.waitForURL(/\/login/);
+    await page.evaluate(() => {
+      history.pushState(null, '', '/map?again=1');
+      dispatchEvent(new PopStateEvent('popstate'));
+    });
+    await page.waitForURL(/\/login\?next=%2Fmap.*expired=1/);
+    await page.locator('[data-testid=login-message]', { hasText: 'Your session has expired' }).waitFor();
     await page.getByLabel('Username').fill(admin.username);
     await page.getByLabel('Password').fill(admin.password);
     await page.getByRole('button', { name: 'Log in' }).click();
-    await page.waitForURL(/\/alerts$/);
+    await page.waitForURL(/\/map/);
+    await page.locator('[data-testid=device-map]').waitFor();
     await page.context().close();
   },
 };

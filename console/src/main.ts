@@ -26,8 +26,10 @@ function adoptPreferences(): void {
 
 function toLogin(expired: boolean): void {
   live.stopLive();
+  // Already there (several requests answered 401): keep where they were going.
+  if (location.pathname.startsWith('/login')) return;
   shellShown = false;
-  const next = here().startsWith('/login') ? '/alerts' : here();
+  const next = here();
   navigate(`/login?next=${encodeURIComponent(next)}${expired ? '&expired=1' : ''}`, true);
 }
 

@@ -57,7 +57,8 @@ export function baseMap(container: HTMLElement, center: L.LatLngExpression = [20
   } else {
     container.classList.add('offline-map');
     void worldOutline().then((world) => {
-      if (!world) return;
+      // The page may have been left (and the map removed) meanwhile.
+      if (!world || !container.isConnected) return;
       L.geoJSON(world, {
         interactive: false,
         style: { color: '#6b7b8c', weight: 0.7, fillColor: '#e8ecef', fillOpacity: 1 },

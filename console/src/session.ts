@@ -12,10 +12,32 @@ export function tenant(): string {
   return current?.TenantCode ?? current?.Tenant ?? '';
 }
 
+const CSRF_KEY = 'safetrack.csrf';
+
+/**
+ * The session's CSRF token comes in the login's answer. `GET /auth/session` may leave it
+ * out, so it is kept in this origin's storage for reloads and other tabs of the same
+ * session (it is no credential by itself: the cookie is, and scripts cannot read that).
+ */
 function adopt(s: Session): Session {
   current = s;
-  api.setCsrf(s.CsrfToken);
+  if (s.CsrfToken) {
+    try {
+      localStorage.setItem(CSRF_KEY, s.CsrfToken);
+    } catch {
+      // Storage refused (private mode): this tab keeps it in memory only.
+    }
+  }
+  api.setCsrf(s.CsrfToken ?? storedCsrf());
   return s;
+}
+
+function storedCsrf(): string | undefined {
+  try {
+    return localStorage.getItem(CSRF_KEY) ?? undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The open session, or null when there is none (401). */
@@ -53,5 +75,10 @@ export async function logout(): Promise<void> {
   } finally {
     current = null;
     api.setCsrf(undefined);
+    try {
+      localStorage.removeItem(CSRF_KEY);
+    } catch {
+      // Nothing kept.
+    }
   }
 }

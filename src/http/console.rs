@@ -1,4 +1,4 @@
-//! The operator console (DESIGN §9): the front end built from `console/` by `build.rs`,
+//! The operator console (issue 33): the front end built from `console/` by `build.rs`,
 //! embedded in the binary and served at `/`. Files of the build are served as they are
 //! (`/assets/…` carry a content hash: cached for good); any other GET that asks for HTML
 //! outside the API's own paths is a console route and gets `index.html`. Every answer
@@ -89,6 +89,32 @@ impl ConsoleConfig {
              base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
         )
     }
+}
+
+/// A 401 answered to a script of the server's own pages (the console's `fetch`:
+/// `Sec-Fetch-Site: same-origin`, not a navigation) carries no `WWW-Authenticate: Basic`:
+/// a browser would answer that challenge with its own password dialog over the console's
+/// login page. Every other client (curl, scripts, a person opening a `/V2` URL) still gets
+/// the challenge.
+pub async fn no_challenge_for_own_scripts(
+    request: Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let own_script = {
+        let header_is = |name: &str, value: &str| {
+            request
+                .headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| v.eq_ignore_ascii_case(value))
+        };
+        header_is("sec-fetch-site", "same-origin") && !header_is("sec-fetch-mode", "navigate")
+    };
+    let mut response = next.run(request).await;
+    if own_script && response.status() == StatusCode::UNAUTHORIZED {
+        response.headers_mut().remove(header::WWW_AUTHENTICATE);
+    }
+    response
 }
 
 /// What the router's fallback calls: a console file, a console route, or the API's 404.

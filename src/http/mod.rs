@@ -198,6 +198,7 @@ pub fn router(
         .fallback(move |request| console::fallback(console_config.clone(), request))
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         .layer(CatchPanicLayer::custom(|_| panic_response()))
+        .layer(middleware::from_fn(console::no_challenge_for_own_scripts))
         .layer(middleware::from_fn_with_state(
             trusted_proxies,
             client_address::client_address,

@@ -1,4 +1,4 @@
-//! The operator console (issue 33, DESIGN §9): the binary serves the built front end at
+//! The operator console (issue 33): the binary serves the built front end at
 //! `/` with a content security policy of its own origin only (plus `--map-tile-url`'s
 //! server); the front end's own checks (`tsc --noEmit`, vitest: stream reconnection and
 //! gaps, alert ordering, time formatting, the catalogue's completeness) run from here; and
@@ -178,6 +178,42 @@ fn a_bad_tile_url_stops_the_server_at_start() {
     assert!(stderr.contains("--map-tile-url"), "{stderr}");
 }
 
+/// The console's own scripts get their 401 without a Basic challenge (no browser password
+/// dialog over the login page); every other client still gets it.
+#[tokio::test]
+async fn a_401_to_the_consoles_own_scripts_carries_no_basic_challenge() {
+    let app = spawn_app(Backend::Sqlite).await.expect("sqlite app");
+    let client = reqwest::Client::new();
+    for path in ["/auth/session", "/V2/1000/alerts"] {
+        let script = client
+            .get(format!("{}{path}", app.base))
+            .header("Sec-Fetch-Site", "same-origin")
+            .header("Sec-Fetch-Mode", "cors")
+            .send()
+            .await
+            .expect("script");
+        assert_eq!(script.status(), StatusCode::UNAUTHORIZED, "{path}");
+        assert!(script.headers().get("www-authenticate").is_none(), "{path}");
+        let navigation = client
+            .get(format!("{}{path}", app.base))
+            .header("Sec-Fetch-Site", "same-origin")
+            .header("Sec-Fetch-Mode", "navigate")
+            .send()
+            .await
+            .expect("navigation");
+        assert!(
+            navigation.headers().get("www-authenticate").is_some(),
+            "{path}"
+        );
+        let curl = client
+            .get(format!("{}{path}", app.base))
+            .send()
+            .await
+            .expect("curl");
+        assert!(curl.headers().get("www-authenticate").is_some(), "{path}");
+    }
+}
+
 /// `npm test` in console/: the type check and the unit tests (vitest).
 #[test]
 fn the_front_end_type_checks_and_its_unit_tests_pass() {
@@ -289,13 +325,11 @@ mod end_to_end {
     /// outcome, a foreign tenant's alert never shown, session expiry back to login and
     /// back, axe on the queue and the alert page — no request outside the origin in any.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    #[ignore = "needs the browser session API (branch access) and the alert timeline (branch alerts)"]
     async fn sqlite() {
         end_to_end(Backend::Sqlite, "all").await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    #[ignore = "needs the browser session API (branch access) and the alert timeline (branch alerts)"]
     async fn postgres() {
         end_to_end(Backend::Postgres, "all").await;
     }

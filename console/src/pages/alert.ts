@@ -81,7 +81,9 @@ export function alertPage(outlet: HTMLElement, params: Record<string, string>): 
     ),
   );
 
+  let closed = false;
   const showAlert = (a: Alert): void => {
+    if (closed) return;
     alert = a;
     const rows: [Key, string | Node][] = [
       ['queue.col.severity', t(`severity.${severityName(a.Severity)}`)],
@@ -197,6 +199,7 @@ export function alertPage(outlet: HTMLElement, params: Record<string, string>): 
     live.resync.on(() => void read()),
   ];
   return () => {
+    closed = true;
     offs.forEach((off) => off());
     map?.remove();
   };

@@ -56,7 +56,9 @@ export function mapPage(outlet: HTMLElement): () => void {
   cluster.addTo(map);
   const markers = new Map<string, L.CircleMarker>();
 
+  let closed = false;
   const place = (d: Device): void => {
+    if (closed) return;
     const key = live.deviceKey(d.TenantCode ?? tenant(), d.DeviceId);
     const held = markers.get(key);
     if (!d.LastPosition) {
@@ -100,6 +102,7 @@ export function mapPage(outlet: HTMLElement): () => void {
     }
   })();
   return () => {
+    closed = true;
     off();
     if (frame) cancelAnimationFrame(frame);
     map.remove();
