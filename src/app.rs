@@ -232,6 +232,8 @@ pub struct AppConfig {
     pub audit_retention: Duration,
     /// The Iridium DirectIP listener (`--directip-*`); none by default.
     pub directip: Option<crate::gateways::directip_listener::DirectIpConfig>,
+    /// The operator console's tile server (`--map-tile-url`).
+    pub console: http::console::ConsoleConfig,
 }
 
 impl Default for AppConfig {
@@ -251,6 +253,7 @@ impl Default for AppConfig {
             metrics: MetricsConfig::default(),
             audit_retention: Duration::from_secs(365 * 86_400),
             directip: None,
+            console: http::console::ConsoleConfig::default(),
         }
     }
 }
@@ -327,6 +330,7 @@ pub async fn build_app(store: Store, mut config: AppConfig) -> anyhow::Result<Ap
         config.rate_limit,
         trusted,
         &config.metrics,
+        config.console.clone(),
     );
     Ok(App {
         router: routers.api,

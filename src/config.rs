@@ -278,6 +278,11 @@ pub struct ServeArgs {
     /// Garmin IPC Inbound credentials, `user:password` (HTTP Basic).
     #[arg(long, env = "SAFETRACK_GARMIN_INBOUND_TOKEN", hide_env_values = true)]
     pub garmin_inbound_token: Option<String>,
+    /// A map tile URL template for the operator console (`https://…/{z}/{x}/{y}.png`);
+    /// empty: the bundled world outline only, and the console asks nothing of any other
+    /// server.
+    #[arg(long, env = "SAFETRACK_MAP_TILE_URL", default_value = "")]
+    pub map_tile_url: String,
     /// Log format.
     #[arg(long, env = "SAFETRACK_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,

@@ -154,6 +154,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             }
             _ => None,
         },
+        console: safetrack::http::console::ConsoleConfig::new(Some(&args.map_tile_url))?,
         ..AppConfig::default()
     };
     let app = app::build_app(store.clone(), config).await?;

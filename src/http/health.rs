@@ -13,13 +13,6 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(healthz))
         .routes(routes!(readyz))
-        .route("/", axum::routing::get(root))
-}
-
-/// `/` sends a browser to the API's documentation (307, outside the OpenAPI document:
-/// not part of the API).
-async fn root() -> axum::response::Redirect {
-    axum::response::Redirect::temporary("/docs/")
 }
 
 /// The process is up.

@@ -7,6 +7,7 @@ mod api_tokens;
 mod audit_log;
 pub mod client_address;
 mod collections;
+pub mod console;
 mod contacts;
 pub mod csv_out;
 mod deliveries;
@@ -180,6 +181,7 @@ pub fn router(
     rate_limit: rate_limit::RateLimit,
     trusted_proxies: client_address::TrustedProxies,
     metrics_config: &metrics::MetricsConfig,
+    console_config: console::ConsoleConfig,
 ) -> Routers {
     metrics::init();
     let (routes, metrics_apart, api) = routes(
@@ -194,11 +196,14 @@ pub fn router(
             .layer(middleware::from_fn(request_context::request_context))
             .with_state(state.clone())
     });
+    let console_config = Arc::new(console_config);
     let api = routes
         .merge(SwaggerUi::new("/docs").url("/openapi.json", api))
-        .fallback(|| async { ApiError::NotFound })
+        // The console at `/` and its routes; elsewhere the API's 404.
+        .fallback(move |request| console::fallback(console_config.clone(), request))
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         .layer(CatchPanicLayer::custom(|_| panic_response()))
+        .layer(middleware::from_fn(console::no_challenge_for_own_scripts))
         .layer(middleware::from_fn_with_state(
             trusted_proxies,
             client_address::client_address,

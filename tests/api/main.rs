@@ -12,6 +12,7 @@ mod cli;
 mod common;
 mod concurrency;
 mod connections;
+mod console;
 mod conventions;
 mod csv_injection;
 mod deliveries;

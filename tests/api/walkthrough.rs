@@ -194,22 +194,19 @@ fn the_docs_link_nothing_outside_the_project() {
 }
 
 #[tokio::test]
-async fn the_root_path_leads_to_the_docs() {
+async fn the_root_path_serves_the_console_and_the_docs_stay_at_docs() {
     let app = spawn_app(Backend::Sqlite).await.expect("sqlite app");
-    let client = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .expect("client");
-    let response = client
-        .get(format!("{}/", app.base))
-        .send()
+    let root = reqwest::get(format!("{}/", app.base)).await.expect("GET /");
+    assert_eq!(root.status(), StatusCode::OK);
+    assert!(
+        root.text()
+            .await
+            .expect("page")
+            .contains("<div id=\"app\">")
+    );
+    let docs = reqwest::get(format!("{}/docs/", app.base))
         .await
-        .expect("GET /");
-    assert_eq!(response.status(), StatusCode::TEMPORARY_REDIRECT);
-    assert_eq!(response.headers()["location"], "/docs/");
-    let docs = reqwest::get(format!("{}/", app.base))
-        .await
-        .expect("follow");
+        .expect("docs");
     assert_eq!(docs.status(), StatusCode::OK);
     assert!(docs.text().await.expect("page").contains("swagger"));
 }

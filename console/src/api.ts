@@ -1,0 +1,153 @@
+// The one API client: every request of the console goes through `api`. Credentials are
+// the session cookie (same origin only); unsafe methods carry the session's CSRF token;
+// problem+json answers become typed errors; a 401 sends the user back to login (and then
+// back to where they were, through the `unauthorized` hook the app installs).
+
+export interface Problem {
+  type?: string;
+  title?: string;
+  status?: number;
+  detail?: string;
+  errors?: Record<string, string[] | string>;
+  [extra: string]: unknown;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly problem: Problem,
+  ) {
+    super(problem.detail ?? problem.title ?? `HTTP ${status}`);
+    this.name = 'ApiError';
+  }
+
+  /** The `<code>` of a `urn:safetrack:problem:<code>` type. */
+  get code(): string | undefined {
+    return this.problem.type?.startsWith('urn:safetrack:problem:')
+      ? this.problem.type.slice('urn:safetrack:problem:'.length)
+      : undefined;
+  }
+}
+/** 401: no session, or it expired. */
+export class UnauthorizedError extends ApiError {}
+/** 403: the caller may not do this. */
+export class ForbiddenError extends ApiError {}
+export class NotFoundError extends ApiError {}
+/** 409 / 412: someone else changed the record first. */
+export class ConflictError extends ApiError {}
+/** 400 / 422: what was sent is not valid (the problem names the fields). */
+export class ValidationError extends ApiError {}
+/** The server could not be reached at all. */
+export class NetworkError extends Error {}
+
+export interface Session {
+  Username?: string;
+  UserId?: string;
+  TenantCode?: string;
+  Tenant?: string;
+  Role?: string;
+  UserRoleId?: string;
+  Permissions?: string[];
+  TimeZoneId?: string | null;
+  CultureName?: string | null;
+  UiLanguage?: string | null;
+  CsrfToken?: string;
+}
+
+type Fetch = typeof fetch;
+
+export interface ApiOptions {
+  headers?: Record<string, string>;
+  /** Answer the raw response (downloads, headers) instead of parsed JSON. */
+  raw?: boolean;
+  signal?: AbortSignal;
+}
+
+const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+export class Api {
+  private csrf: string | undefined;
+  /** Called once per 401 (outside the login request itself). */
+  unauthorized: (() => void) | undefined;
+
+  constructor(private readonly fetcher: Fetch = (...a) => fetch(...a)) {}
+
+  setCsrf(token: string | undefined): void {
+    this.csrf = token;
+  }
+
+  async request<T>(method: string, path: string, body?: unknown, options: ApiOptions = {}): Promise<T> {
+    const headers: Record<string, string> = { Accept: 'application/json', ...options.headers };
+    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    if (UNSAFE.has(method) && this.csrf) headers['X-CSRF-Token'] = this.csrf;
+    let response: Response;
+    try {
+      response = await this.fetcher(path, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        credentials: 'same-origin',
+        signal: options.signal,
+      });
+    } catch (e) {
+      if (e instanceof DOMException && e.name === 'AbortError') throw e;
+      throw new NetworkError(String(e));
+    }
+    if (!response.ok) throw await this.error(response, path);
+    if (options.raw) return response as unknown as T;
+    if (response.status === 204) return undefined as T;
+    const text = await response.text();
+    return (text ? JSON.parse(text) : undefined) as T;
+  }
+
+  get<T>(path: string, options?: ApiOptions): Promise<T> {
+    return this.request<T>('GET', path, undefined, options);
+  }
+  post<T>(path: string, body?: unknown, options?: ApiOptions): Promise<T> {
+    return this.request<T>('POST', path, body ?? {}, options);
+  }
+  delete<T>(path: string, options?: ApiOptions): Promise<T> {
+    return this.request<T>('DELETE', path, undefined, options);
+  }
+
+  /** Every page of a continuation-paged list (`X-CONTINUATIONTOKEN`). */
+  async all<T>(path: string): Promise<T[]> {
+    const out: T[] = [];
+    let token: string | null = null;
+    do {
+      const headers: Record<string, string> = token ? { 'X-CONTINUATIONTOKEN': token } : {};
+      const response = await this.request<Response>('GET', path, undefined, { headers, raw: true });
+      const page = (await response.json()) as T[];
+      out.push(...page);
+      token = response.headers.get('X-CONTINUATIONTOKEN');
+    } while (token);
+    return out;
+  }
+
+  private async error(response: Response, path: string): Promise<ApiError> {
+    let problem: Problem = { status: response.status, title: response.statusText };
+    try {
+      const text = await response.text();
+      if (text) problem = { ...problem, ...(JSON.parse(text) as Problem) };
+    } catch {
+      // Not problem+json (a proxy's page): the status says enough.
+    }
+    const status = response.status;
+    if (status === 401) {
+      if (!path.startsWith('/auth/session')) this.unauthorized?.();
+      return new UnauthorizedError(status, problem);
+    }
+    if (status === 403) return new ForbiddenError(status, problem);
+    if (status === 404) return new NotFoundError(status, problem);
+    if (status === 409 || status === 412) return new ConflictError(status, problem);
+    if (status === 400 || status === 422) return new ValidationError(status, problem);
+    return new ApiError(status, problem);
+  }
+}
+
+export const api = new Api();
+
+/** `/V2/{tenant}/…` with each segment escaped. */
+export function v2(tenant: string, ...segments: string[]): string {
+  return ['/V2', tenant, ...segments].map((s, i) => (i === 0 ? s : encodeURIComponent(s))).join('/');
+}

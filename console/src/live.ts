@@ -1,0 +1,150 @@
+// What every page shares while logged in: the one stream, the alerts known so far, the
+// devices and users read so far, and the announcement of new alerts.
+import { api, v2 } from './api';
+import { AlertStore, alertKey, isAnnounced, type Alert } from './alerts';
+import { StreamClient, type StreamEvent, type StreamState } from './stream';
+import { tenant } from './session';
+
+export interface Device {
+  DeviceId: string;
+  TenantCode?: string;
+  FriendlyName?: string | null;
+  DeviceType?: string | null;
+  UserId?: string | null;
+  GroupId?: string | null;
+  LastMessageTime?: string | null;
+  LastPosition?: { Lat: number; Lon: number; Speed?: number | null; GpsTimestamp?: string | null } | null;
+  EmergencyState?: string | null;
+  CheckInIntervalMinutes?: number | null;
+  BatteryPercentage?: number | null;
+}
+
+export interface User {
+  UserId?: string;
+  Username?: string;
+  FirstName?: string | null;
+  LastName?: string | null;
+}
+
+type Listener<T> = (value: T) => void;
+
+class Topic<T> {
+  private readonly listeners = new Set<Listener<T>>();
+  on(l: Listener<T>): () => void {
+    this.listeners.add(l);
+    return () => this.listeners.delete(l);
+  }
+  emit(v: T): void {
+    for (const l of this.listeners) l(v);
+  }
+}
+
+export const alerts = new AlertStore();
+export const alertChanged = new Topic<Alert>();
+export const queueReloaded = new Topic<void>();
+export const deviceChanged = new Topic<Device>();
+export const streamState = new Topic<StreamState>();
+export const announced = new Topic<Alert>();
+/** Re-read what pages show: after a gap in the stream. */
+export const resync = new Topic<void>();
+
+let stream: StreamClient | null = null;
+let state: StreamState = 'connecting';
+
+export function currentStreamState(): StreamState {
+  return state;
+}
+
+/** Reads the queue (Open and Acknowledged, with subtenants). */
+export async function readQueue(): Promise<void> {
+  const t = tenant();
+  const [open, acknowledged] = await Promise.all([
+    api.all<Alert>(`${v2(t, 'alerts')}?status=Open&subtenants=true`),
+    api.all<Alert>(`${v2(t, 'alerts')}?status=Acknowledged&subtenants=true`),
+  ]);
+  alerts.replaceQueue([...open, ...acknowledged]);
+  queueReloaded.emit();
+}
+
+function onEvent(event: StreamEvent): void {
+  let record: unknown;
+  try {
+    record = JSON.parse(event.data);
+  } catch {
+    return;
+  }
+  if (event.event === 'alert') {
+    const alert = record as Alert;
+    const { added, changed } = alerts.upsert(alert);
+    if (changed) alertChanged.emit(alerts.get(alertKey(alert)) ?? alert);
+    if (added && isAnnounced(alert)) announced.emit(alert);
+  } else if (event.event === 'device') {
+    const device = record as Device;
+    devices.set(deviceKey(device.TenantCode ?? tenant(), device.DeviceId), device);
+    deviceChanged.emit(device);
+  }
+}
+
+/** Opens the stream (first) and reads the queue, so nothing falls between the two. */
+export async function startLive(onUnauthorized: () => void): Promise<void> {
+  stopLive();
+  stream = new StreamClient(`${v2(tenant(), 'stream')}?subtenants=true`, {
+    onEvent,
+    onResync: () => {
+      void readQueue().catch(() => undefined);
+      resync.emit();
+    },
+    onState: (s) => {
+      state = s;
+      streamState.emit(s);
+    },
+    onUnauthorized,
+  });
+  await readQueue();
+}
+
+export function stopLive(): void {
+  stream?.stop();
+  stream = null;
+}
+
+export const devices = new Map<string, Device>();
+const users = new Map<string, User | null>();
+const pending = new Map<string, Promise<unknown>>();
+
+export function deviceKey(tenantCode: string, deviceId: string): string {
+  return `${tenantCode}/${deviceId}`;
+}
+
+/** A device, read once (null when it cannot be read). */
+export async function device(tenantCode: string, deviceId: string): Promise<Device | null> {
+  const key = deviceKey(tenantCode, deviceId);
+  const held = devices.get(key);
+  if (held) return held;
+  if (!pending.has(key)) {
+    pending.set(
+      key,
+      api
+        .get<Device>(v2(tenantCode, 'devices', deviceId))
+        .then((d) => (devices.set(key, { ...d, TenantCode: d.TenantCode ?? tenantCode }), d))
+        .catch(() => null)
+        .finally(() => pending.delete(key)),
+    );
+  }
+  await pending.get(key);
+  return devices.get(key) ?? null;
+}
+
+export async function user(tenantCode: string, userId: string): Promise<User | null> {
+  const key = `${tenantCode}/${userId}`;
+  if (users.has(key)) return users.get(key) ?? null;
+  const u = await api.get<User>(v2(tenantCode, 'users', userId)).catch(() => null);
+  users.set(key, u);
+  return u;
+}
+
+export function userName(u: User | null | undefined): string {
+  if (!u) return '';
+  const full = [u.FirstName, u.LastName].filter(Boolean).join(' ');
+  return full || u.Username || u.UserId || '';
+}

@@ -1,0 +1,115 @@
+// The console's entry: the session decides between the login page and the shell; the
+// shell holds the navigation, the announcements and the one stream.
+import './style.css';
+import { api } from './api';
+import { h } from './dom';
+import { chooseLanguage, setLanguage, t } from './i18n';
+import { setLocale } from './format';
+import { banner, announce, soundControl } from './announce';
+import { here, navigate, route, startRouter } from './router';
+import { loadSession, logout, session } from './session';
+import * as live from './live';
+import { loginPage } from './pages/login';
+import { queuePage } from './pages/queue';
+import { alertPage } from './pages/alert';
+import { mapPage } from './pages/map';
+
+const app = document.getElementById('app') as HTMLElement;
+const outlet = h('div', { class: 'outlet' });
+let shellShown = false;
+
+function adoptPreferences(): void {
+  const s = session();
+  setLanguage(chooseLanguage([s?.UiLanguage, ...navigator.languages]));
+  setLocale({ timeZone: s?.TimeZoneId, culture: s?.CultureName });
+}
+
+function toLogin(expired: boolean): void {
+  live.stopLive();
+  // Already there (several requests answered 401): keep where they were going.
+  if (location.pathname.startsWith('/login')) return;
+  shellShown = false;
+  const next = here();
+  navigate(`/login?next=${encodeURIComponent(next)}${expired ? '&expired=1' : ''}`, true);
+}
+
+function shell(): void {
+  if (shellShown) return;
+  shellShown = true;
+  const state = h('span', { class: 'stream-state', role: 'status', 'data-testid': 'stream-state' }, t('stream.reconnecting'));
+  live.streamState.on((s) => {
+    state.textContent = s === 'live' ? t('stream.live') : t('stream.reconnecting');
+    state.dataset.state = s;
+  });
+  const out = h('button', { type: 'button', class: 'logout' }, t('nav.logout'));
+  out.addEventListener('click', () => void logout().finally(() => toLogin(false)));
+  app.replaceChildren(
+    h(
+      'header',
+      { class: 'top' },
+      h('span', { class: 'brand' }, t('app.title')),
+      h('nav', { 'aria-label': t('nav.main') },
+        h('a', { href: '/alerts', 'data-link': true }, t('nav.alerts')),
+        h('a', { href: '/map', 'data-link': true }, t('nav.map')),
+      ),
+      state,
+      soundControl(),
+      h('span', { class: 'who' }, session()?.Username ?? ''),
+      out,
+    ),
+    banner,
+    outlet,
+  );
+}
+
+async function enter(): Promise<void> {
+  adoptPreferences();
+  shell();
+  await live.startLive(() => toLogin(true));
+}
+
+live.announced.on((a) => {
+  void (a.DeviceId ? live.device(a.TenantCode ?? '', a.DeviceId) : Promise.resolve(null)).then((d) =>
+    announce(a, d?.FriendlyName || a.DeviceId || ''),
+  );
+});
+
+api.unauthorized = () => toLogin(true);
+
+const requireSession =
+  (page: (o: HTMLElement, p: Record<string, string>) => (() => void) | void) =>
+  (o: HTMLElement, p: Record<string, string>) => {
+    if (!session()) {
+      toLogin(false);
+      return;
+    }
+    return page(o, p);
+  };
+
+route('/login', () => {
+  shellShown = false;
+  const login = h('div');
+  app.replaceChildren(login);
+  loginPage(login, () => {
+    const next = new URLSearchParams(location.search).get('next');
+    const target = next && next.startsWith('/') && !next.startsWith('//') ? next : '/alerts';
+    void enter().finally(() => navigate(target, true));
+  });
+});
+route('/', requireSession(() => navigate('/alerts', true)));
+route('/alerts', requireSession(queuePage));
+route('/alerts/:tenant/:id', requireSession(alertPage));
+route('/map', requireSession(mapPage));
+
+async function boot(): Promise<void> {
+  setLanguage(chooseLanguage([...navigator.languages]));
+  const s = await loadSession().catch(() => null);
+  if (s) await enter().catch(() => undefined);
+  startRouter(outlet, (o) => {
+    o.append(h('main', {}, h('p', {}, t('notFound'))));
+  });
+  if (!s && !location.pathname.startsWith('/login')) toLogin(false);
+  else if (s && location.pathname.startsWith('/login')) navigate('/alerts', true);
+}
+
+void boot();

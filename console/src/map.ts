@@ -1,0 +1,72 @@
+// The base map: Leaflet (no WebGL) over the bundled Natural Earth world outline, and a
+// tile layer only when the server names one (--map-tile-url).
+import L from 'leaflet';
+import 'leaflet/dist/leaflet.css';
+import { feature } from 'topojson-client';
+import type { Topology, GeometryCollection } from 'topojson-specification';
+import atlasUrl from 'world-atlas/countries-50m.json?url';
+import { t } from './i18n';
+
+let outline: Promise<GeoJSON.FeatureCollection | null> | null = null;
+
+function worldOutline(): Promise<GeoJSON.FeatureCollection | null> {
+  outline ??= fetch(atlasUrl, { credentials: 'same-origin' })
+    .then((r) => r.json() as Promise<Topology<{ countries: GeometryCollection }>>)
+    .then((topology) => unwrapped(feature(topology, topology.objects.countries) as GeoJSON.FeatureCollection))
+    .catch(() => null);
+  return outline;
+}
+
+/**
+ * The atlas's rings that cross the antimeridian jump from +180 to −180, which a flat map
+ * draws as a band across the world: each such ring is continued past ±180 instead.
+ * Antarctica (a ring around the pole) is left out.
+ */
+export function unwrapped(world: GeoJSON.FeatureCollection): GeoJSON.FeatureCollection {
+  const ring = (points: GeoJSON.Position[]): GeoJSON.Position[] => {
+    let shift = 0;
+    return points.map(([lon = 0, lat = 0], i) => {
+      const previous = points[i - 1]?.[0];
+      if (previous !== undefined && Math.abs(lon - previous) > 180) shift += lon < previous ? 360 : -360;
+      return [lon + shift, lat];
+    });
+  };
+  const features = world.features
+    .filter((f) => f.id !== '010')
+    .map((f) => {
+      const g = f.geometry;
+      if (g?.type === 'Polygon') return { ...f, geometry: { ...g, coordinates: g.coordinates.map(ring) } };
+      if (g?.type === 'MultiPolygon') return { ...f, geometry: { ...g, coordinates: g.coordinates.map((p) => p.map(ring)) } };
+      return f;
+    });
+  return { ...world, features };
+}
+
+export function tileUrl(): string {
+  return document.querySelector<HTMLMetaElement>('meta[name="safetrack-map-tile-url"]')?.content.trim() ?? '';
+}
+
+export function baseMap(container: HTMLElement, center: L.LatLngExpression = [20, 0], zoom = 2): L.Map {
+  container.setAttribute('role', 'region');
+  container.setAttribute('aria-label', t('map.label'));
+  const map = L.map(container, { worldCopyJump: true, maxZoom: 18, minZoom: 1 }).setView(center, zoom);
+  map.attributionControl.setPrefix(false);
+  const tiles = tileUrl();
+  if (tiles) {
+    L.tileLayer(tiles, { maxZoom: 19 }).addTo(map);
+  } else {
+    container.classList.add('offline-map');
+    void worldOutline().then((world) => {
+      // The page may have been left (and the map removed) meanwhile.
+      if (!world || !container.isConnected) return;
+      L.geoJSON(world, {
+        interactive: false,
+        style: { color: '#6b7b8c', weight: 0.7, fillColor: '#e8ecef', fillOpacity: 1 },
+        attribution: 'Natural Earth',
+      })
+        .addTo(map)
+        .bringToBack();
+    });
+  }
+  return map;
+}

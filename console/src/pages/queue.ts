@@ -1,0 +1,84 @@
+// The alert queue: Open and Acknowledged alerts in scope, severity then age, ages ticking,
+// kept current from the stream.
+import { h } from '../dom';
+import { t } from '../i18n';
+import { formatAge } from '../format';
+import { alertKey, severityName, type Alert } from '../alerts';
+import * as live from '../live';
+
+export function alertPath(a: Alert): string {
+  return `/alerts/${encodeURIComponent(a.TenantCode ?? '')}/${encodeURIComponent(a.AlertId)}`;
+}
+
+export function queuePage(outlet: HTMLElement): () => void {
+  const body = h('tbody');
+  const count = h('p', { class: 'count', 'aria-live': 'polite', 'data-testid': 'queue-count' });
+  const table = h(
+    'table',
+    { class: 'queue', 'data-testid': 'queue' },
+    h('caption', { class: 'visually-hidden' }, t('queue.heading')),
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        {},
+        ...(['severity', 'device', 'user', 'notification', 'age', 'escalation', 'status', 'acknowledgedBy'] as const).map((c) =>
+          h('th', { scope: 'col' }, t(`queue.col.${c}`)),
+        ),
+      ),
+    ),
+    body,
+  );
+  const empty = h('p', { class: 'empty', 'data-testid': 'queue-empty' }, t('queue.empty'));
+  outlet.append(h('main', { class: 'queue-page' }, h('h1', {}, t('queue.heading')), count, table, empty));
+
+  const ages = new Map<HTMLElement, string | null | undefined>();
+  const draw = (): void => {
+    const queue = live.alerts.queue();
+    ages.clear();
+    body.replaceChildren(...queue.map((a) => row(a, ages)));
+    count.textContent = t('queue.count', { n: queue.length });
+    empty.hidden = queue.length > 0;
+    table.hidden = queue.length === 0;
+  };
+  const tick = (): void => {
+    const now = Date.now();
+    for (const [cell, since] of ages) cell.textContent = formatAge(since, now);
+  };
+  draw();
+  const offs = [live.alertChanged.on(draw), live.queueReloaded.on(draw)];
+  const timer = window.setInterval(tick, 1000);
+  return () => {
+    offs.forEach((off) => off());
+    window.clearInterval(timer);
+  };
+}
+
+function row(a: Alert, ages: Map<HTMLElement, string | null | undefined>): HTMLElement {
+  const tc = a.TenantCode ?? '';
+  const deviceCell = h('td', {}, h('a', { href: alertPath(a), 'data-link': true }, a.DeviceId ?? a.AlertId));
+  const userCell = h('td');
+  if (a.DeviceId) {
+    void live.device(tc, a.DeviceId).then(async (d) => {
+      if (!d) return;
+      const link = deviceCell.querySelector('a');
+      if (link && d.FriendlyName) link.textContent = d.FriendlyName;
+      if (d.UserId) userCell.textContent = live.userName(await live.user(tc, d.UserId));
+    });
+  }
+  const age = h('td', { class: 'age' }, formatAge(a.RaisedAt, Date.now()));
+  ages.set(age, a.RaisedAt);
+  return h(
+    'tr',
+    { class: `severity-${severityName(a.Severity)} status-${a.Status ?? ''}`, 'data-alert': alertKey(a), 'data-alert-id': a.AlertId },
+    h('td', {}, h('span', { class: `badge severity-${severityName(a.Severity)}` }, t(`severity.${severityName(a.Severity)}`))),
+    deviceCell,
+    userCell,
+    h('td', {}, a.NotificationName ?? ''),
+    age,
+    h('td', {}, String(a.EscalationLevel ?? 0)),
+    h('td', {}, a.Status ? t(`status.${a.Status}` as 'status.Open') : ''),
+    h('td', { 'data-testid': 'acknowledged-by' }, a.AcknowledgedBy ?? ''),
+  );
+}

@@ -1,0 +1,84 @@
+// Who is logged in, and the login/logout calls (DESIGN §8: POST/GET/DELETE /auth/session).
+import { api, ApiError, ForbiddenError, NetworkError, UnauthorizedError, type Session } from './api';
+
+let current: Session | null = null;
+
+export function session(): Session | null {
+  return current;
+}
+
+/** The caller's tenant (the stream and lists are read from there, with subtenants). */
+export function tenant(): string {
+  return current?.TenantCode ?? current?.Tenant ?? '';
+}
+
+const CSRF_KEY = 'safetrack.csrf';
+
+/**
+ * The session's CSRF token comes in the login's answer. `GET /auth/session` may leave it
+ * out, so it is kept in this origin's storage for reloads and other tabs of the same
+ * session (it is no credential by itself: the cookie is, and scripts cannot read that).
+ */
+function adopt(s: Session): Session {
+  current = s;
+  if (s.CsrfToken) {
+    try {
+      localStorage.setItem(CSRF_KEY, s.CsrfToken);
+    } catch {
+      // Storage refused (private mode): this tab keeps it in memory only.
+    }
+  }
+  api.setCsrf(s.CsrfToken ?? storedCsrf());
+  return s;
+}
+
+function storedCsrf(): string | undefined {
+  try {
+    return localStorage.getItem(CSRF_KEY) ?? undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The open session, or null when there is none (401). */
+export async function loadSession(): Promise<Session | null> {
+  try {
+    return adopt(await api.get<Session>('/auth/session'));
+  } catch (e) {
+    if (e instanceof UnauthorizedError || e instanceof ForbiddenError) return null;
+    throw e;
+  }
+}
+
+export type LoginFailure = 'invalid' | 'locked' | 'noPortal' | 'network' | 'other';
+
+export async function login(
+  username: string,
+  password: string,
+): Promise<{ ok: true; session: Session } | { ok: false; why: LoginFailure; detail: string }> {
+  try {
+    const s = await api.post<Session>('/auth/session', { Username: username, Password: password });
+    return { ok: true, session: adopt(s ?? (await api.get<Session>('/auth/session'))) };
+  } catch (e) {
+    if (e instanceof NetworkError) return { ok: false, why: 'network', detail: e.message };
+    if (!(e instanceof ApiError)) throw e;
+    if (e.code === 'locked') return { ok: false, why: 'locked', detail: e.message };
+    if (e instanceof ForbiddenError) return { ok: false, why: 'noPortal', detail: e.message };
+    if (e instanceof UnauthorizedError) return { ok: false, why: 'invalid', detail: e.message };
+    return { ok: false, why: 'other', detail: e.message };
+  }
+}
+
+export async function logout(): Promise<void> {
+  try {
+    await api.delete('/auth/session');
+  } finally {
+    current = null;
+    api.setCsrf(undefined);
+    try {
+      localStorage.removeItem(CSRF_KEY);
+    } catch {
+      // Nothing kept.
+    }
+  }
+}
