@@ -1,4 +1,4 @@
-//! Authentication: the three credentials of DESIGN §8, each producing a `Principal`.
+//! Authentication: the three credentials (HTTP Basic, API tokens, browser sessions), each producing a `Principal`.
 //! HTTP Basic is verified against stored Argon2id hashes, with a short-lived cache of
 //! verified credentials and lockout bookkeeping; a browser session's login takes that
 //! same path. API tokens and session cookies are random secrets looked up by their

@@ -1,4 +1,4 @@
-//! API tokens (`/V2/{t}/apitokens`, DESIGN §8): what a client asks for, the record it
+//! API tokens (`/V2/{t}/apitokens`): what a client asks for, the record it
 //! reads back, and the secrets themselves.
 //!
 //! A secret is `st_` + 256 random bits (Base64url). Only its SHA-256 is stored: a fast

@@ -1,6 +1,7 @@
-//! API tokens: `/V2/{t}/apitokens` and `/V2/{t}/apitokens/{tokenId}` (DESIGN §8). A
-//! token belongs to the path tenant and acts within its subtree with its own
-//! permissions; its secret is answered once, by the POST that creates it.
+//! API tokens: `/V2/{t}/apitokens` and `/V2/{t}/apitokens/{tokenId}` (docs/decisions.md,
+//! "API tokens and browser sessions"). A token belongs to the path tenant and acts within
+//! its subtree with its own permissions; its secret is answered once, by the POST that
+//! creates it.
 
 use axum::extract::{Path, State};
 use serde::Deserialize;

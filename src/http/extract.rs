@@ -22,7 +22,7 @@ pub const SESSION_COOKIE: &str = "safetrack_session";
 /// The header a cookie-authenticated unsafe request carries its session's CSRF token in.
 pub const CSRF_HEADER: &str = "x-csrf-token";
 
-/// The authenticated caller, by whichever credential the request carries (DESIGN §8):
+/// The authenticated caller, by whichever credential the request carries:
 /// `Authorization: Basic`, `Authorization: Bearer <API token>`, or — with no
 /// `Authorization` header — the session cookie, whose unsafe requests must also pass
 /// the CSRF check (same origin, `X-CSRF-Token`).

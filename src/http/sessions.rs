@@ -1,7 +1,8 @@
 //! Browser sessions: `POST /auth/session` logs in and sets the session cookie,
 //! `GET /auth/session` answers who the caller is, `DELETE /auth/session` logs out
-//! (DESIGN §8). The cookie then authenticates every `/V2` route through the one
-//! `Caller` extractor, which also holds its unsafe requests to the CSRF rule.
+//! (docs/decisions.md, "API tokens and browser sessions"). The cookie then authenticates
+//! every `/V2` route through the one `Caller` extractor, which also holds its unsafe
+//! requests to the CSRF rule.
 
 use std::net::{IpAddr, Ipv4Addr};
 
