@@ -309,7 +309,14 @@ async fn add_note(
     let text = note.validated()?;
     let action = AlertAction::Note { text: &text };
     let (_, entry) = AlertDesk::new(&app.store, app.pipeline.hub())
-        .act(&scope.tenant, id, &actor(&scope), action, None, &scope.audit())
+        .act(
+            &scope.tenant,
+            id,
+            &actor(&scope),
+            action,
+            None,
+            &scope.audit(),
+        )
         .await?;
     Ok(Record(entry))
 }

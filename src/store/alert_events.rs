@@ -8,7 +8,6 @@ use jiff::Timestamp;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use crate::domain::audit::{Audit, AuditAction, ResourceType};
 use super::{
     Float, Key, Store, StoreError, StoreResult, VersionedRow, WriteTx, from_micros, new_etag,
     to_micros,
@@ -17,6 +16,7 @@ use crate::domain::alert::{
     ACKNOWLEDGED, Alert, Notified, OPEN, Outcome, RESOLVED, TimelineEntry, TimelineKind,
     merge_timeline,
 };
+use crate::domain::audit::{Audit, AuditAction, ResourceType};
 use crate::domain::tenant::TenantNode;
 use crate::store::StreamAnnouncement;
 
