@@ -1,5 +1,5 @@
 //! Alerts: `/V2/{t}/alerts` and `/alerts/{alertId}` with their workflow
-//! (`Open` → `Acknowledged` → `Resolved`, DESIGN.md §5), their notes and their timeline
+//! (`Open` → `Acknowledged` → `Resolved`, docs/api.md), their notes and their timeline
 //! (the shared record of who did what). Alerts are raised and joined by the events
 //! engine; the API lists them and moves them along (`services::alerts`, which also puts
 //! every change on the live stream).
