@@ -1,4 +1,4 @@
-// Who is logged in, and the login/logout calls (DESIGN §8: POST/GET/DELETE /auth/session).
+// Who is logged in, and the login/logout calls (POST/GET/DELETE /auth/session).
 import { api, ApiError, ForbiddenError, NetworkError, UnauthorizedError, type Session } from './api';
 
 let current: Session | null = null;
@@ -12,32 +12,14 @@ export function tenant(): string {
   return current?.TenantCode ?? current?.Tenant ?? '';
 }
 
-const CSRF_KEY = 'safetrack.csrf';
-
 /**
- * The session's CSRF token comes in the login's answer. `GET /auth/session` may leave it
- * out, so it is kept in this origin's storage for reloads and other tabs of the same
- * session (it is no credential by itself: the cookie is, and scripts cannot read that).
+ * The session's CSRF token comes in the login's answer and in `GET /auth/session`'s
+ * (a reload or another tab asks again), so it lives in memory only.
  */
 function adopt(s: Session): Session {
   current = s;
-  if (s.CsrfToken) {
-    try {
-      localStorage.setItem(CSRF_KEY, s.CsrfToken);
-    } catch {
-      // Storage refused (private mode): this tab keeps it in memory only.
-    }
-  }
-  api.setCsrf(s.CsrfToken ?? storedCsrf());
+  api.setCsrf(s.CsrfToken);
   return s;
-}
-
-function storedCsrf(): string | undefined {
-  try {
-    return localStorage.getItem(CSRF_KEY) ?? undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** The open session, or null when there is none (401). */
@@ -75,10 +57,5 @@ export async function logout(): Promise<void> {
   } finally {
     current = null;
     api.setCsrf(undefined);
-    try {
-      localStorage.removeItem(CSRF_KEY);
-    } catch {
-      // Nothing kept.
-    }
   }
 }

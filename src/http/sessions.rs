@@ -59,8 +59,8 @@ pub struct SessionCaller {
     pub culture_name: Option<String>,
     /// The profile's `UiLanguage`, else the tenant's `DefaultUiLanguage`.
     pub ui_language: Option<String>,
-    /// Only in the answer to the login: send it as `X-CSRF-Token` with every unsafe
-    /// request made with the cookie.
+    /// In the answer to the login and to `GET` with the session cookie: send it as
+    /// `X-CSRF-Token` with every unsafe request made with the cookie.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub csrf_token: Option<String>,
 }
@@ -132,9 +132,18 @@ async fn open_session(
         (status = 429, body = Problem), (status = 500, body = Problem)))]
 async fn get_session(
     State(app): State<AppState>,
+    headers: axum::http::HeaderMap,
     Caller(caller): Caller,
 ) -> ApiResult<Json<SessionCaller>> {
-    Ok(Json(describe(&app, &caller).await?))
+    let mut answer = describe(&app, &caller).await?;
+    // A page reloaded (or a second tab) learns the token it must send again; only a
+    // same-origin script can read this answer, as only it could read the login's.
+    if let (Via::Session { .. }, Some(secret)) =
+        (&caller.via, super::extract::session_cookie(&headers))
+    {
+        answer.csrf_token = Some(app.auth.csrf_token(secret));
+    }
+    Ok(Json(answer))
 }
 
 /// Log out: the session is deleted on the server and the cookie cleared. With the cookie
