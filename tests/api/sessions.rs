@@ -20,6 +20,7 @@ use crate::common::{
 };
 use crate::mo_messages::register_device;
 use crate::stream::{EventStream, post_report};
+use crate::stream_access::ends_in_time;
 use crate::{backend_fn_tests, backend_tests};
 
 backend_tests!(
@@ -44,9 +45,6 @@ mod own_apps {
         cookies_are_secure_behind_an_https_proxy,
     );
 }
-
-/// The bound on how long a stream outlives its credential.
-const ENDS_WITHIN: Duration = Duration::from_secs(5);
 
 /// A successful login: the cookie's value, the whole `Set-Cookie` header, the body.
 struct Login {
@@ -443,27 +441,6 @@ async fn a_stream_opened_with_a_token_ends_when_it_is_revoked(app: TestApp) {
         StatusCode::OK
     );
     ends_in_time(&mut stream).await;
-}
-
-async fn ends_in_time(stream: &mut EventStream) {
-    let rest = tokio::time::timeout(ENDS_WITHIN, async {
-        let mut rest = Vec::new();
-        while let Some(event) = stream.next().await {
-            rest.push(event);
-        }
-        rest
-    })
-    .await
-    .expect("the stream ended in time");
-    assert!(rest.is_empty(), "{rest:?}");
-    assert!(
-        stream
-            .comments()
-            .iter()
-            .any(|c| c.contains("access revoked")),
-        "{:?}",
-        stream.comments()
-    );
 }
 
 fn with_sessions(idle: Duration, max: Duration) -> AppConfig {

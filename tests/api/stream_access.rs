@@ -80,6 +80,11 @@ async fn loses_access(app: TestApp, cause: Cause) {
         }
     };
     assert!(changed.status().is_success(), "{}", changed.status());
+    ends_in_time(&mut stream).await;
+}
+
+/// The stream ends within 5 s: nothing more is sent, and its last comment says why.
+pub async fn ends_in_time(stream: &mut EventStream) {
     let rest = tokio::time::timeout(ENDS_WITHIN, async {
         let mut rest = Vec::new();
         while let Some(event) = stream.next().await {
