@@ -1,6 +1,11 @@
 // The English catalogue: every visible string of the console. Other languages must have
 // exactly these keys (the type checker and test/catalogue.test.ts both insist).
-export const en = {
+import * as devices from './areas/devices';
+import * as config from './areas/config';
+import * as admin from './areas/admin';
+
+// The shell, login, alerts and map; each area's screens add theirs from areas/*.ts.
+const core = {
   'app.title': 'safetrack',
   'nav.alerts': 'Alerts',
   'nav.map': 'Map',
@@ -90,5 +95,7 @@ export const en = {
   'age.days': '{d} d {h} h',
   'notFound': 'This page does not exist.',
 } as const;
+
+export const en = { ...core, ...devices.en, ...config.en, ...admin.en } as const;
 
 export type Key = keyof typeof en;

@@ -1,6 +1,12 @@
 import type { Key } from './en';
+import * as devices from './areas/devices';
+import * as config from './areas/config';
+import * as admin from './areas/admin';
 
 export const fr: Record<Key, string> = {
+  ...devices.fr,
+  ...config.fr,
+  ...admin.fr,
   'app.title': 'safetrack',
   'nav.alerts': 'Alertes',
   'nav.map': 'Carte',

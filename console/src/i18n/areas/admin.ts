@@ -1,0 +1,6 @@
+// The admin screens' strings: `en` is the reference, every other language has exactly its keys.
+export const en = {
+} as const;
+
+export const fr: Record<keyof typeof en, string> = {
+};
