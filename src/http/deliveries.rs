@@ -60,6 +60,17 @@ struct ListDeliveriesQuery {
     alert_id: Option<i64>,
     /// Only deliveries about this device.
     device_id: Option<String>,
+    /// Only deliveries to exactly this target (a webhook URL, an e-mail address, …).
+    target: Option<String>,
+    /// Deliveries created at or after this time.
+    #[param(value_type = Option<String>, format = DateTime)]
+    from: Option<jiff::Timestamp>,
+    /// Deliveries created before this time (exclusive).
+    #[param(value_type = Option<String>, format = DateTime)]
+    to: Option<jiff::Timestamp>,
+    /// `true`: newest first (descending `DeliveryId`).
+    #[serde(default)]
+    newest_first: bool,
     /// At most 1,000 (the default).
     #[param(minimum = 1, maximum = 1000)]
     page_size: Option<u32>,
@@ -88,7 +99,9 @@ fn one_of<'a>(field: &str, value: Option<&'a str>, allowed: &[&str]) -> ApiResul
     }
 }
 
-/// List the tenant's deliveries in `DeliveryId` order, paged with `X-CONTINUATIONTOKEN`.
+/// List the tenant's deliveries in `DeliveryId` order (`newestFirst=true`: the newest
+/// first), paged with `X-CONTINUATIONTOKEN`. Filters combine with AND; `from`/`to` bound
+/// `CreatedAt` (`[from, to)`, RFC 3339); `target` needs ManageConfiguration.
 ///
 /// Without the ManageConfiguration permission a webhook delivery's `Target` is only its
 /// URL's origin (`https://host:port`).
@@ -97,6 +110,7 @@ fn one_of<'a>(field: &str, value: Option<&'a str>, allowed: &[&str]) -> ApiResul
         ("X-CONTINUATIONTOKEN" = Option<String>, Header, description = "Token from the previous page")),
     responses((status = 200, body = [Delivery], headers(("X-CONTINUATIONTOKEN" = String, description = "Present while more deliveries exist"))),
         (status = 400, description = "A bad filter, page size or continuation token", body = Problem),
+        (status = 403, description = "`target` without ManageConfiguration", body = Problem),
         (status = 404, body = Problem)))]
 async fn list_deliveries(
     scope: TenantScope,
@@ -110,10 +124,24 @@ async fn list_deliveries(
         return Err(ApiError::field("alertId", "must be a positive alert id"));
     }
     let device_id = query.device_id.as_deref().filter(|d| !d.is_empty());
+    let target = query.target.as_deref().filter(|t| !t.is_empty());
+    // A webhook URL is shown only as its origin without ManageConfiguration: matching the
+    // whole URL would let such a caller guess at its path and query.
+    if target.is_some() {
+        scope.require(Permission::ManageConfiguration)?;
+    }
+    if let (Some(from), Some(to)) = (query.from, query.to)
+        && from > to
+    {
+        return Err(ApiError::field("from", "must not be after to"));
+    }
     let paging_scope = format!(
-        "deliveries:{}:{status:?}:{channel:?}:{:?}:{device_id:?}",
+        "deliveries:{}:{status:?}:{channel:?}:{:?}:{device_id:?}:{target:?}:{:?}:{:?}:{}",
         scope.code(),
         query.alert_id,
+        query.from,
+        query.to,
+        query.newest_first,
     );
     let request =
         app.paging
@@ -126,6 +154,10 @@ async fn list_deliveries(
             channel,
             alert_id: query.alert_id,
             device_id,
+            target,
+            from: query.from,
+            to: query.to,
+            newest_first: query.newest_first,
             after: request.after.unwrap_or(0),
             limit: request.size + 1,
         })

@@ -1,11 +1,13 @@
 //! Tenants: `/V2/{tenantVarCode}` and its subtenant list.
 
 use axum::extract::State;
+use serde::Deserialize;
+use utoipa::IntoParams;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::error::{ApiError, ApiResult, Problem};
-use super::extract::{IfMatch, TenantScope};
+use super::extract::{IfMatch, Query, TenantScope};
 use super::negotiate::{Body, NoContent, Record, RecordList, Representable};
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
@@ -120,12 +122,30 @@ async fn delete_tenant(
     }
 }
 
-/// List the direct subtenants of a tenant.
-#[utoipa::path(get, path = "/V2/{tenantVarCode}/tenants", tag = "Tenants", params(TenantParam),
-    responses((status = 200, body = [Tenant]), (status = 404, body = Problem)))]
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+struct ListSubtenantsQuery {
+    /// `true`: every descendant (subtenants of subtenants too), each after its parent;
+    /// `ParentTenantCode` tells where each one sits.
+    #[serde(default)]
+    subtenants: bool,
+}
+
+/// List the direct subtenants of a tenant (with `subtenants=true`, all its descendants).
+#[utoipa::path(get, path = "/V2/{tenantVarCode}/tenants", tag = "Tenants",
+    params(TenantParam, ListSubtenantsQuery),
+    responses((status = 200, body = [Tenant]), (status = 400, body = Problem),
+        (status = 404, body = Problem)))]
 async fn list_subtenants(
     scope: TenantScope,
     State(app): State<AppState>,
+    Query(query): Query<ListSubtenantsQuery>,
 ) -> ApiResult<RecordList<Tenant>> {
-    Ok(RecordList(app.store.list_subtenants(scope.code()).await?))
+    Ok(RecordList(if query.subtenants {
+        app.store
+            .list_descendant_tenants(&scope.tenant.path)
+            .await?
+    } else {
+        app.store.list_subtenants(scope.code()).await?
+    }))
 }

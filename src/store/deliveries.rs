@@ -39,7 +39,7 @@ pub struct NewDelivery {
     pub sent_at: Option<Timestamp>,
 }
 
-/// Which deliveries a listing covers (a tenant's, in id order).
+/// Which deliveries a listing covers (a tenant's, in id order, or newest first).
 #[derive(Debug, Clone, Default)]
 pub struct DeliveryFilter<'a> {
     pub tenant_code: &'a str,
@@ -47,6 +47,14 @@ pub struct DeliveryFilter<'a> {
     pub channel: Option<&'a str>,
     pub alert_id: Option<i64>,
     pub device_id: Option<&'a str>,
+    /// Exactly this target (a webhook URL, an address).
+    pub target: Option<&'a str>,
+    /// Created at or after this time.
+    pub from: Option<Timestamp>,
+    /// Created before this time.
+    pub to: Option<Timestamp>,
+    /// Descending id order: `after` is then the id the page continues below (0: none).
+    pub newest_first: bool,
     pub after: i64,
     pub limit: u32,
 }
@@ -123,17 +131,24 @@ impl WriteTx {
 }
 
 impl Store {
-    /// A page of a tenant's deliveries in id order.
+    /// A page of a tenant's deliveries in id order (or newest first).
     pub async fn list_deliveries(&self, f: &DeliveryFilter<'_>) -> StoreResult<Vec<Delivery>> {
-        let sql = list_deliveries_sql(ListRoute::of(f), self.backend);
+        let sql = list_deliveries_sql(ListRoute::of(f), f.newest_first, self.backend);
+        let after = match (f.newest_first, f.after) {
+            (true, 0) => i64::MAX,
+            (_, after) => after,
+        };
         let rows = sqlx::query(&sql)
             .bind(f.tenant_code)
             .bind(f.status.unwrap_or(""))
             .bind(f.channel.unwrap_or(""))
             .bind(f.alert_id.unwrap_or(0))
             .bind(f.device_id.unwrap_or(""))
-            .bind(f.after)
+            .bind(after)
             .bind(i64::from(f.limit))
+            .bind(f.target.unwrap_or(""))
+            .bind(f.from.map_or(0, to_micros))
+            .bind(f.to.map_or(0, to_micros))
             .fetch_all(&self.pool)
             .await?;
         let deliveries = rows
@@ -223,8 +238,14 @@ impl ListRoute {
 }
 
 /// `list_deliveries`' statement (parameters: tenant, status, channel, alert, device,
-/// after, limit).
-pub(super) fn list_deliveries_sql(route: ListRoute, backend: Backend) -> String {
+/// after, limit, target, from, to; a time of 0 is no bound). Newest first walks the same
+/// index backwards from `after`. The time bounds and the target are checked on the rows
+/// the route reaches (no index of their own: the log is read a page at a time).
+pub(super) fn list_deliveries_sql(
+    route: ListRoute,
+    newest_first: bool,
+    backend: Backend,
+) -> String {
     let (tenant, alert, route_terms) = match route {
         ListRoute::Tenant => ("d.tenant_code", "$4 = 0", String::new()),
         ListRoute::Alert => ("d.tenant_code || ''", "d.alert_id = $4", String::new()),
@@ -239,6 +260,11 @@ pub(super) fn list_deliveries_sql(route: ListRoute, backend: Backend) -> String 
             format!("d.status = '{PENDING}' AND "),
         ),
     };
+    let (beyond, order) = if newest_first {
+        ("<", " DESC")
+    } else {
+        (">", "")
+    };
     let indexed_by = match (route, backend) {
         (ListRoute::Pending, Backend::Sqlite) => " INDEXED BY deliveries_due",
         _ => "",
@@ -246,7 +272,9 @@ pub(super) fn list_deliveries_sql(route: ListRoute, backend: Backend) -> String 
     format!(
         "SELECT {COLUMNS} FROM deliveries d{indexed_by}
          WHERE {route_terms}{tenant} = $1 AND ($2 = '' OR d.status = $2) AND ($3 = '' OR d.channel = $3)
-           AND {alert} AND ($5 = '' OR d.device_id = $5) AND d.id > $6
-         ORDER BY d.id LIMIT $7"
+           AND {alert} AND ($5 = '' OR d.device_id = $5) AND d.id {beyond} $6
+           AND ($8 = '' OR d.target = $8) AND ($9 = 0 OR d.created_at >= $9)
+           AND ($10 = 0 OR d.created_at < $10)
+         ORDER BY d.id{order} LIMIT $7"
     )
 }

@@ -226,7 +226,7 @@ async fn an_alerts_deliveries_are_read_through_the_alert_index() {
     assert_eq!(
         plan(
             &db.store,
-            &list_deliveries_sql(ListRoute::Alert, Backend::Sqlite)
+            &list_deliveries_sql(ListRoute::Alert, false, Backend::Sqlite)
         )
         .await,
         ["SEARCH d USING INDEX deliveries_alert (alert_id=? AND rowid>?)"]
@@ -235,10 +235,19 @@ async fn an_alerts_deliveries_are_read_through_the_alert_index() {
     assert_eq!(
         plan(
             &db.store,
-            &list_deliveries_sql(ListRoute::Tenant, Backend::Sqlite)
+            &list_deliveries_sql(ListRoute::Tenant, false, Backend::Sqlite)
         )
         .await,
         ["SEARCH d USING INDEX deliveries_tenant (tenant_code=? AND id>?)"]
+    );
+    // Newest first (the console's log): the same index walked backwards, still no sort.
+    assert_eq!(
+        plan(
+            &db.store,
+            &list_deliveries_sql(ListRoute::Tenant, true, Backend::Sqlite)
+        )
+        .await,
+        ["SEARCH d USING INDEX deliveries_tenant (tenant_code=? AND id<?)"]
     );
 }
 
@@ -248,7 +257,7 @@ async fn pending_deliveries_are_listed_from_the_due_index() {
     assert_eq!(
         plan(
             &db.store,
-            &list_deliveries_sql(ListRoute::Pending, Backend::Sqlite)
+            &list_deliveries_sql(ListRoute::Pending, false, Backend::Sqlite)
         )
         .await,
         [
@@ -265,7 +274,7 @@ async fn a_rare_status_is_listed_through_the_unsent_index() {
         assert_eq!(
             plan(
                 &db.store,
-                &list_deliveries_sql(ListRoute::Unsent(status), Backend::Sqlite)
+                &list_deliveries_sql(ListRoute::Unsent(status), false, Backend::Sqlite)
             )
             .await,
             ["SEARCH d USING INDEX deliveries_unsent (status=? AND tenant_code=? AND id>?)"],

@@ -118,6 +118,20 @@ impl Store {
         rows.iter().map(tenant_from_row).collect()
     }
 
+    /// Every descendant of the tenant whose path is `path` (not the tenant itself), each
+    /// after its parent (path order).
+    pub async fn list_descendant_tenants(&self, path: &str) -> StoreResult<Vec<Tenant>> {
+        let sql = format!(
+            "SELECT {TENANT_COLUMNS} FROM tenants WHERE path LIKE $1 AND path <> $2 ORDER BY path"
+        );
+        let rows = sqlx::query(&sql)
+            .bind(format!("{path}%"))
+            .bind(path)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(tenant_from_row).collect()
+    }
+
     /// Creates the root tenant with the given code if it does not exist yet.
     pub async fn ensure_root_tenant(&self, code: &str, tenant: &Tenant) -> StoreResult<bool> {
         let result = sqlx::query(

@@ -16,6 +16,7 @@ backend_tests!(
     tenants_outside_the_subtree_are_404,
     parent_code_only_when_parent_is_reachable,
     only_administrators_manage_tenants,
+    subtenants_true_lists_every_descendant,
 );
 
 async fn root_tenant_is_bootstrapped(app: TestApp) {
@@ -264,4 +265,60 @@ async fn only_administrators_manage_tenants(app: TestApp) {
     }
     assert_eq!(app.admin.get_json("/V2/1000/tenants").await, json!([]));
     assert_eq!(app.admin.get_json("/V2/1000").await["Description"], "Root");
+}
+
+/// `?subtenants=true`: the whole subtree below the path tenant (what the console's tenant
+/// switcher offers), each after its parent; never the tenant itself or anything outside.
+async fn subtenants_true_lists_every_descendant(app: TestApp) {
+    let a = app.create_tenant("1000", "A").await;
+    let a1 = app.create_tenant(&a, "A1").await;
+    let a1x = app.create_tenant(&a1, "A1x").await;
+    let b = app.create_tenant("1000", "B").await;
+    let codes = |list: serde_json::Value| -> Vec<(String, String)> {
+        list.as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                (
+                    t["TenantCode"].as_str().unwrap().to_string(),
+                    t["ParentTenantCode"].as_str().unwrap_or("").to_string(),
+                )
+            })
+            .collect()
+    };
+    let all = codes(app.admin.get_json("/V2/1000/tenants?subtenants=true").await);
+    assert_eq!(all.len(), 4, "{all:?}");
+    for (code, parent) in [(&a, "1000"), (&a1, &a), (&a1x, &a1), (&b, "1000")] {
+        let at = all.iter().position(|(c, _)| c == code).unwrap();
+        assert_eq!(all[at].1, parent);
+        if let Some(parent_at) = all.iter().position(|(c, _)| c == parent) {
+            assert!(parent_at < at, "{all:?}");
+        }
+    }
+    // Direct children only without it.
+    assert_eq!(codes(app.admin.get_json("/V2/1000/tenants").await).len(), 2);
+    // A user of A sees A's subtree only.
+    let (_, a_reader) = app.create_user(&a, "reader@a.example", "ReadOnly").await;
+    assert_eq!(
+        codes(
+            a_reader
+                .get_json(&format!("/V2/{a}/tenants?subtenants=true"))
+                .await
+        ),
+        [(a1.clone(), a.clone()), (a1x.clone(), a1.clone())]
+    );
+    assert_not_found(
+        a_reader
+            .get(&format!("/V2/{b}/tenants?subtenants=true"))
+            .await,
+    )
+    .await;
+    assert_problem(
+        a_reader
+            .get(&format!("/V2/{a}/tenants?subtenants=maybe"))
+            .await,
+        400,
+        "validation_failed",
+    )
+    .await;
 }
