@@ -78,7 +78,9 @@ export class Api {
 
   async request<T>(method: string, path: string, body?: unknown, options: ApiOptions = {}): Promise<T> {
     const headers: Record<string, string> = { Accept: 'application/json', ...options.headers };
-    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    if (body !== undefined && !Object.keys(headers).some((k) => k.toLowerCase() === 'content-type')) {
+      headers['Content-Type'] = 'application/json';
+    }
     if (UNSAFE.has(method) && this.csrf) headers['X-CSRF-Token'] = this.csrf;
     let response: Response;
     try {
@@ -105,6 +107,22 @@ export class Api {
   }
   post<T>(path: string, body?: unknown, options?: ApiOptions): Promise<T> {
     return this.request<T>('POST', path, body ?? {}, options);
+  }
+  put<T>(path: string, body: unknown, options?: ApiOptions): Promise<T> {
+    return this.request<T>('PUT', path, body, options);
+  }
+  /** An RFC 6902 JSON Patch. */
+  patch<T>(path: string, operations: unknown[], options: ApiOptions = {}): Promise<T> {
+    return this.request<T>('PATCH', path, operations, {
+      ...options,
+      headers: { ...options.headers, 'Content-Type': 'application/json-patch+json' },
+    });
+  }
+  /** One page of a continuation-paged list, and the token of the next (null at the end). */
+  async page<T>(path: string, token: string | null = null): Promise<{ items: T[]; next: string | null }> {
+    const headers: Record<string, string> = token ? { 'X-CONTINUATIONTOKEN': token } : {};
+    const response = await this.request<Response>('GET', path, undefined, { headers, raw: true });
+    return { items: (await response.json()) as T[], next: response.headers.get('X-CONTINUATIONTOKEN') };
   }
   delete<T>(path: string, options?: ApiOptions): Promise<T> {
     return this.request<T>('DELETE', path, undefined, options);

@@ -1,9 +1,10 @@
 // What every page shares while logged in: the one stream, the alerts known so far, the
-// devices and users read so far, and the announcement of new alerts.
+// devices and users read so far, and the announcement of new alerts. The stream and the
+// queue cover the caller's own tenant with subtenants, whatever the working tenant.
 import { api, v2 } from './api';
 import { AlertStore, alertKey, isAnnounced, type Alert } from './alerts';
 import { StreamClient, type StreamEvent, type StreamState } from './stream';
-import { tenant } from './session';
+import { ownTenant as tenant } from './session';
 
 export interface Device {
   DeviceId: string;

@@ -4,9 +4,13 @@ import './style.css';
 import { api } from './api';
 import { h } from './dom';
 import { chooseLanguage, setLanguage, t } from './i18n';
+import { uiLanguage } from './preferences';
+import { may, offered } from './roles';
+import { readOwnTenant, tenantSwitcher } from './tenantSwitcher';
+import { ADMIN_PAGES } from './pages/admin';
 import { setLocale } from './format';
 import { banner, announce, soundControl } from './announce';
-import { here, navigate, route, startRouter } from './router';
+import { here, navigate, render, route, startRouter } from './router';
 import { loadSession, logout, session } from './session';
 import * as live from './live';
 import { loginPage } from './pages/login';
@@ -18,9 +22,11 @@ const app = document.getElementById('app') as HTMLElement;
 const outlet = h('div', { class: 'outlet' });
 let shellShown = false;
 
-function adoptPreferences(): void {
+/** Language: the profile's, else the tenant's default (read through the API), else the browser's. */
+async function adoptPreferences(): Promise<void> {
   const s = session();
-  setLanguage(chooseLanguage([s?.UiLanguage, ...navigator.languages]));
+  const own = await readOwnTenant();
+  setLanguage(uiLanguage(s?.UiLanguage, own?.DefaultUiLanguage, navigator.languages));
   setLocale({ timeZone: s?.TimeZoneId, culture: s?.CultureName });
 }
 
@@ -51,7 +57,9 @@ function shell(): void {
       h('nav', { 'aria-label': t('nav.main') },
         h('a', { href: '/alerts', 'data-link': true }, t('nav.alerts')),
         h('a', { href: '/map', 'data-link': true }, t('nav.map')),
+        ...offered(ADMIN_PAGES, session()).map((p) => h('a', { href: p.path, 'data-link': true }, t(p.label))),
       ),
+      tenantSwitcher(() => render()),
       state,
       soundControl(),
       h('span', { class: 'who' }, session()?.Username ?? ''),
@@ -63,7 +71,7 @@ function shell(): void {
 }
 
 async function enter(): Promise<void> {
-  adoptPreferences();
+  await adoptPreferences();
   shell();
   await live.startLive(() => toLogin(true));
 }
@@ -100,6 +108,13 @@ route('/', requireSession(() => navigate('/alerts', true)));
 route('/alerts', requireSession(queuePage));
 route('/alerts/:tenant/:id', requireSession(alertPage));
 route('/map', requireSession(mapPage));
+for (const p of ADMIN_PAGES) {
+  route(p.path, requireSession((o, params) => (may(session(), p.needs) ? p.page(o, params) : forbidden(o))));
+}
+
+function forbidden(o: HTMLElement): void {
+  o.append(h('main', {}, h('h1', {}, t('admin.notAllowed'))));
+}
 
 async function boot(): Promise<void> {
   setLanguage(chooseLanguage([...navigator.languages]));

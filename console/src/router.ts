@@ -42,6 +42,7 @@ export function navigate(path: string, replace = false): void {
 }
 
 export function render(): void {
+  if (!outlet) return; // Not started yet (a change before the first render).
   if (typeof cleanup === 'function') cleanup();
   cleanup = undefined;
   outlet.replaceChildren();

@@ -7,9 +7,38 @@ export function session(): Session | null {
   return current;
 }
 
-/** The caller's tenant (the stream and lists are read from there, with subtenants). */
-export function tenant(): string {
+/** The caller's own tenant: the live stream and the alert queue cover it with subtenants. */
+export function ownTenant(): string {
   return current?.TenantCode ?? current?.Tenant ?? '';
+}
+
+// The working tenant chosen with the tenant switcher: per tab (sessionStorage), per user.
+const WORKING_KEY = 'safetrack.workingTenant';
+let working: string | null = null;
+
+function storedWorking(s: Session): string | null {
+  try {
+    const held = JSON.parse(sessionStorage.getItem(WORKING_KEY) ?? 'null') as { user?: string; code?: string } | null;
+    return held && held.user === s.Username && held.code ? held.code : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The working tenant every page lists and writes in: the chosen one, else the caller's own. */
+export function tenant(): string {
+  return working ?? ownTenant();
+}
+
+/** Chooses the working tenant (null or the caller's own: back to it) for this tab. */
+export function setWorkingTenant(code: string | null): void {
+  working = code && code !== ownTenant() ? code : null;
+  try {
+    if (working) sessionStorage.setItem(WORKING_KEY, JSON.stringify({ user: current?.Username, code: working }));
+    else sessionStorage.removeItem(WORKING_KEY);
+  } catch {
+    // Storage refused (private mode): the choice lasts until reload.
+  }
 }
 
 /**
@@ -18,6 +47,7 @@ export function tenant(): string {
  */
 function adopt(s: Session): Session {
   current = s;
+  working = storedWorking(s);
   api.setCsrf(s.CsrfToken);
   return s;
 }
@@ -56,6 +86,7 @@ export async function logout(): Promise<void> {
     await api.delete('/auth/session');
   } finally {
     current = null;
+    working = null;
     api.setCsrf(undefined);
   }
 }

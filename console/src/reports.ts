@@ -1,0 +1,126 @@
+// The seven reports and their parameters (docs/reports.md): which parameters each one
+// reads, the query a form's values make, and the name of a downloaded CSV. Pure: the
+// reports page and the tests share it.
+
+export const REPORTS = [
+  'DevicesOverviewReport',
+  'AlertsReport',
+  'AssetUtilisationReport',
+  'DriverPerformanceSummaryReport',
+  'DriverBehaviourReport',
+  'DriverPerformanceDetailedReport',
+  'DriverBehaviourViolationReport',
+] as const;
+export type ReportName = (typeof REPORTS)[number];
+
+export const INTERVAL_TYPES = [
+  'this-week', 'this-month', 'this-quarter', 'this-year', 'this-financial-year', 'yesterday',
+  'last-week', 'last-week-sunday', 'last-7-days', 'last-10-days', 'last-30-days', 'last-4-weeks',
+  'last-12-weeks', 'last-3-months', 'last-6-months', 'last-12-months', 'last-month',
+  'last-quarter', 'last-year', 'last-financial-year',
+] as const;
+
+export const VIOLATION_TYPES = ['Acceleration', 'Braking', 'Turning', 'Speeding'] as const;
+export const DEVICE_STATUSES = ['Active', 'Inactive'] as const;
+export const GROUP_BY = ['Driver', 'Vehicle'] as const;
+
+/** The parameters a report reads beyond the window and the device filters. */
+export type Extra = 'LastTimeHoursFilter' | 'GroupBy' | 'DrivingViolationTypes';
+
+export function extras(report: ReportName): Extra[] {
+  switch (report) {
+    case 'DevicesOverviewReport':
+      return ['LastTimeHoursFilter'];
+    case 'DriverPerformanceSummaryReport':
+    case 'DriverBehaviourReport':
+      return ['GroupBy', 'DrivingViolationTypes'];
+    case 'DriverPerformanceDetailedReport':
+    case 'DriverBehaviourViolationReport':
+      return ['DrivingViolationTypes'];
+    default:
+      return [];
+  }
+}
+
+export function isReport(name: string): name is ReportName {
+  return (REPORTS as readonly string[]).includes(name);
+}
+
+/** What the form holds. Empty strings and lists mean "not given". */
+export interface ReportParams {
+  /** One of INTERVAL_TYPES, or '' for DateFrom/DateTo. */
+  intervalType: string;
+  /** ISO 8601: a date alone, or a date and time (read in the tenant's zone). */
+  dateFrom: string;
+  dateTo: string;
+  subtenants: boolean;
+  groupIds: string[];
+  deviceIds: string[];
+  deviceTypes: string[];
+  deviceStatus: string;
+  userIds: string[];
+  lastTimeHoursFilter: string;
+  groupBy: string;
+  violationTypes: string[];
+}
+
+export function defaultParams(): ReportParams {
+  return {
+    intervalType: 'last-7-days', dateFrom: '', dateTo: '', subtenants: false, groupIds: [],
+    deviceIds: [], deviceTypes: [], deviceStatus: '', userIds: [], lastTimeHoursFilter: '',
+    groupBy: '', violationTypes: [],
+  };
+}
+
+/** The fields the form must fix before asking (the API would answer 400 anyway). */
+export function missing(p: ReportParams): Array<'DateFrom' | 'DateTo'> {
+  if (p.intervalType) return [];
+  const out: Array<'DateFrom' | 'DateTo'> = [];
+  if (!p.dateFrom.trim()) out.push('DateFrom');
+  if (!p.dateTo.trim()) out.push('DateTo');
+  return out;
+}
+
+const clean = (values: readonly string[]): string[] => values.map((v) => v.trim()).filter(Boolean);
+
+/** The report's query string: only what it reads, arrays repeated, the window once. */
+export function reportQuery(report: ReportName, p: ReportParams): string {
+  const q = new URLSearchParams();
+  if (p.intervalType) q.set('IntervalType', p.intervalType);
+  else {
+    if (p.dateFrom.trim()) q.set('DateFrom', p.dateFrom.trim());
+    if (p.dateTo.trim()) q.set('DateTo', p.dateTo.trim());
+  }
+  if (p.subtenants) q.set('Subtenants', 'true');
+  for (const id of clean(p.groupIds)) q.append('GroupIds', id);
+  for (const id of clean(p.deviceIds)) q.append('DeviceIds', id);
+  for (const type of clean(p.deviceTypes)) q.append('DeviceTypes', type);
+  if (p.deviceStatus) q.set('DeviceStatus', p.deviceStatus);
+  for (const id of clean(p.userIds)) q.append('UserIds', id);
+  const wanted = extras(report);
+  if (wanted.includes('LastTimeHoursFilter') && p.lastTimeHoursFilter.trim()) {
+    q.set('LastTimeHoursFilter', p.lastTimeHoursFilter.trim());
+  }
+  if (wanted.includes('GroupBy') && p.groupBy) q.set('GroupBy', p.groupBy);
+  if (wanted.includes('DrivingViolationTypes')) {
+    for (const v of clean(p.violationTypes)) q.append('DrivingViolationTypes', v);
+  }
+  return q.toString();
+}
+
+export function reportPath(tenant: string, report: ReportName, p: ReportParams): string {
+  const query = reportQuery(report, p);
+  return `/V2/${encodeURIComponent(tenant)}/reports/${report}${query ? `?${query}` : ''}`;
+}
+
+/** `AlertsReport-1000-last-7-days.csv`, `…-2026-03-01_2026-03-31.csv`: safe on every disk. */
+export function csvFilename(report: ReportName, tenant: string, p: ReportParams): string {
+  const window = p.intervalType || [p.dateFrom, p.dateTo].map((d) => d.trim()).filter(Boolean).join('_') || 'report';
+  const safe = (s: string): string => s.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '');
+  return `${[report, safe(tenant), safe(window)].filter(Boolean).join('-')}.csv`;
+}
+
+/** A form's comma- or line-separated list. */
+export function splitList(text: string): string[] {
+  return text.split(/[,\n]/).map((s) => s.trim()).filter(Boolean);
+}
