@@ -152,7 +152,12 @@ export function webhooksPage(outlet: HTMLElement): () => void {
       .finally(() => (save.disabled = false));
   });
   showAuthFields();
-  void load();
+  // Nothing to change until the saved settings are in (they would replace it).
+  add.disabled = save.disabled = true;
+  void load().finally(() => {
+    add.disabled = entries.length >= MAX_URLS;
+    save.disabled = false;
+  });
   return () => {
     alive = false;
   };
