@@ -116,7 +116,7 @@ export function reportPath(tenant: string, report: ReportName, p: ReportParams):
 /** `AlertsReport-1000-last-7-days.csv`, `…-2026-03-01_2026-03-31.csv`: safe on every disk. */
 export function csvFilename(report: ReportName, tenant: string, p: ReportParams): string {
   const window = p.intervalType || [p.dateFrom, p.dateTo].map((d) => d.trim()).filter(Boolean).join('_') || 'report';
-  const safe = (s: string): string => s.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '');
+  const safe = (s: string): string => s.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[-.]+|[-.]+$/g, '');
   return `${[report, safe(tenant), safe(window)].filter(Boolean).join('-')}.csv`;
 }
 
