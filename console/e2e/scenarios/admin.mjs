@@ -3,7 +3,7 @@
 // offered no create controls, the tenant switcher, a French profile, the deliveries log's
 // retry, webhooks saved from the page — with axe and phone width on each page.
 import { readFile } from 'node:fs/promises';
-import { admin, assert, axe, base, call, login, newPage, SECOND, tenant, unique } from '../lib.mjs';
+import { admin, assert, axe, base, call, deviceWithSos, login, newPage, SECOND, sos, sosNotification, tenant, unique } from '../lib.mjs';
 
 const PASSWORD = 'a-long-e2e-password';
 
@@ -146,6 +146,14 @@ export const scenarios = {
     assert((await page.locator('[data-testid=token-create]').count()) === 0, 'token create form offered to ReadOnly');
     await page.goto(base + '/webhooks');
     await page.getByRole('heading', { name: 'Your role does not allow this page.' }).waitFor();
+    // An alert's page shows the alert, without Acknowledge, notes or Resolve.
+    await sosNotification(tc);
+    await sos(tc, await deviceWithSos(tc));
+    const { json: raised } = await call('GET', `/V2/${tc}/alerts?status=Open`);
+    await page.goto(`${base}/alerts/${tc}/${raised[0].AlertId}`);
+    await page.locator('[data-testid=alert-summary][data-status=Open]').waitFor();
+    assert((await page.getByRole('button', { name: 'Acknowledge' }).count()) === 0, 'Acknowledge offered to ReadOnly');
+    assert((await page.getByRole('button', { name: 'Resolve' }).count()) === 0, 'Resolve offered to ReadOnly');
     await page.context().close();
   },
 

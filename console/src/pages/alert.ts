@@ -8,6 +8,8 @@ import { formatDateTime, formatNumber } from '../format';
 import { alertKey, severityName, type Alert } from '../alerts';
 import { baseMap } from '../map';
 import * as live from '../live';
+import { session } from '../session';
+import { may } from '../roles';
 
 interface TimelineEntry {
   Kind: string;
@@ -76,7 +78,9 @@ export function alertPage(outlet: HTMLElement, params: Record<string, string>): 
         h('section', { 'aria-label': t('alert.position') }, mapBox),
         h('section', {}, summary, people),
       ),
-      h('section', { class: 'actions', 'aria-labelledby': 'actions-h' }, h('h2', { id: 'actions-h' }, t('alert.actions')), status, ackForm, noteForm, resolveForm),
+      // Acknowledge, notes and resolve need HandleAlerts: not offered without it.
+      may(session(), 'HandleAlerts') &&
+        h('section', { class: 'actions', 'aria-labelledby': 'actions-h' }, h('h2', { id: 'actions-h' }, t('alert.actions')), status, ackForm, noteForm, resolveForm),
       h('section', { 'aria-labelledby': 'timeline-h' }, h('h2', { id: 'timeline-h' }, t('alert.timeline')), timeline),
     ),
   );
