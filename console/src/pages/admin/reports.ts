@@ -135,7 +135,7 @@ export function reportsPage(outlet: HTMLElement): () => void {
 
   let alive = true;
   void Promise.all([
-    api.get<Named[]>(v2(tenant(), 'groups')).catch(() => [] as Named[]),
+    api.all<Named>(v2(tenant(), 'groups')).catch(() => [] as Named[]),
     api.all<Named>(v2(tenant(), 'devices')).catch(() => [] as Named[]),
   ]).then(([gs, ds]) => {
     if (!alive) return;

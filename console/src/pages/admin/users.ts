@@ -54,10 +54,11 @@ function createForm(roles: Role[], reload: () => void, result: ReturnType<typeof
   const role = select(roles.map((r) => [r, roleLabel(r)]), roles.includes('User') ? 'User' : roles[roles.length - 1] ?? '');
   const portal = checkbox(t('users.portal'), true);
   const submit = h('button', { type: 'submit' }, t('users.create'));
+  const headingId = uid('h');
   const form = h(
     'form',
-    { class: 'admin-form', 'data-testid': 'user-create', 'aria-labelledby': uid('h') },
-    h('h2', {}, t('users.createHeading')),
+    { class: 'admin-form', 'data-testid': 'user-create', 'aria-labelledby': headingId },
+    h('h2', { id: headingId }, t('users.createHeading')),
     field(t('users.username'), username),
     field(t('users.firstName'), first),
     field(t('users.lastName'), last),
@@ -66,10 +67,6 @@ function createForm(roles: Role[], reload: () => void, result: ReturnType<typeof
     portal.wrap,
     submit,
   );
-  const heading = form.querySelector('h2');
-  if (heading) {
-    heading.id = form.getAttribute('aria-labelledby') ?? '';
-  }
   form.addEventListener('submit', (e) => {
     e.preventDefault();
     submit.disabled = true;
