@@ -42,6 +42,8 @@ export const scenarios = {
     const page = await newPage();
     await login(page);
     await open(page, 'Reports');
+    const chosen = await page.getByLabel('Report', { exact: true }).inputValue();
+    assert(chosen === 'DevicesOverviewReport', `the report first offered: ${chosen}`);
     await page.getByLabel('Report', { exact: true }).selectOption('AlertsReport');
     await page.getByLabel('Period').selectOption('last-30-days');
     await page.getByRole('button', { name: 'Show' }).click();

@@ -33,7 +33,8 @@ export function checkbox(label: string, checked = false, attrs: Record<string, s
 
 export function select(options: Array<[string, string]>, value = '', attrs: Record<string, string | boolean> = {}): HTMLSelectElement {
   const el = h('select', attrs, ...options.map(([v, text]) => h('option', { value: v }, text)));
-  el.value = value;
+  // An absent value keeps the first option (a blank select would name nothing).
+  if (options.some(([v]) => v === value)) el.value = value;
   return el;
 }
 
