@@ -13,6 +13,9 @@ import { loginPage } from './pages/login';
 import { queuePage } from './pages/queue';
 import { alertPage } from './pages/alert';
 import { mapPage } from './pages/map';
+import { geofencesPage } from './pages/config/geofences';
+import { notificationsPage } from './pages/config/notifications';
+import { addressBookPage } from './pages/config/addressbook';
 
 const app = document.getElementById('app') as HTMLElement;
 const outlet = h('div', { class: 'outlet' });
@@ -51,6 +54,7 @@ function shell(): void {
       h('nav', { 'aria-label': t('nav.main') },
         h('a', { href: '/alerts', 'data-link': true }, t('nav.alerts')),
         h('a', { href: '/map', 'data-link': true }, t('nav.map')),
+        h('a', { href: '/config/geofences', 'data-link': true }, t('config.nav.main')),
       ),
       state,
       soundControl(),
@@ -100,6 +104,10 @@ route('/', requireSession(() => navigate('/alerts', true)));
 route('/alerts', requireSession(queuePage));
 route('/alerts/:tenant/:id', requireSession(alertPage));
 route('/map', requireSession(mapPage));
+route('/config', requireSession(() => navigate('/config/geofences', true)));
+route('/config/geofences', requireSession(geofencesPage));
+route('/config/notifications', requireSession(notificationsPage));
+route('/config/addressbook', requireSession(addressBookPage));
 
 async function boot(): Promise<void> {
   setLanguage(chooseLanguage([...navigator.languages]));
