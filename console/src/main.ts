@@ -13,9 +13,7 @@ import { loginPage } from './pages/login';
 import { queuePage } from './pages/queue';
 import { alertPage } from './pages/alert';
 import { mapPage } from './pages/map';
-import { geofencesPage } from './pages/config/geofences';
-import { notificationsPage } from './pages/config/notifications';
-import { addressBookPage } from './pages/config/addressbook';
+import { configPages } from './pages/config';
 
 const app = document.getElementById('app') as HTMLElement;
 const outlet = h('div', { class: 'outlet' });
@@ -105,9 +103,7 @@ route('/alerts', requireSession(queuePage));
 route('/alerts/:tenant/:id', requireSession(alertPage));
 route('/map', requireSession(mapPage));
 route('/config', requireSession(() => navigate('/config/geofences', true)));
-route('/config/geofences', requireSession(geofencesPage));
-route('/config/notifications', requireSession(notificationsPage));
-route('/config/addressbook', requireSession(addressBookPage));
+for (const [path, page] of configPages) route(path, requireSession(page));
 
 async function boot(): Promise<void> {
   setLanguage(chooseLanguage([...navigator.languages]));

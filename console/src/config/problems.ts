@@ -1,15 +1,13 @@
 // Where a 400's messages go: each `errors[]` entry (`field`, `message`) beside the form
 // control that holds that field, else in the form's summary. Pure, so it is unit-tested.
-import type { Problem } from '../api';
-
 export interface FieldMessage {
   field: string;
   message: string;
 }
 
 /** The problem's `errors[]` (the API's array; a `{field: messages}` object is read too). */
-export function fieldMessages(problem: Problem | undefined): FieldMessage[] {
-  const errors = problem?.errors as unknown;
+export function fieldMessages(problem: { errors?: unknown } | undefined): FieldMessage[] {
+  const errors = problem?.errors;
   if (Array.isArray(errors)) {
     return errors
       .filter((e): e is { field: unknown; message: unknown } => !!e && typeof e === 'object')

@@ -128,6 +128,16 @@ export function geofencesPage(outlet: HTMLElement): () => void {
 
   const map = baseMap(mapBox);
   map.pm.setGlobalOptions({ snappable: false });
+  // Geoman's vertex and centre handles are mouse-only (the form's fields are the keyboard's
+  // way to the same coordinates): out of the tab order and the accessibility tree rather
+  // than unnamed buttons that do nothing from the keyboard.
+  map.on('layeradd', (e) => {
+    const handle = e.layer instanceof L.Marker ? e.layer.getElement() : undefined;
+    if (!handle) return;
+    handle.removeAttribute('role');
+    handle.removeAttribute('tabindex');
+    handle.setAttribute('aria-hidden', 'true');
+  });
   const others = L.layerGroup().addTo(map);
   let list: Geofence[] = [];
   let editing: Geofence | null = null;
@@ -211,12 +221,19 @@ export function geofencesPage(outlet: HTMLElement): () => void {
     map.pm.disableDraw();
     map.pm.enableDraw(mode, { snappable: false, tooltips: false, continueDrawing: false, pathOptions: EDITED });
     drawHint.textContent = t(`config.geofences.drawHint.${kind.value as ShapeKind}`);
+    mapBox.scrollIntoView({ block: 'nearest' });
   });
   kind.addEventListener('change', () => {
     showKind();
     drawFromForm();
   });
-  for (const input of [lat, lon, radius, rings, line]) input.addEventListener('change', drawFromForm);
+  for (const input of [lat, lon, radius, rings, line]) {
+    input.addEventListener('change', () => {
+      drawFromForm();
+      // Typed coordinates may be anywhere: bring them into view.
+      if (edited) map.fitBounds((edited as L.Polyline).getBounds(), { maxZoom: 15 });
+    });
+  }
 
   const showOthers = (): void => {
     others.clearLayers();
@@ -288,7 +305,7 @@ export function geofencesPage(outlet: HTMLElement): () => void {
     const texts = fieldMessages((error as { problem?: never })?.problem)
       .filter((m) => SHAPE_FIELDS.some((f) => m.field === f || m.field.startsWith(`${f}[`)))
       .map((m) => m.message);
-    if (texts.length) edited.bindTooltip(texts.join(' · '), { permanent: true, className: 'shape-error', direction: 'top' }).openTooltip();
+    if (texts.length) edited.bindTooltip(texts.join(' · '), { permanent: true, className: 'shape-error', direction: 'bottom' }).openTooltip();
   };
 
   form.addEventListener('submit', (e) => {
