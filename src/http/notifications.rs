@@ -263,8 +263,7 @@ async fn validate_tenant_notification(
     Body(notification): Body<EventNotification>,
 ) -> ApiResult<NoContent> {
     scope.require(Permission::ManageConfiguration)?;
-    let (_, references) =
-        validated(&app, &scope, NotificationLevel::Tenant, notification).await?;
+    let (_, references) = validated(&app, &scope, NotificationLevel::Tenant, notification).await?;
     app.store
         .check_references_now(&scope.tenant, &references)
         .await?;

@@ -12,6 +12,7 @@ backend_tests!(
     validation_answers_what_saving_would,
     validation_writes_nothing,
     validation_needs_manage_configuration_and_scope,
+    validation_and_recipient_types_are_documented,
 );
 
 const VALIDATE: &str = "/V2/1000/eventnotifications/validate";
@@ -91,10 +92,7 @@ async fn validation_answers_what_saving_would(app: TestApp) {
     let response = app.admin.post(VALIDATE, &good).await;
     assert_eq!(response.status(), StatusCode::OK);
     assert_eq!(response.text().await.unwrap(), "");
-    assert_eq!(
-        app.admin.post(SAVE, &good).await.status(),
-        StatusCode::OK
-    );
+    assert_eq!(app.admin.post(SAVE, &good).await.status(), StatusCode::OK);
 }
 
 /// The audit log's entries apart from logins.
@@ -127,7 +125,11 @@ async fn validation_writes_nothing(app: TestApp) {
         );
     }
     assert_eq!(count(&app, SAVE).await, 0);
-    assert_eq!(changes(&app).await, before, "validation left an audit entry");
+    assert_eq!(
+        changes(&app).await,
+        before,
+        "validation left an audit entry"
+    );
     // Nothing names the list: it can still be deleted.
     assert_eq!(
         app.admin
@@ -168,4 +170,41 @@ async fn validation_needs_manage_configuration_and_scope(app: TestApp) {
         anonymous.post(VALIDATE, &sos()).await.status(),
         StatusCode::UNAUTHORIZED
     );
+}
+
+/// The route is in the OpenAPI document, and so are the recipient types the console
+/// offers (it reads them from there).
+async fn validation_and_recipient_types_are_documented(app: TestApp) {
+    let doc: Value = app
+        .anonymous()
+        .get("/openapi.json")
+        .await
+        .json()
+        .await
+        .unwrap();
+    let operation = &doc["paths"]["/V2/{tenantVarCode}/eventnotifications/validate"]["post"];
+    assert!(operation.is_object(), "validate is documented");
+    for status in ["200", "400", "403", "404"] {
+        assert!(
+            operation["responses"][status].is_object(),
+            "{status} documented"
+        );
+    }
+    assert!(
+        operation["requestBody"]
+            .to_string()
+            .contains("#/components/schemas/EventNotification")
+    );
+    let types = doc["components"]["schemas"]["RecipientType"]["enum"]
+        .as_array()
+        .expect("RecipientType enum");
+    for expected in [
+        "TenantContact",
+        "TenantList",
+        "MessagingAddress",
+        "DeviceUserSms",
+    ] {
+        assert!(types.contains(&json!(expected)), "{expected} in {types:?}");
+    }
+    assert_eq!(types.len(), 27);
 }
