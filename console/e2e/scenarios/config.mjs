@@ -210,15 +210,41 @@ export const scenarios = {
   },
 
   async 'config-phone-width'() {
-    const { user } = await configurer();
+    const { tc, user } = await configurer();
+    await contact(tc, 'Duty officer with a rather long name', 'duty.officer.with.a.long.address@example.com');
+    await call('POST', `/V2/${tc}/eventnotifications`, {
+      NotificationName: 'Speeding', EventsExpression: 'AutomaticPositionReport AND Speed > 120 AND NOT Day IN (Sat, Sun)', Recipients: [] });
     const page = await newPage();
     await page.setViewportSize({ width: 390, height: 844 });
     await login(page, user);
-    for (const path of ['/config/geofences', '/config/notifications', '/config/addressbook']) {
+    for (const [path, opener] of [['/config/geofences', 'new-geofence'], ['/config/notifications', 'new-notification'], ['/config/addressbook', 'new-contact']]) {
       await open(page, path);
+      await page.getByTestId(opener).click();
+      await page.locator('form.config-form:not([hidden])').waitFor();
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
       assert(overflow <= 0, `${path} is ${overflow}px wider than the phone`);
     }
+    await page.context().close();
+  },
+
+  async 'config-keyboard-only'() {
+    const { tc, user } = await configurer();
+    const page = await newPage();
+    await login(page, user);
+    await open(page, '/config/addressbook');
+    await page.locator('[data-testid=contact-list]').waitFor();
+    // From the "New contact" button on, only keys: Enter opens the form (its heading takes
+    // the focus), Tab reaches the name and the first address, Enter in a field saves.
+    await page.getByTestId('new-contact').focus();
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('Tab');
+    await page.keyboard.type('Keyboard contact');
+    await page.keyboard.press('Tab');
+    await page.keyboard.type('+447700900789');
+    await page.keyboard.press('Enter');
+    await page.locator('[data-testid=contact-list] tr', { hasText: 'Keyboard contact' }).waitFor();
+    const { json: contacts } = await call('GET', `/V2/${tc}/addressbookcontacts`);
+    assert(contacts.some((c) => c.ContactName === 'Keyboard contact' && c.ContactEntries[0]?.Address === '+447700900789'), JSON.stringify(contacts));
     await page.context().close();
   },
 };
