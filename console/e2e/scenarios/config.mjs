@@ -59,6 +59,19 @@ export const scenarios = {
     // The map opened at 20° N, 0°: its middle is there, and 100 px at zoom 2 is thousands of km.
     assert(Math.abs(lat - 20) < 2 && Math.abs(lon) < 2, `centre ${lat}, ${lon}`);
     assert(radius > 1_000_000 && radius < 10_000_000, `radius ${radius}`);
+    // Edited: the stored circle comes back into the form; then deleted.
+    await page.getByRole('button', { name: 'Edit Depot' }).click();
+    assert(Number(await form.getByLabel('Radius (metres)').inputValue()) === radius, 'the radius read back');
+    await form.getByLabel('Radius (metres)').fill('500');
+    await form.getByTestId('save-geofence').click();
+    await form.waitFor({ state: 'hidden' });
+    const { json: edited } = await call('GET', `/V2/${tc}/geofences/${saved.GeofenceId}`);
+    assert(edited.CircleRadius === 500 && edited.CircleCentre.Lat === lat, JSON.stringify(edited));
+    page.on('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Delete Depot' }).click();
+    await page.getByTestId('geofence-status').filter({ hasText: '“Depot” deleted.' }).waitFor();
+    const { json: after } = await call('GET', `/V2/${tc}/geofences`);
+    assert(after.length === 0, JSON.stringify(after));
     await page.context().close();
   },
 
@@ -190,6 +203,17 @@ export const scenarios = {
     assert(list, JSON.stringify(lists));
     assert(JSON.stringify(list.Recipients.map((r) => [r.Type, r.ContactId ?? r.MessagingAddress])) ===
       JSON.stringify([['TenantContact', saved.ContactId], ['MessagingAddress', 'mail:ops@example.com']]), JSON.stringify(list.Recipients));
+    // Deleting asks first; a contact a list still names is refused, and the page says why.
+    page.on('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Delete Site manager' }).click();
+    await page.getByTestId('addressbook-status').filter({ hasText: 'remove it there first' }).waitFor();
+    await page.getByRole('button', { name: 'Delete Night shift' }).click();
+    await page.getByTestId('addressbook-status').filter({ hasText: '“Night shift” deleted.' }).waitFor();
+    await page.getByRole('button', { name: 'Delete Site manager' }).click();
+    await page.getByTestId('addressbook-status').filter({ hasText: '“Site manager” deleted.' }).waitFor();
+    const { json: left } = await call('GET', `/V2/${tc}/addressbookcontacts`);
+    const { json: leftLists } = await call('GET', `/V2/${tc}/addressbookdistributionlists`);
+    assert(left.length === 0 && leftLists.length === 0, `left: ${JSON.stringify([left, leftLists])}`);
     await page.context().close();
   },
 
