@@ -56,10 +56,10 @@ export class FormErrors {
   }
 
   /** Shows what went wrong: a 400's fields in place, anything else in the summary. */
-  show(error: unknown, only?: (field: string) => boolean): void {
+  show(error: unknown): void {
     this.clear();
     if (error instanceof ApiError && error.status === 400) {
-      const messages = fieldMessages(error.problem).filter((m) => !only || only(m.field));
+      const messages = fieldMessages(error.problem);
       const { placed, unplaced } = placeMessages(messages, this.slots.keys());
       for (const [field, texts] of placed) {
         const slot = this.slots.get(field);
@@ -68,14 +68,13 @@ export class FormErrors {
         for (const c of slot.controls) c.setAttribute('aria-invalid', 'true');
       }
       const rest = unplaced.map((m) => (m.field ? `${m.field}: ${m.message}` : m.message));
-      if (!only && rest.length === 0 && placed.size === 0) rest.push(error.message);
+      if (rest.length === 0 && placed.size === 0) rest.push(error.message);
       if (rest.length) this.summary.replaceChildren(h('ul', {}, ...rest.map((r) => h('li', {}, r))));
       if (placed.size || rest.length) {
         this.summary.prepend(h('p', {}, t('config.invalid')));
       }
       return;
     }
-    if (only) return;
     this.summary.replaceChildren(describeFailure(error));
   }
 
@@ -88,11 +87,6 @@ export class FormErrors {
       if (messages.length) c.setAttribute('aria-invalid', 'true');
       else c.removeAttribute('aria-invalid');
     }
-  }
-
-  /** Whether `field` has a message shown. */
-  has(field: string): boolean {
-    return !!this.slots.get(field)?.box.textContent;
   }
 }
 
