@@ -92,7 +92,7 @@ export class FormErrors {
 
 /** A failure other than a 400, in words. */
 export function describeFailure(error: unknown): string {
-  if (error instanceof ForbiddenError) return t('config.forbidden');
+  if (error instanceof ForbiddenError) return t('config.forbidden', { detail: error.message });
   if (error instanceof NotFoundError) return t('config.notFound');
   if (error instanceof ConflictError) return t('config.conflict', { detail: error.message });
   if (error instanceof NetworkError) return t('config.network');
