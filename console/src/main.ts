@@ -17,6 +17,7 @@ import { loginPage } from './pages/login';
 import { queuePage } from './pages/queue';
 import { alertPage } from './pages/alert';
 import { mapPage } from './pages/map';
+import { configPages } from './pages/config';
 
 const app = document.getElementById('app') as HTMLElement;
 const outlet = h('div', { class: 'outlet' });
@@ -57,6 +58,7 @@ function shell(): void {
       h('nav', { 'aria-label': t('nav.main') },
         h('a', { href: '/alerts', 'data-link': true }, t('nav.alerts')),
         h('a', { href: '/map', 'data-link': true }, t('nav.map')),
+        h('a', { href: '/config/geofences', 'data-link': true }, t('config.nav.main')),
         ...offered(ADMIN_PAGES, session()).map((p) => h('a', { href: p.path, 'data-link': true }, t(p.label))),
       ),
       tenantSwitcher(() => render()),
@@ -115,6 +117,8 @@ for (const p of ADMIN_PAGES) {
 function forbidden(o: HTMLElement): void {
   o.append(h('main', {}, h('h1', {}, t('admin.notAllowed'))));
 }
+route('/config', requireSession(() => navigate('/config/geofences', true)));
+for (const [path, page] of configPages) route(path, requireSession(page));
 
 async function boot(): Promise<void> {
   setLanguage(chooseLanguage([...navigator.languages]));

@@ -34,6 +34,7 @@ pub fn router() -> OpenApiRouter<AppState> {
             list_tenant_notifications,
             create_tenant_notification
         ))
+        .routes(routes!(validate_tenant_notification))
         .routes(routes!(
             get_tenant_notification,
             update_tenant_notification,
@@ -245,6 +246,28 @@ async fn create_tenant_notification(
     Body(notification): Body<EventNotification>,
 ) -> ApiResult<Created> {
     create(&app, &scope, NotificationLevel::Tenant, notification).await
+}
+
+/// Check a tenant-level notification without saving it (extension).
+///
+/// Every rule a POST checks, with the same answer: 200 with no body when the
+/// notification would be accepted, else the 400 (problem+json, each offending field in
+/// `errors[]`, an `EventsExpression` message naming the position) that saving it would
+/// get. Nothing is written. For editors that check an expression as it is typed.
+#[utoipa::path(post, path = "/V2/{tenantVarCode}/eventnotifications/validate", tag = "Event notifications",
+    params(TenantParam), request_body = EventNotification,
+    responses((status = 200, description = "Valid; nothing stored"), (status = 400, body = Problem), (status = 403, body = Problem), (status = 404, body = Problem)))]
+async fn validate_tenant_notification(
+    scope: TenantScope,
+    State(app): State<AppState>,
+    Body(notification): Body<EventNotification>,
+) -> ApiResult<NoContent> {
+    scope.require(Permission::ManageConfiguration)?;
+    let (_, references) = validated(&app, &scope, NotificationLevel::Tenant, notification).await?;
+    app.store
+        .check_references_now(&scope.tenant, &references)
+        .await?;
+    Ok(NoContent)
 }
 
 /// Get a tenant-level notification.

@@ -43,13 +43,13 @@ fn placeholders(start: usize, n: usize) -> String {
 }
 
 impl Store {
-    /// Finds, inside a write transaction, every list, contact and group `references`
-    /// name that is visible from `node` (own, or shared by an ancestor; groups: own).
-    /// On PostgreSQL the rows found are share-locked until commit, so they cannot be
+    /// Finds every list, contact and group `references` name that is visible from `node`
+    /// (own, or shared by an ancestor; groups: own). Inside a write transaction on
+    /// PostgreSQL the rows found are share-locked until commit, so they cannot be
     /// deleted, emptied of an entry or un-shared before this transaction's references exist.
-    pub(super) async fn find_referenced(
+    async fn find_referenced(
         &self,
-        tx: &mut Tx,
+        conn: &mut sqlx::AnyConnection,
         node: &TenantNode,
         references: &[RecipientReference],
     ) -> StoreResult<ReferencedRecords> {
@@ -80,7 +80,7 @@ impl Store {
                 for id in chunk {
                     query = query.bind(*id);
                 }
-                for row in query.fetch_all(&mut **tx).await? {
+                for row in query.fetch_all(&mut *conn).await? {
                     let id: i64 = row.try_get("id")?;
                     let owner: String = row.try_get("tenant_code")?;
                     if table == "distribution_lists" {
@@ -112,7 +112,7 @@ impl Store {
             for id in chunk {
                 query = query.bind(*id);
             }
-            for row in query.fetch_all(&mut **tx).await? {
+            for row in query.fetch_all(&mut *conn).await? {
                 found.groups.insert(row.try_get("id")?);
             }
         }
@@ -131,6 +131,23 @@ impl Store {
             return Ok(());
         }
         let found = self.find_referenced(tx, node, references).await?;
+        let mut v = Validator::new();
+        check_references(references, &found, &mut v);
+        v.finish().map_err(StoreError::Invalid)
+    }
+
+    /// What `check_references` would answer, read outside any write (nothing is written
+    /// or held locked): for checking a record before it is saved.
+    pub async fn check_references_now(
+        &self,
+        node: &TenantNode,
+        references: &[RecipientReference],
+    ) -> StoreResult<()> {
+        if references.is_empty() {
+            return Ok(());
+        }
+        let mut conn = self.pool.acquire().await?;
+        let found = self.find_referenced(&mut conn, node, references).await?;
         let mut v = Validator::new();
         check_references(references, &found, &mut v);
         v.finish().map_err(StoreError::Invalid)

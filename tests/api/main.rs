@@ -47,6 +47,7 @@ mod login_attacks;
 mod metrics_exposure;
 mod mo_messages;
 mod mt_messages;
+mod notification_validation;
 mod openapi;
 mod peers;
 mod profiles;
