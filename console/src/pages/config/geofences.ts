@@ -230,8 +230,10 @@ export function geofencesPage(outlet: HTMLElement): () => void {
   for (const input of [lat, lon, radius, rings, line]) {
     input.addEventListener('change', () => {
       drawFromForm();
-      // Typed coordinates may be anywhere: bring them into view.
-      if (edited) map.fitBounds((edited as L.Polyline).getBounds(), { maxZoom: 15 });
+      // Typed coordinates may be anywhere: bring them into view (only when out of it:
+      // a zoom change redraws the whole world outline).
+      const bounds = edited ? (edited as L.Polyline).getBounds() : null;
+      if (bounds?.isValid() && !map.getBounds().contains(bounds)) map.fitBounds(bounds, { maxZoom: 15 });
     });
   }
 
