@@ -1,4 +1,4 @@
-# Shared by bench/ingest.sh and bench/deliveries.sh (sourced, not run): starting a release
+# Shared by the bench/*.sh scripts (sourced, not run): starting a release
 # server, seeding the ingest scenario and driving it with wrk. BENCH_BIN: the server binary
 # to run (default the release build; for A/B runs of two builds, with BENCH_NO_BUILD=1).
 ADMIN=bench-admin@example.com
@@ -98,3 +98,18 @@ load() {
 }
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a/b}'; }
+
+# wrk_run SECONDS CONNECTIONS SCRIPT [wrk args...]: wrk (2 threads) with a Lua script
+# against $BASE; prints "requests_per_second p50_ms p99_ms answered unanswered": answered
+# within the run, and socket errors (timeouts: such a request may still have been
+# stored). A non-2xx answer fails the run.
+wrk_run() {
+  local seconds=$1 connections=$2 script=$3
+  shift 3
+  wrk -t2 -c"$connections" -d"${seconds}s" --latency "$@" -s "$script" "$BASE" >"$WORK/wrk.out"
+  if grep -q "Non-2xx" "$WORK/wrk.out"; then cat "$WORK/wrk.out" >&2; tail -20 "$WORK"/server-*.log >&2; exit 1; fi
+  ms() { awk -v q="$1" '$1==q {v=$2; if (v ~ /us$/) {sub(/us/,"",v); v=v/1000} else if (v ~ /ms$/) {sub(/ms/,"",v)} else if (v ~ /s$/) {sub(/s/,"",v); v=v*1000}; print v}' "$WORK/wrk.out"; }
+  echo "$(awk '/Requests\/sec/ {printf "%.0f", $2}' "$WORK/wrk.out") $(ms 50%) $(ms 99%) $(awk '/requests in/ {print $1}' "$WORK/wrk.out") $(awk '/Socket errors/ {gsub(/,/, ""); print $4 + $6 + $8 + $10; f=1} END {if (!f) print 0}' "$WORK/wrk.out")"
+}
+
+median() { sort -g | awk '{v[NR]=$1} END {if (NR % 2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }

@@ -613,10 +613,21 @@ pub fn channels_config(args: &crate::config::ServeArgs) -> anyhow::Result<Channe
             "Twilio needs --twilio-account-sid, --twilio-auth-token and --twilio-from together"
         ),
     };
+    if let Some(sender) = &args.garmin_inbound_sender
+        && !crate::domain::gateways::garmin_mt::is_valid_sender(sender.trim())
+    {
+        anyhow::bail!(
+            "--garmin-inbound-sender must be an email address or a phone number (Garmin refuses any other sender)"
+        );
+    }
     let garmin = match (&args.garmin_inbound_url, &args.garmin_inbound_token) {
-        (Some(url), Some(credential)) => Some(crate::channels::garmin::GarminConfig {
+        (Some(url), Some(api_key)) => Some(crate::channels::garmin::GarminConfig {
             base_url: url.clone(),
-            credential: credential.clone(),
+            api_key: api_key.clone(),
+            sender: args
+                .garmin_inbound_sender
+                .as_ref()
+                .map(|s| s.trim().to_string()),
         }),
         (None, None) => None,
         _ => anyhow::bail!(

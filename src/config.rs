@@ -270,14 +270,20 @@ pub struct ServeArgs {
     #[arg(long, env = "SAFETRACK_DIRECTIP_READ_TIMEOUT_SECONDS", default_value_t = 10,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub directip_read_timeout_seconds: u64,
-    /// Base URL of Garmin's IPC Inbound API (e.g. `https://…/IPCInbound/V1/`): MT messages
-    /// for devices with an `IridiumImei` and `DeviceType` starting with `InReach` are sent
-    /// there. Without it they stay queued.
+    /// Base URL of Garmin's IPC Inbound API: the tenant's "Inbound URL" (Portal Connect,
+    /// Inbound Settings) with `/api/`, e.g. `https://ipcinbound.inreachapp.com/api/`. MT
+    /// messages for devices with an `IridiumImei` and `DeviceType` starting with `InReach`
+    /// are sent there. Without it they stay queued.
     #[arg(long, env = "SAFETRACK_GARMIN_INBOUND_URL")]
     pub garmin_inbound_url: Option<String>,
-    /// Garmin IPC Inbound credentials, `user:password` (HTTP Basic).
+    /// Garmin IPC Inbound API key (Portal Connect, Inbound Settings, Generate API Key),
+    /// sent as `X-API-Key`.
     #[arg(long, env = "SAFETRACK_GARMIN_INBOUND_TOKEN", hide_env_values = true)]
     pub garmin_inbound_token: Option<String>,
+    /// The sender of MT texts to inReach devices that name none (`Parameters.Sender`): an
+    /// email address or phone number (Garmin refuses any other). Without it such texts fail.
+    #[arg(long, env = "SAFETRACK_GARMIN_INBOUND_SENDER")]
+    pub garmin_inbound_sender: Option<String>,
     /// A map tile URL template for the operator console (`https://…/{z}/{x}/{y}.png`);
     /// empty: the bundled world outline only, and the console asks nothing of any other
     /// server.

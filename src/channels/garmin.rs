@@ -1,10 +1,12 @@
 //! MT messages to Garmin inReach devices through Garmin's IPC Inbound REST API
-//! (`--garmin-inbound-url`, `--garmin-inbound-token`). A `Garmin` delivery's body is the
-//! MT message (`GarminMt`, written when it is queued); the request is built by
-//! `domain::gateways::garmin` (`inbound_text`, `inbound_location_request`,
-//! `inbound_tracking_interval`) and POSTed as JSON. The answer classifies like any
-//! provider's: 2xx sent, 408/429/5xx retried, other 4xx permanent; an MT message Garmin
-//! cannot carry (a type it has no request for, text over 160 characters) is permanent.
+//! (`--garmin-inbound-url`, `--garmin-inbound-token`, `--garmin-inbound-sender`). A
+//! `Garmin` delivery's body is the MT message (`GarminMt`, written when it is queued);
+//! the request is built by `domain::gateways::garmin_mt` (paths, bodies and limits from
+//! Garmin's IPC Inbound guide v3.1.1) and POSTed as JSON with the API key in `X-API-Key`,
+//! as the guide's "Authentication" says. The answer classifies like any provider's: 2xx
+//! sent, 408/429/5xx retried (429 after its `Retry-After`), other 4xx permanent (401/403 a
+//! missing or wrong key, 422 what Garmin refuses); an MT message Garmin cannot carry (a
+//! type it has no request for, text over 160 characters, no valid sender) is permanent.
 
 use std::time::Duration;
 
@@ -18,10 +20,14 @@ const TIMEOUT: Duration = Duration::from_secs(15);
 
 #[derive(Debug, Clone)]
 pub struct GarminConfig {
-    /// The Inbound base URL (`https://…/IPCInbound/V1/`).
+    /// The Inbound base URL (`https://ipcinbound.inreachapp.com/api/`: the tenant's
+    /// "Inbound URL" with `/api/`).
     pub base_url: String,
-    /// `user:password` for HTTP Basic, else sent as `X-API-Key`. Never logged.
-    pub credential: String,
+    /// The IPC Inbound API key, sent as `X-API-Key`. Never logged.
+    pub api_key: String,
+    /// A text's sender when the MT message names none (`Parameters.Sender`): an email
+    /// address or phone number, as Garmin requires.
+    pub sender: Option<String>,
 }
 
 pub struct GarminChannel {
@@ -45,7 +51,7 @@ impl GarminChannel {
     pub async fn send(&self, imei: &str, body: &str) -> AttemptOutcome {
         let request = match serde_json::from_str::<GarminMt>(body)
             .map_err(|e| format!("the delivery's MT message cannot be read: {e}"))
-            .and_then(|mt| mt.request(imei))
+            .and_then(|mt| mt.request(imei, self.config.sender.as_deref()))
         {
             Ok(request) => request,
             Err(error) => return AttemptOutcome::Permanent { error },
@@ -55,12 +61,14 @@ impl GarminChannel {
             self.config.base_url.trim_end_matches('/'),
             request.path
         );
-        let mut builder = self.client.post(&url).json(&request.body);
-        builder = match self.config.credential.split_once(':') {
-            Some((user, password)) => builder.basic_auth(user, Some(password)),
-            None => builder.header("X-API-Key", &self.config.credential),
-        };
-        let response = match builder.send().await {
+        let sent = self
+            .client
+            .post(&url)
+            .header("X-API-Key", &self.config.api_key)
+            .json(&request.body)
+            .send()
+            .await;
+        let response = match sent {
             Ok(r) => r,
             Err(e) if e.is_connect() => {
                 return AttemptOutcome::Unreachable {
@@ -99,66 +107,24 @@ impl GarminChannel {
 mod tests {
     use super::*;
     use crate::channels::closed_port;
-    use crate::domain::gateways::garmin_mt::DEFAULT_SENDER;
-
-    fn mt(kind: &str, message: Option<&str>, parameters: serde_json::Value) -> GarminMt {
-        GarminMt {
-            mt_message_id: 1,
-            device_id: "d".into(),
-            r#type: kind.into(),
-            message: message.map(str::to_string),
-            parameters: parameters.as_object().cloned().unwrap_or_default(),
-            queued_at: "2026-03-01T10:00:00Z".parse().unwrap(),
-        }
-    }
-
-    #[test]
-    fn each_type_has_its_request() {
-        let imei = "300434030112330";
-        let text = mt("Text", Some("Come back"), serde_json::json!({}))
-            .request(imei)
-            .unwrap();
-        assert_eq!(text.path, "Messaging.svc/Message");
-        assert_eq!(text.body["Messages"][0]["Sender"], DEFAULT_SENDER);
-        let located = mt("LocationRequest", None, serde_json::json!({}))
-            .request(imei)
-            .unwrap();
-        assert_eq!(located.path, "Location.svc/LocationRequest");
-        let interval = mt(
-            "ReportingFrequency",
-            None,
-            serde_json::json!({"Interval": "10"}),
-        )
-        .request(imei)
-        .unwrap();
-        assert_eq!(interval.body["Devices"][0]["Interval"], 10);
-        assert!(
-            mt("ReportingFrequency", None, serde_json::json!({}))
-                .request(imei)
-                .is_err()
-        );
-        assert!(
-            mt("Call", None, serde_json::json!({}))
-                .request(imei)
-                .is_err()
-        );
-        let long = "x".repeat(161);
-        assert!(
-            mt("Text", Some(&long), serde_json::json!({}))
-                .request(imei)
-                .is_err()
-        );
-    }
 
     #[tokio::test]
     async fn an_inbound_api_that_refuses_the_connection_is_unreachable() {
         let channel = GarminChannel::new(GarminConfig {
-            base_url: format!("http://127.0.0.1:{}/IPCInbound/V1/", closed_port()),
-            credential: "user:secret".into(),
+            base_url: format!("http://127.0.0.1:{}/api/", closed_port()),
+            api_key: "secret-key".into(),
+            sender: None,
         })
         .unwrap();
-        let body =
-            serde_json::to_string(&mt("LocationRequest", None, serde_json::json!({}))).unwrap();
+        let body = serde_json::to_string(&GarminMt {
+            mt_message_id: 1,
+            device_id: "d".into(),
+            r#type: "LocationRequest".into(),
+            message: None,
+            parameters: serde_json::Map::new(),
+            queued_at: "2026-03-01T10:00:00Z".parse().unwrap(),
+        })
+        .unwrap();
         let outcome = channel.send("300434030112330", &body).await;
         assert!(
             matches!(&outcome, AttemptOutcome::Unreachable { error } if !error.contains("secret")),

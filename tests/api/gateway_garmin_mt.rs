@@ -1,7 +1,9 @@
 //! MT back to inReach devices: messages queued for a device whose `DeviceType` is an
-//! InReach with an `IridiumImei` go to Garmin's IPC Inbound API (a local fake here) as
-//! `Garmin` deliveries — text, location request, tracking interval — and the MT
-//! message's status follows the answer, with the delivery worker's retries.
+//! InReach with an `IridiumImei` go to Garmin's IPC Inbound API (a local fake here,
+//! checking the requests against Garmin's IPC Inbound guide v3.1.1: IPCv2 paths and
+//! bodies, `X-API-Key`) as `Garmin` deliveries — text, location request, tracking
+//! interval — and the MT message's status follows the answer, with the delivery worker's
+//! retries; what Garmin would refuse fails without a call.
 
 use std::time::Duration;
 
@@ -48,8 +50,9 @@ async fn queued_messages_go_to_garmin_and_their_status_follows(backend: Backend)
     let config = AppConfig {
         channels: ChannelsConfig {
             garmin: Some(GarminConfig {
-                base_url: format!("{}/IPCInbound/V1/", inbound.base),
-                credential: "ipc-user:ipc-secret".into(),
+                base_url: format!("{}/api/", inbound.base),
+                api_key: "ipc-api-key".into(),
+                sender: Some("ops@example.com".into()),
             }),
             ..ChannelsConfig::default()
         },
@@ -77,7 +80,13 @@ async fn queued_messages_go_to_garmin_and_their_status_follows(backend: Backend)
     let text = queue(
         &app,
         "inreach-1",
-        json!({"Type": "Text", "Message": "Return to base", "Parameters": {"Sender": "Ops"}}),
+        json!({"Type": "Text", "Message": "Return to base", "Parameters": {"Sender": "duty@example.com"}}),
+    )
+    .await;
+    let default_sender = queue(
+        &app,
+        "inreach-1",
+        json!({"Type": "Text", "Message": "Weather closing in"}),
     )
     .await;
     let locate = queue(&app, "inreach-1", json!({"Type": "LocationRequest"})).await;
@@ -88,6 +97,13 @@ async fn queued_messages_go_to_garmin_and_their_status_follows(backend: Backend)
     )
     .await;
     let call = queue(&app, "inreach-1", json!({"Type": "Call"})).await;
+    // Garmin takes only an email address or phone number as the sender.
+    let bad_sender = queue(
+        &app,
+        "inreach-1",
+        json!({"Type": "Text", "Message": "hello", "Parameters": {"Sender": "Ops room"}}),
+    )
+    .await;
     let phone = queue(
         &app,
         "phone-1",
@@ -95,80 +111,112 @@ async fn queued_messages_go_to_garmin_and_their_status_follows(backend: Backend)
     )
     .await;
 
-    let received = inbound.wait_for(4, Duration::from_secs(20)).await;
+    let ids = [
+        &text,
+        &default_sender,
+        &locate,
+        &interval,
+        &call,
+        &bad_sender,
+    ];
+    let expected = ["Sent", "Sent", "Sent", "Sent", "Failed", "Failed"];
     let mut finals = Vec::new();
-    for _ in 0..100 {
-        finals = vec![
-            status_of(&app, "inreach-1", &text).await,
-            status_of(&app, "inreach-1", &locate).await,
-            status_of(&app, "inreach-1", &interval).await,
-            status_of(&app, "inreach-1", &call).await,
-        ];
-        if finals == ["Sent", "Sent", "Sent", "Failed"] {
+    for _ in 0..200 {
+        finals.clear();
+        for id in ids {
+            finals.push(status_of(&app, "inreach-1", id).await);
+        }
+        if finals == expected {
             break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    assert_eq!(finals, ["Sent", "Sent", "Sent", "Failed"]);
+    assert_eq!(finals, expected);
     assert_eq!(status_of(&app, "phone-1", &phone).await, "Queued");
 
-    let received = if received.len() < 4 {
-        inbound.wait_for(4, Duration::from_secs(5)).await
-    } else {
-        received
-    };
+    // Four requests, one of them twice (the 503 was retried); none for the two refused.
+    let received = inbound.wait_for(5, Duration::from_secs(10)).await;
     let paths: Vec<&str> = received.iter().map(|r| r.path.as_str()).collect();
-    assert!(
-        paths.iter().all(|p| p.starts_with("/IPCInbound/V1/")),
-        "{paths:?}"
-    );
-    // Three requests, one of them twice: the 503 was retried.
-    assert_eq!(received.len(), 4, "{paths:?}");
+    assert_eq!(received.len(), 5, "{paths:?}");
+    for request in &received {
+        assert_eq!(request.header("x-api-key"), Some("ipc-api-key"));
+        assert!(request.header("authorization").is_none());
+    }
     let distinct: std::collections::BTreeSet<&str> = paths.iter().copied().collect();
-    assert_eq!(distinct.len(), 3, "{paths:?}");
-    let text_calls: Vec<_> = received
-        .iter()
-        .filter(|r| r.path.ends_with("Messaging.svc/Message"))
-        .collect();
-    let last = text_calls.len() - 1;
-    let body = text_calls[last].json();
     assert_eq!(
-        body["Messages"][0]["Recipients"],
-        json!([300434030112330u64])
+        distinct.into_iter().collect::<Vec<_>>(),
+        [
+            "/api/Location/SendLocationRequest",
+            "/api/Messaging/Message",
+            "/api/Tracking/Interval"
+        ]
     );
-    assert_eq!(body["Messages"][0]["Sender"], "Ops");
-    assert_eq!(body["Messages"][0]["Message"], "Return to base");
-    assert!(
-        text_calls[last]
-            .header("authorization")
-            .is_some_and(|a| a.starts_with("Basic "))
+    let texts: Vec<Value> = received
+        .iter()
+        .filter(|r| r.path == "/api/Messaging/Message")
+        .map(|r| r.json()["Messages"][0].clone())
+        .collect();
+    let by_sender = |sender: &str| {
+        texts
+            .iter()
+            .find(|m| m["Sender"] == sender)
+            .unwrap_or_else(|| panic!("a text from {sender}: {texts:?}"))
+            .clone()
+    };
+    let from_duty = by_sender("duty@example.com");
+    assert_eq!(from_duty["Recipients"], json!([300434030112330u64]));
+    assert_eq!(from_duty["Message"], "Return to base");
+    let stamp = from_duty["Timestamp"].as_str().unwrap_or_default();
+    let millis = stamp
+        .strip_prefix("/Date(")
+        .and_then(|rest| rest.strip_suffix(")/"))
+        .and_then(|ms| ms.parse::<i64>().ok());
+    assert!(millis.is_some_and(|ms| ms > 1_293_840_000_000), "{stamp}");
+    assert_eq!(
+        by_sender("ops@example.com")["Message"],
+        "Weather closing in"
     );
     let located = received
         .iter()
-        .find(|r| r.path.ends_with("Location.svc/LocationRequest"))
+        .find(|r| r.path == "/api/Location/SendLocationRequest")
         .expect("a location request");
-    assert_eq!(
-        located.json(),
-        json!({"Locations": [{"IMEI": 300434030112330u64}]})
-    );
+    assert_eq!(located.json(), json!({"IMEI": [300434030112330u64]}));
     let tracking = received
         .iter()
-        .find(|r| r.path.ends_with("Tracking.svc/Interval"))
+        .find(|r| r.path == "/api/Tracking/Interval")
         .expect("a tracking interval");
+    // Ten minutes, in seconds.
     assert_eq!(
         tracking.json(),
-        json!({"Devices": [{"IMEI": 300434030112330u64, "Interval": 10}]})
+        json!({"Devices": [{"Imei": 300434030112330u64, "Interval": 600}]})
     );
 
-    // The deliveries say what happened, the unsupported type included.
+    // The deliveries say what happened, the refused ones included.
     let deliveries = app
         .admin
         .get_json("/V2/1000/deliveries?channel=Garmin")
         .await;
     let deliveries = deliveries.as_array().unwrap();
-    assert_eq!(deliveries.len(), 4, "{deliveries:?}");
-    assert!(
-        deliveries.iter().any(|d| d["Status"] == "Failed"
-            && d["LastError"].as_str().is_some_and(|e| e.contains("Call")))
-    );
+    assert_eq!(deliveries.len(), 6, "{deliveries:?}");
+    let failed = |needle: &str| {
+        deliveries.iter().any(|d| {
+            d["Status"] == "Failed" && d["LastError"].as_str().is_some_and(|e| e.contains(needle))
+        })
+    };
+    assert!(failed("Call"), "{deliveries:?}");
+    assert!(failed("Ops room"), "{deliveries:?}");
+
+    // Garmin refusing a request (422, e.g. an IMEI not the tenant's) fails it at once.
+    inbound.answer(422, 1, None);
+    let refused = queue(&app, "inreach-1", json!({"Type": "LocationRequest"})).await;
+    let mut status = String::new();
+    for _ in 0..200 {
+        status = status_of(&app, "inreach-1", &refused).await;
+        if status != "Queued" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(status, "Failed");
+    assert_eq!(inbound.received().len(), 6, "one call, not retried");
 }

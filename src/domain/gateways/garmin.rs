@@ -58,27 +58,14 @@
 //! makes one transmission per millisecond at most). An event without `timeStamp` (2.0
 //! binary events) has neither and is not deduplicated.
 //!
-//! **MT back: IPC Inbound** (paths relative to the tenant's Inbound base URL, e.g.
-//! `https://…/IPCInbound/V1/`; HTTP Basic authentication is the caller's):
-//!
-//! | MT `Type` | Request ([`InboundRequest`]) | Body |
-//! |---|---|---|
-//! | `Text` | `POST Messaging.svc/Message` ([`inbound_text`]) | `{"Messages":[{"Recipients":[imei],"Sender":…,"Timestamp":"/Date(ms)/","Message":…}]}`; text at most 160 characters |
-//! | `LocationRequest` | `POST Location.svc/LocationRequest` ([`inbound_location_request`]) | `{"Locations":[{"IMEI":imei}]}` |
-//! | `ReportingFrequency` | `POST Tracking.svc/Interval` ([`inbound_tracking_interval`]) | `{"Devices":[{"IMEI":imei,"Interval":minutes}]}` |
-//!
-//! IMEIs go as JSON numbers and times as WCF dates (`/Date(ms)/`), as the Inbound API
-//! takes them. The Messaging body is the one public clients use; the Location and
-//! Tracking bodies mirror the shapes those services return (`Locations[]`, `Devices[]`
-//! of `{IMEI, Interval}`) and must be checked against Garmin's Inbound reference when
-//! the sender is wired.
+//! **MT back** (IPC Inbound): `garmin_mt`.
 
 use std::collections::BTreeMap;
 
 use base64::Engine;
 use jiff::Timestamp;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::{
     AUTOMATIC_POSITION_REPORT, DeviceRef, EMERGENCY_ACTIVE, EMERGENCY_NONE, GatewayReport,
@@ -351,90 +338,6 @@ fn base64_field(field: &str, text: &str) -> Result<String, String> {
         .decode(text)
         .map(|_| text.to_string())
         .map_err(|e| format!("`{field}` is not valid Base64: {e}"))
-}
-
-/// An IPC Inbound call: POST `body` (JSON) to `path` under the Inbound base URL.
-#[derive(Debug, Clone, PartialEq)]
-pub struct InboundRequest {
-    pub path: &'static str,
-    pub body: Value,
-}
-
-/// Why an MT message cannot go to Garmin as asked.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum InboundError {
-    #[error("the device's IMEI `{0}` is not 15 digits")]
-    Imei(String),
-    #[error("the text is empty")]
-    EmptyText,
-    #[error("the text is {0} characters; Garmin takes at most {MAX_TEXT_CHARS}")]
-    TextTooLong(usize),
-    #[error("the sender is empty")]
-    EmptySender,
-    #[error("the tracking interval must be at least one minute")]
-    Interval,
-}
-
-/// Longest text Garmin's Messaging service takes.
-pub const MAX_TEXT_CHARS: usize = 160;
-
-fn imei_number(imei: &str) -> Result<u64, InboundError> {
-    let imei = imei.trim();
-    if imei.len() != 15 || !imei.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(InboundError::Imei(imei.to_string()));
-    }
-    imei.parse()
-        .map_err(|_| InboundError::Imei(imei.to_string()))
-}
-
-/// A text message to the device from `sender` (the name the device shows), sent at `at`.
-pub fn inbound_text(
-    imei: &str,
-    sender: &str,
-    text: &str,
-    at: Timestamp,
-) -> Result<InboundRequest, InboundError> {
-    let imei = imei_number(imei)?;
-    if text.trim().is_empty() {
-        return Err(InboundError::EmptyText);
-    }
-    let chars = text.chars().count();
-    if chars > MAX_TEXT_CHARS {
-        return Err(InboundError::TextTooLong(chars));
-    }
-    if sender.trim().is_empty() {
-        return Err(InboundError::EmptySender);
-    }
-    Ok(InboundRequest {
-        path: "Messaging.svc/Message",
-        body: json!({"Messages": [{
-            "Recipients": [imei],
-            "Sender": sender.trim(),
-            "Timestamp": format!("/Date({})/", at.as_millisecond()),
-            "Message": text,
-        }]}),
-    })
-}
-
-/// Asks the device for its location (it answers with a Locate Response, code 2).
-pub fn inbound_location_request(imei: &str) -> Result<InboundRequest, InboundError> {
-    let imei = imei_number(imei)?;
-    Ok(InboundRequest {
-        path: "Location.svc/LocationRequest",
-        body: json!({"Locations": [{"IMEI": imei}]}),
-    })
-}
-
-/// Sets the device's tracking interval, in minutes.
-pub fn inbound_tracking_interval(imei: &str, minutes: u32) -> Result<InboundRequest, InboundError> {
-    let imei = imei_number(imei)?;
-    if minutes == 0 {
-        return Err(InboundError::Interval);
-    }
-    Ok(InboundRequest {
-        path: "Tracking.svc/Interval",
-        body: json!({"Devices": [{"IMEI": imei, "Interval": minutes}]}),
-    })
 }
 
 #[cfg(test)]

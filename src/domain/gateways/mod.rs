@@ -9,6 +9,9 @@
 //! | Garmin inReach IPC Outbound | JSON `{"Version","Events":[…]}`, several devices | [`garmin`] |
 //! | Iridium SBD DirectIP MO | binary information elements over TCP | [`directip`] |
 //!
+//! MT messages back to inReach devices become Garmin IPC Inbound requests in
+//! [`garmin_mt`].
+//!
 //! Each report becomes a [`GatewayReport`]: how to find the device ([`DeviceRef`]) and the
 //! message. Protocol fields with no MO field go to `Properties` (each module lists them).
 //!
