@@ -70,3 +70,56 @@ export function baseMap(container: HTMLElement, center: L.LatLngExpression = [20
   }
   return map;
 }
+
+export interface LatLon {
+  Lat: number;
+  Lon: number;
+}
+
+export interface Geofence {
+  GeofenceId?: string;
+  Name?: string | null;
+  GeofenceType?: 'circle' | 'polygon' | 'polyline' | string | null;
+  CircleCentre?: LatLon | null;
+  CircleRadius?: number | null;
+  PolygonPositions?: LatLon[][] | null;
+  PolylinePositions?: LatLon[] | null;
+  FenceWidth?: number | null;
+}
+
+const FENCE_STYLE: L.PathOptions = { color: '#0b57a4', weight: 2, fillOpacity: 0.08, dashArray: '6 4' };
+
+/** One geofence as a shape (null when its record has no usable shape). */
+export function geofenceShape(g: Geofence): L.Path | null {
+  const ll = (p: LatLon): L.LatLngTuple => [p.Lat, p.Lon];
+  const style = { ...FENCE_STYLE, className: 'geofence' };
+  if (g.GeofenceType === 'circle' && g.CircleCentre && g.CircleRadius) {
+    return L.circle(ll(g.CircleCentre), { ...style, radius: g.CircleRadius });
+  }
+  if (g.GeofenceType === 'polygon' && g.PolygonPositions?.length) {
+    return L.polygon(g.PolygonPositions.map((ring) => ring.map(ll)), style);
+  }
+  if (g.GeofenceType === 'polyline' && g.PolylinePositions?.length) {
+    return L.polyline(g.PolylinePositions.map(ll), { ...style, fill: false });
+  }
+  return null;
+}
+
+/** The geofences, read-only: each named in a tooltip and to screen readers. */
+export function geofenceLayer(list: Geofence[]): L.LayerGroup {
+  const group = L.layerGroup();
+  for (const g of list) {
+    const shape = geofenceShape(g);
+    if (!shape) continue;
+    const name = g.Name || g.GeofenceId || '';
+    shape.bindTooltip(name, { sticky: true });
+    shape.on('add', () => {
+      const el = shape.getElement();
+      el?.setAttribute('role', 'img');
+      el?.setAttribute('aria-label', t('map.geofence', { name }));
+      el?.setAttribute('data-geofence', g.GeofenceId ?? '');
+    });
+    group.addLayer(shape);
+  }
+  return group;
+}

@@ -47,11 +47,20 @@ export function queuePage(outlet: HTMLElement): () => void {
     for (const [cell, since] of ages) cell.textContent = formatAge(since, now);
   };
   draw();
-  const offs = [live.alertChanged.on(draw), live.queueReloaded.on(draw)];
+  // A burst of alert events redraws the table once, in the next frame.
+  let frame = 0;
+  const drawSoon = (): void => {
+    frame ||= requestAnimationFrame(() => {
+      frame = 0;
+      draw();
+    });
+  };
+  const offs = [live.alertChanged.on(drawSoon), live.queueReloaded.on(drawSoon)];
   const timer = window.setInterval(tick, 1000);
   return () => {
     offs.forEach((off) => off());
     window.clearInterval(timer);
+    if (frame) cancelAnimationFrame(frame);
   };
 }
 
@@ -71,7 +80,12 @@ function row(a: Alert, ages: Map<HTMLElement, string | null | undefined>): HTMLE
   ages.set(age, a.RaisedAt);
   return h(
     'tr',
-    { class: `severity-${severityName(a.Severity)} status-${a.Status ?? ''}`, 'data-alert': alertKey(a), 'data-alert-id': a.AlertId },
+    {
+      class: `severity-${severityName(a.Severity)} status-${a.Status ?? ''}`,
+      'data-alert': alertKey(a),
+      'data-alert-id': a.AlertId,
+      'data-device': a.DeviceId ?? '',
+    },
     h('td', {}, h('span', { class: `badge severity-${severityName(a.Severity)}` }, t(`severity.${severityName(a.Severity)}`))),
     deviceCell,
     userCell,
