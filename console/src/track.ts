@@ -4,35 +4,9 @@ import L from 'leaflet';
 import { api, v2 } from './api';
 import { formatDateTime } from './format';
 import { t } from './i18n';
+import { TRACK_WINDOW_MS, trackPoints, type MoMessage, type TrackPoint } from './positions';
 
-export interface TrackPoint {
-  lat: number;
-  lon: number;
-  /** ISO time of the position (GPS time, else the message's). */
-  at: string;
-}
-
-interface MoMessage {
-  SentFromDevice?: string | null;
-  ReceivedAtServer?: string | null;
-  Position?: { Latitude?: number | null; Longitude?: number | null; GpsTimestamp?: string | null } | null;
-}
-
-/** How far either side of the moment the track reaches. */
-export const TRACK_WINDOW_MS = 60 * 60_000;
-
-/** The positions of a list of messages, oldest first (messages without one left out). */
-export function trackPoints(messages: MoMessage[]): TrackPoint[] {
-  const points: TrackPoint[] = [];
-  for (const m of messages) {
-    const lat = m.Position?.Latitude;
-    const lon = m.Position?.Longitude;
-    const at = m.Position?.GpsTimestamp ?? m.SentFromDevice ?? m.ReceivedAtServer;
-    if (lat == null || lon == null || !at || Number.isNaN(Date.parse(at))) continue;
-    points.push({ lat, lon, at });
-  }
-  return points.sort((a, b) => Date.parse(a.at) - Date.parse(b.at));
-}
+export type { TrackPoint };
 
 /** The device's positions within `TRACK_WINDOW_MS` of `atMs`. */
 export async function trackAround(tenantCode: string, deviceId: string, atMs: number): Promise<TrackPoint[]> {

@@ -12,19 +12,9 @@ import { baseMap, geofenceLayer, type Geofence } from '../map';
 import { tenant } from '../session';
 import * as live from '../live';
 import type { Device } from '../live';
+import { deviceState, type DeviceState } from '../positions';
 
-export type DeviceState = 'emergency' | 'reporting' | 'silent' | 'unknown';
-
-/** Emergency; silent past its check-in interval; reporting; or no position at all. */
-export function deviceState(d: Device, now: number): DeviceState {
-  if (d.EmergencyState === 'Active') return 'emergency';
-  if (!d.LastPosition) return 'unknown';
-  if (d.CheckInIntervalMinutes && d.LastMessageTime) {
-    const silentFor = now - Date.parse(d.LastMessageTime);
-    if (silentFor > d.CheckInIntervalMinutes * 60_000) return 'silent';
-  }
-  return 'reporting';
-}
+export { deviceState, type DeviceState };
 
 const COLOURS: Record<DeviceState, string> = {
   emergency: '#b00020',
