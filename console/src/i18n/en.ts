@@ -91,7 +91,6 @@ const core = {
   'map.failed': 'The devices could not be read.',
   'map.count': '{n} devices on the map',
   'map.cluster': '{n} devices',
-  'map.clusterEmergency': '{n} devices, {e} in emergency',
   'map.showGeofences': 'Show geofences',
   'map.geofence': 'Geofence {name}',
   'alert.track': 'Track: {n} positions from {from} to {to}',

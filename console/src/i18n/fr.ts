@@ -92,7 +92,6 @@ export const fr: Record<Key, string> = {
   'map.failed': "Les appareils n'ont pas pu être lus.",
   'map.count': '{n} appareils sur la carte',
   'map.cluster': '{n} appareils',
-  'map.clusterEmergency': '{n} appareils, dont {e} en urgence',
   'map.showGeofences': 'Afficher les géobarrières',
   'map.geofence': 'Géobarrière {name}',
   'alert.track': 'Trajet : {n} positions de {from} à {to}',

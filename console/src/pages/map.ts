@@ -53,16 +53,13 @@ function labelElement(p: Placed): void {
   for (const s of STATES) el.classList.toggle(`state-${s}`, s === p.state);
 }
 
-/** A cluster says how many devices it holds, and turns red when one is in emergency. */
+/** A cluster says how many devices it holds (emergencies are never in one). */
 function clusterIcon(cluster: L.MarkerCluster): L.DivIcon {
-  const children = cluster.getAllChildMarkers() as unknown as L.CircleMarker[];
-  const emergencies = children.filter((m) => (m.options as { state?: DeviceState }).state === 'emergency').length;
-  const n = children.length;
+  const n = cluster.getChildCount();
   const size = n < 10 ? 'small' : n < 100 ? 'medium' : 'large';
-  const text = emergencies ? t('map.clusterEmergency', { n, e: emergencies }) : t('map.cluster', { n });
   return L.divIcon({
-    html: `<div><span aria-hidden="true">${n}</span><span class="visually-hidden">${text}</span></div>`,
-    className: `marker-cluster marker-cluster-${size}${emergencies ? ' cluster-emergency' : ''}`,
+    html: `<div><span aria-hidden="true">${n}</span><span class="visually-hidden">${t('map.cluster', { n })}</span></div>`,
+    className: `marker-cluster marker-cluster-${size}`,
     iconSize: L.point(40, 40),
   });
 }
@@ -93,7 +90,7 @@ export function mapPage(outlet: HTMLElement): () => void {
   const fences = L.layerGroup().addTo(map);
   const cluster = L.markerClusterGroup({
     chunkedLoading: true,
-    chunkInterval: 100,
+    chunkInterval: 50,
     chunkDelay: 16,
     showCoverageOnHover: false,
     iconCreateFunction: clusterIcon,
@@ -102,12 +99,15 @@ export function mapPage(outlet: HTMLElement): () => void {
     },
   });
   cluster.addTo(map);
+  // Devices in emergency are never hidden in a cluster: their own layer, above the clusters.
+  map.createPane('urgent');
+  const urgent = L.featureGroup().addTo(map);
   const placed = new Map<string, Placed>();
   let closed = false;
   let drawn = false;
 
   const markerFor = (d: Device, state: DeviceState, at: L.LatLngExpression): Placed => {
-    const marker = L.circleMarker(at, { ...markerStyle(state), state } as L.CircleMarkerOptions);
+    const marker = L.circleMarker(at, { ...markerStyle(state), ...(state === 'emergency' ? { pane: 'urgent' } : {}) });
     const p: Placed = { marker, device: d, state };
     marker.bindTooltip(() => markerLabel(p.device, p.state));
     marker.on('add', () => labelElement(p));
@@ -124,53 +124,35 @@ export function mapPage(outlet: HTMLElement): () => void {
     if (closed) return;
     drawn = true;
     cluster.clearLayers();
+    urgent.clearLayers();
     placed.clear();
     delete box.dataset.ready;
     const now = Date.now();
-    const markers: L.Layer[] = [];
+    const clustered: L.Layer[] = [];
     for (const [key, d] of live.devices) {
       if (!d.LastPosition) continue;
-      const p = markerFor(d, deviceState(d, now), [d.LastPosition.Lat, d.LastPosition.Lon]);
+      const state = deviceState(d, now);
+      const p = markerFor(d, state, [d.LastPosition.Lat, d.LastPosition.Lon]);
       placed.set(key, p);
-      markers.push(p.marker);
+      if (state === 'emergency') urgent.addLayer(p.marker);
+      else clustered.push(p.marker);
     }
     showCount();
-    if (markers.length === 0) box.dataset.ready = 'true';
-    else cluster.addLayers(markers);
-  };
-
-  /** One device's new record: moved, restyled, added or taken off. */
-  const place = (d: Device, now: number): void => {
-    const key = live.deviceKey(d.TenantCode ?? tenant(), d.DeviceId);
-    const held = placed.get(key);
-    if (!d.LastPosition) {
-      if (held) cluster.removeLayer(held.marker);
-      placed.delete(key);
-      return;
-    }
-    const state = deviceState(d, now);
-    const at = L.latLng(d.LastPosition.Lat, d.LastPosition.Lon);
-    if (!held) {
-      const p = markerFor(d, state, at);
-      placed.set(key, p);
-      cluster.addLayer(p.marker);
-      return;
-    }
-    held.device = d;
-    if (!held.marker.getLatLng().equals(at)) held.marker.setLatLng(at); // the cluster follows its 'move'
-    if (held.state !== state) restyle(held, state);
-    else labelElement(held);
+    if (clustered.length === 0) box.dataset.ready = 'true';
+    else cluster.addLayers(clustered);
   };
 
   const restyle = (p: Placed, state: DeviceState): void => {
     p.state = state;
-    (p.marker.options as { state?: DeviceState }).state = state;
     p.marker.setStyle(markerStyle(state));
     labelElement(p);
-    cluster.refreshClusters(p.marker as unknown as L.Marker);
   };
 
-  // Stream bursts are coalesced: the latest record of each device, drawn once per frame.
+  /**
+   * The latest record of each device changed since the last frame, drawn at once: the
+   * clustered markers that move leave the cluster together and come back together, so
+   * the clusters are counted and redrawn once per frame, not once per device.
+   */
   const waiting = new Map<string, Device>();
   let frame = 0;
   const drawWaiting = (): void => {
@@ -178,8 +160,45 @@ export function mapPage(outlet: HTMLElement): () => void {
     if (closed) return;
     const now = Date.now();
     const before = placed.size;
-    waiting.forEach((d) => place(d, now));
+    const leaving: L.Layer[] = [];
+    const coming: L.Layer[] = [];
+    const moves: [Placed, L.LatLng][] = [];
+    for (const [key, d] of waiting) {
+      let held = placed.get(key);
+      const state = d.LastPosition ? deviceState(d, now) : null;
+      // Gone from the map, or into or out of emergency (another layer and pane).
+      if (held && (state === null || (state === 'emergency') !== (held.state === 'emergency'))) {
+        if (held.state === 'emergency') urgent.removeLayer(held.marker);
+        else leaving.push(held.marker);
+        placed.delete(key);
+        held = undefined;
+      }
+      if (!d.LastPosition || state === null) continue;
+      const at = L.latLng(d.LastPosition.Lat, d.LastPosition.Lon);
+      if (!held) {
+        const p = markerFor(d, state, at);
+        placed.set(key, p);
+        if (state === 'emergency') urgent.addLayer(p.marker);
+        else coming.push(p.marker);
+        continue;
+      }
+      held.device = d;
+      if (held.state !== state) restyle(held, state);
+      if (state !== 'emergency' && !held.marker.getLatLng().equals(at)) {
+        moves.push([held, at]);
+        continue;
+      }
+      held.marker.setLatLng(at);
+      labelElement(held);
+    }
     waiting.clear();
+    if (moves.length) leaving.push(...moves.map(([p]) => p.marker));
+    if (leaving.length) cluster.removeLayers(leaving);
+    for (const [p, at] of moves) {
+      p.marker.setLatLng(at);
+      coming.push(p.marker);
+    }
+    if (coming.length) cluster.addLayers(coming);
     if (placed.size !== before) showCount();
     box.dataset.updates = String(Number(box.dataset.updates ?? 0) + 1);
   };
@@ -194,7 +213,7 @@ export function mapPage(outlet: HTMLElement): () => void {
     const now = Date.now();
     for (const p of placed.values()) {
       const state = deviceState(p.device, now);
-      if (state !== p.state) restyle(p, state);
+      if (state !== p.state && state !== 'emergency' && p.state !== 'emergency') restyle(p, state);
     }
   }, RESTATE_EVERY_MS);
 
@@ -208,7 +227,7 @@ export function mapPage(outlet: HTMLElement): () => void {
     box.dataset.geofences = String(list.length);
   });
 
-  // Another page may have read them already; otherwise this read draws them.
+  // Another page may have read them already (then no reload is announced): draw them.
   void live.loadDevices().then(() => drawn || placeAll(), () => {
     count.textContent = t('map.failed');
   });
