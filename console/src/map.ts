@@ -56,16 +56,32 @@ export function baseMap(container: HTMLElement, center: L.LatLngExpression = [20
     L.tileLayer(tiles, { maxZoom: 19 }).addTo(map);
   } else {
     container.classList.add('offline-map');
+    map.createPane('outline');
     void worldOutline().then((world) => {
       // The page may have been left (and the map removed) meanwhile.
       if (!world || !container.isConnected) return;
-      L.geoJSON(world, {
+      // On a canvas in a pane of its own beneath every shape: no SVG nodes for the ~100,000
+      // points of the outline, and drawn under the devices whatever the order of loading.
+      // Added a few countries at a time, so that building it never holds the page.
+      const layer = L.geoJSON(undefined, {
         interactive: false,
+        pane: 'outline',
+        renderer: L.canvas({ pane: 'outline' }),
+        smoothFactor: 1.5,
         style: { color: '#6b7b8c', weight: 0.7, fillColor: '#e8ecef', fillOpacity: 1 },
         attribution: 'Natural Earth',
-      })
-        .addTo(map)
-        .bringToBack();
+      } as L.GeoJSONOptions).addTo(map);
+      let next = 0;
+      const addSome = (): void => {
+        if (!container.isConnected) return;
+        const until = performance.now() + 10;
+        while (next < world.features.length && performance.now() < until) {
+          const country = world.features[next++];
+          if (country) layer.addData(country);
+        }
+        if (next < world.features.length) setTimeout(addSome, 0);
+      };
+      addSome();
     });
   }
   return map;

@@ -25,6 +25,8 @@ const COLOURS: Record<DeviceState, string> = {
 const STATES = Object.keys(COLOURS) as DeviceState[];
 /** Silence is a matter of time: states are looked at again this often. */
 const RESTATE_EVERY_MS = 30_000;
+/** The longest stretch of work before the page gets the main thread back. */
+const SLICE_MS = 12;
 
 /** A device's marker and what it was drawn with (to skip redraws that change nothing). */
 interface Placed {
@@ -87,6 +89,7 @@ export function mapPage(outlet: HTMLElement): () => void {
     ),
   );
   const map = baseMap(box);
+  let placingTotal = -1;
   const fences = L.layerGroup().addTo(map);
   const cluster = L.markerClusterGroup({
     chunkedLoading: true,
@@ -95,7 +98,8 @@ export function mapPage(outlet: HTMLElement): () => void {
     showCoverageOnHover: false,
     iconCreateFunction: clusterIcon,
     chunkProgress: (done, total) => {
-      if (done === total) box.dataset.ready = 'true';
+      // Ready once every device of the last full draw is placed.
+      if (done === total && total === placingTotal) box.dataset.ready = 'true';
     },
   });
   cluster.addTo(map);
@@ -119,9 +123,16 @@ export function mapPage(outlet: HTMLElement): () => void {
     count.textContent = t('map.count', { n: placed.size });
   };
 
-  /** Draws every device anew (the first read, and after a gap). */
-  const placeAll = (): void => {
+  /**
+   * Draws every device anew (the first read, and after a gap), in slices of a few
+   * milliseconds so that 10,000 markers never hold the page; stream updates wait meanwhile.
+   */
+  let placing = 0;
+  let placingNow = false;
+  const placeAll = async (): Promise<void> => {
     if (closed) return;
+    const generation = ++placing;
+    placingNow = true;
     drawn = true;
     cluster.clearLayers();
     urgent.clearLayers();
@@ -129,7 +140,14 @@ export function mapPage(outlet: HTMLElement): () => void {
     delete box.dataset.ready;
     const now = Date.now();
     const clustered: L.Layer[] = [];
-    for (const [key, d] of live.devices) {
+    let slice = performance.now();
+    let i = 0;
+    for (const [key, d] of [...live.devices]) {
+      if ((++i & 127) === 0 && performance.now() - slice > SLICE_MS) {
+        await new Promise((resolve) => setTimeout(resolve, 0));
+        if (closed || generation !== placing) return;
+        slice = performance.now();
+      }
       if (!d.LastPosition) continue;
       const state = deviceState(d, now);
       const p = markerFor(d, state, [d.LastPosition.Lat, d.LastPosition.Lon]);
@@ -138,8 +156,11 @@ export function mapPage(outlet: HTMLElement): () => void {
       else clustered.push(p.marker);
     }
     showCount();
+    placingNow = false;
+    placingTotal = clustered.length;
     if (clustered.length === 0) box.dataset.ready = 'true';
     else cluster.addLayers(clustered);
+    if (waiting.size) frame ||= requestAnimationFrame(drawWaiting);
   };
 
   const restyle = (p: Placed, state: DeviceState): void => {
@@ -157,7 +178,7 @@ export function mapPage(outlet: HTMLElement): () => void {
   let frame = 0;
   const drawWaiting = (): void => {
     frame = 0;
-    if (closed) return;
+    if (closed || placingNow) return;
     const now = Date.now();
     const before = placed.size;
     const leaving: L.Layer[] = [];
@@ -205,9 +226,9 @@ export function mapPage(outlet: HTMLElement): () => void {
   const offs = [
     live.deviceChanged.on((d) => {
       waiting.set(live.deviceKey(d.TenantCode ?? tenant(), d.DeviceId), d);
-      frame ||= requestAnimationFrame(drawWaiting);
+      if (!placingNow) frame ||= requestAnimationFrame(drawWaiting);
     }),
-    live.devicesReloaded.on(placeAll),
+    live.devicesReloaded.on(() => void placeAll()),
   ];
   const restate = window.setInterval(() => {
     const now = Date.now();
@@ -228,9 +249,14 @@ export function mapPage(outlet: HTMLElement): () => void {
   });
 
   // Another page may have read them already (then no reload is announced): draw them.
-  void live.loadDevices().then(() => drawn || placeAll(), () => {
-    count.textContent = t('map.failed');
-  });
+  void live.loadDevices().then(
+    () => {
+      if (!drawn) void placeAll();
+    },
+    () => {
+      count.textContent = t('map.failed');
+    },
+  );
   return () => {
     closed = true;
     offs.forEach((off) => off());
