@@ -90,6 +90,7 @@ export function mapPage(outlet: HTMLElement): () => void {
   );
   const map = baseMap(box);
   let placingTotal = -1;
+  let placingNow = false;
   const fences = L.layerGroup().addTo(map);
   const cluster = L.markerClusterGroup({
     chunkedLoading: true,
@@ -98,8 +99,8 @@ export function mapPage(outlet: HTMLElement): () => void {
     showCoverageOnHover: false,
     iconCreateFunction: clusterIcon,
     chunkProgress: (done, total) => {
-      // Ready once every device of the last full draw is placed.
-      if (done === total && total === placingTotal) box.dataset.ready = 'true';
+      // The full draw's markers are in (its chunks span several tasks).
+      if (placingNow && done === total && total === placingTotal) donePlacing();
     },
   });
   cluster.addTo(map);
@@ -128,7 +129,6 @@ export function mapPage(outlet: HTMLElement): () => void {
    * milliseconds so that 10,000 markers never hold the page; stream updates wait meanwhile.
    */
   let placing = 0;
-  let placingNow = false;
   const placeAll = async (): Promise<void> => {
     if (closed) return;
     const generation = ++placing;
@@ -156,10 +156,14 @@ export function mapPage(outlet: HTMLElement): () => void {
       else clustered.push(p.marker);
     }
     showCount();
-    placingNow = false;
     placingTotal = clustered.length;
-    if (clustered.length === 0) box.dataset.ready = 'true';
+    if (clustered.length === 0) donePlacing();
     else cluster.addLayers(clustered);
+  };
+  /** The full draw is over: updates that waited are drawn. */
+  const donePlacing = (): void => {
+    placingNow = false;
+    box.dataset.ready = 'true';
     if (waiting.size) frame ||= requestAnimationFrame(drawWaiting);
   };
 
