@@ -142,9 +142,32 @@ function startLoad() {
 }
 
 // --- Run 1: the map under the load. ---
+// PROFILE=file: a CPU profile of the page during this run (and the functions taking the
+// most time, on stderr), to find what a long task was.
+const cdp = process.env.PROFILE ? await context.newCDPSession(page) : null;
+if (cdp) {
+  await cdp.send('Profiler.enable');
+  await cdp.send('Profiler.setSamplingInterval', { interval: 500 });
+  await cdp.send('Profiler.start');
+}
 await startMeasuring();
 const mapLoad = await startLoad();
 const onMap = await stopMeasuring();
+if (cdp) {
+  const { profile } = await cdp.send('Profiler.stop');
+  const { writeFileSync } = await import('node:fs');
+  writeFileSync(process.env.PROFILE, JSON.stringify(profile));
+  const self = new Map();
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const deltas = profile.timeDeltas;
+  profile.samples.forEach((id, i) => {
+    const f = byId.get(id).callFrame;
+    const key = `${f.functionName || '(anonymous)'} ${f.url.split('/').pop()}:${f.lineNumber}:${f.columnNumber}`;
+    self.set(key, (self.get(key) ?? 0) + (deltas[i] ?? 0) / 1000);
+  });
+  const top = [...self].sort((a, b) => b[1] - a[1]).slice(0, 25);
+  for (const [k, ms] of top) console.error(`${ms.toFixed(0).padStart(7)} ms  ${k}`);
+}
 const mapUpdates = Number(await page.locator('[data-testid=device-map]').getAttribute('data-updates'));
 
 // --- Run 2: the queue under the load, with SOS raised meanwhile. ---

@@ -160,11 +160,11 @@ async function readDevicesInScope(): Promise<Device[]> {
   return lists.flat();
 }
 
-/** A stream record names no tenant: the one the list read it in (else the caller's). */
+/** A stream record names no tenant: the one the list read it in (else the caller's).
+ * The record was just parsed and is nobody else's: it is completed in place. */
 function withTenant(d: Device): Device {
-  if (d.TenantCode) return d;
-  const tc = tenantOfDevice.get(d.DeviceId);
-  return tc ? { ...d, TenantCode: tc } : d;
+  if (!d.TenantCode) d.TenantCode = tenantOfDevice.get(d.DeviceId);
+  return d;
 }
 
 /**

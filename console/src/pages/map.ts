@@ -27,12 +27,15 @@ const STATES = Object.keys(COLOURS) as DeviceState[];
 const RESTATE_EVERY_MS = 30_000;
 /** The longest stretch of work before the page gets the main thread back. */
 const SLICE_MS = 12;
+/** Devices redrawn in one frame at most (500 events a second are ~10 a frame). */
+const MOST_PER_FRAME = 250;
 
 /** A device's marker and what it was drawn with (to skip redraws that change nothing). */
 interface Placed {
   marker: L.CircleMarker;
   device: Device;
   state: DeviceState;
+  labelled?: { device: Device; state: DeviceState; label: string };
 }
 
 function markerStyle(state: DeviceState): L.CircleMarkerOptions {
@@ -45,12 +48,16 @@ function markerLabel(d: Device, state: DeviceState): string {
   return `${d.FriendlyName || d.DeviceId}: ${t(`map.state.${state}`)}, ${at}`;
 }
 
-/** A marker's SVG element, once on the map, carries its name and state. */
+/** A marker's SVG element, once on the map, carries its name and state (the label is
+ * worked out only for markers shown, and again only when their record changed). */
 function labelElement(p: Placed): void {
   const el = p.marker.getElement();
   if (!el) return;
+  if (p.labelled?.device !== p.device || p.labelled.state !== p.state) {
+    p.labelled = { device: p.device, state: p.state, label: markerLabel(p.device, p.state) };
+  }
   el.setAttribute('role', 'img');
-  el.setAttribute('aria-label', markerLabel(p.device, p.state));
+  el.setAttribute('aria-label', p.labelled.label);
   el.setAttribute('data-device', p.device.DeviceId);
   for (const s of STATES) el.classList.toggle(`state-${s}`, s === p.state);
 }
@@ -188,7 +195,11 @@ export function mapPage(outlet: HTMLElement): () => void {
     const leaving: L.Layer[] = [];
     const coming: L.Layer[] = [];
     const moves: [Placed, L.LatLng][] = [];
+    // A page that fell behind catches up over several frames, never in one long task.
+    let budget = MOST_PER_FRAME;
     for (const [key, d] of waiting) {
+      if (budget-- === 0) break;
+      waiting.delete(key);
       let held = placed.get(key);
       const state = d.LastPosition ? deviceState(d, now) : null;
       // Gone from the map, or into or out of emergency (another layer and pane).
@@ -216,7 +227,7 @@ export function mapPage(outlet: HTMLElement): () => void {
       held.marker.setLatLng(at);
       labelElement(held);
     }
-    waiting.clear();
+    if (waiting.size) frame = requestAnimationFrame(drawWaiting);
     if (moves.length) leaving.push(...moves.map(([p]) => p.marker));
     if (leaving.length) cluster.removeLayers(leaving);
     for (const [p, at] of moves) {
