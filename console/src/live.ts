@@ -68,6 +68,9 @@ export async function readQueue(): Promise<void> {
 }
 
 function onEvent(event: StreamEvent): void {
+  // Only alerts and devices are shown: `momessage` events (as many as the devices'
+  // positions) are not even parsed.
+  if (event.event !== 'alert' && event.event !== 'device') return;
   let record: unknown;
   try {
     record = JSON.parse(event.data);
@@ -79,8 +82,8 @@ function onEvent(event: StreamEvent): void {
     const { added, changed } = alerts.upsert(alert);
     if (changed) alertChanged.emit(alerts.get(alertKey(alert)) ?? alert);
     if (added && isAnnounced(alert)) announced.emit(alert);
-  } else if (event.event === 'device') {
-    const device = record as Device;
+  } else {
+    const device = withTenant(record as Device);
     devices.set(deviceKey(device.TenantCode ?? tenant(), device.DeviceId), device);
     deviceChanged.emit(device);
   }
@@ -93,6 +96,8 @@ export async function startLive(onUnauthorized: () => void): Promise<void> {
     onEvent,
     onResync: () => {
       void readQueue().catch(() => undefined);
+      // Devices are re-read only if a page asked for them before.
+      if (devicesRead) void loadDevices(true).catch(() => undefined);
       resync.emit();
     },
     onState: (s) => {
@@ -102,14 +107,86 @@ export async function startLive(onUnauthorized: () => void): Promise<void> {
     onUnauthorized,
   });
   await readQueue();
+  // Read ahead for the map and the queue's device names, once the queue is shown.
+  void loadDevices().catch(() => undefined);
 }
 
 export function stopLive(): void {
   stream?.stop();
   stream = null;
+  devicesRead = null;
+  scopeRead = null;
+  devices.clear();
+  tenantOfDevice.clear();
 }
 
 export const devices = new Map<string, Device>();
+/** Device id → its tenant, from the list read (a stream `device` event names no tenant). */
+const tenantOfDevice = new Map<string, string>();
+/** Every device in scope has been read (devices read one by one do not count). */
+export const devicesReloaded = new Topic<void>();
+let devicesRead: Promise<void> | null = null;
+
+let scopeRead: Promise<string[]> | null = null;
+
+/** The caller's tenant and its subtenants, breadth first (read once per session). */
+export function tenantsInScope(): Promise<string[]> {
+  scopeRead ??= readTenantsInScope(tenant());
+  return scopeRead;
+}
+
+async function readTenantsInScope(root: string): Promise<string[]> {
+  const out = [root];
+  for (let i = 0; i < out.length && out.length < 500; i++) {
+    const children = await api.get<{ TenantCode?: string }[]>(v2(out[i] ?? '', 'tenants')).catch(() => []);
+    for (const c of children) if (c.TenantCode) out.push(c.TenantCode);
+  }
+  return out;
+}
+
+/**
+ * Every device in scope, each with its `TenantCode`. The one place that knows how they are
+ * read: today one list per tenant of the subtree; when `GET /devices?subtenants=true`
+ * exists, this becomes that one read.
+ */
+async function readDevicesInScope(): Promise<Device[]> {
+  const lists = await Promise.all(
+    (await tenantsInScope()).map((tc) =>
+      api
+        .all<Device>(v2(tc, 'devices'))
+        .then((list) => list.map((d) => ({ ...d, TenantCode: d.TenantCode ?? tc })))
+        .catch(() => [] as Device[]),
+    ),
+  );
+  return lists.flat();
+}
+
+/** A stream record names no tenant: the one the list read it in (else the caller's).
+ * The record was just parsed and is nobody else's: it is completed in place. */
+function withTenant(d: Device): Device {
+  if (!d.TenantCode) d.TenantCode = tenantOfDevice.get(d.DeviceId);
+  return d;
+}
+
+/**
+ * Reads every device in scope into `devices` once per session (`again`: read anew, after
+ * a gap in the stream), then tells `devicesReloaded`.
+ */
+export function loadDevices(again = false): Promise<void> {
+  if (devicesRead && !again) return devicesRead;
+  devicesRead = readDevicesInScope().then((list) => {
+    devices.clear();
+    tenantOfDevice.clear();
+    for (const d of list) {
+      const tc = d.TenantCode ?? tenant();
+      devices.set(deviceKey(tc, d.DeviceId), d);
+      tenantOfDevice.set(d.DeviceId, tc);
+    }
+    devicesReloaded.emit();
+  });
+  devicesRead.catch(() => (devicesRead = null));
+  return devicesRead;
+}
 const users = new Map<string, User | null>();
 const pending = new Map<string, Promise<unknown>>();
 
@@ -127,7 +204,11 @@ export async function device(tenantCode: string, deviceId: string): Promise<Devi
       key,
       api
         .get<Device>(v2(tenantCode, 'devices', deviceId))
-        .then((d) => (devices.set(key, { ...d, TenantCode: d.TenantCode ?? tenantCode }), d))
+        .then((d) => {
+          devices.set(key, { ...d, TenantCode: d.TenantCode ?? tenantCode });
+          if (!tenantOfDevice.has(d.DeviceId)) tenantOfDevice.set(d.DeviceId, tenantCode);
+          return d;
+        })
         .catch(() => null)
         .finally(() => pending.delete(key)),
     );

@@ -56,17 +56,86 @@ export function baseMap(container: HTMLElement, center: L.LatLngExpression = [20
     L.tileLayer(tiles, { maxZoom: 19 }).addTo(map);
   } else {
     container.classList.add('offline-map');
+    map.createPane('outline');
     void worldOutline().then((world) => {
       // The page may have been left (and the map removed) meanwhile.
       if (!world || !container.isConnected) return;
-      L.geoJSON(world, {
+      // On a canvas in a pane of its own beneath every shape: no SVG nodes for the ~100,000
+      // points of the outline, and drawn under the devices whatever the order of loading.
+      // Added a few countries at a time, so that building it never holds the page.
+      const layer = L.geoJSON(undefined, {
         interactive: false,
+        pane: 'outline',
+        renderer: L.canvas({ pane: 'outline' }),
+        smoothFactor: 1.5,
         style: { color: '#6b7b8c', weight: 0.7, fillColor: '#e8ecef', fillOpacity: 1 },
         attribution: 'Natural Earth',
-      })
-        .addTo(map)
-        .bringToBack();
+      } as L.GeoJSONOptions).addTo(map);
+      let next = 0;
+      const addSome = (): void => {
+        if (!container.isConnected) return;
+        const until = performance.now() + 10;
+        while (next < world.features.length && performance.now() < until) {
+          const country = world.features[next++];
+          if (country) layer.addData(country);
+        }
+        if (next < world.features.length) setTimeout(addSome, 0);
+      };
+      addSome();
     });
   }
   return map;
+}
+
+export interface LatLon {
+  Lat: number;
+  Lon: number;
+}
+
+export interface Geofence {
+  GeofenceId?: string;
+  Name?: string | null;
+  GeofenceType?: 'circle' | 'polygon' | 'polyline' | string | null;
+  CircleCentre?: LatLon | null;
+  CircleRadius?: number | null;
+  PolygonPositions?: LatLon[][] | null;
+  PolylinePositions?: LatLon[] | null;
+  FenceWidth?: number | null;
+}
+
+const FENCE_STYLE: L.PathOptions = { color: '#0b57a4', weight: 2, fillOpacity: 0.08, dashArray: '6 4' };
+
+/** One geofence as a shape (null when its record has no usable shape). */
+export function geofenceShape(g: Geofence): L.Path | null {
+  const ll = (p: LatLon): L.LatLngTuple => [p.Lat, p.Lon];
+  const style = { ...FENCE_STYLE, className: 'geofence' };
+  if (g.GeofenceType === 'circle' && g.CircleCentre && g.CircleRadius) {
+    return L.circle(ll(g.CircleCentre), { ...style, radius: g.CircleRadius });
+  }
+  if (g.GeofenceType === 'polygon' && g.PolygonPositions?.length) {
+    return L.polygon(g.PolygonPositions.map((ring) => ring.map(ll)), style);
+  }
+  if (g.GeofenceType === 'polyline' && g.PolylinePositions?.length) {
+    return L.polyline(g.PolylinePositions.map(ll), { ...style, fill: false });
+  }
+  return null;
+}
+
+/** The geofences, read-only: each named in a tooltip and to screen readers. */
+export function geofenceLayer(list: Geofence[]): L.LayerGroup {
+  const group = L.layerGroup();
+  for (const g of list) {
+    const shape = geofenceShape(g);
+    if (!shape) continue;
+    const name = g.Name || g.GeofenceId || '';
+    shape.bindTooltip(name, { sticky: true });
+    shape.on('add', () => {
+      const el = shape.getElement();
+      el?.setAttribute('role', 'img');
+      el?.setAttribute('aria-label', t('map.geofence', { name }));
+      el?.setAttribute('data-geofence', g.GeofenceId ?? '');
+    });
+    group.addLayer(shape);
+  }
+  return group;
 }

@@ -7,6 +7,7 @@ import { t, type Key } from '../i18n';
 import { formatDateTime, formatNumber } from '../format';
 import { alertKey, severityName, type Alert } from '../alerts';
 import { baseMap } from '../map';
+import { Track, trackAround, type TrackPoint } from '../track';
 import * as live from '../live';
 import { session } from '../session';
 import { may } from '../roles';
@@ -44,12 +45,13 @@ export function alertPage(outlet: HTMLElement, params: Record<string, string>): 
   const summary = h('dl', { class: 'summary', 'data-testid': 'alert-summary' });
   const people = h('dl', { class: 'people' });
   const timeline = h('ol', { class: 'timeline', 'data-testid': 'timeline' });
-  const status = h('p', { class: 'action-result', role: 'status', 'data-testid': 'action-result' });
+  const status = h('p', { class: 'action-result', role: 'status', tabindex: -1, 'data-testid': 'action-result' });
   const mapBox = h('div', { class: 'alert-map', 'data-testid': 'alert-map' });
-  const heading = h('h1', {}, t('alert.heading', { id }));
+  const heading = h('h1', { tabindex: -1 }, t('alert.heading', { id }));
   let alert: Alert | null = null;
   let map: L.Map | null = null;
   let marker: L.CircleMarker | null = null;
+  let track: Track | null = null;
 
   const note = h('textarea', { id: 'ack-note', rows: 2, maxlength: 4000 });
   const ackButton = h('button', { type: 'submit' }, t('alert.acknowledge'));
@@ -68,6 +70,9 @@ export function alertPage(outlet: HTMLElement, params: Record<string, string>): 
     h('button', { type: 'submit' }, t('alert.resolve')),
   );
 
+  const trackNote = h('p', { class: 'track-note', 'data-testid': 'track-note' });
+  // Reading order: what happened, then the actions, then the map (a keyboard reaches the
+  // actions without crossing the map's controls); on a wide screen the map stands beside.
   outlet.append(
     h(
       'main',
@@ -75,12 +80,14 @@ export function alertPage(outlet: HTMLElement, params: Record<string, string>): 
       h('p', {}, h('a', { href: '/alerts', 'data-link': true }, t('alert.back'))),
       heading,
       h('div', { class: 'alert-grid' },
-        h('section', { 'aria-label': t('alert.position') }, mapBox),
-        h('section', {}, summary, people),
+        h('div', { class: 'alert-info' },
+          h('section', {}, summary, people),
+          // Acknowledge, notes and resolve need HandleAlerts: not offered without it.
+          may(session(), 'HandleAlerts') &&
+            h('section', { class: 'actions', 'aria-labelledby': 'actions-h' }, h('h2', { id: 'actions-h' }, t('alert.actions')), status, ackForm, noteForm, resolveForm),
+        ),
+        h('section', { class: 'alert-where', 'aria-label': t('alert.position') }, mapBox, trackNote),
       ),
-      // Acknowledge, notes and resolve need HandleAlerts: not offered without it.
-      may(session(), 'HandleAlerts') &&
-        h('section', { class: 'actions', 'aria-labelledby': 'actions-h' }, h('h2', { id: 'actions-h' }, t('alert.actions')), status, ackForm, noteForm, resolveForm),
       h('section', { 'aria-labelledby': 'timeline-h' }, h('h2', { id: 'timeline-h' }, t('alert.timeline')), timeline),
     ),
   );
@@ -106,11 +113,41 @@ export function alertPage(outlet: HTMLElement, params: Record<string, string>): 
     if (a.Latitude != null && a.Longitude != null) {
       const at: L.LatLngExpression = [a.Latitude, a.Longitude];
       map ??= baseMap(mapBox, at, 12);
-      marker ??= L.circleMarker(at, { radius: 9, color: '#b00020', fillOpacity: 0.8 }).addTo(map);
+      marker ??= L.circleMarker(at, { radius: 9, color: '#b00020', fillOpacity: 0.8, className: 'alert-position' })
+        .bindTooltip(t('alert.here'))
+        .addTo(map);
       marker.setLatLng(at);
-    } else {
+    } else if (!map) {
       mapBox.textContent = t('alert.noPosition');
     }
+    // Focus was on a control this change hid (Acknowledge): the result takes it.
+    const focused = document.activeElement;
+    if (focused && focused !== document.body && (focused as HTMLElement).closest('form[hidden]')) status.focus();
+  };
+
+  /** The device's positions in the hour either side of the alert, as a line on the map. */
+  const showTrack = async (a: Alert): Promise<void> => {
+    if (!a.DeviceId || !a.RaisedAt || closed) return;
+    const points = await trackAround(tc, a.DeviceId, Date.parse(a.RaisedAt)).catch(() => [] as TrackPoint[]);
+    if (closed) return;
+    if (!map) {
+      const first = points[0];
+      if (!first) return;
+      mapBox.textContent = '';
+      map = baseMap(mapBox, [first.lat, first.lon], 12);
+    }
+    track = new Track(map, points, marker?.getLatLng());
+    describeTrack();
+  };
+  const describeTrack = (): void => {
+    const points = track?.points ?? [];
+    const first = points[0];
+    const last = points[points.length - 1];
+    trackNote.textContent =
+      first && last && points.length > 1
+        ? t('alert.track', { n: points.length, from: formatDateTime(first.at), to: formatDateTime(last.at) })
+        : t('alert.trackNone');
+    mapBox.dataset.track = String(points.length);
   };
 
   const showPeople = async (a: Alert): Promise<void> => {
@@ -140,8 +177,11 @@ export function alertPage(outlet: HTMLElement, params: Record<string, string>): 
   const read = async (): Promise<void> => {
     try {
       const a = await api.get<Alert>(base);
+      const first = alert === null;
       showAlert(a);
+      if (first) heading.focus();
       void showPeople(a);
+      if (!track) void showTrack(a);
       await readTimeline();
     } catch (e) {
       if (e instanceof NotFoundError) heading.textContent = t('alert.notFound');
@@ -201,6 +241,13 @@ export function alertPage(outlet: HTMLElement, params: Record<string, string>): 
       void readTimeline();
     }),
     live.resync.on(() => void read()),
+    // The device keeps reporting: its new positions extend the track.
+    live.deviceChanged.on((d) => {
+      if (!track || !alert || d.DeviceId !== alert.DeviceId || (d.TenantCode && d.TenantCode !== tc)) return;
+      const p = d.LastPosition;
+      const at = p?.GpsTimestamp ?? d.LastMessageTime;
+      if (p && at && track.add({ lat: p.Lat, lon: p.Lon, at })) describeTrack();
+    }),
   ];
   return () => {
     closed = true;

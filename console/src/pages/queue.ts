@@ -33,47 +33,78 @@ export function queuePage(outlet: HTMLElement): () => void {
   const empty = h('p', { class: 'empty', 'data-testid': 'queue-empty' }, t('queue.empty'));
   outlet.append(h('main', { class: 'queue-page' }, h('h1', {}, t('queue.heading')), count, table, empty));
 
-  const ages = new Map<HTMLElement, string | null | undefined>();
+  // Rows are kept while their alert's record is the same, and the table is only touched
+  // where it changed: a redraw never pulls a row from under a pointer or the focus.
+  const rows = new Map<string, { alert: Alert; tr: HTMLElement; age: HTMLElement }>();
   const draw = (): void => {
     const queue = live.alerts.queue();
-    ages.clear();
-    body.replaceChildren(...queue.map((a) => row(a, ages)));
+    const wanted: HTMLElement[] = [];
+    const keep = new Set<string>();
+    for (const a of queue) {
+      const key = alertKey(a);
+      keep.add(key);
+      let held = rows.get(key);
+      if (!held || held.alert !== a) {
+        held = { alert: a, ...row(a) };
+        rows.set(key, held);
+      }
+      wanted.push(held.tr);
+    }
+    for (const key of rows.keys()) if (!keep.has(key)) rows.delete(key);
+    wanted.forEach((tr, i) => {
+      const there = body.children[i];
+      if (there !== tr) body.insertBefore(tr, there ?? null);
+    });
+    while (body.children.length > wanted.length) body.lastElementChild?.remove();
     count.textContent = t('queue.count', { n: queue.length });
     empty.hidden = queue.length > 0;
     table.hidden = queue.length === 0;
   };
   const tick = (): void => {
     const now = Date.now();
-    for (const [cell, since] of ages) cell.textContent = formatAge(since, now);
+    for (const { alert, age } of rows.values()) age.textContent = formatAge(alert.RaisedAt, now);
   };
   draw();
-  const offs = [live.alertChanged.on(draw), live.queueReloaded.on(draw)];
+  // A burst of alert events redraws the table once, in the next frame.
+  let frame = 0;
+  const drawSoon = (): void => {
+    frame ||= requestAnimationFrame(() => {
+      frame = 0;
+      draw();
+    });
+  };
+  const offs = [live.alertChanged.on(drawSoon), live.queueReloaded.on(drawSoon)];
   const timer = window.setInterval(tick, 1000);
   return () => {
     offs.forEach((off) => off());
     window.clearInterval(timer);
+    if (frame) cancelAnimationFrame(frame);
   };
 }
 
-function row(a: Alert, ages: Map<HTMLElement, string | null | undefined>): HTMLElement {
+function row(a: Alert): { tr: HTMLElement; age: HTMLElement } {
   const tc = a.TenantCode ?? '';
-  const deviceCell = h('td', {}, h('a', { href: alertPath(a), 'data-link': true }, a.DeviceId ?? a.AlertId));
+  const known = a.DeviceId ? live.devices.get(live.deviceKey(tc, a.DeviceId)) : undefined;
+  const link = h('a', { href: alertPath(a), 'data-link': true }, known?.FriendlyName || a.DeviceId || a.AlertId);
   const userCell = h('td');
   if (a.DeviceId) {
     void live.device(tc, a.DeviceId).then(async (d) => {
       if (!d) return;
-      const link = deviceCell.querySelector('a');
-      if (link && d.FriendlyName) link.textContent = d.FriendlyName;
+      if (d.FriendlyName && link.textContent !== d.FriendlyName) link.textContent = d.FriendlyName;
       if (d.UserId) userCell.textContent = live.userName(await live.user(tc, d.UserId));
     });
   }
   const age = h('td', { class: 'age' }, formatAge(a.RaisedAt, Date.now()));
-  ages.set(age, a.RaisedAt);
-  return h(
+  const tr = h(
     'tr',
-    { class: `severity-${severityName(a.Severity)} status-${a.Status ?? ''}`, 'data-alert': alertKey(a), 'data-alert-id': a.AlertId },
+    {
+      class: `severity-${severityName(a.Severity)} status-${a.Status ?? ''}`,
+      'data-alert': alertKey(a),
+      'data-alert-id': a.AlertId,
+      'data-device': a.DeviceId ?? '',
+    },
     h('td', {}, h('span', { class: `badge severity-${severityName(a.Severity)}` }, t(`severity.${severityName(a.Severity)}`))),
-    deviceCell,
+    h('td', {}, link),
     userCell,
     h('td', {}, a.NotificationName ?? ''),
     age,
@@ -81,4 +112,5 @@ function row(a: Alert, ages: Map<HTMLElement, string | null | undefined>): HTMLE
     h('td', {}, a.Status ? t(`status.${a.Status}` as 'status.Open') : ''),
     h('td', { 'data-testid': 'acknowledged-by' }, a.AcknowledgedBy ?? ''),
   );
+  return { tr, age };
 }
