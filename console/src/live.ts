@@ -89,18 +89,27 @@ function onEvent(event: StreamEvent): void {
   }
 }
 
+function reread(): void {
+  void readQueue().catch(() => undefined);
+  // Devices are re-read only if a page asked for them before.
+  if (devicesRead) void loadDevices(true).catch(() => undefined);
+  resync.emit();
+}
+
 /** Opens the stream (first) and reads the queue, so nothing falls between the two. */
 export async function startLive(onUnauthorized: () => void): Promise<void> {
   stopLive();
+  let wasLive = false;
   stream = new StreamClient(`${v2(tenant(), 'stream')}?subtenants=true`, {
     onEvent,
-    onResync: () => {
-      void readQueue().catch(() => undefined);
-      // Devices are re-read only if a page asked for them before.
-      if (devicesRead) void loadDevices(true).catch(() => undefined);
-      resync.emit();
-    },
+    onResync: reread,
     onState: (s) => {
+      // What was read before the first connection was up (the queue, an alert page) may
+      // have changed before the server had us subscribed: read it again once, then.
+      if (s === 'live' && !wasLive) {
+        wasLive = true;
+        reread();
+      }
       state = s;
       streamState.emit(s);
     },
