@@ -7,6 +7,7 @@ use utoipa::ToSchema;
 
 use crate::auth::AuthError;
 use crate::domain::validation::{FieldError, ValidationErrors};
+use crate::services::reports::ReportFailure;
 use crate::store::StoreError;
 
 use super::request_context::current_request_id;
@@ -44,6 +45,12 @@ pub enum ApiError {
     RateLimited { retry_after_secs: u64 },
     #[error("internal error: {0}")]
     Internal(#[from] anyhow::Error),
+    /// A report that failed before its first row.
+    #[error("the report {report} failed: {failure}")]
+    ReportFailed {
+        report: &'static str,
+        failure: ReportFailure,
+    },
 }
 
 /// RFC 9457 problem details, as every error response carries them.
@@ -151,6 +158,11 @@ impl ApiError {
                 "internal_error",
                 "an internal error occurred; quote the request id when reporting it".into(),
             ),
+            ReportFailed { report, .. } => (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "report_failed",
+                format!("the report {report} failed; quote the request id when reporting it"),
+            ),
         }
     }
 }
@@ -159,8 +171,14 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let (status, code, detail) = self.parts();
         let request_id = current_request_id();
-        if let ApiError::Internal(err) = &self {
-            tracing::error!(request_id = request_id.as_deref().unwrap_or("-"), error = %format!("{err:#}"), "internal error");
+        match &self {
+            ApiError::Internal(err) => {
+                tracing::error!(request_id = request_id.as_deref().unwrap_or("-"), error = %format!("{err:#}"), "internal error");
+            }
+            ApiError::ReportFailed { report, failure } => {
+                tracing::error!(request_id = request_id.as_deref().unwrap_or("-"), report, error = %failure, "report failed");
+            }
+            _ => {}
         }
         let errors = match &self {
             ApiError::Validation(errors) | ApiError::TooLarge(errors) => errors
