@@ -110,14 +110,14 @@ async fn list_deliveries(
         return Err(ApiError::field("alertId", "must be a positive alert id"));
     }
     let device_id = query.device_id.as_deref().filter(|d| !d.is_empty());
-    let paging_scope = format!(
+    let listing = format!(
         "deliveries:{}:{status:?}:{channel:?}:{:?}:{device_id:?}",
         scope.code(),
         query.alert_id,
     );
     let request =
         app.paging
-            .page_request::<i64>(&headers, &paging_scope, query.page_size, MAX_PAGE_SIZE)?;
+            .page_request::<i64>(&headers, &listing, query.page_size, MAX_PAGE_SIZE)?;
     let fetched = app
         .store
         .list_deliveries(&DeliveryFilter {
@@ -130,7 +130,7 @@ async fn list_deliveries(
             limit: request.size + 1,
         })
         .await?;
-    let page = Page::from_fetched(fetched, request, &app.paging, &paging_scope, |d| {
+    let page = Page::from_fetched(fetched, request, &app.paging, &listing, |d| {
         d.delivery_id
             .as_deref()
             .and_then(|id| id.parse().ok())

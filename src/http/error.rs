@@ -34,11 +34,13 @@ pub enum ApiError {
     Conflict(String),
     #[error("precondition failed")]
     PreconditionFailed,
-    #[error("{0}")]
-    PayloadTooLarge(String),
-    /// Parts of the body over their own limits (413 naming each).
-    #[error("too large")]
-    TooLarge(Vec<FieldError>),
+    /// 413: the body over the request limit (`parts` empty), or parts of it over their
+    /// own limits (each named in `parts`).
+    #[error("{detail}")]
+    TooLarge {
+        detail: String,
+        parts: Vec<FieldError>,
+    },
     #[error("{0}")]
     UnsupportedMediaType(String),
     #[error("rate limited")]
@@ -85,6 +87,28 @@ impl ApiError {
         }
     }
 
+    /// 413 for the body as a whole.
+    pub fn body_too_large(detail: impl Into<String>) -> Self {
+        ApiError::TooLarge {
+            detail: detail.into(),
+            parts: Vec::new(),
+        }
+    }
+
+    /// 413 naming each part of the body over its own limit.
+    pub fn parts_too_large(parts: Vec<FieldError>) -> Self {
+        let detail = format!(
+            "{} part(s) are too large: {}",
+            parts.len(),
+            parts
+                .iter()
+                .map(|e| e.field.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        ApiError::TooLarge { detail, parts }
+    }
+
     pub fn field(field: impl Into<String>, message: impl Into<String>) -> Self {
         ApiError::Validation(ValidationErrors::single(field, message).0)
     }
@@ -125,23 +149,10 @@ impl ApiError {
                 "precondition_failed",
                 "the record has changed since the ETag in If-Match was read".into(),
             ),
-            PayloadTooLarge(detail) => (
+            TooLarge { detail, .. } => (
                 StatusCode::PAYLOAD_TOO_LARGE,
                 "payload_too_large",
                 detail.clone(),
-            ),
-            TooLarge(errors) => (
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "payload_too_large",
-                format!(
-                    "{} part(s) are too large: {}",
-                    errors.len(),
-                    errors
-                        .iter()
-                        .map(|e| e.field.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
             ),
             UnsupportedMediaType(detail) => (
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -181,7 +192,7 @@ impl IntoResponse for ApiError {
             _ => {}
         }
         let errors = match &self {
-            ApiError::Validation(errors) | ApiError::TooLarge(errors) => errors
+            ApiError::Validation(errors) | ApiError::TooLarge { parts: errors, .. } => errors
                 .iter()
                 .map(|e| ProblemField {
                     field: e.field.clone(),

@@ -13,13 +13,13 @@ use utoipa_axum::routes;
 use super::error::{ApiError, ApiResult, Problem};
 use super::extract::{IfMatch, TenantScope};
 use super::groups::{GroupPath, group_id};
-use super::negotiate::{Body, Created, NoContent, Record, RecordList, Representable};
+use super::negotiate::{Body, EmptyOk, OkWithLocation, Record, RecordList, Representable};
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
 use crate::domain::device::device_type_list;
 use crate::domain::notification::{EventNotification, MAX_DEVICES, NotificationLevel};
 use crate::domain::recipient::RecipientReference;
-use crate::store::Owned;
+use crate::store::{NotificationUpdate, Owned};
 
 impl Representable for EventNotification {
     const NAME: &'static str = "EventNotification";
@@ -139,7 +139,7 @@ async fn create(
     scope: &TenantScope,
     level: NotificationLevel,
     notification: EventNotification,
-) -> ApiResult<Created> {
+) -> ApiResult<OkWithLocation> {
     scope.require(Permission::ManageConfiguration)?;
     let (notification, references) = validated(app, scope, level, notification).await?;
     let id = app
@@ -156,7 +156,7 @@ async fn create(
         NotificationLevel::Tenant => format!("/V2/{}", scope.code()),
         NotificationLevel::Group(g) => format!("/V2/{}/groups/{g}", scope.code()),
     };
-    Ok(Created(format!("{base}/eventnotifications/{id}")))
+    Ok(OkWithLocation(format!("{base}/eventnotifications/{id}")))
 }
 
 async fn get(
@@ -180,7 +180,7 @@ async fn update(
     raw_id: &str,
     if_match: Option<String>,
     notification: EventNotification,
-) -> ApiResult<NoContent> {
+) -> ApiResult<EmptyOk> {
     scope.require(Permission::ManageConfiguration)?;
     let id = notification_id(raw_id)?;
     app.store
@@ -190,16 +190,18 @@ async fn update(
     let (notification, references) = validated(app, scope, level, notification).await?;
     app.store
         .update_notification(
-            &scope.tenant,
-            level,
-            id,
-            &notification,
-            &references,
+            NotificationUpdate {
+                node: &scope.tenant,
+                level,
+                id,
+                notification: &notification,
+                references: &references,
+            },
             if_match.as_deref(),
             &scope.audit(),
         )
         .await?;
-    Ok(NoContent)
+    Ok(EmptyOk)
 }
 
 async fn delete(
@@ -208,7 +210,7 @@ async fn delete(
     level: NotificationLevel,
     raw_id: &str,
     if_match: Option<String>,
-) -> ApiResult<NoContent> {
+) -> ApiResult<EmptyOk> {
     scope.require(Permission::ManageConfiguration)?;
     app.store
         .delete_notification(
@@ -219,7 +221,7 @@ async fn delete(
             &scope.audit(),
         )
         .await?;
-    Ok(NoContent)
+    Ok(EmptyOk)
 }
 
 // ---- tenant level ---------------------------------------------------------------------
@@ -243,7 +245,7 @@ async fn create_tenant_notification(
     scope: TenantScope,
     State(app): State<AppState>,
     Body(notification): Body<EventNotification>,
-) -> ApiResult<Created> {
+) -> ApiResult<OkWithLocation> {
     create(&app, &scope, NotificationLevel::Tenant, notification).await
 }
 
@@ -274,7 +276,7 @@ async fn update_tenant_notification(
     Path(path): Path<NotificationPath>,
     IfMatch(if_match): IfMatch,
     Body(notification): Body<EventNotification>,
-) -> ApiResult<NoContent> {
+) -> ApiResult<EmptyOk> {
     update(
         &app,
         &scope,
@@ -295,7 +297,7 @@ async fn delete_tenant_notification(
     State(app): State<AppState>,
     Path(path): Path<NotificationPath>,
     IfMatch(if_match): IfMatch,
-) -> ApiResult<NoContent> {
+) -> ApiResult<EmptyOk> {
     delete(
         &app,
         &scope,
@@ -329,7 +331,7 @@ async fn create_group_notification(
     State(app): State<AppState>,
     Path(path): Path<GroupPath>,
     Body(notification): Body<EventNotification>,
-) -> ApiResult<Created> {
+) -> ApiResult<OkWithLocation> {
     let level = group_level(&app, &scope, &path.groupId).await?;
     create(&app, &scope, level, notification).await
 }
@@ -356,7 +358,7 @@ async fn update_group_notification(
     Path(path): Path<GroupNotificationPath>,
     IfMatch(if_match): IfMatch,
     Body(notification): Body<EventNotification>,
-) -> ApiResult<NoContent> {
+) -> ApiResult<EmptyOk> {
     let level = group_level(&app, &scope, &path.groupId).await?;
     update(
         &app,
@@ -378,7 +380,7 @@ async fn delete_group_notification(
     State(app): State<AppState>,
     Path(path): Path<GroupNotificationPath>,
     IfMatch(if_match): IfMatch,
-) -> ApiResult<NoContent> {
+) -> ApiResult<EmptyOk> {
     let level = group_level(&app, &scope, &path.groupId).await?;
     delete(&app, &scope, level, &path.notificationId, if_match).await
 }

@@ -21,7 +21,8 @@ use crate::domain::report::{
     Calendar, DeviceFilter, Geocoder, GeofenceNames, GroupBy, Thresholds, ViolationType, Window,
     ago_text, duration_text, geofence_names, last_time_filter, score,
 };
-use crate::store::reports::{ReportDevice, ReportTenants, TRACK_CHUNK};
+use crate::store::TenantSelection;
+use crate::store::reports::{ReportDevice, TRACK_CHUNK};
 use crate::store::{Store, StoreError, StoreResult};
 
 /// Devices whose history is read at the same time (order is kept): reads overlap with
@@ -71,7 +72,7 @@ where
 /// One report request, resolved: tenants, filters, window, calendar and the extras.
 #[derive(Debug, Clone)]
 pub struct ReportRequest {
-    pub tenants: ReportTenants,
+    pub tenants: TenantSelection,
     pub filter: DeviceFilter,
     /// A collection's devices (group and device filters are then ignored).
     pub collection: Option<Vec<String>>,

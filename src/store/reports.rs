@@ -7,22 +7,13 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::device_rows::{DEVICE_COLUMNS, STATE_COLUMNS, device_from_row, state_from_row};
-use super::{Store, StoreError, StoreResult, from_micros, to_micros};
+use super::{Store, StoreError, StoreResult, TenantSelection, from_micros, to_micros};
 use crate::domain::device::Device;
 use crate::domain::device_state::DeviceState;
 use crate::domain::mo_message::{GeofenceRef, MoMessage};
 use crate::domain::report::track::TrackPoint;
 use crate::domain::report::{DeviceFilter, Window};
 use crate::domain::user::User;
-
-/// Whose devices (and alerts) a report reads.
-#[derive(Debug, Clone)]
-pub enum ReportTenants {
-    /// Exactly the tenant of this code.
-    Tenant(String),
-    /// The tenant with this path and its descendants.
-    Subtree(String),
-}
 
 /// A device as reports see it.
 #[derive(Debug, Clone)]
@@ -161,14 +152,14 @@ struct DeviceConditions {
 impl DeviceConditions {
     fn new(
         backend: super::Backend,
-        tenants: &ReportTenants,
+        tenants: &TenantSelection,
         filter: &DeviceFilter,
         only: Option<&[String]>,
     ) -> Self {
         let mut params = Params { backend, next: 1 };
         let mut conditions = vec![match tenants {
-            ReportTenants::Tenant(_) => format!("d.tenant_code = {}", params.take(1)),
-            ReportTenants::Subtree(_) => format!("t.path LIKE {}", params.take(1)),
+            TenantSelection::Tenant(_) => format!("d.tenant_code = {}", params.take(1)),
+            TenantSelection::Subtree(_) => format!("t.path LIKE {}", params.take(1)),
         }];
         let mut texts: Vec<String> = Vec::new();
         let mut numbers: Vec<i64> = Vec::new();
@@ -228,7 +219,7 @@ impl Store {
     /// (a collection's devices), in `DeviceId` order.
     pub async fn report_devices(
         &self,
-        tenants: &ReportTenants,
+        tenants: &TenantSelection,
         filter: &DeviceFilter,
         only: Option<&[String]>,
     ) -> StoreResult<Vec<ReportDevice>> {
@@ -250,8 +241,8 @@ impl Store {
         );
         let mut query = sqlx::query(&sql);
         query = match tenants {
-            ReportTenants::Tenant(code) => query.bind(code.to_string()),
-            ReportTenants::Subtree(path) => query.bind(format!("{path}%")),
+            TenantSelection::Tenant(code) => query.bind(code.to_string()),
+            TenantSelection::Subtree(path) => query.bind(format!("{path}%")),
         };
         for text in texts {
             query = query.bind(text);
@@ -362,12 +353,12 @@ impl Store {
     /// The alerts raised in the window of `tenants`, in time order, as they are read.
     pub fn raised_alerts<'a>(
         &'a self,
-        tenants: &ReportTenants,
+        tenants: &TenantSelection,
         window: Window,
     ) -> BoxStream<'a, StoreResult<RaisedAlert>> {
         let (sql, key) = match tenants {
-            ReportTenants::Tenant(code) => (ALERTS_OF_TENANT, code.to_string()),
-            ReportTenants::Subtree(path) => (ALERTS_OF_SUBTREE, format!("{path}%")),
+            TenantSelection::Tenant(code) => (ALERTS_OF_TENANT, code.to_string()),
+            TenantSelection::Subtree(path) => (ALERTS_OF_SUBTREE, format!("{path}%")),
         };
         sqlx::query(sql)
             .bind(key)

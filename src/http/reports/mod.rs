@@ -30,7 +30,7 @@ use crate::domain::report::{Calendar, ReportKind};
 use crate::domain::time::{now, resolve_time_zone};
 use crate::domain::user::UserRef;
 use crate::services::reports::{self, ReportRequest, ReportRows, ReportService, Rows};
-use crate::store::reports::{ReportDevice, ReportTenants};
+use crate::store::reports::ReportDevice;
 use params::{CommonParams, OverviewParams, ReportParams, SummaryParams, ViolationParams};
 
 /// A report's name, as `GET /reports` lists it.
@@ -109,13 +109,8 @@ async fn prepare(
     };
     // A collection spans tenants: its devices are taken from the path tenant's whole
     // subtree (never beyond it, and so never beyond the caller's).
-    let tenants = if params.subtenants || collection.is_some() {
-        ReportTenants::Subtree(scope.tenant.path.clone())
-    } else {
-        ReportTenants::Tenant(scope.code().to_string())
-    };
     Ok(ReportRequest {
-        tenants,
+        tenants: scope.tenants(params.subtenants || collection.is_some()),
         filter: params.filter,
         collection,
         window,
