@@ -1,4 +1,4 @@
-//! The live stream: `GET /V2/{t}/stream` (issue 7) — Server-Sent Events of the
+//! The live stream: `GET /V2/{t}/stream` — Server-Sent Events of the
 //! `momessage`, `alert` and `device` events ingest publishes to the hub
 //! (`services::stream`), in the caller's scope.
 //!
