@@ -1,3 +1,4 @@
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use clap::Parser;
@@ -87,8 +88,36 @@ fn init_logging(format: LogFormat) {
 
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     init_logging(args.log_format);
-    // Every connection is a descriptor: the soft limit (often 1,024) goes up to the hard
-    // one before anything is opened, and the connection cap is sized from what we got.
+    raise_descriptor_limit();
+    let store = app::open_store(&args.database.url()?).await?;
+    if let Some(created) =
+        app::bootstrap(&store, &args.admin_email, args.admin_password.clone()).await?
+    {
+        // Printed once, to the console only: the one time the generated password is shown.
+        print_stdout(&created.announcement(&format!("http://{}", args.listen)))?;
+    }
+    let app = app::build_app(store.clone(), app_config(&args)?).await?;
+    if let Some(address) = app.directip_addr() {
+        if args.directip_listen.is_some_and(|l| l.port() == 0) {
+            println!("safetrack directip listening on {address}");
+        }
+        tracing::info!(%address, "DirectIP listening");
+    }
+    // Before the API's address line: a caller that read that line can read this one.
+    let metrics_listener = match args.metrics_listen {
+        Some(listen) => Some(bind_announced(listen, "metrics")?),
+        None => None,
+    };
+    let listener = bind_announced(args.listen, "")?;
+    tracing::info!(backend = ?store.backend(), "safetrack serving");
+    app::serve_with_metrics(listener, metrics_listener, app, app::shutdown_signal()).await?;
+    store.close().await;
+    Ok(())
+}
+
+/// Every connection is a descriptor: the soft limit (often 1,024) goes up to the hard
+/// one before anything is opened, and the connection cap is sized from what we got.
+fn raise_descriptor_limit() {
     match safetrack::server::raise_descriptor_limit() {
         Ok((before, after)) => tracing::info!(
             soft_before = before.soft,
@@ -98,36 +127,43 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         ),
         Err(e) => tracing::warn!(error = %e, "cannot raise the file-descriptor limit"),
     }
-    let store = app::open_store(&args.database.url()?).await?;
-    if let Some(created) =
-        app::bootstrap(&store, &args.admin_email, args.admin_password.clone()).await?
-    {
-        // Printed once, to the console only: the one time the generated password is shown.
-        print_stdout(&created.announcement(&format!("http://{}", args.listen)))?;
+}
+
+/// Binds `listen` for the listener named `what` ("" for the API's). When the system
+/// picked the port, stdout is the only way the caller (a test harness, a supervisor)
+/// learns it, and learning it from the bound socket has no race.
+fn bind_announced(listen: SocketAddr, what: &str) -> anyhow::Result<tokio::net::TcpListener> {
+    let listener = safetrack::server::bind(listen)?;
+    let address = listener.local_addr()?;
+    let name = if what.is_empty() {
+        String::new()
+    } else {
+        format!(" {what}")
+    };
+    if listen.port() == 0 {
+        println!("safetrack{name} listening on {address}");
     }
-    let config = AppConfig {
+    tracing::info!(%address, "safetrack{name} listening");
+    Ok(listener)
+}
+
+/// What `serve`'s flags configure.
+fn app_config(args: &ServeArgs) -> anyhow::Result<AppConfig> {
+    Ok(AppConfig {
         limits: BodyLimits {
             default: args.max_body_bytes,
             ..BodyLimits::default()
         },
-        auth: app::auth_config(&args),
+        auth: app::auth_config(args),
         rate_limit: safetrack::http::rate_limit::RateLimit {
             per_second: args.rate_limit_per_second,
             burst: args.rate_limit_burst,
         },
         allow_private_webhooks: args.allow_private_webhooks,
         trusted_proxies: args.trusted_proxies.clone(),
-        pipeline: PipelineConfig {
-            escalation_after: (args.escalation_after_seconds > 0).then(|| {
-                jiff::SignedDuration::from_secs(
-                    i64::try_from(args.escalation_after_seconds).unwrap_or(i64::MAX),
-                )
-            }),
-            escalation_rounds: i64::from(args.escalation_repeats.max(1)),
-            ..PipelineConfig::default()
-        },
-        channels: app::channels_config(&args)?,
-        delivery: app::delivery_config(&args)?,
+        pipeline: pipeline_config(args),
+        channels: app::channels_config(args)?,
+        delivery: app::delivery_config(args)?,
         reports: args.reports.thresholds(),
         serving: ServeConfig {
             header_read_timeout: Duration::from_secs(args.header_read_timeout_seconds),
@@ -143,49 +179,33 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 .map(MetricsToken::new),
         },
         audit_retention: Duration::from_secs(u64::from(args.audit_retention_days) * 86_400),
-        directip: match (args.directip_listen, &args.directip_token) {
-            (Some(listen), Some(token)) => {
-                Some(safetrack::gateways::directip_listener::DirectIpConfig {
-                    listen,
-                    token: token.clone(),
-                    max_connections: usize::from(args.directip_max_connections),
-                    read_timeout: Duration::from_secs(args.directip_read_timeout_seconds),
-                })
-            }
-            _ => None,
-        },
+        directip: directip_config(args),
         console: safetrack::http::console::ConsoleConfig::new(Some(&args.map_tile_url))?,
         ..AppConfig::default()
-    };
-    let app = app::build_app(store.clone(), config).await?;
-    if let Some(address) = app.directip_addr() {
-        if args.directip_listen.is_some_and(|l| l.port() == 0) {
-            println!("safetrack directip listening on {address}");
-        }
-        tracing::info!(%address, "DirectIP listening");
+    })
+}
+
+fn pipeline_config(args: &ServeArgs) -> PipelineConfig {
+    PipelineConfig {
+        escalation_after: (args.escalation_after_seconds > 0).then(|| {
+            jiff::SignedDuration::from_secs(
+                i64::try_from(args.escalation_after_seconds).unwrap_or(i64::MAX),
+            )
+        }),
+        escalation_rounds: i64::from(args.escalation_repeats.max(1)),
+        ..PipelineConfig::default()
     }
-    // Before the API's address line: a caller that read that line can read this one.
-    let metrics_listener = match args.metrics_listen {
-        Some(listen) => {
-            let listener = safetrack::server::bind(listen)?;
-            let address = listener.local_addr()?;
-            if listen.port() == 0 {
-                println!("safetrack metrics listening on {address}");
-            }
-            tracing::info!(%address, "metrics listening");
-            Some(listener)
-        }
-        None => None,
-    };
-    let listener = safetrack::server::bind(args.listen)?;
-    let address = listener.local_addr()?;
-    if args.listen.port() == 0 {
-        // The system picked the port: stdout is the only way the caller (a test harness, a
-        // supervisor) learns it, and learning it from the bound socket has no race.
-        println!("safetrack listening on {address}");
-    }
-    tracing::info!(%address, backend = ?store.backend(), "safetrack listening");
-    app::serve_with_metrics(listener, metrics_listener, app, app::shutdown_signal()).await?;
-    store.close().await;
-    Ok(())
+}
+
+/// The DirectIP listener's settings, when both its address and its token are given.
+fn directip_config(
+    args: &ServeArgs,
+) -> Option<safetrack::gateways::directip_listener::DirectIpConfig> {
+    let (listen, token) = args.directip_listen.zip(args.directip_token.clone())?;
+    Some(safetrack::gateways::directip_listener::DirectIpConfig {
+        listen,
+        token,
+        max_connections: usize::from(args.directip_max_connections),
+        read_timeout: Duration::from_secs(args.directip_read_timeout_seconds),
+    })
 }

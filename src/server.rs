@@ -77,7 +77,7 @@ impl ServeConfig {
             0 => connection_cap_for(descriptor_limits().map_or(1024, |l| l.soft)),
             n => n,
         };
-        // `Semaphore::acquire_many` (used to wait for the last connection) takes a u32.
+        // `Semaphore::acquire_many` (with which shutdown waits for the last connection) takes a u32.
         cap.min(u32::MAX as usize)
     }
 }

@@ -1,6 +1,6 @@
 //! What happens after a delivery attempt: the outcome a channel reports, and the retry
-//! policy that turns a retryable failure into the next attempt time or an expiry
-//! (issue 8 §1). Pure: the clock and the jitter come in as arguments.
+//! policy that turns a retryable failure into the next attempt time or an expiry.
+//! Pure: the clock and the jitter come in as arguments.
 
 use std::time::Duration;
 
@@ -161,7 +161,7 @@ pub fn parse_retry_after(value: &str, now: Timestamp) -> Option<Duration> {
     Some(Duration::try_from(ahead).unwrap_or(Duration::ZERO))
 }
 
-/// Classifies an HTTP status a receiver or provider answered (issue 8 §1): 2xx sent,
+/// Classifies an HTTP status a receiver or provider answered: 2xx sent,
 /// 408/429/5xx retryable, 410 and other 4xx permanent; anything else (1xx, 3xx — the
 /// client does not follow redirects) is a permanent failure too.
 pub fn classify_status(

@@ -135,7 +135,7 @@ async fn list_alerts(
         return Err(ApiError::field("fromDate", "must not be after toDate"));
     }
     let device_id = query.device_id.as_deref().filter(|d| !d.is_empty());
-    let paging_scope = format!(
+    let listing = format!(
         "alerts:{}:{}:{:?}:{:?}:{:?}:{:?}:{:?}",
         scope.code(),
         query.subtenants,
@@ -147,7 +147,7 @@ async fn list_alerts(
     );
     let request =
         app.paging
-            .page_request::<i64>(&headers, &paging_scope, query.page_size, MAX_PAGE_SIZE)?;
+            .page_request::<i64>(&headers, &listing, query.page_size, MAX_PAGE_SIZE)?;
     let fetched = app
         .store
         .list_alerts(&AlertFilter {
@@ -166,7 +166,7 @@ async fn list_alerts(
         fetched,
         request,
         &app.paging,
-        &paging_scope,
+        &listing,
         |a| {
             a.alert_id
                 .as_deref()

@@ -11,13 +11,14 @@ use utoipa_axum::routes;
 
 use super::error::{ApiError, ApiResult, Problem};
 use super::extract::TenantScope;
-use super::negotiate::{Body, NoContent, Record, RecordList, Representable};
+use super::negotiate::{Body, EmptyOk, Record, RecordList, Representable};
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
 use crate::domain::api_token::{
     ApiToken, ApiTokenRequest, SHOWN_PREFIX_CHARS, TokenRequestError, new_token_secret, secret_hash,
 };
 use crate::domain::time::now;
+use crate::store::IssuedToken;
 
 impl Representable for ApiToken {
     const NAME: &'static str = "ApiToken";
@@ -83,12 +84,14 @@ async fn create_token(
     let mut record = app
         .store
         .create_api_token(
-            scope.code(),
-            &token,
-            &secret_hash(&secret),
-            &prefix,
-            &scope.caller.actor_name(),
-            at,
+            IssuedToken {
+                tenant_code: scope.code(),
+                token: &token,
+                secret_hash: &secret_hash(&secret),
+                prefix: &prefix,
+                created_by: &scope.caller.actor_name(),
+                at,
+            },
             &scope.audit(),
         )
         .await?;
@@ -123,7 +126,7 @@ async fn revoke_token(
     scope: TenantScope,
     State(app): State<AppState>,
     Path(path): Path<TokenPath>,
-) -> ApiResult<NoContent> {
+) -> ApiResult<EmptyOk> {
     scope.require(Permission::ManageConfiguration)?;
     if !app
         .store
@@ -137,5 +140,5 @@ async fn revoke_token(
     {
         return Err(ApiError::NotFound);
     }
-    Ok(NoContent)
+    Ok(EmptyOk)
 }

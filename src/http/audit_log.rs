@@ -16,7 +16,7 @@ use super::{AppState, TenantParam};
 use crate::auth::Principal;
 use crate::domain::access::Permission;
 use crate::domain::audit::{Actor, Audit, AuditAction, AuditEntry, ResourceType};
-use crate::store::{AuditQuery, AuditScope};
+use crate::store::AuditQuery;
 
 /// Most entries one page returns (and the default).
 pub const MAX_PAGE_SIZE: u32 = 1000;
@@ -99,18 +99,14 @@ async fn list_audit_log(
     headers: HeaderMap,
 ) -> ApiResult<Page<AuditEntry>> {
     scope.require(Permission::ReadAuditLog)?;
-    let paging_scope = format!("auditlog:{}:{}", scope.code(), query.subtenants);
+    let listing = format!("auditlog:{}:{}", scope.code(), query.subtenants);
     let request =
         app.paging
-            .page_request::<i64>(&headers, &paging_scope, query.page_size, MAX_PAGE_SIZE)?;
+            .page_request::<i64>(&headers, &listing, query.page_size, MAX_PAGE_SIZE)?;
     let fetched = app
         .store
         .list_audit_log(&AuditQuery {
-            scope: if query.subtenants {
-                AuditScope::Subtree(&scope.tenant.path)
-            } else {
-                AuditScope::Tenant(scope.code())
-            },
+            tenants: scope.tenants(query.subtenants),
             from: query.from,
             to: query.to,
             actor: query.actor.as_deref().filter(|a| !a.is_empty()),
@@ -124,7 +120,7 @@ async fn list_audit_log(
         fetched,
         request,
         &app.paging,
-        &paging_scope,
+        &listing,
         |e| {
             e.audit_entry_id
                 .as_deref()

@@ -10,7 +10,7 @@ use utoipa_axum::routes;
 
 use super::error::{ApiError, ApiResult, Problem};
 use super::extract::{IfMatch, TenantScope};
-use super::negotiate::{Body, Created, NoContent, Record, RecordList, Representable};
+use super::negotiate::{Body, EmptyOk, OkWithLocation, Record, RecordList, Representable};
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
 use crate::domain::report::collection::Collection;
@@ -88,14 +88,17 @@ async fn create_collection(
     scope: TenantScope,
     State(app): State<AppState>,
     Body(collection): Body<Collection>,
-) -> ApiResult<Created> {
+) -> ApiResult<OkWithLocation> {
     scope.require(Permission::AccessAllDevices)?;
     let collection = checked(&app, &scope, collection).await?;
     let id = app
         .store
         .create_collection(scope.code(), &collection, &scope.audit())
         .await?;
-    Ok(Created(format!("/V2/{}/collections/{id}", scope.code())))
+    Ok(OkWithLocation(format!(
+        "/V2/{}/collections/{id}",
+        scope.code()
+    )))
 }
 
 /// Get a collection.
@@ -127,7 +130,7 @@ async fn update_collection(
     Path(path): Path<CollectionPath>,
     IfMatch(if_match): IfMatch,
     Body(collection): Body<Collection>,
-) -> ApiResult<NoContent> {
+) -> ApiResult<EmptyOk> {
     scope.require(Permission::AccessAllDevices)?;
     let id = collection_id(&path.collectionId)?;
     let collection = checked(&app, &scope, collection).await?;
@@ -140,7 +143,7 @@ async fn update_collection(
             &scope.audit(),
         )
         .await?;
-    Ok(NoContent)
+    Ok(EmptyOk)
 }
 
 /// Delete a collection (needs AccessAllDevices).
@@ -153,7 +156,7 @@ async fn delete_collection(
     State(app): State<AppState>,
     Path(path): Path<CollectionPath>,
     IfMatch(if_match): IfMatch,
-) -> ApiResult<NoContent> {
+) -> ApiResult<EmptyOk> {
     scope.require(Permission::AccessAllDevices)?;
     app.store
         .delete_collection(
@@ -163,5 +166,5 @@ async fn delete_collection(
             &scope.audit(),
         )
         .await?;
-    Ok(NoContent)
+    Ok(EmptyOk)
 }

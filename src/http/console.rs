@@ -1,4 +1,4 @@
-//! The operator console (issue 33): the front end built from `console/` by `build.rs`,
+//! The operator console: the front end built from `console/` by `build.rs`,
 //! embedded in the binary and served at `/`. Files of the build are served as they are
 //! (`/assets/…` carry a content hash: cached for good); any other GET that asks for HTML
 //! outside the API's own paths is a console route and gets `index.html`. Every answer

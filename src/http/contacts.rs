@@ -8,7 +8,7 @@ use utoipa_axum::routes;
 
 use super::error::{ApiError, ApiResult, Problem};
 use super::extract::{IfMatch, TenantScope};
-use super::negotiate::{Body, Created, NoContent, Record, RecordList, Representable};
+use super::negotiate::{Body, EmptyOk, OkWithLocation, Record, RecordList, Representable};
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
 use crate::domain::address_book::Contact;
@@ -95,7 +95,7 @@ async fn create_contact(
     scope: TenantScope,
     State(app): State<AppState>,
     Body(contact): Body<Contact>,
-) -> ApiResult<Created> {
+) -> ApiResult<OkWithLocation> {
     scope.require(Permission::ManageConfiguration)?;
     let mut contact = contact.validated()?;
     contact.assign_entries(&[], now());
@@ -109,7 +109,7 @@ async fn create_contact(
         .store
         .create_address_book(AddressBook::Contacts, &scope.tenant, write, &scope.audit())
         .await?;
-    Ok(Created(format!(
+    Ok(OkWithLocation(format!(
         "/V2/{}/addressbookcontacts/{id}",
         scope.code()
     )))
@@ -145,7 +145,7 @@ async fn update_contact(
     Path(path): Path<ContactPath>,
     IfMatch(if_match): IfMatch,
     Body(contact): Body<Contact>,
-) -> ApiResult<NoContent> {
+) -> ApiResult<EmptyOk> {
     scope.require(Permission::ManageConfiguration)?;
     let current = owned_contact(&app, &scope, &path.contactId).await?;
     let mut contact = contact.validated()?;
@@ -169,7 +169,7 @@ async fn update_contact(
             &scope.audit(),
         )
         .await?;
-    Ok(NoContent)
+    Ok(EmptyOk)
 }
 
 /// Delete a contact; refused (409) while a distribution list names it.
@@ -182,7 +182,7 @@ async fn delete_contact(
     State(app): State<AppState>,
     Path(path): Path<ContactPath>,
     IfMatch(if_match): IfMatch,
-) -> ApiResult<NoContent> {
+) -> ApiResult<EmptyOk> {
     scope.require(Permission::ManageConfiguration)?;
     let current = owned_contact(&app, &scope, &path.contactId).await?;
     app.store
@@ -194,5 +194,5 @@ async fn delete_contact(
             &scope.audit(),
         )
         .await?;
-    Ok(NoContent)
+    Ok(EmptyOk)
 }

@@ -135,7 +135,7 @@ async fn list_deliveries(
     {
         return Err(ApiError::field("from", "must not be after to"));
     }
-    let paging_scope = format!(
+    let listing = format!(
         "deliveries:{}:{status:?}:{channel:?}:{:?}:{device_id:?}:{target:?}:{:?}:{:?}:{}",
         scope.code(),
         query.alert_id,
@@ -145,7 +145,7 @@ async fn list_deliveries(
     );
     let request =
         app.paging
-            .page_request::<i64>(&headers, &paging_scope, query.page_size, MAX_PAGE_SIZE)?;
+            .page_request::<i64>(&headers, &listing, query.page_size, MAX_PAGE_SIZE)?;
     let fetched = app
         .store
         .list_deliveries(&DeliveryFilter {
@@ -162,7 +162,7 @@ async fn list_deliveries(
             limit: request.size + 1,
         })
         .await?;
-    let page = Page::from_fetched(fetched, request, &app.paging, &paging_scope, |d| {
+    let page = Page::from_fetched(fetched, request, &app.paging, &listing, |d| {
         d.delivery_id
             .as_deref()
             .and_then(|id| id.parse().ok())

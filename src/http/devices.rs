@@ -8,12 +8,11 @@ use utoipa_axum::routes;
 
 use super::error::{ApiError, ApiResult, Problem};
 use super::extract::{IfMatch, Query, TenantScope};
-use super::negotiate::{Body, Created, NoContent, Record, RecordList, Representable};
+use super::negotiate::{Body, EmptyOk, OkWithLocation, Record, RecordList, Representable};
 use super::patch::apply_patch;
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
 use crate::domain::device::{DeletedDevice, Device, device_type_list};
-use crate::store::DeletedDeviceScope;
 
 impl Representable for Device {
     const NAME: &'static str = "Device";
@@ -113,14 +112,14 @@ async fn create_device(
     scope: TenantScope,
     State(app): State<AppState>,
     Body(device): Body<Device>,
-) -> ApiResult<Created> {
+) -> ApiResult<OkWithLocation> {
     scope.require(Permission::AccessAllDevices)?;
     let device = validated(&app, &scope, device).await?;
     app.store
         .create_device(scope.code(), &device, &scope.audit())
         .await?;
     let id = device.device_id.unwrap_or_default();
-    Ok(Created(format!("/V2/{}/devices/{id}", scope.code())))
+    Ok(OkWithLocation(format!("/V2/{}/devices/{id}", scope.code())))
 }
 
 /// Get a device.
@@ -145,7 +144,7 @@ async fn update_device(
     Path(path): Path<DevicePath>,
     IfMatch(if_match): IfMatch,
     Body(mut device): Body<Device>,
-) -> ApiResult<NoContent> {
+) -> ApiResult<EmptyOk> {
     scope.require(Permission::AccessAllDevices)?;
     find_device(&app, &scope, &path.deviceId).await?;
     device.device_id = Some(path.deviceId.clone());
@@ -159,7 +158,7 @@ async fn update_device(
             &scope.audit(),
         )
         .await?;
-    Ok(NoContent)
+    Ok(EmptyOk)
 }
 
 /// Patch a device with a JSON Patch.
@@ -173,7 +172,7 @@ async fn patch_device(
     Path(path): Path<DevicePath>,
     IfMatch(if_match): IfMatch,
     Body(patch): Body<json_patch::Patch>,
-) -> ApiResult<NoContent> {
+) -> ApiResult<EmptyOk> {
     scope.require(Permission::AccessAllDevices)?;
     let current = find_device(&app, &scope, &path.deviceId).await?;
     let expected = if_match.or_else(|| current.etag.clone());
@@ -187,7 +186,7 @@ async fn patch_device(
             &scope.audit(),
         )
         .await?;
-    Ok(NoContent)
+    Ok(EmptyOk)
 }
 
 /// Delete a device; it is recorded in the deleted-devices log.
@@ -199,7 +198,7 @@ async fn delete_device(
     State(app): State<AppState>,
     Path(path): Path<DevicePath>,
     IfMatch(if_match): IfMatch,
-) -> ApiResult<NoContent> {
+) -> ApiResult<EmptyOk> {
     scope.require(Permission::AccessAllDevices)?;
     app.store
         .delete_device(
@@ -210,15 +209,7 @@ async fn delete_device(
             &scope.audit(),
         )
         .await?;
-    Ok(NoContent)
-}
-
-fn deleted_scope<'a>(scope: &'a TenantScope, subtenants: bool) -> DeletedDeviceScope<'a> {
-    if subtenants {
-        DeletedDeviceScope::Subtree(&scope.tenant.path)
-    } else {
-        DeletedDeviceScope::Tenant(scope.code())
-    }
+    Ok(EmptyOk)
 }
 
 /// List deleted devices (needs AccessAllDevices).
@@ -231,9 +222,9 @@ async fn list_deleted_devices(
     Query(query): Query<SubtenantsQuery>,
 ) -> ApiResult<RecordList<DeletedDevice>> {
     scope.require(Permission::AccessAllDevices)?;
-    let scope_filter = deleted_scope(&scope, query.subtenants);
+    let tenants = scope.tenants(query.subtenants);
     Ok(RecordList(
-        app.store.list_deleted_devices(scope_filter, None).await?,
+        app.store.list_deleted_devices(&tenants, None).await?,
     ))
 }
 
@@ -248,10 +239,10 @@ async fn get_deleted_device(
     Query(query): Query<SubtenantsQuery>,
 ) -> ApiResult<RecordList<DeletedDevice>> {
     scope.require(Permission::AccessAllDevices)?;
-    let scope_filter = deleted_scope(&scope, query.subtenants);
+    let tenants = scope.tenants(query.subtenants);
     Ok(RecordList(
         app.store
-            .list_deleted_devices(scope_filter, Some(&path.deviceId))
+            .list_deleted_devices(&tenants, Some(&path.deviceId))
             .await?,
     ))
 }

@@ -9,7 +9,7 @@ use utoipa_axum::routes;
 
 use super::error::{ApiError, ApiResult, Problem};
 use super::extract::{IfMatch, TenantScope};
-use super::negotiate::{Body, Created, NoContent, Record, RecordList, Representable};
+use super::negotiate::{Body, EmptyOk, OkWithLocation, Record, RecordList, Representable};
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
 use crate::domain::address_book::{DistributionList, DistributionListInput};
@@ -97,7 +97,7 @@ async fn create_list(
     scope: TenantScope,
     State(app): State<AppState>,
     Body(input): Body<DistributionListInput>,
-) -> ApiResult<Created> {
+) -> ApiResult<OkWithLocation> {
     scope.require(Permission::ManageConfiguration)?;
     let (list, references) = input.validated(None)?;
     let write = AddressBookWrite {
@@ -110,7 +110,7 @@ async fn create_list(
         .store
         .create_address_book(AddressBook::Lists, &scope.tenant, write, &scope.audit())
         .await?;
-    Ok(Created(format!(
+    Ok(OkWithLocation(format!(
         "/V2/{}/addressbookdistributionlists/{id}",
         scope.code()
     )))
@@ -148,7 +148,7 @@ async fn update_list(
     Path(path): Path<ListPath>,
     IfMatch(if_match): IfMatch,
     Body(input): Body<DistributionListInput>,
-) -> ApiResult<NoContent> {
+) -> ApiResult<EmptyOk> {
     scope.require(Permission::ManageConfiguration)?;
     let current = owned_list(&app, &scope, &path.listId).await?;
     let (list, references) = input.validated(Some(current.id))?;
@@ -168,7 +168,7 @@ async fn update_list(
             &scope.audit(),
         )
         .await?;
-    Ok(NoContent)
+    Ok(EmptyOk)
 }
 
 /// Delete a distribution list; refused (409) while another list names it.
@@ -181,7 +181,7 @@ async fn delete_list(
     State(app): State<AppState>,
     Path(path): Path<ListPath>,
     IfMatch(if_match): IfMatch,
-) -> ApiResult<NoContent> {
+) -> ApiResult<EmptyOk> {
     scope.require(Permission::ManageConfiguration)?;
     let current = owned_list(&app, &scope, &path.listId).await?;
     app.store
@@ -193,5 +193,5 @@ async fn delete_list(
             &scope.audit(),
         )
         .await?;
-    Ok(NoContent)
+    Ok(EmptyOk)
 }

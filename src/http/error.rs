@@ -7,6 +7,7 @@ use utoipa::ToSchema;
 
 use crate::auth::AuthError;
 use crate::domain::validation::{FieldError, ValidationErrors};
+use crate::services::reports::ReportFailure;
 use crate::store::StoreError;
 
 use super::request_context::current_request_id;
@@ -33,17 +34,25 @@ pub enum ApiError {
     Conflict(String),
     #[error("precondition failed")]
     PreconditionFailed,
-    #[error("{0}")]
-    PayloadTooLarge(String),
-    /// Parts of the body over their own limits (413 naming each).
-    #[error("too large")]
-    TooLarge(Vec<FieldError>),
+    /// 413: the body over the request limit (`parts` empty), or parts of it over their
+    /// own limits (each named in `parts`).
+    #[error("{detail}")]
+    TooLarge {
+        detail: String,
+        parts: Vec<FieldError>,
+    },
     #[error("{0}")]
     UnsupportedMediaType(String),
     #[error("rate limited")]
     RateLimited { retry_after_secs: u64 },
     #[error("internal error: {0}")]
     Internal(#[from] anyhow::Error),
+    /// A report that failed before its first row.
+    #[error("the report {report} failed: {failure}")]
+    ReportFailed {
+        report: &'static str,
+        failure: ReportFailure,
+    },
 }
 
 /// RFC 9457 problem details, as every error response carries them.
@@ -76,6 +85,28 @@ impl ApiError {
             code,
             detail: detail.into(),
         }
+    }
+
+    /// 413 for the body as a whole.
+    pub fn body_too_large(detail: impl Into<String>) -> Self {
+        ApiError::TooLarge {
+            detail: detail.into(),
+            parts: Vec::new(),
+        }
+    }
+
+    /// 413 naming each part of the body over its own limit.
+    pub fn parts_too_large(parts: Vec<FieldError>) -> Self {
+        let detail = format!(
+            "{} part(s) are too large: {}",
+            parts.len(),
+            parts
+                .iter()
+                .map(|e| e.field.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        ApiError::TooLarge { detail, parts }
     }
 
     pub fn field(field: impl Into<String>, message: impl Into<String>) -> Self {
@@ -118,23 +149,10 @@ impl ApiError {
                 "precondition_failed",
                 "the record has changed since the ETag in If-Match was read".into(),
             ),
-            PayloadTooLarge(detail) => (
+            TooLarge { detail, .. } => (
                 StatusCode::PAYLOAD_TOO_LARGE,
                 "payload_too_large",
                 detail.clone(),
-            ),
-            TooLarge(errors) => (
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "payload_too_large",
-                format!(
-                    "{} part(s) are too large: {}",
-                    errors.len(),
-                    errors
-                        .iter()
-                        .map(|e| e.field.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
             ),
             UnsupportedMediaType(detail) => (
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -151,6 +169,11 @@ impl ApiError {
                 "internal_error",
                 "an internal error occurred; quote the request id when reporting it".into(),
             ),
+            ReportFailed { report, .. } => (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "report_failed",
+                format!("the report {report} failed; quote the request id when reporting it"),
+            ),
         }
     }
 }
@@ -159,11 +182,17 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let (status, code, detail) = self.parts();
         let request_id = current_request_id();
-        if let ApiError::Internal(err) = &self {
-            tracing::error!(request_id = request_id.as_deref().unwrap_or("-"), error = %format!("{err:#}"), "internal error");
+        match &self {
+            ApiError::Internal(err) => {
+                tracing::error!(request_id = request_id.as_deref().unwrap_or("-"), error = %format!("{err:#}"), "internal error");
+            }
+            ApiError::ReportFailed { report, failure } => {
+                tracing::error!(request_id = request_id.as_deref().unwrap_or("-"), report, error = %failure, "report failed");
+            }
+            _ => {}
         }
         let errors = match &self {
-            ApiError::Validation(errors) | ApiError::TooLarge(errors) => errors
+            ApiError::Validation(errors) | ApiError::TooLarge { parts: errors, .. } => errors
                 .iter()
                 .map(|e| ProblemField {
                     field: e.field.clone(),

@@ -8,7 +8,7 @@ use utoipa_axum::routes;
 
 use super::error::{ApiError, ApiResult, Problem};
 use super::extract::TenantScope;
-use super::negotiate::{Body, Created, NoContent, Record, RecordList, Representable};
+use super::negotiate::{Body, EmptyOk, OkWithLocation, Record, RecordList, Representable};
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
 use crate::domain::external_link::ExternalLink;
@@ -63,14 +63,14 @@ async fn create_link(
     scope: TenantScope,
     State(app): State<AppState>,
     Body(incoming): Body<ExternalLink>,
-) -> ApiResult<Created> {
+) -> ApiResult<OkWithLocation> {
     scope.require(Permission::ManageConfiguration)?;
     let link = incoming.validated()?;
     let id = app
         .store
         .create_external_link(scope.code(), &link, &scope.audit())
         .await?;
-    Ok(Created(format!(
+    Ok(OkWithLocation(format!(
         "/V2/{}/tenantexternallinks/{id}",
         scope.code()
     )))
@@ -102,10 +102,10 @@ async fn delete_link(
     scope: TenantScope,
     State(app): State<AppState>,
     Path(path): Path<LinkPath>,
-) -> ApiResult<NoContent> {
+) -> ApiResult<EmptyOk> {
     scope.require(Permission::ManageConfiguration)?;
     app.store
         .delete_external_link(scope.code(), link_id(&path.externalLinkId)?, &scope.audit())
         .await?;
-    Ok(NoContent)
+    Ok(EmptyOk)
 }

@@ -16,6 +16,7 @@ use crate::auth::Principal;
 use crate::domain::access::Permission;
 use crate::domain::api_token::hashes_equal;
 use crate::domain::tenant::TenantNode;
+use crate::store::TenantSelection;
 
 /// The name of the browser session's cookie.
 pub const SESSION_COOKIE: &str = "safetrack_session";
@@ -143,6 +144,15 @@ pub struct TenantScope {
 }
 
 impl TenantScope {
+    /// The path tenant alone, or with its subtenants.
+    pub fn tenants(&self, subtenants: bool) -> TenantSelection {
+        if subtenants {
+            TenantSelection::Subtree(self.tenant.path.clone())
+        } else {
+            TenantSelection::Tenant(self.code().to_string())
+        }
+    }
+
     pub fn require(&self, permission: Permission) -> Result<(), ApiError> {
         if self.caller.has(permission) {
             return Ok(());

@@ -8,7 +8,7 @@ use utoipa_axum::routes;
 
 use super::error::{ApiError, ApiResult, Problem};
 use super::extract::{IfMatch, TenantScope};
-use super::negotiate::{Body, Created, NoContent, Record, RecordList, Representable};
+use super::negotiate::{Body, EmptyOk, OkWithLocation, Record, RecordList, Representable};
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
 use crate::domain::geofence::Geofence;
@@ -88,14 +88,17 @@ async fn create_geofence(
     scope: TenantScope,
     State(app): State<AppState>,
     Body(incoming): Body<Geofence>,
-) -> ApiResult<Created> {
+) -> ApiResult<OkWithLocation> {
     scope.require(Permission::ManageConfiguration)?;
     let (geofence, _) = incoming.validated()?;
     let id = app
         .store
         .create_geofence(scope.code(), &geofence, &scope.audit())
         .await?;
-    Ok(Created(format!("/V2/{}/geofences/{id}", scope.code())))
+    Ok(OkWithLocation(format!(
+        "/V2/{}/geofences/{id}",
+        scope.code()
+    )))
 }
 
 /// Get a geofence.
@@ -129,7 +132,7 @@ async fn update_geofence(
     Path(path): Path<GeofencePath>,
     IfMatch(if_match): IfMatch,
     Body(incoming): Body<Geofence>,
-) -> ApiResult<NoContent> {
+) -> ApiResult<EmptyOk> {
     scope.require(Permission::ManageConfiguration)?;
     let existing = find_owned(&app, &scope, &path.geofenceId).await?;
     let (geofence, _) = incoming.validated()?;
@@ -142,7 +145,7 @@ async fn update_geofence(
             &scope.audit(),
         )
         .await?;
-    Ok(NoContent)
+    Ok(EmptyOk)
 }
 
 /// Delete a geofence (extension).
@@ -158,7 +161,7 @@ async fn delete_geofence(
     State(app): State<AppState>,
     Path(path): Path<GeofencePath>,
     IfMatch(if_match): IfMatch,
-) -> ApiResult<NoContent> {
+) -> ApiResult<EmptyOk> {
     scope.require(Permission::ManageConfiguration)?;
     let existing = find_owned(&app, &scope, &path.geofenceId).await?;
     app.store
@@ -169,5 +172,5 @@ async fn delete_geofence(
             &scope.audit(),
         )
         .await?;
-    Ok(NoContent)
+    Ok(EmptyOk)
 }

@@ -8,7 +8,7 @@ use utoipa_axum::routes;
 
 use super::error::{ApiError, ApiResult, Problem};
 use super::extract::{IfMatch, TenantScope};
-use super::negotiate::{Body, Created, NoContent, Record, RecordList, Representable};
+use super::negotiate::{Body, EmptyOk, OkWithLocation, Record, RecordList, Representable};
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
 use crate::domain::device::Group;
@@ -58,14 +58,14 @@ async fn create_group(
     scope: TenantScope,
     State(app): State<AppState>,
     Body(group): Body<Group>,
-) -> ApiResult<Created> {
+) -> ApiResult<OkWithLocation> {
     scope.require(Permission::AccessAllDevices)?;
     let group = group.validated()?;
     let id = app
         .store
         .create_group(scope.code(), &group, &scope.audit())
         .await?;
-    Ok(Created(format!("/V2/{}/groups/{id}", scope.code())))
+    Ok(OkWithLocation(format!("/V2/{}/groups/{id}", scope.code())))
 }
 
 /// Get a group.
@@ -95,7 +95,7 @@ async fn update_group(
     Path(path): Path<GroupPath>,
     IfMatch(if_match): IfMatch,
     Body(group): Body<Group>,
-) -> ApiResult<NoContent> {
+) -> ApiResult<EmptyOk> {
     scope.require(Permission::AccessAllDevices)?;
     let id = group_id(&path.groupId)?;
     let group = group.validated()?;
@@ -108,7 +108,7 @@ async fn update_group(
             &scope.audit(),
         )
         .await?;
-    Ok(NoContent)
+    Ok(EmptyOk)
 }
 
 /// Delete a group; refused (409) while devices are in it.
@@ -120,7 +120,7 @@ async fn delete_group(
     State(app): State<AppState>,
     Path(path): Path<GroupPath>,
     IfMatch(if_match): IfMatch,
-) -> ApiResult<NoContent> {
+) -> ApiResult<EmptyOk> {
     scope.require(Permission::AccessAllDevices)?;
     app.store
         .delete_group(
@@ -130,5 +130,5 @@ async fn delete_group(
             &scope.audit(),
         )
         .await?;
-    Ok(NoContent)
+    Ok(EmptyOk)
 }

@@ -15,7 +15,7 @@ use utoipa_axum::routes;
 
 use super::error::{ApiError, ApiResult, Problem};
 use super::extract::{IfMatch, Query, TenantScope};
-use super::negotiate::{Body, Created, NoContent, Record, RecordList, Representable};
+use super::negotiate::{Body, EmptyOk, OkWithLocation, Record, RecordList, Representable};
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
 use crate::domain::itinerary::filter::{ListFilter, PageRequest, RawFilter};
@@ -312,7 +312,7 @@ async fn create_itinerary(
     scope: TenantScope,
     State(app): State<AppState>,
     Body(incoming): Body<ItineraryWrite>,
-) -> ApiResult<Created> {
+) -> ApiResult<OkWithLocation> {
     require_write(&scope)?;
     let caller = Viewer::of(&scope);
     let (fields, state) = incoming.validated()?;
@@ -324,7 +324,10 @@ async fn create_itinerary(
         .store
         .create_itinerary(scope.code(), caller.user_id, &fields, state)
         .await?;
-    Ok(Created(format!("/V2/{}/itineraries/{id}", scope.code())))
+    Ok(OkWithLocation(format!(
+        "/V2/{}/itineraries/{id}",
+        scope.code()
+    )))
 }
 
 fn approval_forbidden(scope: &TenantScope) -> ApiError {
@@ -371,7 +374,7 @@ async fn update_itinerary(
     Path(path): Path<ItineraryPath>,
     IfMatch(if_match): IfMatch,
     Body(incoming): Body<ItineraryWrite>,
-) -> ApiResult<NoContent> {
+) -> ApiResult<EmptyOk> {
     let id = int32_id("itineraryId", &path.itineraryId)?;
     let caller = Viewer::of(&scope);
     let existing = find(&app, &scope, &caller, id).await?;
@@ -388,7 +391,7 @@ async fn update_itinerary(
     app.store
         .update_itinerary(scope.code(), id, &fields, state, if_match.as_deref())
         .await?;
-    Ok(NoContent)
+    Ok(EmptyOk)
 }
 
 /// Delete an itinerary.
@@ -405,12 +408,12 @@ async fn delete_itinerary(
     State(app): State<AppState>,
     Path(path): Path<ItineraryPath>,
     IfMatch(if_match): IfMatch,
-) -> ApiResult<NoContent> {
+) -> ApiResult<EmptyOk> {
     let id = int32_id("itineraryId", &path.itineraryId)?;
     find(&app, &scope, &Viewer::of(&scope), id).await?;
     require_write(&scope)?;
     app.store
         .delete_itinerary(scope.code(), id, if_match.as_deref())
         .await?;
-    Ok(NoContent)
+    Ok(EmptyOk)
 }

@@ -18,7 +18,7 @@ use super::AppState;
 use super::error::{ApiError, ApiResult, Problem};
 use super::extract::{IfMatch, TenantScope};
 use super::itineraries::{ItineraryPath, Viewer, find, int32_id, require_write};
-use super::negotiate::{Body, Created, NoContent, Record, RecordList, Representable};
+use super::negotiate::{Body, EmptyOk, OkWithLocation, Record, RecordList, Representable};
 use crate::domain::itinerary::{Flight, Hotel, Journey, Region, Segment, Traveler};
 use crate::domain::risk_region::is_geometry_id;
 use crate::store::{ItineraryKey, StoredItinerary};
@@ -102,7 +102,7 @@ async fn create_segment<T: Segment + Serialize>(
     if_match: Option<&str>,
     incoming: T,
     plural: &str,
-) -> ApiResult<Created> {
+) -> ApiResult<OkWithLocation> {
     let it = itinerary(app, scope, raw_itinerary).await?;
     require_write(scope)?;
     let (segment, span) = incoming.validated()?;
@@ -110,7 +110,7 @@ async fn create_segment<T: Segment + Serialize>(
         .store
         .create_segment(key(scope, &it), &segment, &span, if_match)
         .await?;
-    Ok(Created(format!(
+    Ok(OkWithLocation(format!(
         "/V2/{}/itineraries/{}/{plural}/{id}",
         scope.code(),
         it.id
@@ -138,7 +138,7 @@ async fn update_segment<T: Segment + Serialize>(
     (raw_itinerary, raw_id, parameter): (&str, &str, &'static str),
     if_match: Option<&str>,
     incoming: T,
-) -> ApiResult<NoContent> {
+) -> ApiResult<EmptyOk> {
     let id = int32_id(parameter, raw_id)?;
     let it = itinerary(app, scope, raw_itinerary).await?;
     require_write(scope)?;
@@ -146,7 +146,7 @@ async fn update_segment<T: Segment + Serialize>(
     app.store
         .update_segment(key(scope, &it), id, &segment, &span, if_match)
         .await?;
-    Ok(NoContent)
+    Ok(EmptyOk)
 }
 
 async fn delete_segment<T: Segment>(
@@ -154,14 +154,14 @@ async fn delete_segment<T: Segment>(
     scope: &TenantScope,
     (raw_itinerary, raw_id, parameter): (&str, &str, &'static str),
     if_match: Option<&str>,
-) -> ApiResult<NoContent> {
+) -> ApiResult<EmptyOk> {
     let id = int32_id(parameter, raw_id)?;
     let it = itinerary(app, scope, raw_itinerary).await?;
     require_write(scope)?;
     app.store
         .delete_segment(key(scope, &it), T::KIND, id, if_match)
         .await?;
-    Ok(NoContent)
+    Ok(EmptyOk)
 }
 
 /// The five handlers of one segment kind, each with its OpenAPI description.
@@ -212,7 +212,7 @@ macro_rules! segment_handlers {
             Path(path): Path<ItineraryPath>,
             IfMatch(if_match): IfMatch,
             Body(incoming): Body<$record>,
-        ) -> ApiResult<Created> {
+        ) -> ApiResult<OkWithLocation> {
             create_segment(&app, &scope, &path.itineraryId, if_match.as_deref(), incoming, $plural)
                 .await
         }
@@ -243,7 +243,7 @@ macro_rules! segment_handlers {
             Path(path): Path<$path_struct>,
             IfMatch(if_match): IfMatch,
             Body(incoming): Body<$record>,
-        ) -> ApiResult<NoContent> {
+        ) -> ApiResult<EmptyOk> {
             update_segment(
                 &app,
                 &scope,
@@ -265,7 +265,7 @@ macro_rules! segment_handlers {
             State(app): State<AppState>,
             Path(path): Path<$path_struct>,
             IfMatch(if_match): IfMatch,
-        ) -> ApiResult<NoContent> {
+        ) -> ApiResult<EmptyOk> {
             delete_segment::<$record>(
                 &app,
                 &scope,
@@ -377,7 +377,7 @@ async fn create_traveler(
     Path(path): Path<ItineraryPath>,
     IfMatch(if_match): IfMatch,
     Body(incoming): Body<Traveler>,
-) -> ApiResult<Created> {
+) -> ApiResult<OkWithLocation> {
     let it = itinerary(&app, &scope, &path.itineraryId).await?;
     require_write(&scope)?;
     let (traveler, email_key) = incoming.validated()?;
@@ -385,7 +385,7 @@ async fn create_traveler(
         .store
         .create_traveler(key(&scope, &it), &traveler, &email_key, if_match.as_deref())
         .await?;
-    Ok(Created(format!(
+    Ok(OkWithLocation(format!(
         "/V2/{}/itineraries/{}/travelers/{id}",
         scope.code(),
         it.id
@@ -434,14 +434,14 @@ async fn delete_traveler(
     State(app): State<AppState>,
     Path(path): Path<TravelerPath>,
     IfMatch(if_match): IfMatch,
-) -> ApiResult<NoContent> {
+) -> ApiResult<EmptyOk> {
     let id = int32_id("travelerId", &path.travelerId)?;
     let it = itinerary(&app, &scope, &path.itineraryId).await?;
     require_write(&scope)?;
     app.store
         .delete_traveler(key(&scope, &it), id, if_match.as_deref())
         .await?;
-    Ok(NoContent)
+    Ok(EmptyOk)
 }
 
 // ---- attached risk regions ---------------------------------------------------------
@@ -491,7 +491,7 @@ async fn attach_region(
     State(app): State<AppState>,
     Path(path): Path<RegionPath>,
     IfMatch(if_match): IfMatch,
-) -> ApiResult<NoContent> {
+) -> ApiResult<EmptyOk> {
     let it = itinerary(&app, &scope, &path.itineraryId).await?;
     require_write(&scope)?;
     if !is_geometry_id(&path.geometryId) {
@@ -500,7 +500,7 @@ async fn attach_region(
     app.store
         .attach_region(key(&scope, &it), &path.geometryId, if_match.as_deref())
         .await?;
-    Ok(NoContent)
+    Ok(EmptyOk)
 }
 
 /// Detach a risk region.
@@ -516,11 +516,11 @@ async fn detach_region(
     State(app): State<AppState>,
     Path(path): Path<RegionPath>,
     IfMatch(if_match): IfMatch,
-) -> ApiResult<NoContent> {
+) -> ApiResult<EmptyOk> {
     let it = itinerary(&app, &scope, &path.itineraryId).await?;
     require_write(&scope)?;
     app.store
         .detach_region(key(&scope, &it), &path.geometryId, if_match.as_deref())
         .await?;
-    Ok(NoContent)
+    Ok(EmptyOk)
 }

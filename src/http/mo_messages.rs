@@ -13,7 +13,7 @@ use utoipa_axum::routes;
 use super::AppState;
 use super::error::{ApiError, ApiResult, Problem};
 use super::extract::{IfMatch, Query, TenantScope};
-use super::negotiate::{Body, NoContent, Record, RecordList, Representable};
+use super::negotiate::{Body, EmptyOk, Record, RecordList, Representable};
 use super::paging::{Cursor, Page};
 use crate::domain::access::Permission;
 use crate::domain::mo_message::{BatchRejection, MoMessage, validated_batch};
@@ -146,7 +146,7 @@ async fn post_messages(
     scope.require(Permission::DeviceMessages)?;
     // An unknown device is found out inside the ingest transaction (404).
     let batch = validated_batch(batch).map_err(|rejection| match rejection {
-        BatchRejection::TooLarge(fields) => ApiError::TooLarge(fields),
+        BatchRejection::TooLarge(fields) => ApiError::parts_too_large(fields),
         BatchRejection::Invalid(errors) => ApiError::from(errors),
     })?;
     let processed = app
@@ -156,8 +156,26 @@ async fn post_messages(
     Ok(if query.process {
         RecordList(processed).into_response()
     } else {
-        NoContent.into_response()
+        EmptyOk.into_response()
     })
+}
+
+/// The listing a continuation token belongs to: the device's messages under these
+/// filters. 400 for a window that ends before it starts.
+fn message_listing(scope: &TenantScope, device_id: &str, query: &ListQuery) -> ApiResult<String> {
+    if let (Some(from), Some(to)) = (query.from_date, query.to_date)
+        && from > to
+    {
+        return Err(ApiError::field("fromDate", "must not be after toDate"));
+    }
+    Ok(format!(
+        "momessages:{}:{}:{:?}:{:?}:{}",
+        scope.code(),
+        device_id,
+        query.from_date.map(|t| t.as_microsecond()),
+        query.to_date.map(|t| t.as_microsecond()),
+        query.include_file
+    ))
 }
 
 /// List a device's messages, by message time then `MessageId`, paged with
@@ -175,22 +193,10 @@ async fn list_messages(
     headers: HeaderMap,
 ) -> ApiResult<Page<MoMessage>> {
     require_device(&app, &scope, &path.deviceId).await?;
-    if let (Some(from), Some(to)) = (query.from_date, query.to_date)
-        && from > to
-    {
-        return Err(ApiError::field("fromDate", "must not be after toDate"));
-    }
-    let paging_scope = format!(
-        "momessages:{}:{}:{:?}:{:?}:{}",
-        scope.code(),
-        path.deviceId,
-        query.from_date.map(|t| t.as_microsecond()),
-        query.to_date.map(|t| t.as_microsecond()),
-        query.include_file
-    );
+    let listing = message_listing(&scope, &path.deviceId, &query)?;
     let request = app.paging.page_request::<MessageCursor>(
         &headers,
-        &paging_scope,
+        &listing,
         query.page_size,
         MAX_PAGE_SIZE,
     )?;
@@ -240,7 +246,7 @@ async fn list_messages(
     let next = if more {
         items
             .last()
-            .map(|(_, cursor)| app.paging.issue(&paging_scope, cursor))
+            .map(|(_, cursor)| app.paging.issue(&listing, cursor))
     } else {
         None
     };
@@ -279,11 +285,11 @@ async fn delete_message(
     State(app): State<AppState>,
     Path(path): Path<MessagePath>,
     IfMatch(if_match): IfMatch,
-) -> ApiResult<NoContent> {
+) -> ApiResult<EmptyOk> {
     scope.require(Permission::AccessAllDevices)?;
     let id = message_id(&path.messageId)?;
     app.store
         .delete_message(scope.code(), &path.deviceId, id, if_match.as_deref())
         .await?;
-    Ok(NoContent)
+    Ok(EmptyOk)
 }

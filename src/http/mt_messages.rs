@@ -13,7 +13,7 @@ use utoipa_axum::routes;
 use super::AppState;
 use super::error::{ApiError, ApiResult, Problem};
 use super::extract::{IfMatch, Query, TenantScope};
-use super::negotiate::{Body, Created, NoContent, Record, Representable};
+use super::negotiate::{Body, EmptyOk, OkWithLocation, Record, Representable};
 use super::paging::Page;
 use super::patch::apply_patch;
 use crate::domain::access::Permission;
@@ -114,7 +114,7 @@ async fn list_mt_messages(
         ));
     }
     require_device(&app, &scope, &path.deviceId).await?;
-    let paging_scope = format!(
+    let listing = format!(
         "mtmessages:{}:{:?}:{:?}",
         scope.code(),
         path.deviceId,
@@ -122,7 +122,7 @@ async fn list_mt_messages(
     );
     let request =
         app.paging
-            .page_request::<i64>(&headers, &paging_scope, query.page_size, MAX_PAGE_SIZE)?;
+            .page_request::<i64>(&headers, &listing, query.page_size, MAX_PAGE_SIZE)?;
     let fetched = app
         .store
         .list_mt_messages(
@@ -137,7 +137,7 @@ async fn list_mt_messages(
         fetched,
         request,
         &app.paging,
-        &paging_scope,
+        &listing,
         |m| {
             m.message_id
                 .as_deref()
@@ -162,7 +162,7 @@ async fn post_mt_message(
     State(app): State<AppState>,
     Path(path): Path<DevicePath>,
     Body(message): Body<MtMessage>,
-) -> ApiResult<Created> {
+) -> ApiResult<OkWithLocation> {
     scope.require(Permission::DeviceMessages)?;
     require_device(&app, &scope, &path.deviceId).await?;
     let message = message.validated()?;
@@ -170,7 +170,7 @@ async fn post_mt_message(
         .store
         .queue_mt_message(scope.code(), &path.deviceId, &message)
         .await?;
-    Ok(Created(format!(
+    Ok(OkWithLocation(format!(
         "/V2/{}/devices/{}/mtmessages/{id}",
         scope.code(),
         path.deviceId
@@ -212,7 +212,7 @@ async fn patch_mt_message(
     Path(path): Path<MtMessagePath>,
     IfMatch(if_match): IfMatch,
     Body(patch): Body<json_patch::Patch>,
-) -> ApiResult<NoContent> {
+) -> ApiResult<EmptyOk> {
     scope.require(Permission::DeviceMessages)?;
     let current = find_message(&app, &scope, &path).await?;
     let expected = if_match.or_else(|| current.etag.clone());
@@ -227,5 +227,5 @@ async fn patch_mt_message(
             expected.as_deref(),
         )
         .await?;
-    Ok(NoContent)
+    Ok(EmptyOk)
 }

@@ -47,10 +47,10 @@ pub struct Record<T>(pub T);
 pub struct RecordList<T>(pub Vec<T>);
 
 /// 200 with no body (the contract's "no content").
-pub struct NoContent;
+pub struct EmptyOk;
 
 /// 200 with no body and a `Location` header naming the created record.
-pub struct Created(pub String);
+pub struct OkWithLocation(pub String);
 
 fn json_response<T: Serialize>(value: &T, shape: Shape) -> Response {
     match serde_json::to_vec(value) {
@@ -100,13 +100,13 @@ impl<T: Representable> IntoResponse for RecordList<T> {
     }
 }
 
-impl IntoResponse for NoContent {
+impl IntoResponse for EmptyOk {
     fn into_response(self) -> Response {
         StatusCode::OK.into_response()
     }
 }
 
-impl IntoResponse for Created {
+impl IntoResponse for OkWithLocation {
     fn into_response(self) -> Response {
         match HeaderValue::from_str(&self.0) {
             Ok(v) => (StatusCode::OK, [(header::LOCATION, v)]).into_response(),
@@ -157,9 +157,7 @@ async fn body_bytes<S: Send + Sync>(request: Request, state: &S) -> Result<Bytes
         .await
         .map_err(|rejection| {
             if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                ApiError::PayloadTooLarge(
-                    "the request body is larger than this endpoint accepts".into(),
-                )
+                ApiError::body_too_large("the request body is larger than this endpoint accepts")
             } else {
                 ApiError::bad_request("unreadable_body", rejection.body_text())
             }

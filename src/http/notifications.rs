@@ -13,13 +13,13 @@ use utoipa_axum::routes;
 use super::error::{ApiError, ApiResult, Problem};
 use super::extract::{IfMatch, TenantScope};
 use super::groups::{GroupPath, group_id};
-use super::negotiate::{Body, Created, NoContent, Record, RecordList, Representable};
+use super::negotiate::{Body, EmptyOk, OkWithLocation, Record, RecordList, Representable};
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
 use crate::domain::device::device_type_list;
 use crate::domain::notification::{EventNotification, MAX_DEVICES, NotificationLevel};
 use crate::domain::recipient::RecipientReference;
-use crate::store::Owned;
+use crate::store::{NotificationUpdate, Owned};
 
 impl Representable for EventNotification {
     const NAME: &'static str = "EventNotification";
@@ -140,7 +140,7 @@ async fn create(
     scope: &TenantScope,
     level: NotificationLevel,
     notification: EventNotification,
-) -> ApiResult<Created> {
+) -> ApiResult<OkWithLocation> {
     scope.require(Permission::ManageConfiguration)?;
     let (notification, references) = validated(app, scope, level, notification).await?;
     let id = app
@@ -157,7 +157,7 @@ async fn create(
         NotificationLevel::Tenant => format!("/V2/{}", scope.code()),
         NotificationLevel::Group(g) => format!("/V2/{}/groups/{g}", scope.code()),
     };
-    Ok(Created(format!("{base}/eventnotifications/{id}")))
+    Ok(OkWithLocation(format!("{base}/eventnotifications/{id}")))
 }
 
 async fn get(
@@ -181,7 +181,7 @@ async fn update(
     raw_id: &str,
     if_match: Option<String>,
     notification: EventNotification,
-) -> ApiResult<NoContent> {
+) -> ApiResult<EmptyOk> {
     scope.require(Permission::ManageConfiguration)?;
     let id = notification_id(raw_id)?;
     app.store
@@ -191,16 +191,18 @@ async fn update(
     let (notification, references) = validated(app, scope, level, notification).await?;
     app.store
         .update_notification(
-            &scope.tenant,
-            level,
-            id,
-            &notification,
-            &references,
+            NotificationUpdate {
+                node: &scope.tenant,
+                level,
+                id,
+                notification: &notification,
+                references: &references,
+            },
             if_match.as_deref(),
             &scope.audit(),
         )
         .await?;
-    Ok(NoContent)
+    Ok(EmptyOk)
 }
 
 async fn delete(
@@ -209,7 +211,7 @@ async fn delete(
     level: NotificationLevel,
     raw_id: &str,
     if_match: Option<String>,
-) -> ApiResult<NoContent> {
+) -> ApiResult<EmptyOk> {
     scope.require(Permission::ManageConfiguration)?;
     app.store
         .delete_notification(
@@ -220,7 +222,7 @@ async fn delete(
             &scope.audit(),
         )
         .await?;
-    Ok(NoContent)
+    Ok(EmptyOk)
 }
 
 // ---- tenant level ---------------------------------------------------------------------
@@ -244,7 +246,7 @@ async fn create_tenant_notification(
     scope: TenantScope,
     State(app): State<AppState>,
     Body(notification): Body<EventNotification>,
-) -> ApiResult<Created> {
+) -> ApiResult<OkWithLocation> {
     create(&app, &scope, NotificationLevel::Tenant, notification).await
 }
 
@@ -261,13 +263,13 @@ async fn validate_tenant_notification(
     scope: TenantScope,
     State(app): State<AppState>,
     Body(notification): Body<EventNotification>,
-) -> ApiResult<NoContent> {
+) -> ApiResult<EmptyOk> {
     scope.require(Permission::ManageConfiguration)?;
     let (_, references) = validated(&app, &scope, NotificationLevel::Tenant, notification).await?;
     app.store
         .check_references_now(&scope.tenant, &references)
         .await?;
-    Ok(NoContent)
+    Ok(EmptyOk)
 }
 
 /// Get a tenant-level notification.
@@ -297,7 +299,7 @@ async fn update_tenant_notification(
     Path(path): Path<NotificationPath>,
     IfMatch(if_match): IfMatch,
     Body(notification): Body<EventNotification>,
-) -> ApiResult<NoContent> {
+) -> ApiResult<EmptyOk> {
     update(
         &app,
         &scope,
@@ -318,7 +320,7 @@ async fn delete_tenant_notification(
     State(app): State<AppState>,
     Path(path): Path<NotificationPath>,
     IfMatch(if_match): IfMatch,
-) -> ApiResult<NoContent> {
+) -> ApiResult<EmptyOk> {
     delete(
         &app,
         &scope,
@@ -352,7 +354,7 @@ async fn create_group_notification(
     State(app): State<AppState>,
     Path(path): Path<GroupPath>,
     Body(notification): Body<EventNotification>,
-) -> ApiResult<Created> {
+) -> ApiResult<OkWithLocation> {
     let level = group_level(&app, &scope, &path.groupId).await?;
     create(&app, &scope, level, notification).await
 }
@@ -379,7 +381,7 @@ async fn update_group_notification(
     Path(path): Path<GroupNotificationPath>,
     IfMatch(if_match): IfMatch,
     Body(notification): Body<EventNotification>,
-) -> ApiResult<NoContent> {
+) -> ApiResult<EmptyOk> {
     let level = group_level(&app, &scope, &path.groupId).await?;
     update(
         &app,
@@ -401,7 +403,7 @@ async fn delete_group_notification(
     State(app): State<AppState>,
     Path(path): Path<GroupNotificationPath>,
     IfMatch(if_match): IfMatch,
-) -> ApiResult<NoContent> {
+) -> ApiResult<EmptyOk> {
     let level = group_level(&app, &scope, &path.groupId).await?;
     delete(&app, &scope, level, &path.notificationId, if_match).await
 }

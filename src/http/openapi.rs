@@ -290,25 +290,54 @@ fn single_record_schema<'a>(operation: &'a Operation, status: &str) -> Option<&'
     reference.ref_location.strip_prefix("#/components/schemas/")
 }
 
+/// What a /V2 operation's method says of it.
+#[derive(Clone, Copy)]
+struct OperationKind {
+    is_get: bool,
+    is_post: bool,
+    /// PUT, PATCH or DELETE.
+    is_write: bool,
+    has_body: bool,
+    /// Its record carries a version (ETag).
+    versioned: bool,
+}
+
 fn complete_v2(
     method: HttpMethod,
     operation: &mut Operation,
     versioned_schemas: &BTreeSet<String>,
     versioned: bool,
 ) {
-    let has_body = operation.request_body.is_some();
-    let is_write = matches!(
-        method,
-        HttpMethod::Put | HttpMethod::Patch | HttpMethod::Delete
-    );
-    if versioned && method == HttpMethod::Get {
+    let kind = OperationKind {
+        is_get: method == HttpMethod::Get,
+        is_post: method == HttpMethod::Post,
+        is_write: matches!(
+            method,
+            HttpMethod::Put | HttpMethod::Patch | HttpMethod::Delete
+        ),
+        has_body: operation.request_body.is_some(),
+        versioned,
+    };
+    add_version_headers(operation, kind);
+    // Query parameters and request headers are parsed, and can be malformed; a path
+    // parameter that names nothing is a 404, and `If-None-Match` is only compared.
+    let has_parameters = operation.parameters.iter().flatten().any(|p| {
+        p.parameter_in != ParameterIn::Path && !p.name.eq_ignore_ascii_case("If-None-Match")
+    });
+    complete_success(operation, kind, versioned_schemas);
+    add_errors(operation, kind, has_parameters);
+}
+
+/// `If-None-Match` on a versioned record's GET, `If-Match` on its writes.
+fn add_version_headers(operation: &mut Operation, kind: OperationKind) {
+    if kind.versioned && kind.is_get {
         add_header_parameter(
             operation,
             "If-None-Match",
             "An ETag of the record: answered with 304 while it is still current",
         );
     }
-    if versioned && is_write {
+    if kind.versioned && kind.is_write {
         add_header_parameter(
             operation,
             "If-Match",
@@ -316,13 +345,15 @@ fn complete_v2(
              absent: any version)",
         );
     }
-    // Query parameters and request headers are parsed, and can be malformed; a path
-    // parameter that names nothing is a 404, and `If-None-Match` is only compared.
-    let has_parameters = operation.parameters.iter().flatten().any(|p| {
-        p.parameter_in != ParameterIn::Path && !p.name.eq_ignore_ascii_case("If-None-Match")
-    });
+}
 
-    // Success: the negotiated representations, and the version where the record has one.
+/// Success: the negotiated representations, the version where the record has one, the
+/// created record's `Location`, and 304 for a versioned GET.
+fn complete_success(
+    operation: &mut Operation,
+    kind: OperationKind,
+    versioned_schemas: &BTreeSet<String>,
+) {
     let returns_versioned =
         single_record_schema(operation, "200").is_some_and(|name| versioned_schemas.contains(name));
     if let Some(RefOr::T(ok)) = operation.responses.responses.get_mut("200") {
@@ -330,17 +361,14 @@ fn complete_v2(
             ok.headers.insert("ETag".into(), etag_header());
         }
         negotiated_media_types(ok);
-        if method == HttpMethod::Post
-            && ok.content.is_empty()
-            && !ok.headers.contains_key("Location")
-        {
+        if kind.is_post && ok.content.is_empty() && !ok.headers.contains_key("Location") {
             ok.headers.insert(
                 "Location".into(),
                 header(string_schema(), "The path of the created record"),
             );
         }
     }
-    if versioned && method == HttpMethod::Get {
+    if kind.versioned && kind.is_get {
         add_response(operation, "304", || {
             Response::new("Not modified: `If-None-Match` names the record's current version")
         });
@@ -351,9 +379,11 @@ fn complete_v2(
                 .or_insert_with(etag_header);
         }
     }
+}
 
-    // Errors, in status order.
-    if has_parameters || has_body {
+/// The errors the machinery can answer, in status order.
+fn add_errors(operation: &mut Operation, kind: OperationKind, has_parameters: bool) {
+    if has_parameters || kind.has_body {
         add_problem(operation, "400");
     }
     add_response(operation, "401", || {
@@ -368,15 +398,15 @@ fn complete_v2(
         response
     });
     // Every write checks a permission first (ARCHITECTURE.md), and ReadOnly has none.
-    if is_write || method == HttpMethod::Post {
+    if kind.is_write || kind.is_post {
         add_problem(operation, "403");
     }
     add_problem(operation, "404");
     add_problem(operation, "406");
-    if versioned && is_write {
+    if kind.versioned && kind.is_write {
         add_problem(operation, "412");
     }
-    if has_body {
+    if kind.has_body {
         add_problem(operation, "413");
         add_problem(operation, "415");
     }

@@ -1,7 +1,7 @@
 //! Continuation paging (docs/api.md, "HTTP"): while more records exist the response carries
 //! `X-CONTINUATIONTOKEN`; the client echoes it in the request header of the same name.
 //!
-//! A token names the listing it belongs to (its scope) and where the last page ended (a
+//! A token names the listing it belongs to and where the last page ended (a
 //! `Cursor`: an id, or a (time, id) pair), and is signed with the server secret: a forged
 //! token, or one from another listing, is a 400. Records are paged in cursor order, so
 //! records added between pages appear exactly once.
@@ -60,8 +60,8 @@ impl TokenSigner {
         mac
     }
 
-    pub fn issue<C: Cursor>(&self, scope: &str, after: &C) -> String {
-        let payload = format!("{scope}|{}", after.encode());
+    pub fn issue<C: Cursor>(&self, listing: &str, after: &C) -> String {
+        let payload = format!("{listing}|{}", after.encode());
         let tag = self.mac(&payload).finalize().into_bytes();
         format!(
             "{}.{}",
@@ -70,8 +70,8 @@ impl TokenSigner {
         )
     }
 
-    /// Where the token continues, if it is genuine and belongs to `scope`.
-    pub fn verify<C: Cursor>(&self, scope: &str, token: &str) -> Result<C, ApiError> {
+    /// Where the token continues, if it is genuine and belongs to `listing`.
+    pub fn verify<C: Cursor>(&self, listing: &str, token: &str) -> Result<C, ApiError> {
         let invalid = || {
             ApiError::bad_request(
                 "invalid_continuation_token",
@@ -85,8 +85,8 @@ impl TokenSigner {
         self.mac(&payload)
             .verify_slice(&tag)
             .map_err(|_| invalid())?;
-        let (token_scope, after) = payload.rsplit_once('|').ok_or_else(invalid)?;
-        if token_scope != scope {
+        let (token_listing, after) = payload.rsplit_once('|').ok_or_else(invalid)?;
+        if token_listing != listing {
             return Err(invalid());
         }
         C::decode(after).ok_or_else(invalid)
@@ -96,7 +96,7 @@ impl TokenSigner {
     pub fn page_request<C: Cursor>(
         &self,
         headers: &HeaderMap,
-        scope: &str,
+        listing: &str,
         page_size: Option<u32>,
         max: u32,
     ) -> Result<PageRequest<C>, ApiError> {
@@ -119,7 +119,7 @@ impl TokenSigner {
                 if token.is_empty() {
                     None
                 } else {
-                    Some(self.verify(scope, token)?)
+                    Some(self.verify(listing, token)?)
                 }
             }
         };
@@ -139,7 +139,7 @@ impl<T> Page<T> {
         mut fetched: Vec<T>,
         request: PageRequest<C>,
         signer: &TokenSigner,
-        scope: &str,
+        listing: &str,
         cursor_of: impl Fn(&T) -> C,
     ) -> Self {
         let more = fetched.len() > request.size as usize;
@@ -147,7 +147,7 @@ impl<T> Page<T> {
         let next = if more {
             fetched
                 .last()
-                .map(|last| signer.issue(scope, &cursor_of(last)))
+                .map(|last| signer.issue(listing, &cursor_of(last)))
         } else {
             None
         };
@@ -175,7 +175,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tokens_are_bound_to_scope_and_secret() {
+    fn tokens_are_bound_to_listing_and_secret() {
         let signer = TokenSigner::new(b"secret");
         let token = signer.issue("users:1000:false", &42i64);
         assert_eq!(

@@ -9,7 +9,7 @@ use utoipa_axum::routes;
 
 use super::error::{ApiError, ApiResult, Problem};
 use super::extract::{IfMatch, TenantScope};
-use super::negotiate::{Body, NoContent, Record, RecordList, Representable};
+use super::negotiate::{Body, EmptyOk, Record, RecordList, Representable};
 use super::patch::apply_patch;
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
@@ -90,7 +90,7 @@ async fn update_profile(
     Path(path): Path<ProfilePath>,
     IfMatch(if_match): IfMatch,
     Body(incoming): Body<UserProfile>,
-) -> ApiResult<NoContent> {
+) -> ApiResult<EmptyOk> {
     let (id, _) = find_profile(&app, &scope, &path.userId).await?;
     require_self_or_manager(&scope, id)?;
     let profile = incoming.validated()?;
@@ -103,7 +103,7 @@ async fn update_profile(
             &scope.audit(),
         )
         .await?;
-    Ok(NoContent)
+    Ok(EmptyOk)
 }
 
 /// Patch a user's profile with a JSON Patch.
@@ -118,7 +118,7 @@ async fn patch_profile(
     Path(path): Path<ProfilePath>,
     IfMatch(if_match): IfMatch,
     Body(patch): Body<json_patch::Patch>,
-) -> ApiResult<NoContent> {
+) -> ApiResult<EmptyOk> {
     let (id, current) = find_profile(&app, &scope, &path.userId).await?;
     require_self_or_manager(&scope, id)?;
     let patched = apply_patch(&current, &patch)?.validated()?;
@@ -133,5 +133,5 @@ async fn patch_profile(
             &scope.audit(),
         )
         .await?;
-    Ok(NoContent)
+    Ok(EmptyOk)
 }

@@ -8,12 +8,12 @@ use utoipa_axum::routes;
 
 use super::error::{ApiError, ApiResult, Problem};
 use super::extract::{IfMatch, TenantScope};
-use super::negotiate::{Body, Created, NoContent, Record, RecordList, Representable};
+use super::negotiate::{Body, EmptyOk, OkWithLocation, Record, RecordList, Representable};
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
 use crate::domain::risk_region::{RiskRegion, is_geometry_id};
 use crate::domain::shared::ensure_owner;
-use crate::store::StoredRiskRegion;
+use crate::store::{RiskRegionUpdate, StoredRiskRegion};
 
 impl Representable for RiskRegion {
     const NAME: &'static str = "RiskRegion";
@@ -93,7 +93,7 @@ async fn create_risk_region(
     scope: TenantScope,
     State(app): State<AppState>,
     Body(incoming): Body<RiskRegion>,
-) -> ApiResult<Created> {
+) -> ApiResult<OkWithLocation> {
     scope.require(Permission::ManageConfiguration)?;
     let (region, shape) = incoming.validated()?;
     app.store
@@ -105,7 +105,7 @@ async fn create_risk_region(
             &scope.audit(),
         )
         .await?;
-    Ok(Created(format!(
+    Ok(OkWithLocation(format!(
         "/V2/{}/riskregions/{}",
         scope.code(),
         region.geometry_id.unwrap_or_default()
@@ -146,23 +146,25 @@ async fn update_risk_region(
     Path(path): Path<RiskRegionPath>,
     IfMatch(if_match): IfMatch,
     Body(mut incoming): Body<RiskRegion>,
-) -> ApiResult<NoContent> {
+) -> ApiResult<EmptyOk> {
     scope.require(Permission::ManageConfiguration)?;
     let existing = find_owned(&app, &scope, &path.geometryId).await?;
     incoming.geometry_id = existing.region.geometry_id.clone();
     let (region, shape) = incoming.validated()?;
     app.store
         .update_risk_region(
-            scope.code(),
-            &scope.tenant.path,
-            existing.id,
-            &region,
-            &shape,
+            RiskRegionUpdate {
+                tenant_code: scope.code(),
+                tenant_path: &scope.tenant.path,
+                id: existing.id,
+                region: &region,
+                shape: &shape,
+            },
             if_match.as_deref(),
             &scope.audit(),
         )
         .await?;
-    Ok(NoContent)
+    Ok(EmptyOk)
 }
 
 /// Delete a risk region.
@@ -179,7 +181,7 @@ async fn delete_risk_region(
     State(app): State<AppState>,
     Path(path): Path<RiskRegionPath>,
     IfMatch(if_match): IfMatch,
-) -> ApiResult<NoContent> {
+) -> ApiResult<EmptyOk> {
     scope.require(Permission::ManageConfiguration)?;
     let existing = find_owned(&app, &scope, &path.geometryId).await?;
     app.store
@@ -191,5 +193,5 @@ async fn delete_risk_region(
             &scope.audit(),
         )
         .await?;
-    Ok(NoContent)
+    Ok(EmptyOk)
 }

@@ -1,4 +1,4 @@
-//! The live stream: `GET /V2/{t}/stream` (issue 7) — Server-Sent Events of the
+//! The live stream: `GET /V2/{t}/stream` — Server-Sent Events of the
 //! `momessage`, `alert` and `device` events ingest publishes to the hub
 //! (`services::stream`), in the caller's scope.
 //!
@@ -28,7 +28,7 @@ use super::access_check::{ACCESS_CHECK_EVERY, Grant, Revoked};
 use super::error::{ApiError, ApiResult, Problem};
 use super::extract::{Query, TenantScope};
 use super::request_context::current_request_id;
-use crate::services::stream::{EventHub, Live, LiveEnd, ReadyEvent, ScopeGuard, StreamEvent};
+use crate::services::stream::{EventHub, Live, LiveEnd, ReadyEvent, Registration, StreamEvent};
 use crate::store::Store;
 
 /// A comment line is sent after this long without an event, so proxies and clients
@@ -213,7 +213,7 @@ struct Follower {
     /// For the log lines: the request that opened the stream.
     request_id: Option<String>,
     /// Tells the hub what this stream follows while it is open.
-    _scope: ScopeGuard,
+    _registration: Registration,
     /// The caller's access, re-checked every `ACCESS_CHECK_EVERY` (`None`: not checked).
     access: Option<(Store, Grant)>,
     recheck: tokio::time::Interval,
@@ -226,7 +226,7 @@ impl Follower {
         Self {
             backlog: subscription.backlog.into_iter(),
             live: subscription.live,
-            _scope: subscription.scope,
+            _registration: subscription.registration,
             closing,
             tenant_path,
             subtenants,

@@ -8,7 +8,7 @@ use utoipa_axum::routes;
 
 use super::error::{ApiError, ApiResult, Problem};
 use super::extract::{IfMatch, Query, TenantScope};
-use super::negotiate::{Body, NoContent, Record, RecordList, Representable};
+use super::negotiate::{Body, EmptyOk, Record, RecordList, Representable};
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
 use crate::domain::tenant::Tenant;
@@ -81,13 +81,13 @@ async fn update_tenant(
     State(app): State<AppState>,
     IfMatch(if_match): IfMatch,
     Body(tenant): Body<Tenant>,
-) -> ApiResult<NoContent> {
+) -> ApiResult<EmptyOk> {
     scope.require(Permission::ManageTenants)?;
     let tenant = tenant.validated()?;
     app.store
         .update_tenant(scope.code(), &tenant, if_match.as_deref(), &scope.audit())
         .await?;
-    Ok(NoContent)
+    Ok(EmptyOk)
 }
 
 /// Delete a tenant and everything it owns. Refused (409) while it has subtenants;
@@ -99,7 +99,7 @@ async fn delete_tenant(
     scope: TenantScope,
     State(app): State<AppState>,
     IfMatch(if_match): IfMatch,
-) -> ApiResult<NoContent> {
+) -> ApiResult<EmptyOk> {
     scope.require(Permission::ManageTenants)?;
     if scope.is_home() {
         return Err(ApiError::Forbidden(
@@ -114,7 +114,7 @@ async fn delete_tenant(
         TenantDeletion::Deleted => {
             // Its users are gone; so must their cached credentials be.
             app.auth.forget_all();
-            Ok(NoContent)
+            Ok(EmptyOk)
         }
         TenantDeletion::HasSubtenants => Err(ApiError::Conflict(
             "the tenant still has subtenants; delete them first".into(),

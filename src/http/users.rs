@@ -9,14 +9,14 @@ use utoipa_axum::routes;
 
 use super::error::{ApiError, ApiResult, Problem};
 use super::extract::{IfMatch, Query, TenantScope};
-use super::negotiate::{Body, Created, NoContent, Record, Representable};
+use super::negotiate::{Body, EmptyOk, OkWithLocation, Record, Representable};
 use super::paging::Page;
 use super::patch::apply_patch;
 use super::{AppState, TenantParam};
 use crate::auth::hash_password;
 use crate::domain::access::{Permission, Role};
 use crate::domain::user::{User, UserRef};
-use crate::store::{NewUser, StoredUser, UserListScope};
+use crate::store::{NewUser, StoredUser, UserUpdate};
 
 /// Most users one page returns (the contract's limit).
 pub const MAX_PAGE_SIZE: u32 = 10_000;
@@ -85,28 +85,22 @@ async fn list_users(
     Query(query): Query<ListUsersQuery>,
     headers: HeaderMap,
 ) -> ApiResult<Page<User>> {
-    let paging_scope = format!("users:{}:{}", scope.code(), query.subtenants);
+    let listing = format!("users:{}:{}", scope.code(), query.subtenants);
     let request =
         app.paging
-            .page_request::<i64>(&headers, &paging_scope, query.page_size, MAX_PAGE_SIZE)?;
-    let list_scope = || {
-        if query.subtenants {
-            UserListScope::Subtree(&scope.tenant.path)
-        } else {
-            UserListScope::Tenant(scope.code())
-        }
-    };
+            .page_request::<i64>(&headers, &listing, query.page_size, MAX_PAGE_SIZE)?;
+    let tenants = scope.tenants(query.subtenants);
     if !query.photo {
         let fetched = app
             .store
             .list_users(
-                list_scope(),
+                &tenants,
                 request.after.unwrap_or(0),
                 request.size + 1,
                 false,
             )
             .await?;
-        let page = Page::from_fetched(fetched, request, &app.paging, &paging_scope, |u| u.id);
+        let page = Page::from_fetched(fetched, request, &app.paging, &listing, |u| u.id);
         return Ok(Page {
             items: page.items.into_iter().map(|u| u.user).collect(),
             next: page.next,
@@ -122,7 +116,7 @@ async fn list_users(
         let after = items.last().map_or(request.after.unwrap_or(0), |u| u.id);
         let rows = app
             .store
-            .list_users(list_scope(), after, PHOTO_CHUNK, true)
+            .list_users(&tenants, after, PHOTO_CHUNK, true)
             .await?;
         let exhausted = (rows.len() as u32) < PHOTO_CHUNK;
         for row in rows {
@@ -137,12 +131,12 @@ async fn list_users(
         }
         if full(&items, photo_bytes) {
             let after = items.last().map_or(0, |u| u.id);
-            let probe = app.store.list_users(list_scope(), after, 1, false).await?;
+            let probe = app.store.list_users(&tenants, after, 1, false).await?;
             break !probe.is_empty();
         }
     };
     let next = if more {
-        items.last().map(|u| app.paging.issue(&paging_scope, &u.id))
+        items.last().map(|u| app.paging.issue(&listing, &u.id))
     } else {
         None
     };
@@ -161,7 +155,7 @@ async fn create_user(
     scope: TenantScope,
     State(app): State<AppState>,
     Body(incoming): Body<User>,
-) -> ApiResult<Created> {
+) -> ApiResult<OkWithLocation> {
     scope.require(Permission::ManageUsers)?;
     let (mut incoming, role) = incoming.validated(true)?;
     authorize_role(&scope, None, role)?;
@@ -183,7 +177,7 @@ async fn create_user(
             Some(&scope.audit()),
         )
         .await?;
-    Ok(Created(format!("/V2/{}/users/{id}", scope.code())))
+    Ok(OkWithLocation(format!("/V2/{}/users/{id}", scope.code())))
 }
 
 async fn find_user(
@@ -230,7 +224,7 @@ async fn update_user(
     Path(path): Path<UserPath>,
     IfMatch(if_match): IfMatch,
     Body(incoming): Body<User>,
-) -> ApiResult<NoContent> {
+) -> ApiResult<EmptyOk> {
     scope.require(Permission::ManageUsers)?;
     let existing = find_user(&app, &scope, &path.userId, true).await?;
     save_user(&app, &scope, existing, incoming, if_match).await
@@ -247,7 +241,7 @@ async fn patch_user(
     Path(path): Path<UserPath>,
     IfMatch(if_match): IfMatch,
     Body(patch): Body<json_patch::Patch>,
-) -> ApiResult<NoContent> {
+) -> ApiResult<EmptyOk> {
     scope.require(Permission::ManageUsers)?;
     let existing = find_user(&app, &scope, &path.userId, true).await?;
     let patched = apply_patch(&existing.user, &patch)?;
@@ -266,7 +260,7 @@ async fn delete_user(
     State(app): State<AppState>,
     Path(path): Path<UserPath>,
     IfMatch(if_match): IfMatch,
-) -> ApiResult<NoContent> {
+) -> ApiResult<EmptyOk> {
     scope.require(Permission::ManageUsers)?;
     let existing = find_user(&app, &scope, &path.userId, false).await?;
     if scope.caller.user_id() == Some(existing.id) {
@@ -284,7 +278,7 @@ async fn delete_user(
         )
         .await?;
     app.auth.forget_user(existing.id);
-    Ok(NoContent)
+    Ok(EmptyOk)
 }
 
 /// The shared tail of PUT and PATCH.
@@ -294,7 +288,7 @@ async fn save_user(
     existing: StoredUser,
     incoming: User,
     if_match: Option<String>,
-) -> ApiResult<NoContent> {
+) -> ApiResult<EmptyOk> {
     let mut incoming = incoming;
     // `UserRoleId` is optional: a replacement that leaves it out keeps the stored role
     // (falling back to `User` would demote an administrator who only changed a name).
@@ -318,17 +312,19 @@ async fn save_user(
     };
     app.store
         .update_user(
-            scope.code(),
-            existing.id,
-            &incoming,
-            role,
-            password_hash,
+            UserUpdate {
+                tenant_code: scope.code(),
+                id: existing.id,
+                user: &incoming,
+                role,
+                password_hash,
+            },
             if_match.as_deref(),
             &scope.audit(),
         )
         .await?;
     app.auth.forget_user(existing.id);
-    Ok(NoContent)
+    Ok(EmptyOk)
 }
 
 /// Nobody manages a user above their own role, or hands out a role above their own.

@@ -6,7 +6,7 @@ use utoipa_axum::routes;
 
 use super::error::{ApiResult, Problem};
 use super::extract::{IfMatch, TenantScope};
-use super::negotiate::{Body, NoContent, Record, Representable};
+use super::negotiate::{Body, EmptyOk, Record, Representable};
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
 use crate::domain::webhook::WebhookSettings;
@@ -68,7 +68,7 @@ async fn put_webhooks(
     State(app): State<AppState>,
     IfMatch(if_match): IfMatch,
     Body(incoming): Body<WebhookSettings>,
-) -> ApiResult<NoContent> {
+) -> ApiResult<EmptyOk> {
     scope.require(Permission::ManageConfiguration)?;
     let current = app.store.get_webhooks(scope.code()).await?;
     let settings = incoming.validated(current.as_ref(), app.allow_private_webhooks)?;
@@ -78,5 +78,5 @@ async fn put_webhooks(
     app.store
         .put_webhooks(scope.code(), &settings, expected.as_deref(), &scope.audit())
         .await?;
-    Ok(NoContent)
+    Ok(EmptyOk)
 }

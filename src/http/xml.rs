@@ -114,7 +114,7 @@ pub fn from_xml<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
             "malformed_xml",
             format!("the body is not well-formed XML: {message}"),
         ),
-        tree::TreeError::TooLarge(message) => ApiError::PayloadTooLarge(message),
+        tree::TreeError::TooLarge(message) => ApiError::body_too_large(message),
     })?;
     input::deserialize(&root).map_err(|e| {
         let message = e.inner().to_string();
@@ -157,7 +157,7 @@ mod tests {
     fn code<T: DeserializeOwned + std::fmt::Debug>(xml: &str) -> &'static str {
         match from_xml::<T>(xml.as_bytes()) {
             Err(ApiError::BadRequest { code, .. }) => code,
-            Err(ApiError::PayloadTooLarge(_)) => "payload_too_large",
+            Err(ApiError::TooLarge { .. }) => "payload_too_large",
             other => panic!("{xml}: {other:?}"),
         }
     }

@@ -1,4 +1,4 @@
-//! Escalation until someone acknowledges (issue 8 §4): an `Open` Warning or High alert
+//! Escalation until someone acknowledges: an `Open` Warning or High alert
 //! that nobody acknowledged `escalation_after` after it was raised notifies the tenant's
 //! escalation contacts (its own and those its ancestors share), and again every
 //! `escalation_after`, for at most `escalation_rounds` rounds. Acknowledging or resolving

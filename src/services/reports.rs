@@ -6,8 +6,11 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use futures::channel::mpsc::Sender;
-use futures::{SinkExt, StreamExt, stream};
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+
+use futures::channel::mpsc::{Receiver, Sender, channel};
+use futures::{FutureExt, SinkExt, StreamExt, stream};
 use jiff::Timestamp;
 
 use crate::domain::report::rows::{
@@ -18,38 +21,58 @@ use crate::domain::report::{
     Calendar, DeviceFilter, Geocoder, GeofenceNames, GroupBy, Thresholds, ViolationType, Window,
     ago_text, duration_text, geofence_names, last_time_filter, score,
 };
-use crate::store::reports::{ReportDevice, ReportScope, TRACK_CHUNK};
-use crate::store::{Store, StoreResult};
+use crate::store::TenantSelection;
+use crate::store::reports::{ReportDevice, TRACK_CHUNK};
+use crate::store::{Store, StoreError, StoreResult};
 
 /// Devices whose history is read at the same time (order is kept): reads overlap with
 /// computing, on a few of the pool's connections.
 const DEVICES_AT_ONCE: usize = 3;
 
+/// Rows buffered between the report and the response writing them.
+const ROWS_IN_FLIGHT: usize = 256;
+
+/// Why a report stopped before its last row.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportFailure {
+    #[error("reading the report's data failed: {0}")]
+    Store(#[from] StoreError),
+    #[error("the report's computation panicked")]
+    Panicked,
+}
+
 /// Where rows go: the receiver renders them. A closed receiver (the client went away)
 /// stops the run.
-pub type Rows<R> = Sender<StoreResult<R>>;
+pub type Rows<R> = Sender<Result<R, ReportFailure>>;
 
-/// Whose devices, owned (a run outlives the request that started it).
-#[derive(Debug, Clone)]
-pub enum Scope {
-    Tenant(String),
-    /// A tenant's path: it and its descendants.
-    Subtree(String),
-}
+/// The rows of a running report, ending with its failure if it fails.
+pub type ReportRows<R> = Receiver<Result<R, ReportFailure>>;
 
-impl Scope {
-    fn as_store(&self) -> ReportScope<'_> {
-        match self {
-            Scope::Tenant(code) => ReportScope::Tenant(code),
-            Scope::Subtree(path) => ReportScope::Subtree(path),
+/// Runs `report` on its own task, which outlives the request that started it, and
+/// answers the receiving end of its rows. A report that panics ends its rows with
+/// `ReportFailure::Panicked`, so the reader is told the report failed rather than seeing
+/// a short but complete report.
+pub fn start<R, F, Fut>(report: F) -> ReportRows<R>
+where
+    R: Send + 'static,
+    F: FnOnce(Rows<R>) -> Fut,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let (rows, received) = channel(ROWS_IN_FLIGHT);
+    let mut failures = rows.clone();
+    let work = AssertUnwindSafe(report(rows)).catch_unwind();
+    tokio::spawn(async move {
+        if work.await.is_err() {
+            let _ = failures.send(Err(ReportFailure::Panicked)).await;
         }
-    }
+    });
+    received
 }
 
-/// One report request, resolved: scope, filters, window, calendar and the extras.
+/// One report request, resolved: tenants, filters, window, calendar and the extras.
 #[derive(Debug, Clone)]
 pub struct ReportRequest {
-    pub scope: Scope,
+    pub tenants: TenantSelection,
     pub filter: DeviceFilter,
     /// A collection's devices (group and device filters are then ignored).
     pub collection: Option<Vec<String>>,
@@ -157,7 +180,7 @@ impl ReportService {
         };
         let mut devices = self
             .store
-            .report_devices(request.scope.as_store(), &filter, only)
+            .report_devices(&request.tenants, &filter, only)
             .await?;
         devices.retain(|d| {
             filter.vehicle_type_matches(d.device.tags.get("VehicleType").map(String::as_str))
@@ -166,8 +189,8 @@ impl ReportService {
     }
 
     pub async fn devices_overview(
-        &self,
-        request: &ReportRequest,
+        self,
+        request: ReportRequest,
         devices: Vec<ReportDevice>,
         mut out: Rows<OverviewRow>,
     ) {
@@ -210,8 +233,8 @@ impl ReportService {
     }
 
     pub async fn alerts(
-        &self,
-        request: &ReportRequest,
+        self,
+        request: ReportRequest,
         devices: Vec<ReportDevice>,
         mut out: Rows<AlertRow>,
     ) {
@@ -223,14 +246,12 @@ impl ReportService {
                 (key, d.device.friendly_name)
             })
             .collect();
-        let mut alerts = self
-            .store
-            .raised_alerts(request.scope.as_store(), request.window);
+        let mut alerts = self.store.raised_alerts(&request.tenants, request.window);
         while let Some(alert) = alerts.next().await {
             let alert = match alert {
                 Ok(alert) => alert,
                 Err(e) => {
-                    let _ = out.send(Err(e)).await;
+                    let _ = out.send(Err(e.into())).await;
                     return;
                 }
             };
@@ -318,13 +339,14 @@ impl ReportService {
     }
 
     pub async fn asset_utilisation(
-        &self,
-        request: &ReportRequest,
+        self,
+        request: ReportRequest,
         devices: Vec<ReportDevice>,
         mut out: Rows<UtilisationRow>,
     ) {
+        let service = &self;
         let mut rows = stream::iter(devices)
-            .map(|device| async move { self.utilisation_row(&device, request.window).await })
+            .map(|device| async move { service.utilisation_row(&device, request.window).await })
             .buffered(DEVICES_AT_ONCE);
         while let Some(row) = rows.next().await {
             match row {
@@ -334,7 +356,7 @@ impl ReportService {
                     }
                 }
                 Err(e) => {
-                    let _ = out.send(Err(e)).await;
+                    let _ = out.send(Err(e.into())).await;
                     return;
                 }
             }
@@ -365,16 +387,17 @@ impl ReportService {
     /// device as it is done; by driver, a row per assigned user (and one for devices with
     /// none) once every device is done.
     pub async fn driver_summary(
-        &self,
-        request: &ReportRequest,
+        self,
+        request: ReportRequest,
         devices: Vec<ReportDevice>,
         mut out: Rows<SummaryRow>,
     ) {
         // Assigned users in id order, then the devices with none.
         let mut drivers: BTreeMap<(bool, i64), Totals> = BTreeMap::new();
+        let (service, request) = (&self, &request);
         let mut totals = stream::iter(devices)
             .map(|device| async move {
-                let computed = self.device_totals(&device, request).await;
+                let computed = service.device_totals(&device, request).await;
                 (device, computed)
             })
             .buffered(DEVICES_AT_ONCE);
@@ -382,7 +405,7 @@ impl ReportService {
             let (summary, weighted) = match computed {
                 Ok(computed) => computed,
                 Err(e) => {
-                    let _ = out.send(Err(e)).await;
+                    let _ = out.send(Err(e.into())).await;
                     return;
                 }
             };
@@ -421,15 +444,16 @@ impl ReportService {
     /// violation of the selected types, device by device, in time order. A device's rows
     /// are sent once its track is read: memory holds a few devices' violations at most.
     pub async fn violations(
-        &self,
-        request: &ReportRequest,
+        self,
+        request: ReportRequest,
         devices: Vec<ReportDevice>,
         mut out: Rows<ViolationRow>,
     ) {
+        let (service, request) = (&self, &request);
         let mut per_device = stream::iter(devices)
             .map(|device| async move {
                 let mut rows = Vec::new();
-                let result = self.analyse_rows(&device, request, &mut rows).await;
+                let result = service.analyse_rows(&device, request, &mut rows).await;
                 result.map(|()| rows)
             })
             .buffered(DEVICES_AT_ONCE);
@@ -443,7 +467,7 @@ impl ReportService {
                     }
                 }
                 Err(e) => {
-                    let _ = out.send(Err(e)).await;
+                    let _ = out.send(Err(e.into())).await;
                     return;
                 }
             }

@@ -139,7 +139,7 @@ pub struct Subscription {
     pub backlog: Vec<Arc<StreamEvent>>,
     pub live: Live,
     /// Keep it as long as the subscription is followed.
-    pub scope: ScopeGuard,
+    pub registration: Registration,
 }
 
 /// A subscription's queue of live events: only those in its scope, at most `LAG`.
@@ -173,14 +173,14 @@ impl Live {
 }
 
 /// Unregisters the subscription from the hub when dropped.
-pub struct ScopeGuard {
+pub struct Registration {
     state: Arc<Mutex<HubState>>,
     path: String,
     subtenants: bool,
     id: u64,
 }
 
-impl Drop for ScopeGuard {
+impl Drop for Registration {
     fn drop(&mut self) {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         state.unsubscribe(&self.path, self.subtenants, self.id);
@@ -497,7 +497,7 @@ impl EventHub {
                 queue: receiver,
                 lagged,
             },
-            scope: ScopeGuard {
+            registration: Registration {
                 state: self.state.clone(),
                 path: path.to_string(),
                 subtenants,

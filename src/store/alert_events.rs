@@ -67,6 +67,46 @@ pub enum AlertAction<'a> {
     Note { text: &'a str },
 }
 
+impl AlertAction<'_> {
+    fn audit_action(&self) -> AuditAction {
+        match self {
+            AlertAction::Acknowledge { .. } => AuditAction::Acknowledge,
+            AlertAction::Resolve { .. } => AuditAction::Resolve,
+            AlertAction::Note { .. } => AuditAction::Note,
+        }
+    }
+
+    /// The step `event` (this action's, by `by`) as the timeline shows it.
+    fn timeline_entry(&self, event: &AlertEvent<'_>, by: &str) -> TimelineEntry {
+        let mut entry = TimelineEntry::new(event.kind, event.at, Some(by.to_string()));
+        match *self {
+            AlertAction::Acknowledge { note } => entry.note = note.map(str::to_string),
+            AlertAction::Resolve {
+                resolution,
+                outcome,
+            } => {
+                entry.resolution = resolution.map(str::to_string);
+                entry.outcome = outcome;
+            }
+            AlertAction::Note { text } => entry.text = Some(text.to_string()),
+        }
+        entry
+    }
+}
+
+/// `Conflict` unless an alert in status `current` may become `to` (from one of `from`).
+fn check_transition(current: &str, from: &[&str], to: &str) -> StoreResult<()> {
+    if current == to {
+        return Err(StoreError::Conflict(format!("the alert is already {to}")));
+    }
+    if !from.contains(&current) {
+        return Err(StoreError::Conflict(format!(
+            "the alert is {current}; it cannot become {to}"
+        )));
+    }
+    Ok(())
+}
+
 const EVENT_COLUMNS: &str =
     "kind, at, actor, message_id, latitude, longitude, count, text, outcome, notified";
 
@@ -125,6 +165,82 @@ fn delivery_entry(row: &AnyRow) -> StoreResult<TimelineEntry> {
     entry.sent_at = from_micros(row.try_get("sent_at")?)?;
     entry.last_error = row.try_get("last_error")?;
     Ok(entry)
+}
+
+impl WriteTx {
+    /// Changes alert `id` as `action` says, by `by` at `at`, if its status allows;
+    /// answers the step to record.
+    async fn apply_alert_action<'a>(
+        &mut self,
+        id: i64,
+        by: &'a str,
+        action: AlertAction<'a>,
+        at: Timestamp,
+    ) -> StoreResult<AlertEvent<'a>> {
+        let current: String = sqlx::query("SELECT status FROM alerts WHERE id = $1")
+            .bind(id)
+            .fetch_one(&mut *self.tx)
+            .await?
+            .try_get("status")?;
+        Ok(match action {
+            AlertAction::Acknowledge { note } => {
+                check_transition(&current, &[OPEN], ACKNOWLEDGED)?;
+                sqlx::query(
+                    "UPDATE alerts SET status = $1, acknowledged_by = $2, acknowledged_at = $3,
+                        next_escalation_at = NULL, etag = $4 WHERE id = $5",
+                )
+                .bind(ACKNOWLEDGED)
+                .bind(by)
+                .bind(to_micros(at))
+                .bind(new_etag())
+                .bind(id)
+                .execute(&mut *self.tx)
+                .await?;
+                AlertEvent {
+                    text: note,
+                    ..AlertEvent::new(TimelineKind::Acknowledged, at, Some(by))
+                }
+            }
+            AlertAction::Resolve {
+                resolution,
+                outcome,
+            } => {
+                check_transition(&current, &[OPEN, ACKNOWLEDGED], RESOLVED)?;
+                sqlx::query(
+                    "UPDATE alerts SET status = $1, resolved_by = $2, resolved_at = $3,
+                        resolution = $4, outcome = $5, next_escalation_at = NULL, etag = $6
+                     WHERE id = $7",
+                )
+                .bind(RESOLVED)
+                .bind(by)
+                .bind(to_micros(at))
+                .bind(resolution)
+                .bind(outcome.map(Outcome::as_str))
+                .bind(new_etag())
+                .bind(id)
+                .execute(&mut *self.tx)
+                .await?;
+                AlertEvent {
+                    text: resolution,
+                    outcome,
+                    ..AlertEvent::new(TimelineKind::Resolved, at, Some(by))
+                }
+            }
+            AlertAction::Note { text } => {
+                sqlx::query(
+                    "UPDATE alerts SET note_count = note_count + 1, etag = $1 WHERE id = $2",
+                )
+                .bind(new_etag())
+                .bind(id)
+                .execute(&mut *self.tx)
+                .await?;
+                AlertEvent {
+                    text: Some(text),
+                    ..AlertEvent::new(TimelineKind::Note, at, Some(by))
+                }
+            }
+        })
+    }
 }
 
 impl WriteTx {
@@ -207,107 +323,17 @@ impl Store {
         let keys = [Key::Id(id), Key::Text(&node.code)];
         self.check_version(&mut tx.tx, VersionedRow::by_id("alerts", &keys), if_match)
             .await?;
-        let current: String = sqlx::query("SELECT status FROM alerts WHERE id = $1")
-            .bind(id)
-            .fetch_one(&mut *tx.tx)
-            .await?
-            .try_get("status")?;
-        let transition = |from: &[&str], to: &str| {
-            if current == to {
-                return Err(StoreError::Conflict(format!("the alert is already {to}")));
-            }
-            if !from.contains(&current.as_str()) {
-                return Err(StoreError::Conflict(format!(
-                    "the alert is {current}; it cannot become {to}"
-                )));
-            }
-            Ok(())
-        };
         let at = crate::domain::time::now();
-        let mut event = match action {
-            AlertAction::Acknowledge { note } => {
-                transition(&[OPEN], ACKNOWLEDGED)?;
-                sqlx::query(
-                    "UPDATE alerts SET status = $1, acknowledged_by = $2, acknowledged_at = $3,
-                        next_escalation_at = NULL, etag = $4 WHERE id = $5",
-                )
-                .bind(ACKNOWLEDGED)
-                .bind(by)
-                .bind(to_micros(at))
-                .bind(new_etag())
-                .bind(id)
-                .execute(&mut *tx.tx)
-                .await?;
-                AlertEvent {
-                    text: note,
-                    ..AlertEvent::new(TimelineKind::Acknowledged, at, Some(by))
-                }
-            }
-            AlertAction::Resolve {
-                resolution,
-                outcome,
-            } => {
-                transition(&[OPEN, ACKNOWLEDGED], RESOLVED)?;
-                sqlx::query(
-                    "UPDATE alerts SET status = $1, resolved_by = $2, resolved_at = $3,
-                        resolution = $4, outcome = $5, next_escalation_at = NULL, etag = $6
-                     WHERE id = $7",
-                )
-                .bind(RESOLVED)
-                .bind(by)
-                .bind(to_micros(at))
-                .bind(resolution)
-                .bind(outcome.map(Outcome::as_str))
-                .bind(new_etag())
-                .bind(id)
-                .execute(&mut *tx.tx)
-                .await?;
-                AlertEvent {
-                    text: resolution,
-                    outcome,
-                    ..AlertEvent::new(TimelineKind::Resolved, at, Some(by))
-                }
-            }
-            AlertAction::Note { text } => {
-                sqlx::query(
-                    "UPDATE alerts SET note_count = note_count + 1, etag = $1 WHERE id = $2",
-                )
-                .bind(new_etag())
-                .bind(id)
-                .execute(&mut *tx.tx)
-                .await?;
-                AlertEvent {
-                    text: Some(text),
-                    ..AlertEvent::new(TimelineKind::Note, at, Some(by))
-                }
-            }
-        };
+        let mut event = tx.apply_alert_action(id, by, action, at).await?;
         // Microseconds, as stored: the answer equals what the timeline reads back.
         event.at = from_micros(Some(to_micros(at)))?.unwrap_or(at);
         tx.record_alert_event(id, &event).await?;
-        let audited = match action {
-            AlertAction::Acknowledge { .. } => AuditAction::Acknowledge,
-            AlertAction::Resolve { .. } => AuditAction::Resolve,
-            AlertAction::Note { .. } => AuditAction::Note,
-        };
-        tx.audit(&audit.entry(audited, ResourceType::Alert, id))
+        tx.audit(&audit.entry(action.audit_action(), ResourceType::Alert, id))
             .await?;
         let alert = tx.alert(id).await?;
         tx.announce_alert(node, &alert).await?;
         tx.commit().await?;
-        let mut entry = TimelineEntry::new(event.kind, event.at, Some(by.to_string()));
-        match action {
-            AlertAction::Acknowledge { note } => entry.note = note.map(str::to_string),
-            AlertAction::Resolve {
-                resolution,
-                outcome,
-            } => {
-                entry.resolution = resolution.map(str::to_string);
-                entry.outcome = outcome;
-            }
-            AlertAction::Note { text } => entry.text = Some(text.to_string()),
-        }
-        Ok((alert, entry))
+        Ok((alert, action.timeline_entry(&event, by)))
     }
 
     /// Alert `id`'s timeline (it must be `tenant_code`'s: `None` otherwise), oldest first:

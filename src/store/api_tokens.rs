@@ -58,19 +58,32 @@ fn token_from_row(row: &AnyRow) -> StoreResult<ApiToken> {
     })
 }
 
+/// A token being issued: the request, what is kept of its secret (`secret_hash`, and
+/// `prefix`, the characters shown to tell tokens apart), who issued it and when.
+pub struct IssuedToken<'a> {
+    pub tenant_code: &'a str,
+    pub token: &'a NewApiToken,
+    pub secret_hash: &'a str,
+    pub prefix: &'a str,
+    pub created_by: &'a str,
+    pub at: Timestamp,
+}
+
 impl Store {
     /// Stores a new token (its secret only as `secret_hash`); answers the record.
-    #[allow(clippy::too_many_arguments)]
     pub async fn create_api_token(
         &self,
-        tenant_code: &str,
-        token: &NewApiToken,
-        secret_hash: &str,
-        prefix: &str,
-        created_by: &str,
-        at: Timestamp,
+        issued: IssuedToken<'_>,
         audit: &Audit,
     ) -> StoreResult<ApiToken> {
+        let IssuedToken {
+            tenant_code,
+            token,
+            secret_hash,
+            prefix,
+            created_by,
+            at,
+        } = issued;
         let mut tx = self.begin_write().await?;
         let sql = format!(
             "INSERT INTO api_tokens (tenant_code, name, secret_hash, prefix, permissions,

@@ -6,22 +6,14 @@ use jiff::Timestamp;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::{Store, StoreError, StoreResult, WriteTx, from_micros, to_micros};
+use super::{Store, StoreError, StoreResult, TenantSelection, WriteTx, from_micros, to_micros};
 use crate::domain::audit::{Audit, AuditAction, AuditEntry, ResourceType};
 
-/// Which tenants' entries a listing shows.
-#[derive(Debug, Clone, Copy)]
-pub enum AuditScope<'a> {
-    /// Exactly this tenant (by code).
-    Tenant(&'a str),
-    /// The tenant with this path and all below it.
-    Subtree(&'a str),
-}
-
 /// A page of the audit log: the filters, newest first, strictly before `before`.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct AuditQuery<'a> {
-    pub scope: AuditScope<'a>,
+    /// Whose entries.
+    pub tenants: TenantSelection,
     /// At or after.
     pub from: Option<Timestamp>,
     /// Before (exclusive).
@@ -116,12 +108,12 @@ impl Store {
             "SELECT id, tenant_code, tenant_path, at, actor, client, action, resource_type,
                 resource_id FROM audit_log WHERE ",
         );
-        let scope = match q.scope {
-            AuditScope::Tenant(code) => {
+        let tenants = match &q.tenants {
+            TenantSelection::Tenant(code) => {
                 sql.push_str("tenant_code = $1");
                 code.to_string()
             }
-            AuditScope::Subtree(path) => {
+            TenantSelection::Subtree(path) => {
                 sql.push_str("tenant_path LIKE $1");
                 format!("{path}%")
             }
@@ -141,7 +133,7 @@ impl Store {
             sql.push_str(&format!(" AND {condition} ${n}"));
         }
         sql.push_str(&format!(" ORDER BY id DESC LIMIT ${}", n + 1));
-        let mut query = sqlx::query(&sql).bind(scope);
+        let mut query = sqlx::query(&sql).bind(tenants);
         if let Some(from) = q.from {
             query = query.bind(to_micros(from));
         }

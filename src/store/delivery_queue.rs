@@ -110,7 +110,7 @@ fn settled_columns(settlement: &Settlement) -> SettledColumns<'_> {
 
 /// Which deliveries a claim may take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ClaimScope {
+pub enum ClaimFilter {
     /// Every channel, oldest due first.
     All,
     /// What a matched notification sends, oldest due first: people's channels (e-mail,
@@ -129,7 +129,7 @@ pub struct ClaimRequest<'a> {
     /// How long the claim lasts.
     pub lease: Duration,
     pub limit: u32,
-    pub scope: ClaimScope,
+    pub filter: ClaimFilter,
     /// Webhook URLs not to claim from now: the worker already has as many attempts in
     /// flight to each as it allows one receiver.
     pub busy_urls: &'a [String],
@@ -142,19 +142,19 @@ pub struct ClaimRequest<'a> {
 /// told the index: without statistics its planner may take another one and sort every
 /// pending row on every claim, on the one writer, at a cost that grows with the queue.
 /// PostgreSQL locks the candidates, skipping rows other processes hold.
-pub(super) fn claim_statement(scope: ClaimScope, backend: Backend, busy_urls: usize) -> String {
+pub(super) fn claim_statement(filter: ClaimFilter, backend: Backend, busy_urls: usize) -> String {
     format!(
         "UPDATE deliveries SET lease_owner = $1, lease_until = $2, attempts = attempts + 1
          WHERE id IN ({})
          RETURNING id, tenant_code, channel, target, subject, body, event_id, message_id,
              attempts, created_at, queued_at",
-        due_candidates(scope, backend, busy_urls)
+        due_candidates(filter, backend, busy_urls)
     )
 }
 
 /// The ids a claim takes (parameters `$3` now, `$4` limit, then the busy URLs).
-fn due_candidates(scope: ClaimScope, backend: Backend, busy_urls: usize) -> String {
-    let (index, alerting) = scope_index(scope);
+fn due_candidates(filter: ClaimFilter, backend: Backend, busy_urls: usize) -> String {
+    let (index, alerting) = filter_index(filter);
     let (indexed_by, lock) = match backend {
         Backend::Sqlite => (format!(" INDEXED BY {index}"), ""),
         Backend::Postgres => (String::new(), " FOR UPDATE SKIP LOCKED"),
@@ -173,7 +173,7 @@ fn due_candidates(scope: ClaimScope, backend: Backend, busy_urls: usize) -> Stri
         // of a NULL. Numbered on both backends (a `?` here would take SQLite's numbers
         // ahead of `$3` and `$4`); the list is short.
         let numbered: Vec<String> = (5..5 + busy_urls).map(|i| format!("${i}")).collect();
-        let head = due_window(scope, backend, "$3");
+        let head = due_window(filter, backend, "$3");
         let not_busy = format!("target IS NULL OR target NOT IN ({})", numbered.join(", "));
         match backend {
             // No row locks: the window is filtered as it is read. (Selecting from
@@ -195,11 +195,11 @@ fn due_candidates(scope: ClaimScope, backend: Backend, busy_urls: usize) -> Stri
     }
 }
 
-/// The oldest `BUSY_WINDOW` due deliveries of `scope` (`id`, `target`, `next_attempt_at`),
+/// The oldest `BUSY_WINDOW` due deliveries of `filter` (`id`, `target`, `next_attempt_at`),
 /// read from its due index in order; `now` is the placeholder of the time. What a claim
 /// leaving busy URLs out reads past, and what holding them back rewrites.
-pub(super) fn due_window(scope: ClaimScope, backend: Backend, now: &str) -> String {
-    let (index, alerting) = scope_index(scope);
+pub(super) fn due_window(filter: ClaimFilter, backend: Backend, now: &str) -> String {
+    let (index, alerting) = filter_index(filter);
     let indexed_by = match backend {
         Backend::Sqlite => format!(" INDEXED BY {index}"),
         Backend::Postgres => String::new(),
@@ -212,12 +212,12 @@ pub(super) fn due_window(scope: ClaimScope, backend: Backend, now: &str) -> Stri
     )
 }
 
-/// The partial index of `scope`'s due deliveries, and its condition beyond `Pending`
+/// The partial index of `filter`'s due deliveries, and its condition beyond `Pending`
 /// (repeated term for term by the queries reading it).
-fn scope_index(scope: ClaimScope) -> (&'static str, &'static str) {
-    match scope {
-        ClaimScope::All => ("deliveries_due", ""),
-        ClaimScope::Alerting => (
+fn filter_index(filter: ClaimFilter) -> (&'static str, &'static str) {
+    match filter {
+        ClaimFilter::All => ("deliveries_due", ""),
+        ClaimFilter::Alerting => (
             "deliveries_due_alerting",
             " AND (channel <> 'Webhook' OR notification_id IS NOT NULL)",
         ),
@@ -292,7 +292,7 @@ impl Store {
         settlements: &[(i64, Settlement)],
         request: &ClaimRequest<'_>,
     ) -> StoreResult<(Vec<bool>, Vec<ClaimedDelivery>)> {
-        let claim = claim_statement(request.scope, self.backend, request.busy_urls.len());
+        let claim = claim_statement(request.filter, self.backend, request.busy_urls.len());
         let (ours, mut claimed) = match self.backend {
             Backend::Sqlite => {
                 self.settle_claim_then_read_messages(settlements, &claim, request)
@@ -323,7 +323,7 @@ impl Store {
     ) -> StoreResult<(Vec<bool>, Vec<ClaimedDelivery>)> {
         let probe = format!(
             "SELECT EXISTS ({}) AS due",
-            due_candidates(request.scope, self.backend, request.busy_urls.len())
+            due_candidates(request.filter, self.backend, request.busy_urls.len())
         );
         let due: bool = claim_query(&probe, request)
             .fetch_one(&self.pool)

@@ -7,8 +7,8 @@ use super::audit_log;
 use super::device_rows::{DEVICE_COLUMNS, STATE_COLUMNS, device_from_row, state_from_row};
 use super::webhook_events::emit;
 use super::{
-    Key, Store, StoreError, StoreResult, VersionedRow, conflict_on_duplicate, from_doc, new_etag,
-    to_doc, to_micros,
+    Key, Store, StoreError, StoreResult, TenantSelection, VersionedRow, conflict_on_duplicate,
+    from_doc, new_etag, to_doc, to_micros,
 };
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
 use crate::domain::device::{DeletedDevice, Device, redact_email};
@@ -25,13 +25,6 @@ fn device_columns() -> String {
 
 const WITH_STATE: &str = "devices d LEFT JOIN device_states s
     ON s.tenant_code = d.tenant_code AND s.device_id = d.device_id";
-
-/// Whose deleted devices a listing covers.
-pub enum DeletedDeviceScope<'a> {
-    Tenant(&'a str),
-    /// The tenant with this path and its descendants.
-    Subtree(&'a str),
-}
 
 /// The device with its state, as the API shows it.
 fn device_with_state(row: &AnyRow) -> StoreResult<Device> {
@@ -316,12 +309,12 @@ impl Store {
     /// Deleted devices, newest first, optionally of one device id.
     pub async fn list_deleted_devices(
         &self,
-        scope: DeletedDeviceScope<'_>,
+        tenants: &TenantSelection,
         device_id: Option<&str>,
     ) -> StoreResult<Vec<DeletedDevice>> {
-        let (filter, key) = match scope {
-            DeletedDeviceScope::Tenant(code) => ("x.tenant_code = $1", code.to_string()),
-            DeletedDeviceScope::Subtree(path) => ("t.path LIKE $1", format!("{path}%")),
+        let (filter, key) = match tenants {
+            TenantSelection::Tenant(code) => ("x.tenant_code = $1", code.to_string()),
+            TenantSelection::Subtree(path) => ("t.path LIKE $1", format!("{path}%")),
         };
         let sql = format!(
             "SELECT x.doc FROM deleted_devices x JOIN tenants t ON t.code = x.tenant_code

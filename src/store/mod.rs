@@ -83,12 +83,11 @@ use sqlite_writer::{SqliteWriter, WriterTx};
 pub use address_book::{AddressBook, AddressBookWrite, Owned};
 pub use alert_events::{AlertAction, AlertEvent};
 pub use alerts::{AlertFilter, AlertMatch, DueEscalation};
-pub use api_tokens::TokenCredentials;
-pub use audit_log::{AuditQuery, AuditScope};
+pub use api_tokens::{IssuedToken, TokenCredentials};
+pub use audit_log::AuditQuery;
 pub use deliveries::{DeliveryFilter, NewDelivery};
-pub use delivery_queue::{ClaimRequest, ClaimScope, ClaimedDelivery, QueueCount};
+pub use delivery_queue::{ClaimFilter, ClaimRequest, ClaimedDelivery, QueueCount};
 pub use device_states::IngestContext;
-pub use devices::DeletedDeviceScope;
 pub use gateway_devices::GatewayDevice;
 pub use geofences::StoredGeofence;
 pub use itineraries::{ItineraryParts, ItineraryQuery, Owner, StoredItinerary};
@@ -96,11 +95,13 @@ pub use itinerary_parts::ItineraryKey;
 pub use lookups::{DevicePosition, StoredNotification, UserContact};
 pub use mo_message_inserts::{Inserted, NewMessage};
 pub use mo_messages::{MessageCursor, MessageQuery};
-pub use risk_regions::StoredRiskRegion;
+pub use notifications::NotificationUpdate;
+pub use risk_regions::{RiskRegionUpdate, StoredRiskRegion};
 pub use sessions::SessionCredentials;
 pub use stream_feed::{FeedItem, StreamAnnouncement, StreamFeed};
 pub use tenants::TenantDeletion;
-pub use users::{Credentials, NewUser, StoredUser, UserListScope};
+pub use tenants::TenantSelection;
+pub use users::{Credentials, NewUser, StoredUser, UserUpdate};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {

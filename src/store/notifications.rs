@@ -53,6 +53,16 @@ fn notification_row<'a>(keys: &'a [Key<'a>; 3]) -> VersionedRow<'a> {
     }
 }
 
+/// A notification replaced (PUT): where it is, its new record and what its recipients
+/// name.
+pub struct NotificationUpdate<'a> {
+    pub node: &'a TenantNode,
+    pub level: NotificationLevel,
+    pub id: i64,
+    pub notification: &'a EventNotification,
+    pub references: &'a [RecipientReference],
+}
+
 impl Store {
     pub async fn list_notifications(
         &self,
@@ -137,17 +147,21 @@ impl Store {
         Ok(id)
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// Replaces a notification of `node`; its recipients' references are checked and
+    /// recorded again in the same transaction.
     pub async fn update_notification(
         &self,
-        node: &TenantNode,
-        level: NotificationLevel,
-        id: i64,
-        notification: &EventNotification,
-        references: &[RecipientReference],
+        update: NotificationUpdate<'_>,
         if_match: Option<&str>,
         audit: &Audit,
     ) -> StoreResult<()> {
+        let NotificationUpdate {
+            node,
+            level,
+            id,
+            notification,
+            references,
+        } = update;
         let mut tx = self.begin_write().await?;
         let keys = [
             Key::Text(&node.code),

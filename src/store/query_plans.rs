@@ -14,7 +14,7 @@ use super::mo_messages::{list_messages_sql, messages_by_id_sql};
 use super::receiver_backlog::{hold_back_statement, release_statement};
 use super::reports::{ODOMETER_CANDIDATE_SQL, TRACK_CHUNK_SQL};
 use super::temp_file::TempSqliteFile;
-use super::{Backend, ClaimScope, Store};
+use super::{Backend, ClaimFilter, Store};
 use crate::domain::delivery::UNSENT_STATUSES;
 use sqlx::Row;
 
@@ -167,20 +167,20 @@ async fn devices_across_a_subtree_are_looked_up_by_device_id() {
 #[tokio::test]
 async fn a_claim_reads_the_due_index_in_order() {
     let db = plan_store().await;
-    for (scope, index) in [
-        (ClaimScope::All, "deliveries_due"),
-        (ClaimScope::Alerting, "deliveries_due_alerting"),
+    for (filter, index) in [
+        (ClaimFilter::All, "deliveries_due"),
+        (ClaimFilter::Alerting, "deliveries_due_alerting"),
     ] {
         for busy_urls in [0, 3] {
             let lines = plan(
                 &db.store,
-                &claim_statement(scope, Backend::Sqlite, busy_urls),
+                &claim_statement(filter, Backend::Sqlite, busy_urls),
             )
             .await;
             let due = format!("USING INDEX {index} (next_attempt_at<?)");
             assert!(
                 lines.iter().any(|l| l.contains(&due)),
-                "{scope:?}, {busy_urls} busy: {lines:?}"
+                "{filter:?}, {busy_urls} busy: {lines:?}"
             );
             // No sort of the due rows: they come in index order. (With busy URLs the
             // window of at most `BUSY_WINDOW` rows read from the index is sorted again.)
@@ -188,7 +188,7 @@ async fn a_claim_reads_the_due_index_in_order() {
             assert_eq!(
                 sorted,
                 busy_urls > 0,
-                "{scope:?}, {busy_urls} busy: {lines:?}"
+                "{filter:?}, {busy_urls} busy: {lines:?}"
             );
         }
     }

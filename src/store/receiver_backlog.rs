@@ -7,7 +7,7 @@ use jiff::Timestamp;
 use sqlx::Row;
 
 use super::delivery_queue::due_window;
-use super::{Backend, ClaimScope, Store, StoreResult, to_micros};
+use super::{Backend, ClaimFilter, Store, StoreResult, to_micros};
 use crate::domain::delivery::Receiver;
 
 /// What a held-back delivery shows as its `LastError` when it had none (it was never
@@ -19,7 +19,7 @@ const HELD_BACK: &str = "held back: earlier attempts to the receiver are still r
 /// each held delivery's tenant and URL.
 pub(super) fn hold_back_statement(backend: Backend, busy_urls: usize) -> String {
     let numbered: Vec<String> = (3..3 + busy_urls).map(|i| format!("${i}")).collect();
-    let window = due_window(ClaimScope::All, backend, "$2");
+    let window = due_window(ClaimFilter::All, backend, "$2");
     let held = format!(
         "SELECT id FROM ({window}) head WHERE target IN ({})",
         numbered.join(", ")

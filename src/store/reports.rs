@@ -7,22 +7,13 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::device_rows::{DEVICE_COLUMNS, STATE_COLUMNS, device_from_row, state_from_row};
-use super::{Store, StoreError, StoreResult, from_micros, to_micros};
+use super::{Store, StoreError, StoreResult, TenantSelection, from_micros, to_micros};
 use crate::domain::device::Device;
 use crate::domain::device_state::DeviceState;
 use crate::domain::mo_message::{GeofenceRef, MoMessage};
 use crate::domain::report::track::TrackPoint;
 use crate::domain::report::{DeviceFilter, Window};
 use crate::domain::user::User;
-
-/// Whose devices (and alerts) a report reads.
-#[derive(Debug, Clone, Copy)]
-pub enum ReportScope<'a> {
-    /// Exactly this tenant.
-    Tenant(&'a str),
-    /// The tenant with this path and its descendants.
-    Subtree(&'a str),
-}
 
 /// A device as reports see it.
 #[derive(Debug, Clone)]
@@ -150,27 +141,28 @@ fn report_device_from_row(row: &AnyRow) -> StoreResult<ReportDevice> {
     })
 }
 
-impl Store {
-    /// The devices in `scope` passing `filter` (all but `VehicleTypeTags`, which lives in
-    /// the device's tags and is the caller's to apply), restricted to `only` when given
-    /// (a collection's devices), in `DeviceId` order.
-    pub async fn report_devices(
-        &self,
-        scope: ReportScope<'_>,
+/// The WHERE conditions of a report's device selection, with their values in the order
+/// their placeholders were handed out: texts first, then numbers.
+struct DeviceConditions {
+    conditions: Vec<String>,
+    texts: Vec<String>,
+    numbers: Vec<i64>,
+}
+
+impl DeviceConditions {
+    fn new(
+        backend: super::Backend,
+        tenants: &TenantSelection,
         filter: &DeviceFilter,
         only: Option<&[String]>,
-    ) -> StoreResult<Vec<ReportDevice>> {
-        let mut params = Params {
-            backend: self.backend,
-            next: 1,
-        };
-        let mut conditions = vec![match scope {
-            ReportScope::Tenant(_) => format!("d.tenant_code = {}", params.take(1)),
-            ReportScope::Subtree(_) => format!("t.path LIKE {}", params.take(1)),
+    ) -> Self {
+        let mut params = Params { backend, next: 1 };
+        let mut conditions = vec![match tenants {
+            TenantSelection::Tenant(_) => format!("d.tenant_code = {}", params.take(1)),
+            TenantSelection::Subtree(_) => format!("t.path LIKE {}", params.take(1)),
         }];
         let mut texts: Vec<String> = Vec::new();
         let mut numbers: Vec<i64> = Vec::new();
-        // Text conditions first, numbers after, each bound in the order placed.
         if let Some(ids) = only {
             conditions.push(format!(
                 "d.device_id IN ({})",
@@ -213,6 +205,29 @@ impl Store {
             ));
             numbers.extend(filter.user_ids.iter().copied());
         }
+        DeviceConditions {
+            conditions,
+            texts,
+            numbers,
+        }
+    }
+}
+
+impl Store {
+    /// The devices of `tenants` passing `filter` (all but `VehicleTypeTags`, which lives in
+    /// the device's tags and is the caller's to apply), restricted to `only` when given
+    /// (a collection's devices), in `DeviceId` order.
+    pub async fn report_devices(
+        &self,
+        tenants: &TenantSelection,
+        filter: &DeviceFilter,
+        only: Option<&[String]>,
+    ) -> StoreResult<Vec<ReportDevice>> {
+        let DeviceConditions {
+            conditions,
+            texts,
+            numbers,
+        } = DeviceConditions::new(self.backend, tenants, filter, only);
         let sql = format!(
             "SELECT d.tenant_code, {DEVICE_COLUMNS}, {STATE_COLUMNS}, g.name AS group_name,
                 u.username, u.doc AS user_doc
@@ -225,9 +240,9 @@ impl Store {
             conditions.join(" AND ")
         );
         let mut query = sqlx::query(&sql);
-        query = match scope {
-            ReportScope::Tenant(code) => query.bind(code.to_string()),
-            ReportScope::Subtree(path) => query.bind(format!("{path}%")),
+        query = match tenants {
+            TenantSelection::Tenant(code) => query.bind(code.to_string()),
+            TenantSelection::Subtree(path) => query.bind(format!("{path}%")),
         };
         for text in texts {
             query = query.bind(text);
@@ -335,15 +350,15 @@ impl Store {
         Ok(None)
     }
 
-    /// The alerts raised in the window in `scope`, in time order, as they are read.
+    /// The alerts raised in the window of `tenants`, in time order, as they are read.
     pub fn raised_alerts<'a>(
         &'a self,
-        scope: ReportScope<'a>,
+        tenants: &TenantSelection,
         window: Window,
     ) -> BoxStream<'a, StoreResult<RaisedAlert>> {
-        let (sql, key) = match scope {
-            ReportScope::Tenant(code) => (ALERTS_OF_TENANT, code.to_string()),
-            ReportScope::Subtree(path) => (ALERTS_OF_SUBTREE, format!("{path}%")),
+        let (sql, key) = match tenants {
+            TenantSelection::Tenant(code) => (ALERTS_OF_TENANT, code.to_string()),
+            TenantSelection::Subtree(path) => (ALERTS_OF_SUBTREE, format!("{path}%")),
         };
         sqlx::query(sql)
             .bind(key)

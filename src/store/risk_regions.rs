@@ -69,6 +69,16 @@ struct OldRegion {
     bbox: [f64; 4],
 }
 
+/// A risk region replaced (PUT): its tenant (code and path), its id, the new record and
+/// its shape.
+pub struct RiskRegionUpdate<'a> {
+    pub tenant_code: &'a str,
+    pub tenant_path: &'a str,
+    pub id: i64,
+    pub region: &'a RiskRegion,
+    pub shape: &'a RegionShape,
+}
+
 impl Store {
     /// Every region visible from the tenant, in id order.
     pub async fn list_risk_regions(
@@ -204,17 +214,19 @@ impl Store {
 
     /// Replaces a region of the tenant (the GeometryId stays). Unsharing a region that
     /// a subtenant's itinerary has attached is a `Conflict`.
-    #[allow(clippy::too_many_arguments)]
     pub async fn update_risk_region(
         &self,
-        tenant_code: &str,
-        tenant_path: &str,
-        id: i64,
-        region: &RiskRegion,
-        shape: &RegionShape,
+        update: RiskRegionUpdate<'_>,
         if_match: Option<&str>,
         audit: &Audit,
     ) -> StoreResult<()> {
+        let RiskRegionUpdate {
+            tenant_code,
+            tenant_path,
+            id,
+            region,
+            shape,
+        } = update;
         let mut tx = self.begin_write().await?;
         let old = self.lock_region(&mut tx, tenant_code, id, if_match).await?;
         if old.shared && !region.applies_to_subtenants {

@@ -62,6 +62,15 @@ impl WriteTx {
     }
 }
 
+/// Which tenants a listing or a report covers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TenantSelection {
+    /// Exactly the tenant of this code.
+    Tenant(String),
+    /// The tenant of this path and every tenant below it.
+    Subtree(String),
+}
+
 impl Store {
     pub async fn tenant_node(&self, code: &str) -> StoreResult<Option<TenantNode>> {
         if let Some(node) = self

@@ -8,8 +8,8 @@ use super::audit_log::record;
 use super::user_admin::keep_root_administrator;
 use super::webhook_events::emit;
 use super::{
-    Key, Store, StoreError, StoreResult, VersionedRow, conflict_on_duplicate, from_doc,
-    from_micros, new_etag, to_doc, to_micros,
+    Key, Store, StoreError, StoreResult, TenantSelection, VersionedRow, conflict_on_duplicate,
+    from_doc, from_micros, new_etag, to_doc, to_micros,
 };
 use crate::domain::access::Role;
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
@@ -26,6 +26,16 @@ pub struct NewUser {
     pub user: User,
     pub role: Role,
     pub password_hash: String,
+}
+
+/// A user's record replaced (PUT): the new record and role, and the new password's hash
+/// when the password changes.
+pub struct UserUpdate<'a> {
+    pub tenant_code: &'a str,
+    pub id: i64,
+    pub user: &'a User,
+    pub role: Role,
+    pub password_hash: Option<String>,
 }
 
 /// A user as stored, with the internal id.
@@ -46,13 +56,6 @@ pub struct Credentials {
     pub role: Role,
     pub is_disabled: bool,
     pub password_hash: Option<String>,
-}
-
-/// Whose users a listing covers.
-pub enum UserListScope<'a> {
-    Tenant(&'a str),
-    /// Every tenant whose path starts with this one (the tenant and its descendants).
-    Subtree(&'a str),
 }
 
 const USER_COLUMNS: &str = "u.id, u.tenant_code, u.username, u.role, u.is_disabled, u.failed_count, \
@@ -222,20 +225,20 @@ impl Store {
     /// One page of users in id order, strictly after `after`.
     pub async fn list_users(
         &self,
-        scope: UserListScope<'_>,
+        tenants: &TenantSelection,
         after: i64,
         limit: u32,
         with_photo: bool,
     ) -> StoreResult<Vec<StoredUser>> {
         let columns = user_columns(with_photo);
-        let (sql, key) = match scope {
-            UserListScope::Tenant(code) => (
+        let (sql, key) = match tenants {
+            TenantSelection::Tenant(code) => (
                 format!(
                     "SELECT {columns} FROM users u WHERE u.tenant_code = $1 AND u.id > $2 ORDER BY u.id LIMIT $3"
                 ),
                 code.to_string(),
             ),
-            UserListScope::Subtree(path) => (
+            TenantSelection::Subtree(path) => (
                 format!(
                     "SELECT {columns} FROM users u JOIN tenants t ON t.code = u.tenant_code
                      WHERE t.path LIKE $1 AND u.id > $2 ORDER BY u.id LIMIT $3"
@@ -254,17 +257,19 @@ impl Store {
 
     /// Replaces a user's writable fields. `password_hash` of `None` keeps the stored one;
     /// `photo` is written as given (the caller decides whether to keep the old one).
-    #[allow(clippy::too_many_arguments)]
     pub async fn update_user(
         &self,
-        tenant_code: &str,
-        id: i64,
-        user: &User,
-        role: Role,
-        password_hash: Option<String>,
+        update: UserUpdate<'_>,
         if_match: Option<&str>,
         audit: &Audit,
     ) -> StoreResult<()> {
+        let UserUpdate {
+            tenant_code,
+            id,
+            user,
+            role,
+            password_hash,
+        } = update;
         let mut tx = self.begin_write().await?;
         let stays = role == Role::Administrator && !user.is_disabled;
         keep_root_administrator(&mut tx, id, stays).await?;

@@ -5,7 +5,7 @@
 //!
 //! A step's outcomes are settled by the worker's next step, in the transaction of its
 //! claim (`settle_then_claim`): on SQLite every write transaction takes the one writer's
-//! turn from ingest, and a step took it twice. The loop steps again at once after a step
+//! turn from ingest, so a step takes it once. The loop steps again at once after a step
 //! that worked, so they wait no longer than its lull; `settle_unsettled` records what is
 //! left when the loops stop.
 //!
@@ -17,13 +17,18 @@
 //! A receiver that could not be reached (or whose deliveries were held back) and then
 //! answers gets its waiting retries at once, instead of each at its own backoff.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
+use futures::future::{BoxFuture, FutureExt};
 use futures::stream::FuturesUnordered;
 use rand::Rng;
+
+mod receivers;
+
+use receivers::{Outages, SlowAttempts, UrlSlot};
 
 use super::StepOutcome;
 use crate::channels::webhook::WebhookAuth;
@@ -33,7 +38,7 @@ use crate::domain::gateways::garmin_mt::GarminMt;
 use crate::domain::retry::{AttemptOutcome, RetryPolicy, Settlement};
 use crate::domain::time::now;
 use crate::services::ingest::IngestBacklog;
-use crate::store::{ClaimRequest, ClaimScope, ClaimedDelivery, Store};
+use crate::store::{ClaimFilter, ClaimRequest, ClaimedDelivery, Store};
 
 /// How long a step that found only busy URLs' deliveries due waits before the loop goes
 /// on: another URL's delivery queued meanwhile waits up to this long. A claim that finds
@@ -101,7 +106,7 @@ pub struct DeliveryWorker {
     config: DeliveryWorkerConfig,
     /// Which deliveries it claims: all, or what a matched notification sends (`serve` runs
     /// one such loop beside the others, so a webhook backlog never holds up an alert).
-    scope: ClaimScope,
+    filter: ClaimFilter,
     /// This worker's name on the leases it holds.
     owner: String,
     /// Slow webhook attempts (running on in the background), by URL.
@@ -116,6 +121,45 @@ pub struct DeliveryWorker {
     /// the process's other delivery worker: a message event that goes through releases an
     /// alert's retries).
     outages: Outages,
+}
+
+/// What a step's claim came to.
+enum Claim {
+    /// Deliveries to attempt now.
+    Deliveries(Vec<ClaimedDelivery>),
+    /// Nothing claimed, but busy URLs' deliveries were held back: the next claim may
+    /// find the deliveries behind them.
+    HeldBack,
+    /// Nothing due.
+    Nothing,
+}
+
+/// A step's attempts still running, and the webhook URL of each (while it runs).
+struct Attempts {
+    running: FuturesUnordered<BoxFuture<'static, Attempted>>,
+    urls: HashMap<i64, String>,
+}
+
+impl Attempts {
+    /// The attempts that end within `wait`, in the order they end.
+    async fn ending_within(&mut self, wait: Duration) -> Vec<Attempted> {
+        let mut ended = Vec::with_capacity(self.running.len());
+        let waited = tokio::time::sleep(wait);
+        tokio::pin!(waited);
+        loop {
+            tokio::select! {
+                next = self.running.next() => match next {
+                    Some(attempted) => {
+                        self.urls.remove(&attempted.id);
+                        ended.push(attempted);
+                    }
+                    None => break,
+                },
+                _ = &mut waited => break,
+            }
+        }
+        ended
+    }
 }
 
 /// One attempt's outcome, to be recorded by whoever holds it.
@@ -142,13 +186,13 @@ impl DeliveryWorker {
         store: Store,
         channels: Arc<Channels>,
         config: DeliveryWorkerConfig,
-        scope: ClaimScope,
+        filter: ClaimFilter,
     ) -> Self {
         Self {
             store,
             channels,
             config,
-            scope,
+            filter,
             owner: format!("worker-{}", uuid::Uuid::new_v4().simple()),
             slow_attempts: SlowAttempts::default(),
             ingest_backlog: None,
@@ -170,7 +214,7 @@ impl DeliveryWorker {
     /// backlog waits instead, and is sent when ingest eases.
     /// Only for loops that send no alert: an alert's deliveries never wait.
     pub fn yielding_to(mut self, backlog: Option<Arc<IngestBacklog>>) -> Self {
-        self.ingest_backlog = backlog.filter(|_| self.scope == ClaimScope::All);
+        self.ingest_backlog = backlog.filter(|_| self.filter == ClaimFilter::All);
         self
     }
 
@@ -181,19 +225,41 @@ impl DeliveryWorker {
         if let Some(backlog) = &self.ingest_backlog {
             backlog.lull(YIELD_AT_MOST).await;
         }
-        let busy_urls = self
-            .slow_attempts
-            .at_least(self.config.slow_attempts_per_url);
         // Before the claim: the lease it takes ends no earlier than this plus the lease.
         let give_up_at =
             tokio::time::Instant::now() + self.config.lease.min(MAX_ATTEMPT).mul_f64(LEASE_USE);
+        let claimed = match self.claim().await? {
+            Claim::Deliveries(claimed) => claimed,
+            Claim::HeldBack => return Ok(StepOutcome::Worked(0)),
+            Claim::Nothing => return Ok(StepOutcome::Idle),
+        };
+        let count = claimed.len();
+        let mut attempts = self.start_attempts(claimed, give_up_at).await?;
+        let ended = attempts.ending_within(self.config.straggler_after).await;
+        let recovered = self.outages.hear(&ended);
+        self.lock_unsettled()
+            .extend(ended.into_iter().map(|a| (a.id, a.settlement)));
+        release(&self.store, recovered).await;
+        if !attempts.running.is_empty() {
+            self.settle_in_background(attempts);
+        }
+        Ok(StepOutcome::Worked(count))
+    }
+
+    /// Settles the previous step's outcomes and claims the deliveries due now, past the
+    /// busy URLs'. When that finds less than a batch, the busy URLs' deliveries may fill
+    /// the head of the queue: they are held back, so the claims reach those behind them.
+    async fn claim(&self) -> anyhow::Result<Claim> {
+        let busy_urls = self
+            .slow_attempts
+            .at_least(self.config.slow_attempts_per_url);
         let settlements = std::mem::take(&mut *self.lock_unsettled());
         let request = ClaimRequest {
             owner: &self.owner,
             now: now(),
             lease: self.config.lease,
             limit: self.config.batch,
-            scope: self.scope,
+            filter: self.filter,
             busy_urls: &busy_urls,
         };
         let claimed = match self.store.settle_then_claim(&settlements, &request).await {
@@ -208,27 +274,32 @@ impl DeliveryWorker {
             }
         };
         if !busy_urls.is_empty() && claimed.len() < self.config.batch as usize {
-            // The claim read past busy URLs' deliveries and found fewer than a batch:
-            // they may fill the head of the queue. Held back, they let the claims reach
-            // the deliveries behind them.
             let held = self.hold_back(&busy_urls).await?;
             if claimed.is_empty() {
                 if held {
-                    return Ok(StepOutcome::Worked(0));
+                    return Ok(Claim::HeldBack);
                 }
                 // Claiming again at every ingest commit would read the same window over
                 // and over for nothing.
                 tokio::time::sleep(BUSY_BACKOFF).await;
             }
         }
-        if claimed.is_empty() {
-            return Ok(StepOutcome::Idle);
-        }
+        Ok(if claimed.is_empty() {
+            Claim::Nothing
+        } else {
+            Claim::Deliveries(claimed)
+        })
+    }
+
+    /// Starts an attempt of each claimed delivery, with its webhook's authentication.
+    async fn start_attempts(
+        &self,
+        claimed: Vec<ClaimedDelivery>,
+        give_up_at: tokio::time::Instant,
+    ) -> anyhow::Result<Attempts> {
         let auths = self.webhook_auths(&claimed).await?;
-        let count = claimed.len();
-        // The webhook URL of each attempt, while it runs.
-        let mut urls: HashMap<i64, String> = HashMap::new();
-        let mut running: FuturesUnordered<_> = claimed
+        let mut urls = HashMap::new();
+        let running = claimed
             .into_iter()
             .map(|d| {
                 let auth = auths
@@ -246,52 +317,36 @@ impl DeliveryWorker {
                     auth,
                     give_up_at,
                 )
+                .boxed()
             })
             .collect();
-        let mut ended = Vec::with_capacity(count);
-        let waited = tokio::time::sleep(self.config.straggler_after);
-        tokio::pin!(waited);
-        loop {
-            tokio::select! {
-                next = running.next() => match next {
-                    Some(attempted) => {
-                        urls.remove(&attempted.id);
-                        ended.push(attempted);
-                    }
-                    None => break,
-                },
-                _ = &mut waited => break,
+        Ok(Attempts { running, urls })
+    }
+
+    /// Settles the attempts still running as each ends. They are still under their lease
+    /// (longer than any attempt's timeout): nobody else takes them, and the loop goes on
+    /// to the deliveries behind them. Only these slow attempts count against their URL's
+    /// limit: a receiver that answers in time is never held to it.
+    fn settle_in_background(&self, attempts: Attempts) {
+        let Attempts { mut running, urls } = attempts;
+        tracing::info!(
+            deliveries = running.len(),
+            "attempts still running: settled as each ends"
+        );
+        let mut slow: HashMap<i64, UrlSlot> = urls
+            .into_iter()
+            .map(|(id, url)| (id, self.slow_attempts.enter(url)))
+            .collect();
+        let (store, owner) = (self.store.clone(), self.owner.clone());
+        let outages = self.outages.clone();
+        tokio::spawn(async move {
+            while let Some(attempted) = running.next().await {
+                slow.remove(&attempted.id);
+                let recovered = outages.hear(std::slice::from_ref(&attempted));
+                settle(&store, &owner, vec![(attempted.id, attempted.settlement)]).await;
+                release(&store, recovered).await;
             }
-        }
-        let recovered = self.outages.hear(&ended);
-        self.lock_unsettled()
-            .extend(ended.into_iter().map(|a| (a.id, a.settlement)));
-        release(&self.store, recovered).await;
-        if !running.is_empty() {
-            // Still under their lease (longer than any attempt's timeout): nobody else
-            // takes them, and the loop goes on to the deliveries behind them. Only these
-            // slow attempts count against their URL's limit: a receiver that answers in
-            // time is never held to it.
-            tracing::info!(
-                deliveries = running.len(),
-                "attempts still running: settled as each ends"
-            );
-            let mut slow: HashMap<i64, UrlSlot> = urls
-                .into_iter()
-                .map(|(id, url)| (id, self.slow_attempts.enter(url)))
-                .collect();
-            let (store, owner) = (self.store.clone(), self.owner.clone());
-            let outages = self.outages.clone();
-            tokio::spawn(async move {
-                while let Some(attempted) = running.next().await {
-                    slow.remove(&attempted.id);
-                    let recovered = outages.hear(std::slice::from_ref(&attempted));
-                    settle(&store, &owner, vec![(attempted.id, attempted.settlement)]).await;
-                    release(&store, recovered).await;
-                }
-            });
-        }
-        Ok(StepOutcome::Worked(count))
+        });
     }
 
     /// Holds back the busy URLs' deliveries at the head of the queue for as long as the
@@ -300,7 +355,7 @@ impl DeliveryWorker {
     /// about as fast as it grows). Only the general loops: what the alerting loop claims
     /// is never held. Returns whether any delivery was held.
     async fn hold_back(&self, busy_urls: &[String]) -> anyhow::Result<bool> {
-        if self.scope != ClaimScope::All {
+        if self.filter != ClaimFilter::All {
             return Ok(false);
         }
         let hold = self
@@ -505,106 +560,6 @@ async fn attempt(
         settlement,
         receiver: Receiver::of(&d.channel, &d.tenant_code, d.target.as_deref()),
         heard,
-    }
-}
-
-/// Receivers this process could not reach, until one answers: that attempt releases its
-/// receiver's waiting retries, once per outage. A receiver this process has not seen
-/// down (it started since, or another process made the failing attempts) is not
-/// released: its retries keep their own times.
-#[derive(Default, Clone)]
-struct Outages(Arc<Mutex<HashSet<Receiver>>>);
-
-impl Outages {
-    /// Notes that `receiver`'s deliveries were held back: the next attempt to it that
-    /// goes through releases them with its waiting retries.
-    fn held_back(&self, receiver: Receiver) {
-        let mut down = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        down.insert(receiver);
-    }
-
-    /// Notes what `attempts` say of their receivers; returns those that are back.
-    fn hear(&self, attempts: &[Attempted]) -> Vec<Receiver> {
-        let mut down = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut back = Vec::new();
-        for a in attempts {
-            match a.heard {
-                Heard::Unreachable => {
-                    down.insert(a.receiver.clone());
-                }
-                Heard::Answered => {
-                    if down.remove(&a.receiver) {
-                        back.push(a.receiver.clone());
-                    }
-                }
-                Heard::Nothing => {}
-            }
-        }
-        back
-    }
-}
-
-/// Slow webhook attempts by URL (how many, and since when the URL has had any), shared
-/// by a worker's loops and its background tasks.
-#[derive(Default, Clone)]
-struct SlowAttempts(Arc<Mutex<HashMap<String, (usize, Instant)>>>);
-
-impl SlowAttempts {
-    /// Counts an attempt to `url` until the returned slot is dropped.
-    fn enter(&self, url: String) -> UrlSlot {
-        self.lock()
-            .entry(url.clone())
-            .or_insert_with(|| (0, Instant::now()))
-            .0 += 1;
-        // Across the process's workers: a receiver hanging shows here first.
-        metrics::gauge!("safetrack_delivery_slow_attempts").increment(1.0);
-        UrlSlot {
-            urls: self.clone(),
-            url,
-        }
-    }
-
-    /// The URLs with at least `limit` slow attempts.
-    fn at_least(&self, limit: usize) -> Vec<String> {
-        self.lock()
-            .iter()
-            .filter(|(_, (n, _))| *n >= limit)
-            .map(|(url, _)| url.clone())
-            .collect()
-    }
-
-    /// How long the longest of `urls` has had slow attempts without a break.
-    fn slow_for(&self, urls: &[String]) -> Duration {
-        let counts = self.lock();
-        urls.iter()
-            .filter_map(|url| counts.get(url))
-            .map(|(_, since)| since.elapsed())
-            .max()
-            .unwrap_or_default()
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (usize, Instant)>> {
-        // A panic while counting leaves the counts usable.
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
-
-/// One slow attempt to a URL, counted until dropped.
-struct UrlSlot {
-    urls: SlowAttempts,
-    url: String,
-}
-
-impl Drop for UrlSlot {
-    fn drop(&mut self) {
-        metrics::gauge!("safetrack_delivery_slow_attempts").decrement(1.0);
-        let mut counts = self.urls.lock();
-        if let Some((n, _)) = counts.get_mut(&self.url) {
-            *n = n.saturating_sub(1);
-            if *n == 0 {
-                counts.remove(&self.url);
-            }
-        }
     }
 }
 

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use reqwest::StatusCode;
 use safetrack::domain::retry::Settlement;
-use safetrack::store::{ClaimRequest, ClaimScope};
+use safetrack::store::{ClaimFilter, ClaimRequest};
 use serde_json::{Value, json};
 
 use crate::common::{ADMIN_EMAIL, ADMIN_PASSWORD, Backend, Client, TestDatabase};
@@ -267,7 +267,7 @@ async fn a_taken_over_lease_keeps_the_newer_outcome(backend: Backend) {
             now: start,
             lease: Duration::ZERO,
             limit: 10,
-            scope: ClaimScope::All,
+            filter: ClaimFilter::All,
             busy_urls: &[],
         })
         .await
@@ -280,7 +280,7 @@ async fn a_taken_over_lease_keeps_the_newer_outcome(backend: Backend) {
             now: later,
             lease: Duration::from_secs(60),
             limit: 1,
-            scope: ClaimScope::All,
+            filter: ClaimFilter::All,
             busy_urls: &[],
         })
         .await
@@ -356,7 +356,7 @@ async fn a_step_settles_its_last_outcomes_with_its_claim(backend: Backend) {
         now: safetrack::domain::time::now(),
         lease: Duration::from_secs(60),
         limit,
-        scope: ClaimScope::All,
+        filter: ClaimFilter::All,
         busy_urls: &[],
     };
     let first = store
@@ -459,7 +459,7 @@ async fn a_claim_leaves_busy_urls_out(backend: Backend) {
                     now: safetrack::domain::time::now(),
                     lease: Duration::from_secs(60),
                     limit: 3,
-                    scope: ClaimScope::All,
+                    filter: ClaimFilter::All,
                     busy_urls: &busy,
                 })
                 .await

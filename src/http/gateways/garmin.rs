@@ -59,7 +59,7 @@ async fn post_events(
     let caller = caller(&app, token(&headers)).await?;
     let body = body.map_err(|e| {
         if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            ApiError::PayloadTooLarge("the body is over the request size limit".into())
+            ApiError::body_too_large("the body is over the request size limit")
         } else {
             ApiError::bad_request("invalid_body", e.body_text())
         }

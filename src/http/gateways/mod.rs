@@ -60,7 +60,7 @@ impl From<GatewayError> for ApiError {
             GatewayError::UnknownDevice(_) => ApiError::NotFound,
             e @ GatewayError::Ambiguous { .. } => ApiError::Conflict(e.to_string()),
             GatewayError::Invalid(fields) => ApiError::Validation(fields),
-            GatewayError::TooLarge(fields) => ApiError::TooLarge(fields),
+            GatewayError::TooLarge(fields) => ApiError::parts_too_large(fields),
             GatewayError::Store(e) => e.into(),
         }
     }

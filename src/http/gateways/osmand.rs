@@ -192,7 +192,7 @@ async fn report(app: &AppState, input: Input) -> ApiResult<Response> {
     let caller = caller(app, input.token.as_deref()).await?;
     let body = input.body.map_err(|e| {
         if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            ApiError::PayloadTooLarge("the body is over the request size limit".into())
+            ApiError::body_too_large("the body is over the request size limit")
         } else {
             ApiError::bad_request("invalid_body", e.body_text())
         }

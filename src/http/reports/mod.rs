@@ -6,7 +6,9 @@
 use axum::extract::State;
 use axum::http::{HeaderMap, Uri};
 use axum::response::Response;
+use futures::StreamExt;
 use serde::Serialize;
+use std::future::Future;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -16,7 +18,8 @@ mod params;
 
 use super::error::{ApiError, ApiResult, Problem};
 use super::extract::TenantScope;
-use super::negotiate::{RecordList, Representable, stream_format};
+use super::negotiate::{RecordList, Representable, StreamFormat, stream_format};
+use super::request_context::current_request_id;
 
 use super::{AppState, TenantParam};
 use crate::domain::report::collection::Collection;
@@ -26,8 +29,8 @@ use crate::domain::report::rows::{
 use crate::domain::report::{Calendar, ReportKind};
 use crate::domain::time::{now, resolve_time_zone};
 use crate::domain::user::UserRef;
-use crate::services::reports::{ReportRequest, ReportService, Rows, Scope};
-use crate::store::StoreError;
+use crate::services::reports::{self, ReportRequest, ReportRows, ReportService, Rows};
+use crate::store::reports::ReportDevice;
 use params::{CommonParams, OverviewParams, ReportParams, SummaryParams, ViolationParams};
 
 /// A report's name, as `GET /reports` lists it.
@@ -106,13 +109,8 @@ async fn prepare(
     };
     // A collection spans tenants: its devices are taken from the path tenant's whole
     // subtree (never beyond it, and so never beyond the caller's).
-    let scope = if params.subtenants || collection.is_some() {
-        Scope::Subtree(scope.tenant.path.clone())
-    } else {
-        Scope::Tenant(scope.code().to_string())
-    };
     Ok(ReportRequest {
-        scope,
+        tenants: scope.tenants(params.subtenants || collection.is_some()),
         filter: params.filter,
         collection,
         window,
@@ -157,8 +155,10 @@ async fn collection_devices(
     Ok(collection.device_ids)
 }
 
-/// Starts the report and answers with its rows as they come.
-async fn run<R, F, Fut>(
+/// What every report endpoint does: prepares the request, selects its devices, starts
+/// `report` and answers with its rows as they come. A report that fails before its first
+/// row is answered 500 naming the report; one that fails later cuts its body off.
+async fn run_report<R, F, Fut>(
     app: AppState,
     scope: TenantScope,
     kind: ReportKind,
@@ -168,55 +168,40 @@ async fn run<R, F, Fut>(
 ) -> ApiResult<Response>
 where
     R: ReportRow,
-    F: FnOnce(
-            ReportService,
-            ReportRequest,
-            Vec<crate::store::reports::ReportDevice>,
-            Rows<R>,
-        ) -> Fut
-        + Send
-        + 'static,
-    Fut: std::future::Future<Output = ()> + Send + 'static,
+    F: FnOnce(ReportService, ReportRequest, Vec<ReportDevice>, Rows<R>) -> Fut,
+    Fut: Future<Output = ()> + Send + 'static,
 {
     let request = prepare(&app, &scope, kind, &uri).await?;
     let devices = app.reports.devices(&request).await?;
-    let (rows, received) = futures::channel::mpsc::channel::<Result<R, StoreError>>(256);
-    let mut guard = rows.clone();
     let service = app.reports.clone();
-    tokio::spawn(async move {
-        let work = tokio::spawn(report(service, request, devices, rows));
-        if work.await.is_err() {
-            use futures::SinkExt;
-            let _ = guard
-                .send(Err(StoreError::Unavailable("the report failed".into())))
-                .await;
-        }
-    });
-    Ok(output::stream(stream_format(&headers), received))
+    let rows = reports::start(|rows| report(service, request, devices, rows));
+    answer(kind, stream_format(&headers), rows).await
 }
 
-/// One report endpoint: its handler calls `run` with the service method.
-macro_rules! report_handler {
-    ($name:ident, $kind:ident, $row:ty, $method:ident) => {
-        async fn $name(
-            scope: TenantScope,
-            State(app): State<AppState>,
-            uri: Uri,
-            headers: HeaderMap,
-        ) -> ApiResult<Response> {
-            run::<$row, _, _>(
-                app,
-                scope,
-                ReportKind::$kind,
-                uri,
-                headers,
-                |service, request, devices, rows| async move {
-                    service.$method(&request, devices, rows).await
-                },
-            )
-            .await
+/// Waits for the report's first row, so a report failing at once is answered as a
+/// failure rather than as a 200 cut short, then streams the rest.
+async fn answer<R: ReportRow>(
+    kind: ReportKind,
+    format: StreamFormat,
+    mut rows: ReportRows<R>,
+) -> ApiResult<Response> {
+    let first = match rows.next().await {
+        Some(Ok(row)) => Some(row),
+        Some(Err(failure)) => {
+            return Err(ApiError::ReportFailed {
+                report: kind.name(),
+                failure,
+            });
         }
+        None => None,
     };
+    Ok(output::stream(
+        kind,
+        format,
+        first,
+        rows,
+        current_request_id(),
+    ))
 }
 
 /// One row per alert raised in the window (notifications with RaiseAlert), with its
@@ -227,13 +212,13 @@ macro_rules! report_handler {
         (status = 409, body = Problem)))]
 async fn alerts_report(
     scope: TenantScope,
-    state: State<AppState>,
+    State(app): State<AppState>,
     uri: Uri,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
-    alerts(scope, state, uri, headers).await
+    let kind = ReportKind::AlertsReport;
+    run_report(app, scope, kind, uri, headers, ReportService::alerts).await
 }
-report_handler!(alerts, AlertsReport, AlertRow, alerts);
 
 /// Per device: trips (movement separated by stops of at least 5 minutes), distance,
 /// driving time and the last odometer reading in the window.
@@ -243,18 +228,14 @@ report_handler!(alerts, AlertsReport, AlertRow, alerts);
         (status = 409, body = Problem)))]
 async fn asset_utilisation_report(
     scope: TenantScope,
-    state: State<AppState>,
+    State(app): State<AppState>,
     uri: Uri,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
-    asset_utilisation(scope, state, uri, headers).await
+    let kind = ReportKind::AssetUtilisationReport;
+    let report = ReportService::asset_utilisation;
+    run_report(app, scope, kind, uri, headers, report).await
 }
-report_handler!(
-    asset_utilisation,
-    AssetUtilisationReport,
-    UtilisationRow,
-    asset_utilisation
-);
 
 /// Per device: where and when it last reported (its current state; the window is
 /// checked but the state is now's), filtered by `LastTimeHoursFilter`.
@@ -264,18 +245,14 @@ report_handler!(
         (status = 409, body = Problem)))]
 async fn devices_overview_report(
     scope: TenantScope,
-    state: State<AppState>,
+    State(app): State<AppState>,
     uri: Uri,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
-    devices_overview(scope, state, uri, headers).await
+    let kind = ReportKind::DevicesOverviewReport;
+    let report = ReportService::devices_overview;
+    run_report(app, scope, kind, uri, headers, report).await
 }
-report_handler!(
-    devices_overview,
-    DevicesOverviewReport,
-    OverviewRow,
-    devices_overview
-);
 
 /// Scores by driver (default) or vehicle: 100 − weighted violations per 100 km.
 #[utoipa::path(get, path = "/V2/{tenantVarCode}/reports/DriverPerformanceSummaryReport", tag = "Reports",
@@ -284,18 +261,14 @@ report_handler!(
         (status = 409, body = Problem)))]
 async fn driver_performance_summary_report(
     scope: TenantScope,
-    state: State<AppState>,
+    State(app): State<AppState>,
     uri: Uri,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
-    performance_summary(scope, state, uri, headers).await
+    let kind = ReportKind::DriverPerformanceSummaryReport;
+    let report = ReportService::driver_summary;
+    run_report(app, scope, kind, uri, headers, report).await
 }
-report_handler!(
-    performance_summary,
-    DriverPerformanceSummaryReport,
-    SummaryRow,
-    driver_summary
-);
 
 /// The same rows as DriverPerformanceSummaryReport.
 #[utoipa::path(get, path = "/V2/{tenantVarCode}/reports/DriverBehaviourReport", tag = "Reports",
@@ -304,18 +277,14 @@ report_handler!(
         (status = 409, body = Problem)))]
 async fn driver_behaviour_report(
     scope: TenantScope,
-    state: State<AppState>,
+    State(app): State<AppState>,
     uri: Uri,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
-    behaviour_summary(scope, state, uri, headers).await
+    let kind = ReportKind::DriverBehaviourReport;
+    let report = ReportService::driver_summary;
+    run_report(app, scope, kind, uri, headers, report).await
 }
-report_handler!(
-    behaviour_summary,
-    DriverBehaviourReport,
-    SummaryRow,
-    driver_summary
-);
 
 /// Every violation in the window with its limit, recorded value, duration and place.
 #[utoipa::path(get, path = "/V2/{tenantVarCode}/reports/DriverPerformanceDetailedReport", tag = "Reports",
@@ -324,18 +293,14 @@ report_handler!(
         (status = 409, body = Problem)))]
 async fn driver_performance_detailed_report(
     scope: TenantScope,
-    state: State<AppState>,
+    State(app): State<AppState>,
     uri: Uri,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
-    performance_detailed(scope, state, uri, headers).await
+    let kind = ReportKind::DriverPerformanceDetailedReport;
+    let report = ReportService::violations;
+    run_report(app, scope, kind, uri, headers, report).await
 }
-report_handler!(
-    performance_detailed,
-    DriverPerformanceDetailedReport,
-    ViolationRow,
-    violations
-);
 
 /// The same rows as DriverPerformanceDetailedReport.
 #[utoipa::path(get, path = "/V2/{tenantVarCode}/reports/DriverBehaviourViolationReport", tag = "Reports",
@@ -344,15 +309,84 @@ report_handler!(
         (status = 409, body = Problem)))]
 async fn driver_behaviour_violation_report(
     scope: TenantScope,
-    state: State<AppState>,
+    State(app): State<AppState>,
     uri: Uri,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
-    behaviour_violations(scope, state, uri, headers).await
+    let kind = ReportKind::DriverBehaviourViolationReport;
+    let report = ReportService::violations;
+    run_report(app, scope, kind, uri, headers, report).await
 }
-report_handler!(
-    behaviour_violations,
-    DriverBehaviourViolationReport,
-    ViolationRow,
-    violations
-);
+
+#[cfg(test)]
+mod tests {
+    use axum::response::IntoResponse;
+    use futures::SinkExt;
+    use serde_json::Value;
+
+    use super::*;
+
+    async fn body_of(response: Response) -> Result<Vec<u8>, axum::Error> {
+        axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .map(|bytes| bytes.to_vec())
+    }
+
+    #[tokio::test]
+    async fn a_report_that_panics_at_once_is_answered_as_a_failed_report() {
+        let rows = reports::start::<AlertRow, _, _>(|_rows| async {
+            panic!("the computation broke");
+        });
+        let failure = answer(ReportKind::AlertsReport, StreamFormat::Csv, rows)
+            .await
+            .expect_err("a failed report");
+        let response = failure.into_response();
+        assert_eq!(response.status(), 500);
+        let body = body_of(response).await.expect("a problem");
+        let problem: Value = serde_json::from_slice(&body).expect("problem json");
+        assert_eq!(problem["code"], "report_failed");
+        let detail = problem["detail"].as_str().unwrap_or_default();
+        assert!(detail.contains("AlertsReport"), "{problem}");
+    }
+
+    #[tokio::test]
+    async fn a_report_that_fails_to_read_at_once_is_answered_as_a_failed_report() {
+        let rows = reports::start::<AlertRow, _, _>(|mut rows| async move {
+            let failure = crate::store::StoreError::Corrupt("a row is unreadable".into());
+            let _ = rows.send(Err(failure.into())).await;
+        });
+        let failure = answer(ReportKind::AlertsReport, StreamFormat::Csv, rows)
+            .await
+            .expect_err("a failed report");
+        assert!(matches!(
+            failure,
+            ApiError::ReportFailed {
+                report: "AlertsReport",
+                failure: reports::ReportFailure::Store(_),
+            }
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_report_that_panics_after_its_first_row_cuts_its_body_off() {
+        let rows = reports::start::<AlertRow, _, _>(|mut rows| async move {
+            let _ = rows.send(Ok(AlertRow::default())).await;
+            panic!("the computation broke");
+        });
+        let response = answer(ReportKind::AlertsReport, StreamFormat::Csv, rows)
+            .await
+            .expect("the report started");
+        assert_eq!(response.status(), 200);
+        assert!(body_of(response).await.is_err(), "the body is cut off");
+    }
+
+    #[tokio::test]
+    async fn a_report_without_rows_is_a_whole_empty_list() {
+        let rows = reports::start::<AlertRow, _, _>(|_rows| async {});
+        let json = StreamFormat::Json("application/json");
+        let response = answer(ReportKind::AlertsReport, json, rows)
+            .await
+            .expect("the report ran");
+        assert_eq!(body_of(response).await.expect("a whole body"), b"[]");
+    }
+}

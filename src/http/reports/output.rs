@@ -8,15 +8,15 @@
 use axum::body::{Body, Bytes};
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
-use futures::channel::mpsc::Receiver;
 use futures::stream::{self, StreamExt};
 use serde_json::Value;
 
+use crate::domain::report::ReportKind;
 use crate::domain::report::rows::ReportRow;
 use crate::http::csv_out;
 use crate::http::negotiate::StreamFormat;
 use crate::http::xml;
-use crate::store::StoreResult;
+use crate::services::reports::ReportRows;
 
 /// Rows rendered per chunk written.
 const CHUNK_ROWS: usize = 64;
@@ -72,40 +72,43 @@ fn render<R: ReportRow>(
     Ok(())
 }
 
-/// The response that streams the rows `rows` delivers, in `format`.
-pub fn stream<R: ReportRow>(format: StreamFormat, rows: Receiver<StoreResult<R>>) -> Response {
+/// The response that streams `first` and then the rows `rows` delivers, in `format`. A
+/// failure among them is logged with the report's name and the request id, and cuts the
+/// body off.
+pub fn stream<R: ReportRow>(
+    kind: ReportKind,
+    format: StreamFormat,
+    first: Option<R>,
+    rows: ReportRows<R>,
+    request_id: Option<String>,
+) -> Response {
     let columns = columns::<R>();
-    let root = format!("ArrayOf{}", R::NAME);
-    let (content_type, head, tail) = match format {
-        StreamFormat::Json(ct) => (ct, b"[".to_vec(), b"]".to_vec()),
-        StreamFormat::Xml(ct) => (
-            ct,
-            format!("<?xml version=\"1.0\" encoding=\"utf-8\"?><{root}>").into_bytes(),
-            format!("</{root}>").into_bytes(),
-        ),
-        StreamFormat::Csv => (
-            "text/csv; charset=utf-8",
-            csv_line(&columns).unwrap_or_default(),
-            Vec::new(),
-        ),
-    };
-    let mut first = true;
-    let body = rows.ready_chunks(CHUNK_ROWS).map(move |batch| {
-        let mut out = Vec::new();
-        for row in batch {
-            match row {
-                Ok(row) => {
-                    render(format, &columns, &row, first, &mut out)?;
-                    first = false;
-                }
-                Err(e) => {
-                    tracing::error!(error = %e, "report failed while streaming");
-                    return Err(std::io::Error::other("the report failed"));
+    let (content_type, head, tail) = frame::<R>(format, &columns);
+    let mut first_rendered = true;
+    let body = stream::iter(first.map(Ok))
+        .chain(rows)
+        .ready_chunks(CHUNK_ROWS)
+        .map(move |batch| {
+            let mut out = Vec::new();
+            for row in batch {
+                match row {
+                    Ok(row) => {
+                        render(format, &columns, &row, first_rendered, &mut out)?;
+                        first_rendered = false;
+                    }
+                    Err(failure) => {
+                        tracing::error!(
+                            request_id = request_id.as_deref().unwrap_or("-"),
+                            report = kind.name(),
+                            error = %failure,
+                            "report failed while streaming"
+                        );
+                        return Err(std::io::Error::other("the report failed"));
+                    }
                 }
             }
-        }
-        Ok(Bytes::from(out))
-    });
+            Ok(Bytes::from(out))
+        });
     let chunks = stream::once(async move { Ok::<_, std::io::Error>(Bytes::from(head)) })
         .chain(body)
         .chain(stream::once(async move { Ok(Bytes::from(tail)) }));
@@ -114,4 +117,25 @@ pub fn stream<R: ReportRow>(format: StreamFormat, rows: Receiver<StoreResult<R>>
         Body::from_stream(chunks),
     )
         .into_response()
+}
+
+/// The content type, and what comes before the first row and after the last.
+fn frame<R: ReportRow>(
+    format: StreamFormat,
+    columns: &[String],
+) -> (&'static str, Vec<u8>, Vec<u8>) {
+    let root = format!("ArrayOf{}", R::NAME);
+    match format {
+        StreamFormat::Json(ct) => (ct, b"[".to_vec(), b"]".to_vec()),
+        StreamFormat::Xml(ct) => (
+            ct,
+            format!("<?xml version=\"1.0\" encoding=\"utf-8\"?><{root}>").into_bytes(),
+            format!("</{root}>").into_bytes(),
+        ),
+        StreamFormat::Csv => (
+            "text/csv; charset=utf-8",
+            csv_line(columns).unwrap_or_default(),
+            Vec::new(),
+        ),
+    }
 }

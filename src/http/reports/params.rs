@@ -101,6 +101,46 @@ fn numbers(v: &mut Validator, name: &str, items: Vec<String>) -> Vec<i64> {
     out
 }
 
+/// The device filters: groups, users, types, vehicle types, ids and status.
+fn device_filter(raw: &Raw, v: &mut Validator) -> DeviceFilter {
+    let mut filter = DeviceFilter::default();
+    let group_ids = raw.list("GroupIds");
+    filter.group_ids = numbers(v, "GroupIds", group_ids);
+    let user_ids = raw.list("UserIds");
+    filter.user_ids = numbers(v, "UserIds", user_ids);
+    filter.device_types = raw.list("DeviceTypes");
+    filter.vehicle_type_tags = raw.list("VehicleTypeTags");
+    filter.device_ids = raw.list("DeviceIds");
+    if let Some(status) = raw.single("DeviceStatus") {
+        match status.to_ascii_lowercase().as_str() {
+            "active" => filter.status = Some("Active".into()),
+            "inactive" => filter.status = Some("Inactive".into()),
+            _ => v.add("DeviceStatus", "must be Active or Inactive"),
+        }
+    }
+    filter
+}
+
+/// The violation types asked for, each once; all of them when none is named.
+fn violation_types(raw: &Raw, v: &mut Validator) -> Vec<ViolationType> {
+    let mut types = Vec::new();
+    let names = raw.list("DrivingViolationTypes");
+    if names.is_empty() {
+        return ViolationType::ALL.to_vec();
+    }
+    for name in names {
+        match ViolationType::parse(&name) {
+            Some(t) if !types.contains(&t) => types.push(t),
+            Some(_) => {}
+            None => v.add(
+                "DrivingViolationTypes",
+                format!("'{name}' is not one of Acceleration, Braking, Turning, Speeding"),
+            ),
+        }
+    }
+    types
+}
+
 impl ReportParams {
     /// Reads the query string.
     pub fn parse(query: &str) -> Result<ReportParams, ValidationErrors> {
@@ -116,54 +156,14 @@ impl ReportParams {
                 _ => v.add("Subtenants", "must be true or false"),
             }
         }
-        let group_ids = raw.list("GroupIds");
-        params.filter.group_ids = numbers(&mut v, "GroupIds", group_ids);
-        let user_ids = raw.list("UserIds");
-        params.filter.user_ids = numbers(&mut v, "UserIds", user_ids);
-        params.filter.device_types = raw.list("DeviceTypes");
-        params.filter.vehicle_type_tags = raw.list("VehicleTypeTags");
-        params.filter.device_ids = raw.list("DeviceIds");
-        if let Some(status) = raw.single("DeviceStatus") {
-            match status.to_ascii_lowercase().as_str() {
-                "active" => params.filter.status = Some("Active".into()),
-                "inactive" => params.filter.status = Some("Inactive".into()),
-                _ => v.add("DeviceStatus", "must be Active or Inactive"),
-            }
-        }
+        params.filter = device_filter(&raw, &mut v);
         if let Some(id) = raw.single("CollectionId") {
             match id.parse::<i64>() {
                 Ok(id) => params.collection_id = Some(id),
                 Err(_) => v.add("CollectionId", "is not a collection you can use"),
             }
         }
-        if let Some(text) = raw.single("IntervalType") {
-            match IntervalType::parse(&text) {
-                Some(interval) => params.interval = Some(interval),
-                None => v.add(
-                    "IntervalType",
-                    format!("must be one of {}", IntervalType::names()),
-                ),
-            }
-        }
-        for (name, slot) in [
-            ("DateFrom", &mut params.date_from),
-            ("DateTo", &mut params.date_to),
-        ] {
-            if let Some(text) = raw.single(name) {
-                match DateInput::parse(&text) {
-                    Some(date) => *slot = Some(date),
-                    None => v.add(name, "must be an ISO 8601 date-time (or date)"),
-                }
-            }
-        }
-        if params.interval.is_none() && raw.single("IntervalType").is_none() {
-            if raw.single("DateFrom").is_none() {
-                v.add("DateFrom", "is required when IntervalType is absent");
-            }
-            if raw.single("DateTo").is_none() {
-                v.add("DateTo", "is required when IntervalType is absent");
-            }
-        }
+        params.read_window(&raw, &mut v);
         if let Some(text) = raw.single("LastTimeHoursFilter") {
             match text.parse::<i32>() {
                 Ok(hours) => params.last_time_hours = hours,
@@ -176,22 +176,41 @@ impl ReportParams {
                 None => v.add("GroupBy", "must be Vehicle or Driver"),
             }
         }
-        let types = raw.list("DrivingViolationTypes");
-        if types.is_empty() {
-            params.violation_types = ViolationType::ALL.to_vec();
-        }
-        for name in types {
-            match ViolationType::parse(&name) {
-                Some(t) if !params.violation_types.contains(&t) => params.violation_types.push(t),
-                Some(_) => {}
+        params.violation_types = violation_types(&raw, &mut v);
+        v.finish()?;
+        Ok(params)
+    }
+
+    /// The window's parameters: `IntervalType`, or both `DateFrom` and `DateTo`.
+    fn read_window(&mut self, raw: &Raw, v: &mut Validator) {
+        if let Some(text) = raw.single("IntervalType") {
+            match IntervalType::parse(&text) {
+                Some(interval) => self.interval = Some(interval),
                 None => v.add(
-                    "DrivingViolationTypes",
-                    format!("'{name}' is not one of Acceleration, Braking, Turning, Speeding"),
+                    "IntervalType",
+                    format!("must be one of {}", IntervalType::names()),
                 ),
             }
         }
-        v.finish()?;
-        Ok(params)
+        for (name, slot) in [
+            ("DateFrom", &mut self.date_from),
+            ("DateTo", &mut self.date_to),
+        ] {
+            if let Some(text) = raw.single(name) {
+                match DateInput::parse(&text) {
+                    Some(date) => *slot = Some(date),
+                    None => v.add(name, "must be an ISO 8601 date-time (or date)"),
+                }
+            }
+        }
+        if self.interval.is_none() && raw.single("IntervalType").is_none() {
+            if raw.single("DateFrom").is_none() {
+                v.add("DateFrom", "is required when IntervalType is absent");
+            }
+            if raw.single("DateTo").is_none() {
+                v.add("DateTo", "is required when IntervalType is absent");
+            }
+        }
     }
 
     /// The window: the interval (which wins over DateFrom/DateTo) or the two dates.

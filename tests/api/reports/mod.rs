@@ -1,8 +1,9 @@
 //! Reports through HTTP: the known-answer tracks posted as MO messages and read back in
 //! every report, the alerts and overview rows, the output formats, enabled reports. The
 //! parameters and bad inputs are in `params.rs`; scope, filters and collections in
-//! `scope.rs`.
+//! `scope.rs`; a report that fails in `failures.rs`.
 
+mod failures;
 mod params;
 mod scope;
 
