@@ -13,8 +13,7 @@ use super::{
     to_micros,
 };
 use crate::domain::alert::{
-    ACKNOWLEDGED, Alert, Notified, OPEN, Outcome, RESOLVED, TimelineEntry, TimelineKind,
-    merge_timeline,
+    Alert, AlertStatus, Notified, Outcome, TimelineEntry, TimelineKind, merge_timeline,
 };
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
 use crate::domain::tenant::TenantNode;
@@ -207,16 +206,18 @@ impl Store {
         let keys = [Key::Id(id), Key::Text(&node.code)];
         self.check_version(&mut tx.tx, VersionedRow::by_id("alerts", &keys), if_match)
             .await?;
-        let current: String = sqlx::query("SELECT status FROM alerts WHERE id = $1")
+        let current: AlertStatus = sqlx::query("SELECT status FROM alerts WHERE id = $1")
             .bind(id)
             .fetch_one(&mut *tx.tx)
             .await?
-            .try_get("status")?;
-        let transition = |from: &[&str], to: &str| {
+            .try_get::<String, _>("status")?
+            .parse()
+            .map_err(|e| StoreError::Corrupt(format!("alert {id}: {e}")))?;
+        let transition = |from: &[AlertStatus], to: AlertStatus| {
             if current == to {
                 return Err(StoreError::Conflict(format!("the alert is already {to}")));
             }
-            if !from.contains(&current.as_str()) {
+            if !from.contains(&current) {
                 return Err(StoreError::Conflict(format!(
                     "the alert is {current}; it cannot become {to}"
                 )));
@@ -226,12 +227,12 @@ impl Store {
         let at = crate::domain::time::now();
         let mut event = match action {
             AlertAction::Acknowledge { note } => {
-                transition(&[OPEN], ACKNOWLEDGED)?;
+                transition(&[AlertStatus::Open], AlertStatus::Acknowledged)?;
                 sqlx::query(
                     "UPDATE alerts SET status = $1, acknowledged_by = $2, acknowledged_at = $3,
                         next_escalation_at = NULL, etag = $4 WHERE id = $5",
                 )
-                .bind(ACKNOWLEDGED)
+                .bind(AlertStatus::Acknowledged.as_str())
                 .bind(by)
                 .bind(to_micros(at))
                 .bind(new_etag())
@@ -247,13 +248,13 @@ impl Store {
                 resolution,
                 outcome,
             } => {
-                transition(&[OPEN, ACKNOWLEDGED], RESOLVED)?;
+                transition(&AlertStatus::JOINABLE, AlertStatus::Resolved)?;
                 sqlx::query(
                     "UPDATE alerts SET status = $1, resolved_by = $2, resolved_at = $3,
                         resolution = $4, outcome = $5, next_escalation_at = NULL, etag = $6
                      WHERE id = $7",
                 )
-                .bind(RESOLVED)
+                .bind(AlertStatus::Resolved.as_str())
                 .bind(by)
                 .bind(to_micros(at))
                 .bind(resolution)
