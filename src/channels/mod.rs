@@ -8,7 +8,7 @@ pub mod garmin;
 pub mod twilio;
 pub mod webhook;
 
-use crate::domain::delivery;
+use crate::domain::delivery::Channel;
 use crate::domain::retry::AttemptOutcome;
 use email::{EmailChannel, SmtpConfig};
 use garmin::{GarminChannel, GarminConfig};
@@ -37,7 +37,7 @@ pub struct Channels {
 /// What an attempt needs besides the delivery row: the tenant's webhook authentication
 /// (webhook deliveries only; `None` when the URL is no longer configured).
 pub struct Attempt<'a> {
-    pub channel: &'a str,
+    pub channel: Channel,
     pub target: Option<&'a str>,
     pub subject: Option<&'a str>,
     pub body: &'a str,
@@ -62,19 +62,19 @@ impl Channels {
             };
         };
         match a.channel {
-            delivery::EMAIL => match &self.email {
+            Channel::Email => match &self.email {
                 Some(email) => email.send(target, a.subject.unwrap_or(""), a.body).await,
                 None => AttemptOutcome::NotConfigured,
             },
-            delivery::SMS => match &self.twilio {
+            Channel::Sms => match &self.twilio {
                 Some(twilio) => twilio.send_sms(target, a.body).await,
                 None => AttemptOutcome::NotConfigured,
             },
-            delivery::VOICE => match &self.twilio {
+            Channel::Voice => match &self.twilio {
                 Some(twilio) => twilio.call(target, a.body).await,
                 None => AttemptOutcome::NotConfigured,
             },
-            delivery::WEBHOOK => match a.webhook_auth {
+            Channel::Webhook => match a.webhook_auth {
                 Some(auth) => {
                     self.webhook
                         .send(target, a.event_id.unwrap_or(""), a.body, auth)
@@ -84,15 +84,12 @@ impl Channels {
                     error: "the URL is no longer in the tenant's webhook settings".into(),
                 },
             },
-            delivery::GARMIN => match &self.garmin {
+            Channel::Garmin => match &self.garmin {
                 Some(garmin) => garmin.send(target, a.body).await,
                 None => AttemptOutcome::NotConfigured,
             },
             // MT deliveries are queued for the device in the transaction that made them.
-            delivery::MT => AttemptOutcome::Sent { provider_id: None },
-            other => AttemptOutcome::Permanent {
-                error: format!("unknown channel {other}"),
-            },
+            Channel::Mt => AttemptOutcome::Sent { provider_id: None },
         }
     }
 }

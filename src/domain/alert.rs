@@ -5,12 +5,23 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use super::closed_set::closed_set;
 use super::validation::{ValidationErrors, Validator};
 
-pub const OPEN: &str = "Open";
-pub const ACKNOWLEDGED: &str = "Acknowledged";
-pub const RESOLVED: &str = "Resolved";
-pub const STATUSES: [&str; 3] = [OPEN, ACKNOWLEDGED, RESOLVED];
+closed_set! {
+    /// Where an alert is in its workflow.
+    pub enum AlertStatus {
+        Open = "Open",
+        Acknowledged = "Acknowledged",
+        Resolved = "Resolved",
+    }
+}
+
+impl AlertStatus {
+    /// The statuses a further match joins (a resolved alert is closed: the next match
+    /// raises a new one).
+    pub const JOINABLE: [AlertStatus; 2] = [AlertStatus::Open, AlertStatus::Acknowledged];
+}
 /// Longest `Resolution` text.
 pub const MAX_RESOLUTION_CHARS: usize = 4000;
 /// Longest note (a note's `Text`, acknowledge's `Note`).

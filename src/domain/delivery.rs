@@ -8,52 +8,78 @@ use jiff::tz::TimeZone;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-pub const EMAIL: &str = "Email";
-pub const SMS: &str = "Sms";
-pub const VOICE: &str = "Voice";
-pub const MT: &str = "Mt";
-pub const WEBHOOK: &str = "Webhook";
-/// An MT message sent to an inReach device through Garmin's IPC Inbound API.
-pub const GARMIN: &str = "Garmin";
-pub const CHANNELS: [&str; 6] = [EMAIL, SMS, VOICE, MT, WEBHOOK, GARMIN];
+use super::closed_set::closed_set;
+use super::notification::Severity;
 
-/// Waiting for the delivery worker.
-pub const PENDING: &str = "Pending";
-/// No channel configured for it (re-queued by a retry once there is).
-pub const NOT_CONFIGURED: &str = "NotConfigured";
-/// The recipient resolved to no address (a user without a phone, …).
-pub const NO_ADDRESS: &str = "NoAddress";
-pub const SENT: &str = "Sent";
-pub const FAILED: &str = "Failed";
-pub const EXPIRED: &str = "Expired";
-pub const STATUSES: [&str; 6] = [PENDING, NOT_CONFIGURED, NO_ADDRESS, SENT, FAILED, EXPIRED];
-/// The statuses a delivery stays in unsent, needing attention (`Pending` aside, which is
-/// work in progress): what `/metrics` counts besides it.
-pub const UNSENT_STATUSES: [&str; 3] = [NOT_CONFIGURED, FAILED, EXPIRED];
+closed_set! {
+    /// How a delivery reaches its target.
+    pub enum Channel {
+        Email = "Email",
+        Sms = "Sms",
+        Voice = "Voice",
+        /// An MT message queued for a device (sent by being queued).
+        Mt = "Mt",
+        Webhook = "Webhook",
+        /// An MT message sent to an inReach device through Garmin's IPC Inbound API.
+        Garmin = "Garmin",
+    }
+}
+
+closed_set! {
+    /// Where a delivery stands.
+    pub enum DeliveryStatus {
+        /// Waiting for the delivery worker.
+        Pending = "Pending",
+        /// No channel configured for it (re-queued by a retry once there is).
+        NotConfigured = "NotConfigured",
+        /// The recipient resolved to no address (a user without a phone, …).
+        NoAddress = "NoAddress",
+        Sent = "Sent",
+        Failed = "Failed",
+        Expired = "Expired",
+    }
+}
+
+impl DeliveryStatus {
+    /// The statuses a delivery stays in unsent, needing attention (`Pending` aside, which
+    /// is work in progress): what `/metrics` counts besides it, and what a retry re-queues.
+    pub const UNSENT: [DeliveryStatus; 3] = [
+        DeliveryStatus::NotConfigured,
+        DeliveryStatus::Failed,
+        DeliveryStatus::Expired,
+    ];
+
+    /// A new delivery on a channel: `Pending` for the worker when the server has the
+    /// channel configured, else `NotConfigured`.
+    pub fn new_on(configured: bool) -> DeliveryStatus {
+        if configured {
+            DeliveryStatus::Pending
+        } else {
+            DeliveryStatus::NotConfigured
+        }
+    }
+}
 
 /// Who answers a delivery's attempts. A webhook's is its URL, per tenant (one tenant's
 /// receiver never speaks for another's deliveries); e-mail's, SMS's and voice's is the
 /// server's one provider of the channel (the SMTP server, Twilio), whatever the target.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Receiver {
-    pub channel: String,
+    pub channel: Channel,
     /// Webhooks only: the tenant whose settings name the URL, and the URL.
     pub webhook: Option<(String, String)>,
 }
 
 impl Receiver {
     /// The receiver of a delivery on `channel` to `target` of `tenant_code`.
-    pub fn of(channel: &str, tenant_code: &str, target: Option<&str>) -> Self {
-        let webhook = (channel == WEBHOOK).then(|| {
+    pub fn of(channel: Channel, tenant_code: &str, target: Option<&str>) -> Self {
+        let webhook = (channel == Channel::Webhook).then(|| {
             (
                 tenant_code.to_string(),
                 target.unwrap_or_default().to_string(),
             )
         });
-        Self {
-            channel: channel.to_string(),
-            webhook,
-        }
+        Self { channel, webhook }
     }
 }
 
@@ -100,7 +126,7 @@ pub struct Delivery {
 pub struct MatchSummary {
     pub notification_name: String,
     pub notification_text: Option<String>,
-    pub severity: Option<String>,
+    pub severity: Severity,
     pub device_id: String,
     pub device_name: Option<String>,
     /// `Emergency`, `MissedCheckIn`, or the message type.
@@ -117,15 +143,6 @@ pub struct MatchSummary {
     /// user's profile).
     pub emergency_contacts: Vec<String>,
     pub emergency_information: Option<String>,
-}
-
-/// The severity word of "0", "1", "2".
-pub fn severity_word(severity: Option<&str>) -> &'static str {
-    match severity {
-        Some("2") => "High",
-        Some("1") => "Warning",
-        _ => "Info",
-    }
 }
 
 fn map_link(lat: f64, lon: f64) -> String {
@@ -154,7 +171,7 @@ impl MatchSummary {
     pub fn subject(&self) -> String {
         format!(
             "[{}] {} — {}",
-            severity_word(self.severity.as_deref()),
+            self.severity.word(),
             self.notification_name,
             self.device_label()
         )
@@ -225,7 +242,7 @@ impl MatchSummary {
     pub fn voice_body(&self) -> String {
         format!(
             "Safetrack alert. {}. {}. Device {}. {} at {}.",
-            severity_word(self.severity.as_deref()),
+            self.severity.word(),
             self.notification_name,
             self.device_label(),
             self.event,
@@ -260,7 +277,7 @@ mod tests {
         let summary = MatchSummary {
             notification_name: "SOS".into(),
             notification_text: Some("Lone worker needs help".into()),
-            severity: Some("2".into()),
+            severity: Severity::High,
             device_id: "300234010753370".into(),
             device_name: Some("Van 3".into()),
             event: "Emergency".into(),
@@ -292,29 +309,28 @@ mod tests {
         assert!(body.contains("Jane Doe, +447700900123"));
         assert!(body.contains("Diabetic"));
         assert!(summary.sms_body().contains("14:05 BST"));
-        assert_eq!(severity_word(None), "Info");
     }
 
     #[test]
     fn a_webhooks_receiver_is_its_tenants_url_the_others_their_channels_provider() {
         let url = Some("https://hooks.example/a");
         assert_eq!(
-            Receiver::of(WEBHOOK, "1000", url),
-            Receiver::of(WEBHOOK, "1000", url)
+            Receiver::of(Channel::Webhook, "1000", url),
+            Receiver::of(Channel::Webhook, "1000", url)
         );
         assert_ne!(
-            Receiver::of(WEBHOOK, "1000", url),
-            Receiver::of(WEBHOOK, "1001", url),
+            Receiver::of(Channel::Webhook, "1000", url),
+            Receiver::of(Channel::Webhook, "1001", url),
             "another tenant's deliveries to the same URL"
         );
         assert_eq!(
-            Receiver::of(EMAIL, "1000", Some("a@example.com")),
-            Receiver::of(EMAIL, "1001", Some("b@example.com")),
+            Receiver::of(Channel::Email, "1000", Some("a@example.com")),
+            Receiver::of(Channel::Email, "1001", Some("b@example.com")),
             "one SMTP server"
         );
         assert_ne!(
-            Receiver::of(SMS, "1000", Some("+15005550006")),
-            Receiver::of(VOICE, "1000", Some("+15005550006"))
+            Receiver::of(Channel::Sms, "1000", Some("+15005550006")),
+            Receiver::of(Channel::Voice, "1000", Some("+15005550006"))
         );
     }
 }

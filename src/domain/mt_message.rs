@@ -5,26 +5,35 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use super::closed_set::closed_set;
 use super::record::ServerFields;
 use super::validation::{ValidationErrors, Validator};
 
-pub const TYPES: [&str; 10] = [
-    "Text",
-    "LocationRequest",
-    "CheckInRequest",
-    "ReportingFrequency",
-    "StartMonitoring",
-    "StopMonitoring",
-    "ForceStopMonitoring",
-    "StartCheckInSchedule",
-    "StopCheckInSchedule",
-    "Call",
-];
-pub const QUEUED: &str = "Queued";
-pub const SENT: &str = "Sent";
-pub const DELIVERED: &str = "Delivered";
-pub const FAILED: &str = "Failed";
-pub const STATUSES: [&str; 4] = [QUEUED, SENT, DELIVERED, FAILED];
+closed_set! {
+    /// What an MT message asks of the device (`Type`).
+    pub enum MtType {
+        Text = "Text",
+        LocationRequest = "LocationRequest",
+        CheckInRequest = "CheckInRequest",
+        ReportingFrequency = "ReportingFrequency",
+        StartMonitoring = "StartMonitoring",
+        StopMonitoring = "StopMonitoring",
+        ForceStopMonitoring = "ForceStopMonitoring",
+        StartCheckInSchedule = "StartCheckInSchedule",
+        StopCheckInSchedule = "StopCheckInSchedule",
+        Call = "Call",
+    }
+}
+
+closed_set! {
+    /// How far an MT message got on its way to the device (`check_transition`).
+    pub enum MtStatus {
+        Queued = "Queued",
+        Sent = "Sent",
+        Delivered = "Delivered",
+        Failed = "Failed",
+    }
+}
 pub const MAX_TEXT_CHARS: usize = 4000;
 
 /// An MT message.
@@ -97,44 +106,49 @@ impl MtMessage {
     pub fn validated(self) -> Result<MtMessage, ValidationErrors> {
         let mut v = Validator::new();
         if let Some(t) = v.required("Type", self.r#type.as_deref()) {
-            v.one_of("Type", Some(t), &TYPES);
+            v.one_of("Type", Some(t), MtType::NAMES);
         }
         v.length("Message", self.message.as_deref(), 0, MAX_TEXT_CHARS);
-        if self.r#type.as_deref() == Some("Text")
+        if self.r#type.as_deref() == Some(MtType::Text.as_str())
             && self.message.as_deref().is_none_or(|m| m.trim().is_empty())
         {
             v.add("Message", "is required for a Text message");
         }
         v.finish()?;
         Ok(MtMessage {
-            status: Some(QUEUED.into()),
+            status: Some(MtStatus::Queued.to_string()),
             ..self.without_read_only()
         })
     }
 
-    /// After a PATCH: only `Status` may have changed, to one of `STATUSES`.
-    pub fn validated_status(self) -> Result<MtMessage, ValidationErrors> {
+    /// After a PATCH: only `Status` may have changed, to one of `MtStatus`.
+    pub fn validated_status(self) -> Result<MtStatus, ValidationErrors> {
         let mut v = Validator::new();
         if let Some(s) = v.required("Status", self.status.as_deref()) {
-            v.one_of("Status", Some(s), &STATUSES);
+            v.one_of("Status", Some(s), MtStatus::NAMES);
         }
         v.finish()?;
-        Ok(self)
+        self.status
+            .as_deref()
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| ValidationErrors::single("Status", "is required"))
     }
 }
 
-/// Whether a status is final: a delivered or failed message never changes again.
-pub fn is_final(status: &str) -> bool {
-    status == DELIVERED || status == FAILED
-}
+impl MtStatus {
+    /// Whether a status is final: a delivered or failed message never changes again.
+    pub fn is_final(self) -> bool {
+        matches!(self, MtStatus::Delivered | MtStatus::Failed)
+    }
 
-/// How far along the way to the device a status is (`Failed` ends the way anywhere).
-fn progress(status: &str) -> Option<u8> {
-    match status {
-        QUEUED => Some(0),
-        SENT => Some(1),
-        DELIVERED => Some(2),
-        _ => None,
+    /// How far along the way to the device a status is (`Failed` ends the way anywhere).
+    fn progress(self) -> Option<u8> {
+        match self {
+            MtStatus::Queued => Some(0),
+            MtStatus::Sent => Some(1),
+            MtStatus::Delivered => Some(2),
+            MtStatus::Failed => None,
+        }
     }
 }
 
@@ -142,19 +156,19 @@ fn progress(status: &str) -> Option<u8> {
 /// `Delivered` (a gateway that learns of the delivery first may skip `Sent`), and any
 /// status that is not final → `Failed`. Reporting the current status again changes
 /// nothing and is allowed (a gateway's retry). Returns why a step is refused.
-pub fn check_transition(from: &str, to: &str) -> Result<(), String> {
+pub fn check_transition(from: MtStatus, to: MtStatus) -> Result<(), String> {
     if from == to {
         return Ok(());
     }
-    if is_final(from) {
+    if from.is_final() {
         return Err(format!(
             "the message is {from}, which is final; it cannot become {to}"
         ));
     }
-    if to == FAILED {
+    if to == MtStatus::Failed {
         return Ok(());
     }
-    match (progress(from), progress(to)) {
+    match (from.progress(), to.progress()) {
         (Some(a), Some(b)) if b > a => Ok(()),
         _ => Err(format!(
             "the message is {from}; it cannot go back to {to} (the way is Queued, Sent, Delivered)"
@@ -165,6 +179,7 @@ pub fn check_transition(from: &str, to: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use MtStatus::{Delivered as DELIVERED, Failed as FAILED, Queued as QUEUED, Sent as SENT};
 
     #[test]
     fn status_moves_forward_only_and_final_states_stay() {
@@ -192,8 +207,8 @@ mod tests {
         ] {
             assert!(check_transition(from, to).is_err(), "{from} -> {to}");
         }
-        assert!(is_final(DELIVERED) && is_final(FAILED));
-        assert!(!is_final(QUEUED) && !is_final(SENT));
+        assert!(DELIVERED.is_final() && FAILED.is_final());
+        assert!(!QUEUED.is_final() && !SENT.is_final());
     }
 
     #[test]
@@ -201,13 +216,13 @@ mod tests {
         let queued = MtMessage {
             r#type: Some("Text".into()),
             message: Some("hello".into()),
-            status: Some(DELIVERED.into()),
+            status: Some(DELIVERED.to_string()),
             message_id: Some("9".into()),
             ..Default::default()
         }
         .validated()
         .unwrap();
-        assert_eq!(queued.status.as_deref(), Some(QUEUED));
+        assert_eq!(queued.status.as_deref(), Some(QUEUED.as_str()));
         assert_eq!(queued.message_id, None);
         let errors = MtMessage {
             r#type: Some("Shout".into()),

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use super::closed_set::closed_set;
 use super::events::parse_expression;
 use std::collections::HashSet;
 
@@ -11,7 +12,39 @@ use super::record::ServerFields;
 use super::serde_util::null_as_default;
 use super::validation::{ValidationErrors, Validator};
 
-pub const SEVERITIES: [&str; 3] = ["0", "1", "2"];
+closed_set! {
+    /// How serious a notification's match is (`Severity`, stored and sent as its digit).
+    #[derive(Default)]
+    pub enum Severity {
+        /// "0"; also a notification saved without one.
+        #[default]
+        Info = "0",
+        Warning = "1",
+        High = "2",
+    }
+}
+
+impl Severity {
+    /// The severity a stored record names (missing: `Info`; records are validated
+    /// when written, so nothing else is stored).
+    pub fn of_stored(text: Option<&str>) -> Severity {
+        text.and_then(|t| t.parse().ok()).unwrap_or_default()
+    }
+
+    /// The word messages show: Info, Warning, High.
+    pub fn word(self) -> &'static str {
+        match self {
+            Severity::Info => "Info",
+            Severity::Warning => "Warning",
+            Severity::High => "High",
+        }
+    }
+
+    /// Whether an unacknowledged alert of this severity escalates (Warning and High).
+    pub fn escalates(self) -> bool {
+        self != Severity::Info
+    }
+}
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "PascalCase")]
@@ -121,7 +154,7 @@ impl EventNotification {
             v.add("EventsExpression", e.to_string());
         }
         v.time_zone("TimeZoneId", self.time_zone_id.as_deref());
-        v.one_of("Severity", self.severity.as_deref(), &SEVERITIES);
+        v.one_of("Severity", self.severity.as_deref(), Severity::NAMES);
         check_recipient_count(&self.recipients, v);
         match level {
             NotificationLevel::Group(_) => {

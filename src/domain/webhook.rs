@@ -152,26 +152,7 @@ impl WebhookSettings {
                 format!("at most {MAX_URLS} URLs (got {})", self.urls.len()),
             );
         }
-        let mut seen: HashMap<String, usize> = HashMap::new();
-        let mut urls = Vec::with_capacity(self.urls.len());
-        let mut origins = Vec::with_capacity(self.urls.len());
-        for (i, mut entry) in self.urls.into_iter().enumerate() {
-            let field = format!("Urls[{i}].Url");
-            let Some(raw) = v.required(&field, entry.url.as_deref()).map(str::trim) else {
-                continue;
-            };
-            match check_webhook_url(raw, allow_private) {
-                Ok(url) => {
-                    if let Some(first) = seen.insert(url.as_str().to_string(), i) {
-                        v.add(&field, format!("duplicates Urls[{first}].Url"));
-                    }
-                    origins.push((i, url.origin()));
-                }
-                Err(message) => v.add(&field, message),
-            }
-            entry.url = Some(raw.to_string());
-            urls.push(entry);
-        }
+        let (urls, origins) = checked_urls(self.urls, allow_private, &mut v);
 
         let auth = Authentication::parse(self.authentication.as_deref());
         if auth.is_none() {
@@ -200,35 +181,7 @@ impl WebhookSettings {
         }
         let secret = given.or_else(|| stored_password.map(str::to_string));
         let username = self.username.filter(|u| !u.trim().is_empty());
-        let (username, password) = match auth {
-            Some(Authentication::Basic) => {
-                match username.as_deref() {
-                    None => v.add("Username", "is required for Basic authentication"),
-                    Some(u) => {
-                        v.length("Username", Some(u), 1, MAX_USERNAME_CHARS);
-                        if u.contains(':') || u.chars().any(char::is_control) {
-                            v.add("Username", "must not contain ':' or control characters");
-                        }
-                    }
-                }
-                check_secret(&mut v, secret.as_deref(), "Basic authentication", 1);
-                (username, secret)
-            }
-            Some(Authentication::Bearer) => {
-                check_secret(&mut v, secret.as_deref(), "Bearer authentication", 1);
-                (None, secret)
-            }
-            Some(Authentication::HmacSha256) => {
-                check_secret(
-                    &mut v,
-                    secret.as_deref(),
-                    "HmacSha256 authentication",
-                    MIN_HMAC_KEY_CHARS,
-                );
-                (None, secret)
-            }
-            Some(Authentication::None) | None => (None, None),
-        };
+        let (username, password) = credentials(auth, username, secret, &mut v);
         v.finish()?;
         Ok(WebhookSettings {
             urls,
@@ -247,6 +200,70 @@ impl WebhookSettings {
 }
 
 /// The origins (scheme, host, port) of the stored settings' URLs.
+/// The URLs with their text trimmed, each checked (and no two alike), and the origin of
+/// each valid one by its index.
+fn checked_urls(
+    entries: Vec<WebhookUrl>,
+    allow_private: bool,
+    v: &mut Validator,
+) -> (Vec<WebhookUrl>, Vec<(usize, Origin)>) {
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    let mut urls = Vec::with_capacity(entries.len());
+    let mut origins = Vec::with_capacity(entries.len());
+    for (i, mut entry) in entries.into_iter().enumerate() {
+        let field = format!("Urls[{i}].Url");
+        let Some(raw) = v.required(&field, entry.url.as_deref()).map(str::trim) else {
+            continue;
+        };
+        match check_webhook_url(raw, allow_private) {
+            Ok(url) => {
+                if let Some(first) = seen.insert(url.as_str().to_string(), i) {
+                    v.add(&field, format!("duplicates Urls[{first}].Url"));
+                }
+                origins.push((i, url.origin()));
+            }
+            Err(message) => v.add(&field, message),
+        }
+        entry.url = Some(raw.to_string());
+        urls.push(entry);
+    }
+    (urls, origins)
+}
+
+/// The `Username` and secret kept for `auth` (only what the type uses), each checked.
+fn credentials(
+    auth: Option<Authentication>,
+    username: Option<String>,
+    secret: Option<String>,
+    v: &mut Validator,
+) -> (Option<String>, Option<String>) {
+    match auth {
+        Some(Authentication::Basic) => {
+            match username.as_deref() {
+                None => v.add("Username", "is required for Basic authentication"),
+                Some(u) => {
+                    v.length("Username", Some(u), 1, MAX_USERNAME_CHARS);
+                    if u.contains(':') || u.chars().any(char::is_control) {
+                        v.add("Username", "must not contain ':' or control characters");
+                    }
+                }
+            }
+            check_secret(v, secret.as_deref(), "Basic authentication", 1);
+            (username, secret)
+        }
+        Some(Authentication::Bearer) => {
+            check_secret(v, secret.as_deref(), "Bearer authentication", 1);
+            (None, secret)
+        }
+        Some(Authentication::HmacSha256) => {
+            let what = "HmacSha256 authentication";
+            check_secret(v, secret.as_deref(), what, MIN_HMAC_KEY_CHARS);
+            (None, secret)
+        }
+        Some(Authentication::None) | None => (None, None),
+    }
+}
+
 fn stored_origins(stored: &WebhookSettings) -> Vec<Origin> {
     stored
         .urls

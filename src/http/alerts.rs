@@ -19,9 +19,9 @@ use super::paging::Page;
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
 use crate::domain::alert::{
-    Acknowledgement, Alert, NewNote, Outcome, Resolution, STATUSES, TimelineEntry,
+    Acknowledgement, Alert, AlertStatus, NewNote, Outcome, Resolution, TimelineEntry,
 };
-use crate::domain::delivery::WEBHOOK;
+use crate::domain::delivery::Channel;
 use crate::domain::webhook::url_origin;
 use crate::services::alerts::AlertDesk;
 use crate::store::{AlertAction, AlertFilter};
@@ -115,14 +115,15 @@ async fn list_alerts(
     Query(query): Query<ListAlertsQuery>,
     headers: HeaderMap,
 ) -> ApiResult<Page<Alert>> {
-    if let Some(status) = query.status.as_deref()
-        && !STATUSES.contains(&status)
-    {
-        return Err(ApiError::field(
-            "status",
-            format!("must be one of {}", STATUSES.join(", ")),
-        ));
-    }
+    let status = match query.status.as_deref() {
+        None => None,
+        Some(text) => Some(text.parse::<AlertStatus>().map_err(|_| {
+            ApiError::field(
+                "status",
+                format!("must be one of {}", AlertStatus::NAMES.join(", ")),
+            )
+        })?),
+    };
     let outcome = match query.outcome.as_deref() {
         None => None,
         Some(text) => Some(Outcome::parse(text).ok_or_else(|| {
@@ -153,7 +154,7 @@ async fn list_alerts(
         .list_alerts(&AlertFilter {
             tenant_code: scope.code(),
             subtree: query.subtenants.then_some(scope.tenant.path.as_str()),
-            status: query.status.as_deref(),
+            status,
             outcome,
             device_id,
             from: query.from_date,
@@ -347,7 +348,7 @@ async fn alert_timeline(
         .ok_or(ApiError::NotFound)?;
     if !scope.caller.role.grants(Permission::ManageConfiguration) {
         for entry in &mut timeline {
-            if entry.channel.as_deref() == Some(WEBHOOK) {
+            if entry.channel.as_deref() == Some(Channel::Webhook.as_str()) {
                 entry.target = entry.target.as_deref().and_then(url_origin);
             }
         }

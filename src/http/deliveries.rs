@@ -4,6 +4,8 @@
 //! operator can re-queue one that failed, expired or found its channel unconfigured
 //! (`POST …/retry`).
 
+use std::str::FromStr;
+
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use serde::Deserialize;
@@ -17,7 +19,7 @@ use super::negotiate::{Record, Representable};
 use super::paging::Page;
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
-use crate::domain::delivery::{self, CHANNELS, Delivery, STATUSES};
+use crate::domain::delivery::{Channel, Delivery, DeliveryStatus};
 use crate::domain::time::now;
 use crate::domain::webhook::url_origin;
 use crate::store::DeliveryFilter;
@@ -80,7 +82,7 @@ struct ListDeliveriesQuery {
 /// a token, so without ManageConfiguration (what reading the webhook settings needs) a
 /// webhook delivery's `Target` is only the URL's origin.
 fn shown(scope: &TenantScope, mut d: Delivery) -> Delivery {
-    if d.channel.as_deref() == Some(delivery::WEBHOOK)
+    if d.channel.as_deref() == Some(Channel::Webhook.as_str())
         && !scope.caller.has(Permission::ManageConfiguration)
     {
         d.target = d.target.as_deref().and_then(url_origin);
@@ -88,15 +90,15 @@ fn shown(scope: &TenantScope, mut d: Delivery) -> Delivery {
     d
 }
 
-/// `value`, if it is one of `allowed` (400 naming `field` otherwise).
-fn one_of<'a>(field: &str, value: Option<&'a str>, allowed: &[&str]) -> ApiResult<Option<&'a str>> {
-    match value {
-        Some(v) if !allowed.contains(&v) => Err(ApiError::field(
-            field,
-            format!("must be one of {}", allowed.join(", ")),
-        )),
-        other => Ok(other),
-    }
+/// `value` as a member of a closed set whose texts are `names` (400 naming `field`
+/// otherwise).
+fn one_of<T: FromStr>(field: &str, value: Option<&str>, names: &[&str]) -> ApiResult<Option<T>> {
+    value
+        .map(|v| {
+            v.parse()
+                .map_err(|_| ApiError::field(field, format!("must be one of {}", names.join(", "))))
+        })
+        .transpose()
 }
 
 /// List the tenant's deliveries in `DeliveryId` order (`newestFirst=true`: the newest
@@ -118,8 +120,9 @@ async fn list_deliveries(
     Query(query): Query<ListDeliveriesQuery>,
     headers: HeaderMap,
 ) -> ApiResult<Page<Delivery>> {
-    let status = one_of("status", query.status.as_deref(), &STATUSES)?;
-    let channel = one_of("channel", query.channel.as_deref(), &CHANNELS)?;
+    let status: Option<DeliveryStatus> =
+        one_of("status", query.status.as_deref(), DeliveryStatus::NAMES)?;
+    let channel: Option<Channel> = one_of("channel", query.channel.as_deref(), Channel::NAMES)?;
     if query.alert_id.is_some_and(|id| id < 1) {
         return Err(ApiError::field("alertId", "must be a positive alert id"));
     }
@@ -136,8 +139,10 @@ async fn list_deliveries(
         return Err(ApiError::field("from", "must not be after to"));
     }
     let listing = format!(
-        "deliveries:{}:{status:?}:{channel:?}:{:?}:{device_id:?}:{target:?}:{:?}:{:?}:{}",
+        "deliveries:{}:{:?}:{:?}:{:?}:{device_id:?}:{target:?}:{:?}:{:?}:{}",
         scope.code(),
+        status.map(DeliveryStatus::as_str),
+        channel.map(Channel::as_str),
         query.alert_id,
         query.from,
         query.to,

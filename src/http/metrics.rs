@@ -17,7 +17,7 @@ use utoipa_axum::routes;
 
 use super::AppState;
 use super::error::ApiError;
-use crate::domain::delivery::{CHANNELS, PENDING, UNSENT_STATUSES};
+use crate::domain::delivery::{Channel, DeliveryStatus};
 use crate::domain::time::now;
 use crate::store::Store;
 
@@ -216,13 +216,16 @@ async fn record_delivery_queue(store: &Store) {
             return;
         }
     };
-    for channel in CHANNELS {
-        for status in std::iter::once(PENDING).chain(UNSENT_STATUSES) {
+    for channel in Channel::NAMES {
+        for status in std::iter::once(DeliveryStatus::Pending)
+            .chain(DeliveryStatus::UNSENT)
+            .map(DeliveryStatus::as_str)
+        {
             let n = counts
                 .iter()
-                .find(|c| c.channel == channel && c.status == status)
+                .find(|c| c.channel == *channel && c.status == status)
                 .map_or(0, |c| c.count);
-            metrics::gauge!("safetrack_deliveries", "channel" => channel, "status" => status)
+            metrics::gauge!("safetrack_deliveries", "channel" => *channel, "status" => status)
                 .set(n as f64);
         }
     }

@@ -17,7 +17,7 @@ use super::negotiate::{Body, EmptyOk, OkWithLocation, Record, Representable};
 use super::paging::Page;
 use super::patch::apply_patch;
 use crate::domain::access::Permission;
-use crate::domain::mt_message::{MtMessage, STATUSES};
+use crate::domain::mt_message::{MtMessage, MtStatus};
 
 /// Most messages one page returns (and the default).
 pub const MAX_PAGE_SIZE: u32 = 1000;
@@ -106,11 +106,11 @@ async fn list_mt_messages(
     headers: HeaderMap,
 ) -> ApiResult<Page<MtMessage>> {
     if let Some(status) = query.status.as_deref()
-        && !STATUSES.contains(&status)
+        && status.parse::<MtStatus>().is_err()
     {
         return Err(ApiError::field(
             "status",
-            format!("must be one of {}", STATUSES.join(", ")),
+            format!("must be one of {}", MtStatus::NAMES.join(", ")),
         ));
     }
     require_device(&app, &scope, &path.deviceId).await?;
@@ -216,8 +216,7 @@ async fn patch_mt_message(
     scope.require(Permission::DeviceMessages)?;
     let current = find_message(&app, &scope, &path).await?;
     let expected = if_match.or_else(|| current.etag.clone());
-    let patched = apply_patch(&current, &patch)?.validated_status()?;
-    let status = patched.status.as_deref().unwrap_or_default();
+    let status = apply_patch(&current, &patch)?.validated_status()?;
     app.store
         .set_mt_status(
             scope.code(),

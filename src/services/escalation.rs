@@ -16,7 +16,8 @@ use super::ingest::PipelineConfig;
 use super::stream::EventHub;
 use crate::domain::address::ContactAddress;
 use crate::domain::alert::{Notified, TimelineKind};
-use crate::domain::delivery::{self, severity_word};
+use crate::domain::delivery::{Channel, DeliveryStatus};
+use crate::domain::notification::Severity;
 use crate::domain::time::now;
 use crate::store::{AlertEvent, NewDelivery, Store, StoreResult};
 
@@ -46,7 +47,7 @@ impl Escalator {
         let rounds = self.config.escalation_rounds.max(1);
         let subject = format!(
             "[{}] Escalation {level} of {rounds}: {} — {} (not acknowledged)",
-            severity_word(alert.severity.as_deref()),
+            Severity::of_stored(alert.severity.as_deref()).word(),
             alert.notification_name.as_deref().unwrap_or_default(),
             alert.device_id.as_deref().unwrap_or_default()
         );
@@ -62,6 +63,9 @@ impl Escalator {
         let created = now();
         let base = NewDelivery {
             tenant_code: due.node.code.clone(),
+            channel: Channel::Email,
+            target: None,
+            status: DeliveryStatus::NoAddress,
             subject: Some(subject.clone()),
             body: body.clone(),
             notification_id: alert
@@ -71,16 +75,11 @@ impl Escalator {
             alert_id: Some(id),
             message_id: alert.message_id.as_deref().and_then(|m| m.parse().ok()),
             device_id: alert.device_id.clone(),
+            mt_message_id: None,
+            event_id: None,
             created_at: created,
             next_attempt_at: Some(created),
-            ..Default::default()
-        };
-        let status = |configured: bool| {
-            if configured {
-                delivery::PENDING
-            } else {
-                delivery::NOT_CONFIGURED
-            }
+            sent_at: None,
         };
         let mut written: Vec<NewDelivery> = Vec::new();
         let mut seen = Vec::new();
@@ -91,16 +90,16 @@ impl Escalator {
                 };
                 let d = match address {
                     ContactAddress::Email(email) => NewDelivery {
-                        channel: delivery::EMAIL,
+                        channel: Channel::Email,
                         target: Some(email),
-                        status: status(self.config.email),
+                        status: DeliveryStatus::new_on(self.config.email),
                         ..base.clone()
                     },
                     ContactAddress::Phone(phone) => NewDelivery {
-                        channel: delivery::SMS,
+                        channel: Channel::Sms,
                         target: Some(phone),
                         body: subject.clone(),
-                        status: status(self.config.sms),
+                        status: DeliveryStatus::new_on(self.config.sms),
                         ..base.clone()
                     },
                 };
@@ -114,9 +113,9 @@ impl Escalator {
         }
         if written.is_empty() {
             written.push(NewDelivery {
-                channel: delivery::EMAIL,
+                channel: Channel::Email,
                 body: "the tenant has no escalation contacts (IsEscalationContact)".into(),
-                status: delivery::NO_ADDRESS,
+                status: DeliveryStatus::NoAddress,
                 next_attempt_at: None,
                 ..base
             });
@@ -130,7 +129,7 @@ impl Escalator {
         tx.escalated(id, level, next).await?;
         let notified: Vec<Notified> = written
             .iter()
-            .filter(|d| d.status != delivery::NO_ADDRESS)
+            .filter(|d| d.status != DeliveryStatus::NoAddress)
             .map(|d| Notified {
                 channel: d.channel.to_string(),
                 target: d.target.clone(),

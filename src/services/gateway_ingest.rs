@@ -14,6 +14,7 @@ use crate::auth::{AuthError, Authenticator};
 use crate::domain::access::Permission;
 use crate::domain::gateways::{DeviceKey, DeviceRef, GatewayReport};
 use crate::domain::mo_message::{BatchRejection, MoMessage, validated_batch};
+use crate::domain::mt_message::MtType;
 use crate::domain::validation::FieldError;
 use crate::store::{GatewayDevice, Store, StoreError};
 
@@ -192,7 +193,7 @@ impl GatewayIngest {
     pub async fn take_text(&self, device: &GatewayDevice) -> Result<Option<String>, GatewayError> {
         let message = self
             .store
-            .take_queued_mt(&device.tenant_code, &device.device_id, "Text")
+            .take_queued_mt(&device.tenant_code, &device.device_id, MtType::Text)
             .await
             .map_err(GatewayError::Store)?;
         Ok(message.and_then(|m| m.message))

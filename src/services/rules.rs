@@ -11,7 +11,7 @@ use jiff::tz::TimeZone;
 use crate::domain::events::{Expression, parse_expression};
 use crate::domain::geofence::Shape;
 use crate::domain::mo_message::GeofenceRef;
-use crate::domain::notification::EventNotification;
+use crate::domain::notification::{EventNotification, Severity};
 use crate::domain::tenant::TenantNode;
 use crate::domain::time::resolve_time_zone;
 use crate::store::{Store, StoreResult, StoredGeofence, StoredNotification, WriteTx};
@@ -23,6 +23,8 @@ pub struct CompiledNotification {
     /// `None`: tenant level (applies by `DeviceType`/`Devices`); else this group's.
     pub group_id: Option<i64>,
     pub record: EventNotification,
+    /// The record's `Severity`, parsed.
+    pub severity: Severity,
     pub expression: Expression,
     pub zone: TimeZone,
     devices: Option<HashSet<String>>,
@@ -169,6 +171,7 @@ fn compile(notifications: Vec<StoredNotification>, geofences: Vec<StoredGeofence
                 id: n.id,
                 group_id: n.group_id,
                 devices: (!ids.is_empty()).then(|| ids.into_iter().collect()),
+                severity: Severity::of_stored(n.record.severity.as_deref()),
                 expression,
                 zone,
                 record: n.record,

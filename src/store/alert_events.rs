@@ -13,8 +13,7 @@ use super::{
     to_micros,
 };
 use crate::domain::alert::{
-    ACKNOWLEDGED, Alert, Notified, OPEN, Outcome, RESOLVED, TimelineEntry, TimelineKind,
-    merge_timeline,
+    Alert, AlertStatus, Notified, Outcome, TimelineEntry, TimelineKind, merge_timeline,
 };
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
 use crate::domain::tenant::TenantNode;
@@ -95,7 +94,11 @@ impl AlertAction<'_> {
 }
 
 /// `Conflict` unless an alert in status `current` may become `to` (from one of `from`).
-fn check_transition(current: &str, from: &[&str], to: &str) -> StoreResult<()> {
+fn check_transition(
+    current: AlertStatus,
+    from: &[AlertStatus],
+    to: AlertStatus,
+) -> StoreResult<()> {
     if current == to {
         return Err(StoreError::Conflict(format!("the alert is already {to}")));
     }
@@ -177,19 +180,21 @@ impl WriteTx {
         action: AlertAction<'a>,
         at: Timestamp,
     ) -> StoreResult<AlertEvent<'a>> {
-        let current: String = sqlx::query("SELECT status FROM alerts WHERE id = $1")
+        let current: AlertStatus = sqlx::query("SELECT status FROM alerts WHERE id = $1")
             .bind(id)
             .fetch_one(&mut *self.tx)
             .await?
-            .try_get("status")?;
+            .try_get::<String, _>("status")?
+            .parse()
+            .map_err(|e| StoreError::Corrupt(format!("alert {id}: {e}")))?;
         Ok(match action {
             AlertAction::Acknowledge { note } => {
-                check_transition(&current, &[OPEN], ACKNOWLEDGED)?;
+                check_transition(current, &[AlertStatus::Open], AlertStatus::Acknowledged)?;
                 sqlx::query(
                     "UPDATE alerts SET status = $1, acknowledged_by = $2, acknowledged_at = $3,
                         next_escalation_at = NULL, etag = $4 WHERE id = $5",
                 )
-                .bind(ACKNOWLEDGED)
+                .bind(AlertStatus::Acknowledged.as_str())
                 .bind(by)
                 .bind(to_micros(at))
                 .bind(new_etag())
@@ -205,13 +210,13 @@ impl WriteTx {
                 resolution,
                 outcome,
             } => {
-                check_transition(&current, &[OPEN, ACKNOWLEDGED], RESOLVED)?;
+                check_transition(current, &AlertStatus::JOINABLE, AlertStatus::Resolved)?;
                 sqlx::query(
                     "UPDATE alerts SET status = $1, resolved_by = $2, resolved_at = $3,
                         resolution = $4, outcome = $5, next_escalation_at = NULL, etag = $6
                      WHERE id = $7",
                 )
-                .bind(RESOLVED)
+                .bind(AlertStatus::Resolved.as_str())
                 .bind(by)
                 .bind(to_micros(at))
                 .bind(resolution)

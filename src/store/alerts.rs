@@ -6,7 +6,8 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::{Float, Store, StoreError, StoreResult, WriteTx, from_micros, new_etag, to_micros};
-use crate::domain::alert::{ACKNOWLEDGED, Alert, OPEN, Outcome};
+use crate::domain::alert::{Alert, AlertStatus, Outcome};
+use crate::domain::notification::Severity;
 
 pub(super) const COLUMNS: &str = "a.id, a.tenant_code, a.device_id, a.notification_id, a.notification_name, \
      a.severity, a.status, a.raised_at, a.last_match_at, a.match_count, a.latitude, a.longitude, \
@@ -20,7 +21,7 @@ pub struct AlertMatch<'a> {
     pub device_id: &'a str,
     pub notification_id: i64,
     pub notification_name: &'a str,
-    pub severity: &'a str,
+    pub severity: Severity,
     pub at: Timestamp,
     pub position: Option<(f64, f64)>,
     pub geofences: &'a [String],
@@ -36,7 +37,7 @@ pub struct AlertFilter<'a> {
     pub tenant_code: &'a str,
     /// Also the subtenants' (the subtree under this path).
     pub subtree: Option<&'a str>,
-    pub status: Option<&'a str>,
+    pub status: Option<AlertStatus>,
     pub outcome: Option<Outcome>,
     pub device_id: Option<&'a str>,
     /// Raised at or after (inclusive).
@@ -94,9 +95,11 @@ impl WriteTx {
         let sql = format!(
             "UPDATE alerts SET match_count = match_count + 1, last_match_at = $1, etag = $2
              WHERE notification_id = $3 AND tenant_code = $4 AND device_id = $5
-               AND status IN ('{OPEN}', '{ACKNOWLEDGED}')
+               AND status IN ('{open}', '{acknowledged}')
              RETURNING {}",
-            COLUMNS.replace("a.", "")
+            COLUMNS.replace("a.", ""),
+            open = AlertStatus::Open,
+            acknowledged = AlertStatus::Acknowledged,
         );
         let joined = sqlx::query(&sql)
             .bind(to_micros(m.at))
@@ -113,9 +116,10 @@ impl WriteTx {
             "INSERT INTO alerts (tenant_code, device_id, notification_id, notification_name,
                 severity, status, raised_at, last_match_at, match_count, latitude, longitude,
                 geofences, message_id, late, next_escalation_at, etag)
-             VALUES ($1, $2, $3, $4, $5, '{OPEN}', $6, $6, 1, $7, $8, $9, $10, $11, $12, $13)
+             VALUES ($1, $2, $3, $4, $5, '{open}', $6, $6, 1, $7, $8, $9, $10, $11, $12, $13)
              RETURNING {}",
-            COLUMNS.replace("a.", "")
+            COLUMNS.replace("a.", ""),
+            open = AlertStatus::Open,
         );
         // Optional floats: not a cached statement (see `store/mod.rs`, NULL floats).
         let row = sqlx::query(&sql)
@@ -123,7 +127,7 @@ impl WriteTx {
             .bind(m.device_id)
             .bind(m.notification_id)
             .bind(m.notification_name)
-            .bind(m.severity)
+            .bind(m.severity.as_str())
             .bind(to_micros(m.at))
             .bind(Float(m.position.map(|p| p.0)))
             .bind(Float(m.position.map(|p| p.1)))
@@ -159,7 +163,7 @@ impl Store {
         );
         let rows = sqlx::query(&sql)
             .bind(key)
-            .bind(filter.status.unwrap_or(""))
+            .bind(filter.status.map_or("", AlertStatus::as_str))
             .bind(filter.device_id.unwrap_or(""))
             .bind(filter.from.map_or(i64::MIN, to_micros))
             .bind(filter.to.map_or(i64::MAX, to_micros))
@@ -220,9 +224,10 @@ impl WriteTx {
         let sql = format!(
             "SELECT {COLUMNS}, a.next_escalation_at, t.parent_code, t.path FROM alerts a
              JOIN tenants t ON t.code = a.tenant_code
-             WHERE a.id = $1 AND a.status = '{OPEN}' AND a.next_escalation_at IS NOT NULL
+             WHERE a.id = $1 AND a.status = '{open}' AND a.next_escalation_at IS NOT NULL
                AND a.next_escalation_at <= $2{}",
-            self.backend.lock_rows_of("a")
+            self.backend.lock_rows_of("a"),
+            open = AlertStatus::Open,
         );
         let row = sqlx::query(&sql)
             .bind(id)

@@ -7,9 +7,9 @@ use sqlx::any::AnyRow;
 
 use super::webhook_events::MessageEvent;
 use super::{Backend, Store, StoreResult, WriteTx, from_micros, to_micros};
-use crate::domain::delivery::{Delivery, PENDING, UNSENT_STATUSES};
+use crate::domain::delivery::{Channel, Delivery, DeliveryStatus};
 
-/// `deliveries_unsent`'s predicate (the index of `UNSENT_STATUSES`), exactly as migration
+/// `deliveries_unsent`'s predicate (the index of `DeliveryStatus::UNSENT`), exactly as migration
 /// 0039 writes it: a statement
 /// repeats it word for word, or SQLite does not use the index.
 pub(super) const UNSENT_PREDICATE: &str = "status IN ('NotConfigured', 'Failed', 'Expired')";
@@ -19,14 +19,14 @@ pub(super) const COLUMNS: &str = "d.id, d.tenant_code, d.channel, d.target, d.su
      d.created_at, d.attempts, d.next_attempt_at, d.last_error, d.sent_at, d.provider_id";
 
 /// A delivery to write.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct NewDelivery {
     pub tenant_code: String,
-    pub channel: &'static str,
+    pub channel: Channel,
     pub target: Option<String>,
     pub subject: Option<String>,
     pub body: String,
-    pub status: &'static str,
+    pub status: DeliveryStatus,
     pub notification_id: Option<i64>,
     pub alert_id: Option<i64>,
     pub message_id: Option<i64>,
@@ -43,8 +43,8 @@ pub struct NewDelivery {
 #[derive(Debug, Clone, Default)]
 pub struct DeliveryFilter<'a> {
     pub tenant_code: &'a str,
-    pub status: Option<&'a str>,
-    pub channel: Option<&'a str>,
+    pub status: Option<DeliveryStatus>,
+    pub channel: Option<Channel>,
     pub alert_id: Option<i64>,
     pub device_id: Option<&'a str>,
     /// Exactly this target (a webhook URL, an address).
@@ -109,11 +109,11 @@ impl WriteTx {
             for d in chunk {
                 query = query
                     .bind(d.tenant_code.as_str())
-                    .bind(d.channel)
+                    .bind(d.channel.as_str())
                     .bind(d.target.as_deref())
                     .bind(d.subject.as_deref())
                     .bind(d.body.as_str())
-                    .bind(d.status)
+                    .bind(d.status.as_str())
                     .bind(d.notification_id)
                     .bind(d.alert_id)
                     .bind(d.message_id)
@@ -140,8 +140,8 @@ impl Store {
         };
         let rows = sqlx::query(&sql)
             .bind(f.tenant_code)
-            .bind(f.status.unwrap_or(""))
-            .bind(f.channel.unwrap_or(""))
+            .bind(f.status.map_or("", DeliveryStatus::as_str))
+            .bind(f.channel.map_or("", Channel::as_str))
             .bind(f.alert_id.unwrap_or(0))
             .bind(f.device_id.unwrap_or(""))
             .bind(after)
@@ -185,7 +185,7 @@ impl Store {
             &mut deliveries,
             |d| {
                 MessageEvent::of(
-                    d.channel.as_deref().unwrap_or_default(),
+                    d.channel.as_deref()?.parse().ok()?,
                     d.body.as_deref().unwrap_or_default(),
                     d.message_id.as_deref().and_then(|id| id.parse().ok()),
                     d.event_id.as_deref(),
@@ -213,8 +213,8 @@ pub(super) enum ListRoute {
     /// index): a rare status among a tenant's history would otherwise walk all of it.
     /// The status and the index's own predicate are written into the statement — SQLite
     /// uses a partial index only for a query repeating its predicate, and the status is
-    /// one of `UNSENT_STATUSES`, never the caller's text.
-    Unsent(&'static str),
+    /// one of `DeliveryStatus::UNSENT`, never the caller's text.
+    Unsent(DeliveryStatus),
     /// The `Pending` deliveries, read from the due index and sorted by id: the queue is
     /// what is left to send (small, except in an outage), where the tenant's history in
     /// id order reaches its pending deliveries only after everything ever sent. SQLite is
@@ -227,12 +227,10 @@ impl ListRoute {
         if f.alert_id.is_some() {
             return ListRoute::Alert;
         }
-        if f.status == Some(PENDING) {
-            return ListRoute::Pending;
-        }
-        match UNSENT_STATUSES.iter().find(|s| Some(**s) == f.status) {
-            Some(status) => ListRoute::Unsent(status),
-            None => ListRoute::Tenant,
+        match f.status {
+            Some(DeliveryStatus::Pending) => ListRoute::Pending,
+            Some(status) if DeliveryStatus::UNSENT.contains(&status) => ListRoute::Unsent(status),
+            _ => ListRoute::Tenant,
         }
     }
 }
@@ -257,7 +255,7 @@ pub(super) fn list_deliveries_sql(
         ListRoute::Pending => (
             "d.tenant_code",
             "$4 = 0",
-            format!("d.status = '{PENDING}' AND "),
+            format!("d.status = '{}' AND ", DeliveryStatus::Pending),
         ),
     };
     let (beyond, order) = if newest_first {

@@ -20,7 +20,7 @@ use super::mo_messages::message_from_columns;
 use super::webhook_events::MessageEvent;
 use super::{AnyQuery, Backend, Store, StoreError, StoreResult, from_micros, to_micros};
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
-use crate::domain::delivery::{self, Delivery};
+use crate::domain::delivery::{Channel, Delivery, DeliveryStatus};
 use crate::domain::retry::Settlement;
 
 /// A delivery the worker holds the lease on.
@@ -28,7 +28,7 @@ use crate::domain::retry::Settlement;
 pub struct ClaimedDelivery {
     pub id: i64,
     pub tenant_code: String,
-    pub channel: String,
+    pub channel: Channel,
     pub target: Option<String>,
     pub subject: Option<String>,
     pub body: String,
@@ -57,7 +57,10 @@ fn claimed_from_row(row: &AnyRow) -> StoreResult<ClaimedDelivery> {
     Ok(ClaimedDelivery {
         id: row.try_get("id")?,
         tenant_code: row.try_get("tenant_code")?,
-        channel: row.try_get("channel")?,
+        channel: row
+            .try_get::<String, _>("channel")?
+            .parse()
+            .map_err(|e| StoreError::Corrupt(format!("delivery: {e}")))?,
         target: row.try_get("target")?,
         subject: row.try_get("subject")?,
         body: row.try_get("body")?,
@@ -71,7 +74,7 @@ fn claimed_from_row(row: &AnyRow) -> StoreResult<ClaimedDelivery> {
 
 /// The columns a settlement writes: status, sent at, provider id, error, next attempt.
 type SettledColumns<'a> = (
-    &'static str,
+    DeliveryStatus,
     Option<Timestamp>,
     Option<&'a str>,
     Option<&'a str>,
@@ -81,25 +84,35 @@ type SettledColumns<'a> = (
 fn settled_columns(settlement: &Settlement) -> SettledColumns<'_> {
     match settlement {
         Settlement::Sent { at, provider_id } => (
-            delivery::SENT,
+            DeliveryStatus::Sent,
             Some(*at),
             provider_id.as_deref(),
             None,
             None,
         ),
         Settlement::Retry { next, error } => (
-            delivery::PENDING,
+            DeliveryStatus::Pending,
             None,
             None,
             Some(error.as_str()),
             Some(*next),
         ),
-        Settlement::Failed { error } => (delivery::FAILED, None, None, Some(error.as_str()), None),
-        Settlement::Expired { error } => {
-            (delivery::EXPIRED, None, None, Some(error.as_str()), None)
-        }
+        Settlement::Failed { error } => (
+            DeliveryStatus::Failed,
+            None,
+            None,
+            Some(error.as_str()),
+            None,
+        ),
+        Settlement::Expired { error } => (
+            DeliveryStatus::Expired,
+            None,
+            None,
+            Some(error.as_str()),
+            None,
+        ),
         Settlement::NotConfigured => (
-            delivery::NOT_CONFIGURED,
+            DeliveryStatus::NotConfigured,
             None,
             None,
             Some("the channel is not configured on the server"),
@@ -246,7 +259,7 @@ impl ClaimedDelivery {
     /// The stored message's event this delivery sends, its body rendered on claiming.
     fn message_event(&self) -> Option<MessageEvent> {
         MessageEvent::of(
-            &self.channel,
+            self.channel,
             &self.body,
             self.message_id,
             self.event_id.as_deref(),
@@ -495,12 +508,9 @@ impl Store {
             return Ok(None);
         };
         let status: String = row.try_get("status")?;
-        if ![
-            delivery::FAILED,
-            delivery::EXPIRED,
-            delivery::NOT_CONFIGURED,
-        ]
-        .contains(&status.as_str())
+        if !DeliveryStatus::UNSENT
+            .iter()
+            .any(|unsent| unsent.as_str() == status)
         {
             return Err(StoreError::Conflict(format!(
                 "the delivery is {status}: only Failed, Expired or NotConfigured deliveries are retried"
@@ -595,7 +605,7 @@ fn settle_query<'q>(sql: &'q str, chunk: &'q [(i64, Settlement)], owner: &'q str
         let (status, sent_at, provider_id, error, next) = settled_columns(settlement);
         query = query
             .bind(*id)
-            .bind(status)
+            .bind(status.as_str())
             .bind(sent_at.map(to_micros))
             .bind(provider_id)
             .bind(error)

@@ -7,16 +7,8 @@ use sqlx::Row;
 use super::{Store, StoreError, StoreResult, WriteTx, from_doc};
 use crate::domain::address_book::{Contact, DistributionList};
 use crate::domain::notification::EventNotification;
-use crate::domain::profile::UserProfile;
+pub use crate::domain::recipient_targets::{DevicePosition, UserContact};
 use crate::domain::tenant::TenantNode;
-
-/// What recipient resolution needs to know about a user.
-#[derive(Debug, Clone)]
-pub struct UserContact {
-    pub username: String,
-    pub manager_user_id: Option<i64>,
-    pub profile: UserProfile,
-}
 
 /// A notification as ingest evaluates it.
 #[derive(Debug, Clone)]
@@ -25,14 +17,6 @@ pub struct StoredNotification {
     /// `None`: tenant level.
     pub group_id: Option<i64>,
     pub record: EventNotification,
-}
-
-/// Another device's last position.
-#[derive(Debug, Clone)]
-pub struct DevicePosition {
-    pub device_id: String,
-    pub lat: f64,
-    pub lon: f64,
 }
 
 /// Own, or shared by an ancestor (`$1` the tenant's code, `$2` its path).

@@ -8,9 +8,9 @@ use super::webhook_events::emit;
 use super::{
     Key, Store, StoreError, StoreResult, VersionedRow, WriteTx, from_micros, new_etag, to_micros,
 };
-use crate::domain::delivery;
+use crate::domain::delivery::{Channel, DeliveryStatus};
 use crate::domain::gateways::garmin_mt::{self, GarminMt};
-use crate::domain::mt_message::{MtMessage, QUEUED, check_transition};
+use crate::domain::mt_message::{MtMessage, MtStatus, MtType, check_transition};
 use crate::domain::time::now;
 use crate::domain::webhook::Category;
 use crate::domain::webhook_event::{EventType, event_data};
@@ -97,7 +97,7 @@ impl WriteTx {
             message
                 .status
                 .as_deref()
-                .unwrap_or(crate::domain::mt_message::QUEUED),
+                .unwrap_or(MtStatus::Queued.as_str()),
         )
         .bind(serde_json::to_string(&doc).map_err(|e| StoreError::Corrupt(e.to_string()))?)
         .bind(notification_id)
@@ -107,7 +107,11 @@ impl WriteTx {
         .await?;
         let id: i64 = row.try_get("id")?;
         mt_event(&mut self.tx, id, EventType::Created).await?;
-        if message.status.as_deref().is_none_or(|s| s == QUEUED) {
+        if message
+            .status
+            .as_deref()
+            .is_none_or(|s| s == MtStatus::Queued.as_str())
+        {
             self.queue_garmin_delivery(tenant_code, device_id, id, message, notification_id)
                 .await?;
         }
@@ -154,11 +158,11 @@ impl WriteTx {
         };
         let delivery = NewDelivery {
             tenant_code: tenant_code.to_string(),
-            channel: delivery::GARMIN,
+            channel: Channel::Garmin,
             target: imei.map(str::to_string),
             subject: None,
             body: serde_json::to_string(&body).map_err(|e| StoreError::Corrupt(e.to_string()))?,
-            status: delivery::PENDING,
+            status: DeliveryStatus::Pending,
             notification_id,
             alert_id: None,
             message_id: None,
@@ -244,9 +248,8 @@ impl Store {
         &self,
         tenant_code: &str,
         device_id: &str,
-        kind: &str,
+        kind: MtType,
     ) -> StoreResult<Option<MtMessage>> {
-        use crate::domain::mt_message::SENT;
         let oldest = "SELECT id FROM mt_messages
              WHERE tenant_code = $1 AND device_id = $2 AND status = $3 AND kind = $4
              ORDER BY id LIMIT 1";
@@ -254,8 +257,8 @@ impl Store {
         let Some(row) = sqlx::query(oldest)
             .bind(tenant_code)
             .bind(device_id)
-            .bind(QUEUED)
-            .bind(kind)
+            .bind(MtStatus::Queued.as_str())
+            .bind(kind.as_str())
             .fetch_optional(&self.pool)
             .await?
         else {
@@ -268,11 +271,11 @@ impl Store {
                 "UPDATE mt_messages SET status = $1, updated_at = $2, etag = $3
                  WHERE id = $4 AND status = $5",
             )
-            .bind(SENT)
+            .bind(MtStatus::Sent.as_str())
             .bind(to_micros(now()))
             .bind(new_etag())
             .bind(id)
-            .bind(QUEUED)
+            .bind(MtStatus::Queued.as_str())
             .execute(&mut *tx)
             .await?;
             if taken.rows_affected() == 1 {
@@ -282,8 +285,8 @@ impl Store {
             match sqlx::query(oldest)
                 .bind(tenant_code)
                 .bind(device_id)
-                .bind(QUEUED)
-                .bind(kind)
+                .bind(MtStatus::Queued.as_str())
+                .bind(kind.as_str())
                 .fetch_optional(&mut *tx)
                 .await?
             {
@@ -307,7 +310,7 @@ impl Store {
         tenant_code: &str,
         device_id: &str,
         id: i64,
-        status: &str,
+        status: MtStatus,
     ) -> StoreResult<()> {
         match self
             .set_mt_status(tenant_code, device_id, id, status, None)
@@ -327,23 +330,25 @@ impl Store {
         tenant_code: &str,
         device_id: &str,
         id: i64,
-        status: &str,
+        status: MtStatus,
         if_match: Option<&str>,
     ) -> StoreResult<()> {
         let keys = [Key::Id(id), Key::Text(tenant_code), Key::Text(device_id)];
         let mut tx = self.begin_write().await?;
         self.check_version(&mut tx, mt_row(&keys), if_match).await?;
-        let current: String = sqlx::query("SELECT status FROM mt_messages WHERE id = $1")
+        let current: MtStatus = sqlx::query("SELECT status FROM mt_messages WHERE id = $1")
             .bind(id)
             .fetch_one(&mut *tx)
             .await?
-            .try_get("status")?;
-        check_transition(&current, status).map_err(StoreError::Conflict)?;
+            .try_get::<String, _>("status")?
+            .parse()
+            .map_err(|e| StoreError::Corrupt(format!("MT message {id}: {e}")))?;
+        check_transition(current, status).map_err(StoreError::Conflict)?;
         if current != status {
             sqlx::query(
                 "UPDATE mt_messages SET status = $1, updated_at = $2, etag = $3 WHERE id = $4",
             )
-            .bind(status.to_string())
+            .bind(status.as_str())
             .bind(to_micros(now()))
             .bind(new_etag())
             .bind(id)

@@ -15,7 +15,7 @@ use super::receiver_backlog::{hold_back_statement, release_statement};
 use super::reports::{ODOMETER_CANDIDATE_SQL, TRACK_CHUNK_SQL};
 use super::temp_file::TempSqliteFile;
 use super::{Backend, ClaimFilter, Store};
-use crate::domain::delivery::UNSENT_STATUSES;
+use crate::domain::delivery::DeliveryStatus;
 use sqlx::Row;
 
 /// A migrated SQLite store in a fresh file, removed on drop.
@@ -270,7 +270,7 @@ async fn pending_deliveries_are_listed_from_the_due_index() {
 #[tokio::test]
 async fn a_rare_status_is_listed_through_the_unsent_index() {
     let db = plan_store().await;
-    for status in UNSENT_STATUSES {
+    for status in DeliveryStatus::UNSENT {
         assert_eq!(
             plan(
                 &db.store,
@@ -304,7 +304,10 @@ async fn queue_counts_read_their_indexes_only() {
 
 #[test]
 fn the_unsent_index_predicate_names_the_unsent_statuses() {
-    let quoted: Vec<String> = UNSENT_STATUSES.iter().map(|s| format!("'{s}'")).collect();
+    let quoted: Vec<String> = DeliveryStatus::UNSENT
+        .iter()
+        .map(|s| format!("'{s}'"))
+        .collect();
     assert_eq!(
         UNSENT_PREDICATE,
         format!("status IN ({})", quoted.join(", "))

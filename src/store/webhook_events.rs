@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use jiff::Timestamp;
 
 use super::{Store, StoreResult, Tx, WriteTx, from_doc, to_micros};
-use crate::domain::delivery::{PENDING, WEBHOOK};
+use crate::domain::delivery::{Channel, DeliveryStatus};
 use crate::domain::mo_message::MoMessage;
 use crate::domain::time::now;
 use crate::domain::webhook::{Category, WebhookSettings};
@@ -107,10 +107,10 @@ async fn insert_events(
         for (event, url) in chunk {
             query = query
                 .bind(to_tenant)
-                .bind(WEBHOOK)
+                .bind(Channel::Webhook.as_str())
                 .bind(url.as_str())
                 .bind(event.body.as_str())
-                .bind(PENDING)
+                .bind(DeliveryStatus::Pending.as_str())
                 .bind(event.id.as_str())
                 .bind(event.device_id.as_deref())
                 .bind(to_micros(event.at))
@@ -176,14 +176,14 @@ pub(super) struct MessageEvent {
 impl MessageEvent {
     /// Whether a delivery row is one (a webhook without a body, naming its message).
     pub(super) fn of(
-        channel: &str,
+        channel: Channel,
         body: &str,
         message_id: Option<i64>,
         event_id: Option<&str>,
         tenant_code: &str,
         at: Timestamp,
     ) -> Option<Self> {
-        (channel == WEBHOOK && body.is_empty()).then_some(())?;
+        (channel == Channel::Webhook && body.is_empty()).then_some(())?;
         Some(Self {
             message_id: message_id?,
             event_id: event_id?.to_string(),

@@ -33,8 +33,9 @@ use receivers::{Outages, SlowAttempts, UrlSlot};
 use super::StepOutcome;
 use crate::channels::webhook::WebhookAuth;
 use crate::channels::{Attempt, Channels};
-use crate::domain::delivery::{self, Receiver};
+use crate::domain::delivery::{Channel, Receiver};
 use crate::domain::gateways::garmin_mt::GarminMt;
+use crate::domain::mt_message::MtStatus;
 use crate::domain::retry::{AttemptOutcome, RetryPolicy, Settlement};
 use crate::domain::time::now;
 use crate::services::ingest::IngestBacklog;
@@ -306,7 +307,7 @@ impl DeliveryWorker {
                     .get(&(d.tenant_code.clone(), d.target.clone()))
                     .cloned()
                     .flatten();
-                if let (true, Some(url)) = (d.channel == delivery::WEBHOOK, &d.target) {
+                if let (true, Some(url)) = (d.channel == Channel::Webhook, &d.target) {
                     urls.insert(d.id, url.clone());
                 }
                 attempt(
@@ -369,7 +370,7 @@ impl DeliveryWorker {
         let held = self.store.hold_back_busy_urls(busy_urls, at, until).await?;
         for (tenant_code, url) in &held {
             self.outages
-                .held_back(Receiver::of(delivery::WEBHOOK, tenant_code, Some(url)));
+                .held_back(Receiver::of(Channel::Webhook, tenant_code, Some(url)));
         }
         if !held.is_empty() {
             tracing::info!(
@@ -402,7 +403,7 @@ impl DeliveryWorker {
     ) -> anyhow::Result<HashMap<(String, Option<String>), Option<WebhookAuth>>> {
         let mut settings = HashMap::new();
         let mut auths = HashMap::new();
-        for d in claimed.iter().filter(|d| d.channel == delivery::WEBHOOK) {
+        for d in claimed.iter().filter(|d| d.channel == Channel::Webhook) {
             if !settings.contains_key(&d.tenant_code) {
                 let stored = self.store.get_webhooks(&d.tenant_code).await?;
                 settings.insert(d.tenant_code.clone(), stored);
@@ -440,7 +441,7 @@ async fn release(store: &Store, recovered: Vec<Receiver>) {
             Ok(0) => {}
             Ok(released) => {
                 metrics::counter!("safetrack_delivery_retries_released_total",
-                    "channel" => receiver.channel.clone())
+                    "channel" => receiver.channel.as_str())
                 .increment(released);
                 // The channel, never the URL (it may carry a token).
                 tracing::info!(
@@ -473,10 +474,9 @@ fn warn_of_lost_leases(settlements: &[(i64, Settlement)], ours: &[bool]) {
 /// A `Garmin` delivery's MT message follows its outcome: `Sent` once Garmin took it,
 /// `Failed` once it failed for good; a retry leaves it `Queued`.
 async fn follow_mt(store: &Store, d: &ClaimedDelivery, settlement: &Settlement) {
-    use crate::domain::mt_message::{FAILED, SENT};
     let status = match settlement {
-        Settlement::Sent { .. } => SENT,
-        Settlement::Failed { .. } | Settlement::Expired { .. } => FAILED,
+        Settlement::Sent { .. } => MtStatus::Sent,
+        Settlement::Failed { .. } | Settlement::Expired { .. } => MtStatus::Failed,
         Settlement::Retry { .. } | Settlement::NotConfigured => return,
     };
     let Ok(mt) = serde_json::from_str::<GarminMt>(&d.body) else {
@@ -503,7 +503,7 @@ async fn attempt(
 ) -> Attempted {
     let started = Instant::now();
     let sending = channels.attempt(Attempt {
-        channel: &d.channel,
+        channel: d.channel,
         target: d.target.as_deref(),
         subject: d.subject.as_deref(),
         body: &d.body,
@@ -526,17 +526,17 @@ async fn attempt(
     };
     let jitter = rand::thread_rng().gen_range(-1.0..=1.0);
     let settlement = retry.settle(outcome, d.attempt, d.queued_at, now(), jitter);
-    if d.channel == delivery::GARMIN {
+    if d.channel == Channel::Garmin {
         follow_mt(&store, &d, &settlement).await;
     }
     let took = started.elapsed();
     let label = settlement_label(&settlement);
     metrics::counter!("safetrack_delivery_attempts_total",
-        "channel" => d.channel.clone(), "outcome" => label)
+        "channel" => d.channel.as_str(), "outcome" => label)
     .increment(1);
     if let Settlement::Sent { at, .. } = &settlement {
         let latency = at.duration_since(d.created_at).as_secs_f64().max(0.0);
-        metrics::histogram!("safetrack_delivery_latency_seconds", "channel" => d.channel.clone())
+        metrics::histogram!("safetrack_delivery_latency_seconds", "channel" => d.channel.as_str())
             .record(latency);
     }
     // Never the target, body or any credential: ids, channel, outcome, timing.
@@ -558,7 +558,7 @@ async fn attempt(
     Attempted {
         id: d.id,
         settlement,
-        receiver: Receiver::of(&d.channel, &d.tenant_code, d.target.as_deref()),
+        receiver: Receiver::of(d.channel, &d.tenant_code, d.target.as_deref()),
         heard,
     }
 }

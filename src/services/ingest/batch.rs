@@ -6,14 +6,14 @@ use std::sync::Arc;
 
 use jiff::Timestamp;
 
-use super::matching::{Changes, Context, Occurrence};
+use super::matching::{Changes, Occurrence, UnitOfWork};
 use super::{Pipeline, ProcessedMessage, Triggered};
 use crate::domain::device::Device;
 use crate::domain::device_state::DeviceState;
-use crate::domain::mo_message::{GeofenceRef, StorableMessage};
+use crate::domain::mo_message::{GeofenceRef, MoMessage, StorableMessage};
 use crate::domain::tenant::TenantNode;
 use crate::domain::time::now;
-use crate::domain::webhook::Category;
+use crate::domain::webhook::{Category, WebhookSettings};
 use crate::domain::webhook_event::WebhookEvent;
 use crate::services::rules::TenantRules;
 use crate::services::stream::Payload;
@@ -41,6 +41,41 @@ impl AppliedBatch {
     /// The batch as submitted, to apply again in another transaction.
     pub(super) fn into_submitted(self) -> (TenantNode, String, Vec<StorableMessage>) {
         (self.node, self.device_id, self.batch)
+    }
+
+    /// Message `i` (its `record` as posted) as answered, and whether it repeats another:
+    /// its id and ETag, or the original of a retry (`originals`, read by id).
+    fn answer(
+        &self,
+        i: usize,
+        record: MoMessage,
+        originals: &HashMap<i64, MoMessage>,
+    ) -> Option<(MoMessage, bool)> {
+        let stored_now = |slot: usize| (self.ids[slot].0, Some(self.ids[slot].1.clone()));
+        let ((id, etag), duplicate) = match self.placement[i] {
+            Ok(slot) => (stored_now(slot), false),
+            Err(Duplicate::Stored(id)) => ((id, None), true),
+            Err(Duplicate::InBatch(first)) => {
+                (stored_now(*self.placement[first].as_ref().ok()?), true)
+            }
+        };
+        let retry = matches!(self.placement[i], Err(Duplicate::Stored(_)));
+        // A retry of a message stored by an earlier request: answer with that one.
+        let mut record = if retry {
+            originals.get(&id).cloned().unwrap_or(record)
+        } else {
+            record
+        };
+        record.message_id = Some(id.to_string());
+        if etag.is_some() {
+            record.etag = etag;
+        }
+        record.device_id = Some(self.device_id.clone());
+        if !retry {
+            record.received_at_server = Some(self.received);
+            record.containing_geofences = self.inside[i].clone().unwrap_or_default();
+        }
+        Some((record, duplicate))
     }
 
     /// What the stream shows of this batch (see `announcement`).
@@ -92,6 +127,131 @@ enum Duplicate {
     InBatch(usize),
 }
 
+/// A batch and what was worked out for each message before the insert.
+struct Prepared<'a> {
+    batch: &'a [StorableMessage],
+    /// Each message's time: when it was sent, else when the batch arrived.
+    times: Vec<Timestamp>,
+    /// The geofences containing each message's position (None: it has none).
+    inside: Vec<Option<Vec<GeofenceRef>>>,
+    received: Timestamp,
+}
+
+/// Where each message of a batch went.
+struct Placed {
+    /// For each message: Ok(its slot in `ids`) or Err(which one it repeats).
+    placement: Vec<Result<usize, Duplicate>>,
+    /// The messages stored now: id and ETag.
+    ids: Vec<(i64, String)>,
+}
+
+/// Settles repeats within the batch (same `SequenceNumber` and `SentFromDevice`): for
+/// each message, Ok(its index in the insert list) or Err(the earlier one it repeats);
+/// and the insert list. Retries of messages stored by earlier requests are settled by
+/// the insert itself (`insert_new_messages`).
+fn place_in_batch<'a>(
+    prepared: &Prepared<'a>,
+) -> (Vec<Result<usize, Duplicate>>, Vec<NewMessage<'a>>) {
+    let mut first_in_batch: HashMap<(i64, i64), usize> = HashMap::new();
+    let mut placement = Vec::with_capacity(prepared.batch.len());
+    let mut inserts = Vec::new();
+    for (i, m) in prepared.batch.iter().enumerate() {
+        let key = m
+            .record
+            .sequence_number
+            .zip(m.record.sent_from_device)
+            .map(|(seq, sent)| (seq, sent.as_microsecond()));
+        if let Some(key) = key {
+            if let Some(first) = first_in_batch.get(&key) {
+                placement.push(Err(Duplicate::InBatch(*first)));
+                continue;
+            }
+            first_in_batch.insert(key, i);
+        }
+        placement.push(Ok(inserts.len()));
+        inserts.push(NewMessage {
+            message: m,
+            geofences: prepared.inside[i]
+                .as_ref()
+                .filter(|g| !g.is_empty())
+                .and_then(|g| serde_json::to_string(g).ok()),
+            received_at: prepared.received,
+            message_time: prepared.times[i],
+        });
+    }
+    (placement, inserts)
+}
+
+/// Inserts the batch's new messages; returns where each message went.
+async fn store_messages(
+    tx: &mut WriteTx,
+    tenant_code: &str,
+    device_id: &str,
+    prepared: &Prepared<'_>,
+) -> StoreResult<Placed> {
+    let (placement, inserts) = place_in_batch(prepared);
+    let outcomes = if inserts.is_empty() {
+        Vec::new()
+    } else {
+        tx.insert_new_messages(tenant_code, device_id, &inserts)
+            .await?
+    };
+    Ok(renumber(placement, outcomes))
+}
+
+/// The placement renumbered after the insert: slots index the messages stored now; a
+/// retry of a stored message (and any repeat of it in this batch) points at the original.
+fn renumber(mut placement: Vec<Result<usize, Duplicate>>, outcomes: Vec<Inserted>) -> Placed {
+    let mut ids = Vec::with_capacity(outcomes.len());
+    let mut slots = Vec::with_capacity(outcomes.len());
+    for outcome in outcomes {
+        slots.push(match outcome {
+            Inserted::New { id, etag } => {
+                ids.push((id, etag));
+                Ok(ids.len() - 1)
+            }
+            Inserted::Stored(id) => Err(Duplicate::Stored(id)),
+        });
+    }
+    for i in 0..placement.len() {
+        placement[i] = match placement[i] {
+            Ok(offered) => slots[offered],
+            Err(Duplicate::InBatch(first)) => match placement[first] {
+                Err(Duplicate::Stored(id)) => Err(Duplicate::Stored(id)),
+                _ => Err(Duplicate::InBatch(first)),
+            },
+            stored => stored,
+        };
+    }
+    Placed { placement, ids }
+}
+
+/// The `MoMessage` webhook events of the messages stored now, if the tenant's webhooks
+/// want them (rendered from the stored message when the delivery is read). Returns how
+/// many deliveries were queued.
+async fn emit_message_events(
+    tx: &mut WriteTx,
+    node: &TenantNode,
+    device_id: &str,
+    webhooks: Option<&WebhookSettings>,
+    placed: &Placed,
+    received: Timestamp,
+) -> StoreResult<usize> {
+    let Some(webhooks) = webhooks
+        .filter(|w| !placed.ids.is_empty() && w.urls.iter().any(|u| u.wants(Category::MoMessage)))
+    else {
+        return Ok(0);
+    };
+    let events: Vec<WebhookEvent> = placed
+        .placement
+        .iter()
+        .filter_map(|p| p.as_ref().ok())
+        .map(|slot| WebhookEvent::for_stored_message(received, placed.ids[*slot].0, device_id))
+        .collect();
+    tx.emit_events_with(webhooks, &node.code, Category::MoMessage, &events)
+        .await
+}
+
 impl Pipeline {
     /// Stores a validated batch from `device_id` of tenant `node` and processes it inside
     /// `tx` (not committed here). `NotFound` when the device is not the tenant's.
@@ -130,137 +290,49 @@ impl Pipeline {
         } = context;
         let rules = self.rules.get_at(tx, node, rules_version).await?;
         let received = now();
-        let times: Vec<Timestamp> = batch
-            .iter()
-            .map(|m| m.record.sent_from_device.unwrap_or(received))
-            .collect();
-        let inside = match containment.filter(|c| c.rules_version == rules_version) {
-            Some(worked_out) => worked_out.inside,
-            None => containing(&rules, &batch),
+        let prepared = Prepared {
+            times: batch
+                .iter()
+                .map(|m| m.record.sent_from_device.unwrap_or(received))
+                .collect(),
+            inside: match containment.filter(|c| c.rules_version == rules_version) {
+                Some(worked_out) => worked_out.inside,
+                None => containing(&rules, &batch),
+            },
+            batch: &batch,
+            received,
         };
         let state_before = state.clone();
-
-        // Repeats within the batch are settled here; retries of messages stored by
-        // earlier requests by the insert itself (`insert_new_messages`).
-        let mut first_in_batch: HashMap<(i64, i64), usize> = HashMap::new();
-        // For each message: Ok(index into the insert list) or Err(which one it repeats).
-        let mut placement: Vec<Result<usize, Duplicate>> = Vec::with_capacity(batch.len());
-        let mut inserts = Vec::new();
-        for (i, m) in batch.iter().enumerate() {
-            let key = m
-                .record
-                .sequence_number
-                .zip(m.record.sent_from_device)
-                .map(|(seq, sent)| (seq, sent.as_microsecond()));
-            if let Some(key) = key {
-                if let Some(first) = first_in_batch.get(&key) {
-                    placement.push(Err(Duplicate::InBatch(*first)));
-                    continue;
-                }
-                first_in_batch.insert(key, i);
-            }
-            placement.push(Ok(inserts.len()));
-            inserts.push(NewMessage {
-                message: m,
-                geofences: inside[i]
-                    .as_ref()
-                    .filter(|g| !g.is_empty())
-                    .and_then(|g| serde_json::to_string(g).ok()),
-                received_at: received,
-                message_time: times[i],
-            });
-        }
-        let outcomes = if inserts.is_empty() {
-            Vec::new()
-        } else {
-            tx.insert_new_messages(&node.code, device_id, &inserts)
-                .await?
-        };
-        // Renumbered: slots index the messages stored now; a retry of a stored message
-        // (and any repeat of it in this batch) points at the original.
-        let mut ids = Vec::with_capacity(outcomes.len());
-        let mut slots = Vec::with_capacity(outcomes.len());
-        for outcome in outcomes {
-            slots.push(match outcome {
-                Inserted::New { id, etag } => {
-                    ids.push((id, etag));
-                    Ok(ids.len() - 1)
-                }
-                Inserted::Stored(id) => Err(Duplicate::Stored(id)),
-            });
-        }
-        for i in 0..placement.len() {
-            placement[i] = match placement[i] {
-                Ok(offered) => slots[offered],
-                Err(Duplicate::InBatch(first)) => match placement[first] {
-                    Err(Duplicate::Stored(id)) => Err(Duplicate::Stored(id)),
-                    _ => Err(Duplicate::InBatch(first)),
-                },
-                stored => stored,
-            };
-        }
-        let mut emitted = 0;
-        if let Some(webhooks) = webhooks
-            .as_ref()
-            .filter(|w| !ids.is_empty() && w.urls.iter().any(|u| u.wants(Category::MoMessage)))
-        {
-            // Rendered from the stored message when the delivery is read.
-            let events: Vec<WebhookEvent> = placement
-                .iter()
-                .filter_map(|p| p.as_ref().ok())
-                .map(|slot| WebhookEvent::for_stored_message(received, ids[*slot].0, device_id))
-                .collect();
-            emitted = tx
-                .emit_events_with(webhooks, &node.code, Category::MoMessage, &events)
-                .await?;
-        }
-
-        // Evaluate in message-time order, so the state moves forward through the batch.
-        let mut order: Vec<usize> = (0..batch.len()).filter(|i| placement[*i].is_ok()).collect();
-        order.sort_by_key(|i| (times[*i], *i));
-        let context = Context {
-            node,
-            webhooks: webhooks.as_ref(),
-        };
+        let placed = store_messages(tx, &node.code, device_id, &prepared).await?;
+        let emitted =
+            emit_message_events(tx, node, device_id, webhooks.as_ref(), &placed, received).await?;
         let mut changes = Changes {
             queued_deliveries: emitted > 0,
             ..Changes::default()
         };
-        let mut late = vec![false; batch.len()];
-        let mut triggered: Vec<Vec<Triggered>> = vec![Vec::new(); batch.len()];
-        for i in order {
-            let Ok(slot) = placement[i] else { continue };
-            let id = ids[slot].0;
-            let message = &batch[i].record;
-            let observation = state.observe(message, id, times[i], inside[i].clone());
-            late[i] = observation.late;
-            triggered[i] = self
-                .match_notifications(
-                    tx,
-                    &context,
-                    &rules,
-                    &mut device,
-                    &mut state,
-                    observation,
-                    Occurrence {
-                        message: Some((id, message)),
-                        time: times[i],
-                    },
-                    &mut changes,
-                )
-                .await?;
-        }
+        let mut unit = UnitOfWork {
+            tx,
+            node,
+            webhooks: webhooks.as_ref(),
+            device: &mut device,
+            state: &mut state,
+            changes: &mut changes,
+        };
+        let (late, triggered) = self
+            .evaluate_batch(&mut unit, &rules, &prepared, &placed)
+            .await?;
         super::matching::write_deliveries(tx, &mut changes).await?;
         changes.device_changed |= state != state_before;
         if state != state_before {
             tx.save_state(&node.code, device_id, &state).await?;
         }
+        let Prepared { inside, .. } = prepared;
         Ok(AppliedBatch {
             node: node.clone(),
             device_id: device_id.to_string(),
             batch,
-            placement,
-            ids,
+            placement: placed.placement,
+            ids: placed.ids,
             received,
             inside,
             late,
@@ -271,30 +343,53 @@ impl Pipeline {
         })
     }
 
+    /// Evaluates the stored messages in message-time order, so the state moves forward
+    /// through the batch. Returns, per message, whether it was late and what it triggered.
+    async fn evaluate_batch(
+        &self,
+        unit: &mut UnitOfWork<'_>,
+        rules: &TenantRules,
+        prepared: &Prepared<'_>,
+        placed: &Placed,
+    ) -> StoreResult<(Vec<bool>, Vec<Vec<Triggered>>)> {
+        let count = prepared.batch.len();
+        let times = &prepared.times;
+        let mut order: Vec<usize> = (0..count)
+            .filter(|i| placed.placement[*i].is_ok())
+            .collect();
+        order.sort_by_key(|i| (times[*i], *i));
+        let mut late = vec![false; count];
+        let mut triggered: Vec<Vec<Triggered>> = vec![Vec::new(); count];
+        for i in order {
+            let Ok(slot) = placed.placement[i] else {
+                continue;
+            };
+            let id = placed.ids[slot].0;
+            let message = &prepared.batch[i].record;
+            let inside = prepared.inside[i].clone();
+            let observation = unit.state.observe(message, id, times[i], inside);
+            late[i] = observation.late;
+            let occurrence = Occurrence {
+                message: Some((id, message)),
+                time: times[i],
+            };
+            triggered[i] = self
+                .match_notifications(unit, rules, observation, occurrence)
+                .await?;
+        }
+        Ok((late, triggered))
+    }
+
     /// After the batch's transaction committed: the answer, and the stream told.
     /// (`AppliedBatch::announcement` tells it on PostgreSQL, before the commit.)
     pub(super) async fn finish_batch(
         &self,
-        applied: AppliedBatch,
+        mut applied: AppliedBatch,
     ) -> StoreResult<Vec<ProcessedMessage>> {
-        let AppliedBatch {
-            node,
-            device_id,
-            batch,
-            placement,
-            ids,
-            received,
-            inside,
-            late,
-            mut triggered,
-            device,
-            state,
-            changes,
-        } = applied;
-        let (node, device_id) = (&node, device_id.as_str());
         // Retries of messages stored by earlier requests are answered with those
         // originals, read in one query (a gateway may resend a whole batch).
-        let resent: Vec<i64> = placement
+        let resent: Vec<i64> = applied
+            .placement
             .iter()
             .filter_map(|p| match p {
                 Err(Duplicate::Stored(id)) => Some(*id),
@@ -304,46 +399,36 @@ impl Pipeline {
         let originals = if resent.is_empty() {
             HashMap::new()
         } else {
+            let (code, device_id) = (&applied.node.code, applied.device_id.as_str());
             self.store
-                .get_messages(&node.code, Some(device_id), &resent)
+                .get_messages(code, Some(device_id), &resent)
                 .await?
         };
+        let batch = std::mem::take(&mut applied.batch);
         let mut processed = Vec::with_capacity(batch.len());
         let mut payloads = Vec::new();
         for (i, m) in batch.into_iter().enumerate() {
-            let (id, etag, duplicate) = match placement[i] {
-                Ok(slot) => (ids[slot].0, Some(ids[slot].1.clone()), false),
-                Err(Duplicate::Stored(id)) => (id, None, true),
-                Err(Duplicate::InBatch(first)) => match placement[first] {
-                    Ok(slot) => (ids[slot].0, Some(ids[slot].1.clone()), true),
-                    Err(_) => continue,
-                },
+            let Some((record, duplicate)) = applied.answer(i, m.record, &originals) else {
+                continue;
             };
-            let mut record = match placement[i] {
-                // A retry of a message stored by an earlier request: answer with that one.
-                Err(Duplicate::Stored(_)) => originals.get(&id).cloned().unwrap_or(m.record),
-                _ => m.record,
-            };
-            record.message_id = Some(id.to_string());
-            if etag.is_some() {
-                record.etag = etag;
-            }
-            record.device_id = Some(device_id.to_string());
-            if !matches!(placement[i], Err(Duplicate::Stored(_))) {
-                record.received_at_server = Some(received);
-                record.containing_geofences = inside[i].clone().unwrap_or_default();
-            }
             if !duplicate && self.streams_locally() {
                 payloads.push(Payload::MoMessage(Arc::new(record.clone())));
             }
             processed.push(ProcessedMessage {
                 message: record,
-                late: late[i],
+                late: applied.late[i],
                 duplicate,
-                notifications: std::mem::take(&mut triggered[i]),
+                notifications: std::mem::take(&mut applied.triggered[i]),
             });
         }
-        self.publish(node, &device, &state, changes, payloads);
+        let AppliedBatch {
+            node,
+            device,
+            state,
+            changes,
+            ..
+        } = applied;
+        self.publish(&node, &device, &state, changes, payloads);
         Ok(processed)
     }
 }

@@ -4,11 +4,14 @@
 //! The scheduler's missed check-ins go through the same matching (`run_missed_check_in`).
 //!
 //! - `batch.rs` — one batch inside a transaction, and its answer after the commit;
-//! - `matching.rs` — notifications evaluated and matches acted on;
+//! - `matching.rs` — notifications evaluated, and each match's facts looked up and its
+//!   effects planned (`domain::match_effects`);
+//! - `effects.rs` — a match's effects applied in the transaction;
 //! - `group.rs` — on SQLite, batches of concurrent requests share one transaction (group
 //!   commit): one fsync for several acknowledgements, each still sent after its commit.
 
 mod batch;
+mod effects;
 mod group;
 mod matching;
 

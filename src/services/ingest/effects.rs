@@ -1,0 +1,172 @@
+//! A match's effects (`domain::match_effects::Effect`) applied in order inside the unit
+//! of work's transaction: what the plan could not know — the alert's id, an MT
+//! message's id, whether the group still exists — comes from the writes themselves.
+
+use jiff::Timestamp;
+
+use super::matching::UnitOfWork;
+use crate::domain::alert::{Alert, TimelineKind};
+use crate::domain::match_effects::{AlertRaise, Effect, PlannedDelivery};
+use crate::domain::webhook::Category;
+use crate::domain::webhook_event::{EventType, event_data};
+use crate::store::{AlertEvent, AlertMatch, NewDelivery, StoreResult};
+
+/// What every delivery of one match shares.
+pub(super) struct DeliveryBase {
+    pub(super) notification_id: i64,
+    pub(super) message_id: Option<i64>,
+    /// The match's instant (the plan's clock): deliveries are created, and check-in
+    /// changes made, at it.
+    pub(super) at: Timestamp,
+}
+
+/// Applies `effects` in order; returns the alert raised or joined, if any. Deliveries go
+/// to `changes.deliveries`, written once the unit's matching is done.
+pub(super) async fn apply_effects(
+    unit: &mut UnitOfWork<'_>,
+    base: &DeliveryBase,
+    effects: Vec<Effect>,
+) -> StoreResult<Option<Alert>> {
+    let mut alert: Option<Alert> = None;
+    let alert_id = |alert: &Option<Alert>| -> Option<i64> {
+        alert.as_ref()?.alert_id.as_deref()?.parse().ok()
+    };
+    let at = base.at;
+    for effect in effects {
+        match effect {
+            Effect::RaiseOrJoinAlert(raise) => {
+                alert = Some(raise_or_join(unit, base, &raise).await?);
+            }
+            Effect::Webhook(fired) => {
+                let Some(webhooks) = unit.webhooks else {
+                    continue;
+                };
+                let event = fired.event(&unit.node.code, alert.as_ref());
+                let category = Category::EventNotification;
+                let emitted = unit
+                    .tx
+                    .emit_events_with(webhooks, &unit.node.code, category, &[event])
+                    .await?;
+                if emitted > 0 {
+                    unit.changes.queued_deliveries = true;
+                    unit.changes.alerting_queued = true;
+                }
+            }
+            Effect::Deliver(planned) => {
+                let delivery = new_delivery(unit, base, alert_id(&alert), planned, None);
+                unit.changes.deliveries.push(delivery);
+            }
+            Effect::QueueMt {
+                device_id,
+                message,
+                delivery,
+            } => {
+                let code = &unit.node.code;
+                let notification = Some(base.notification_id);
+                let mt_id = unit
+                    .tx
+                    .queue_mt_message(code, &device_id, &message, notification)
+                    .await?;
+                let delivery = new_delivery(unit, base, alert_id(&alert), delivery, Some(mt_id));
+                unit.changes.deliveries.push(delivery);
+            }
+            Effect::MoveToGroup(group) => move_to_group(unit, group).await?,
+            Effect::SetCheckInInterval(minutes) => {
+                unit.state.set_check_in_interval(Some(minutes), at)
+            }
+            Effect::PauseCheckIns(paused) => unit.state.pause_check_in(paused, at),
+        }
+    }
+    Ok(alert)
+}
+
+/// Raises or joins the alert, and records the match's step on its timeline: `Raised`,
+/// or `Matched` with the count it brought the alert to.
+async fn raise_or_join(
+    unit: &mut UnitOfWork<'_>,
+    base: &DeliveryBase,
+    raise: &AlertRaise,
+) -> StoreResult<Alert> {
+    let device_id = unit.device.device_id.clone().unwrap_or_default();
+    let (alert, raised) = unit
+        .tx
+        .raise_or_join_alert(&AlertMatch {
+            tenant_code: &unit.node.code,
+            device_id: &device_id,
+            notification_id: base.notification_id,
+            notification_name: &raise.notification_name,
+            severity: raise.severity,
+            at: raise.at,
+            position: raise.position,
+            geofences: &raise.geofences,
+            message_id: raise.message_id,
+            late: raise.late,
+            escalate_at: raise.escalate_at,
+        })
+        .await?;
+    if let Some(id) = alert.alert_id.as_deref().and_then(|id| id.parse().ok()) {
+        let kind = if raised {
+            TimelineKind::Raised
+        } else {
+            TimelineKind::Matched
+        };
+        let step = AlertEvent {
+            message_id: raise.message_id,
+            position: raise.position,
+            count: (!raised).then_some(alert.match_count),
+            ..AlertEvent::new(kind, raise.at, None)
+        };
+        unit.tx.record_alert_event(id, &step).await?;
+    }
+    Ok(alert)
+}
+
+/// `ChangeGroup`: the device moves if the group still exists, and the move is a device
+/// event.
+async fn move_to_group(unit: &mut UnitOfWork<'_>, group: i64) -> StoreResult<()> {
+    let device_id = unit.device.device_id.clone().unwrap_or_default();
+    if !unit
+        .tx
+        .move_device(&unit.node.code, &device_id, group)
+        .await?
+    {
+        return Ok(());
+    }
+    unit.device.group_id = Some(group.to_string());
+    let shown = event_data(&unit.device.clone().with_state(unit.state));
+    unit.tx
+        .emit_events(
+            &unit.node.code,
+            Category::Device,
+            EventType::Updated,
+            vec![shown],
+        )
+        .await?;
+    Ok(())
+}
+
+fn new_delivery(
+    unit: &UnitOfWork<'_>,
+    base: &DeliveryBase,
+    alert_id: Option<i64>,
+    planned: PlannedDelivery,
+    mt_message_id: Option<i64>,
+) -> NewDelivery {
+    NewDelivery {
+        tenant_code: unit.node.code.clone(),
+        channel: planned.channel,
+        target: planned.target,
+        subject: planned.subject,
+        body: planned.body,
+        status: planned.status,
+        notification_id: Some(base.notification_id),
+        alert_id,
+        message_id: base.message_id,
+        mt_message_id,
+        device_id: unit.device.device_id.clone(),
+        event_id: None,
+        created_at: base.at,
+        next_attempt_at: planned.next_attempt_at,
+        sent_at: planned.sent_at,
+    }
+}
