@@ -11,8 +11,8 @@ use syn::{Attribute, Block, ImplItemFn, ItemFn, ItemMod, Signature, TraitItemFn}
 
 const MAX_LINES: usize = 80;
 
-/// Files being reworked as plan and apply (issue 34), wholly allowed meanwhile.
-const FILES_NOT_YET: &[&str] = &["src/services/ingest/", "src/services/recipients.rs"];
+/// Files wholly allowed while being reworked (none now).
+const FILES_NOT_YET: &[&str] = &[];
 
 /// Functions still over the limit: (file, function).
 const FUNCTIONS_NOT_YET: &[(&str, &str)] = &[
@@ -20,7 +20,6 @@ const FUNCTIONS_NOT_YET: &[(&str, &str)] = &[
     ("src/domain/gateways/garmin.rs", "parse_event"),
     ("src/domain/itinerary/segments.rs", "validated"),
     ("src/domain/itinerary/times.rs", "resolve_pair"),
-    ("src/domain/webhook.rs", "validated"),
     ("src/services/escalation.rs", "run_round"),
 ];
 
