@@ -26,8 +26,8 @@ fn device_columns() -> String {
 const WITH_STATE: &str = "devices d LEFT JOIN device_states s
     ON s.tenant_code = d.tenant_code AND s.device_id = d.device_id";
 
-/// Whose deleted devices a listing covers.
-pub enum DeletedDeviceScope<'a> {
+/// Whose devices (or deleted devices) a listing covers.
+pub enum DeviceListScope<'a> {
     Tenant(&'a str),
     /// The tenant with this path and its descendants.
     Subtree(&'a str),
@@ -90,16 +90,32 @@ impl Store {
         Ok(found)
     }
 
-    pub async fn list_devices(&self, tenant_code: &str) -> StoreResult<Vec<Device>> {
+    /// A page of devices in `scope`, in insertion order after the row id `after`, each
+    /// with its row id (the paging cursor).
+    pub async fn list_devices(
+        &self,
+        scope: DeviceListScope<'_>,
+        after: i64,
+        limit: u32,
+    ) -> StoreResult<Vec<(i64, Device)>> {
+        let (filter, key) = match scope {
+            DeviceListScope::Tenant(code) => ("d.tenant_code = $1", code.to_string()),
+            DeviceListScope::Subtree(path) => ("t.path LIKE $1", format!("{path}%")),
+        };
         let sql = format!(
-            "SELECT {} FROM {WITH_STATE} WHERE d.tenant_code = $1 ORDER BY d.id",
+            "SELECT d.id, {} FROM {WITH_STATE} JOIN tenants t ON t.code = d.tenant_code
+             WHERE {filter} AND d.id > $2 ORDER BY d.id LIMIT $3",
             device_columns()
         );
         let rows = sqlx::query(&sql)
-            .bind(tenant_code)
+            .bind(key)
+            .bind(after)
+            .bind(i64::from(limit))
             .fetch_all(&self.pool)
             .await?;
-        rows.iter().map(device_with_state).collect()
+        rows.iter()
+            .map(|row| Ok((row.try_get("id")?, device_with_state(row)?)))
+            .collect()
     }
 
     pub async fn get_device(
@@ -158,6 +174,7 @@ impl Store {
         .execute(&mut *tx)
         .await?;
         let shown = Device {
+            tenant_code: Some(tenant_code.to_string()),
             etag: Some(etag),
             timestamp: Some(at),
             ..device.clone().with_state(&state)
@@ -226,6 +243,7 @@ impl Store {
         }
         let shown = Device {
             device_id: Some(device_id.to_string()),
+            tenant_code: Some(tenant_code.to_string()),
             etag: Some(etag),
             timestamp: Some(at),
             ..device.clone().with_state(&state)
@@ -316,12 +334,12 @@ impl Store {
     /// Deleted devices, newest first, optionally of one device id.
     pub async fn list_deleted_devices(
         &self,
-        scope: DeletedDeviceScope<'_>,
+        scope: DeviceListScope<'_>,
         device_id: Option<&str>,
     ) -> StoreResult<Vec<DeletedDevice>> {
         let (filter, key) = match scope {
-            DeletedDeviceScope::Tenant(code) => ("x.tenant_code = $1", code.to_string()),
-            DeletedDeviceScope::Subtree(path) => ("t.path LIKE $1", format!("{path}%")),
+            DeviceListScope::Tenant(code) => ("x.tenant_code = $1", code.to_string()),
+            DeviceListScope::Subtree(path) => ("t.path LIKE $1", format!("{path}%")),
         };
         let sql = format!(
             "SELECT x.doc FROM deleted_devices x JOIN tenants t ON t.code = x.tenant_code

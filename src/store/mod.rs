@@ -88,7 +88,7 @@ pub use audit_log::{AuditQuery, AuditScope};
 pub use deliveries::{DeliveryFilter, NewDelivery};
 pub use delivery_queue::{ClaimRequest, ClaimScope, ClaimedDelivery, QueueCount};
 pub use device_states::IngestContext;
-pub use devices::DeletedDeviceScope;
+pub use devices::DeviceListScope;
 pub use gateway_devices::GatewayDevice;
 pub use geofences::StoredGeofence;
 pub use itineraries::{ItineraryParts, ItineraryQuery, Owner, StoredItinerary};
