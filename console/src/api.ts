@@ -110,6 +110,13 @@ export class Api {
     return this.request<T>('DELETE', path, undefined, options);
   }
 
+  /** One page of a continuation-paged list and the token for the next (null at the end). */
+  async page<T>(path: string, token: string | null = null): Promise<{ items: T[]; next: string | null }> {
+    const headers: Record<string, string> = token ? { 'X-CONTINUATIONTOKEN': token } : {};
+    const response = await this.request<Response>('GET', path, undefined, { headers, raw: true });
+    return { items: (await response.json()) as T[], next: response.headers.get('X-CONTINUATIONTOKEN') };
+  }
+
   /** Every page of a continuation-paged list (`X-CONTINUATIONTOKEN`). */
   async all<T>(path: string): Promise<T[]> {
     const out: T[] = [];

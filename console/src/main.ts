@@ -13,6 +13,8 @@ import { loginPage } from './pages/login';
 import { queuePage } from './pages/queue';
 import { alertPage } from './pages/alert';
 import { mapPage } from './pages/map';
+import { devicesPage } from './pages/devices';
+import { devicePage } from './pages/device';
 
 const app = document.getElementById('app') as HTMLElement;
 const outlet = h('div', { class: 'outlet' });
@@ -51,6 +53,7 @@ function shell(): void {
       h('nav', { 'aria-label': t('nav.main') },
         h('a', { href: '/alerts', 'data-link': true }, t('nav.alerts')),
         h('a', { href: '/map', 'data-link': true }, t('nav.map')),
+        h('a', { href: '/devices', 'data-link': true }, t('nav.devices')),
       ),
       state,
       soundControl(),
@@ -100,6 +103,8 @@ route('/', requireSession(() => navigate('/alerts', true)));
 route('/alerts', requireSession(queuePage));
 route('/alerts/:tenant/:id', requireSession(alertPage));
 route('/map', requireSession(mapPage));
+route('/devices', requireSession(devicesPage));
+route('/devices/:tenant/:id', requireSession(devicePage));
 
 async function boot(): Promise<void> {
   setLanguage(chooseLanguage([...navigator.languages]));
