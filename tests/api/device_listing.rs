@@ -15,6 +15,7 @@ backend_tests!(
     bad_paging_of_devices_is_400,
     tenant_code_is_read_only,
     messages_are_listed_newest_first_in_pages,
+    mt_messages_are_listed_newest_first_in_pages,
 );
 
 async fn register(app: &TestApp, tenant: &str, id: &str) {
@@ -276,6 +277,67 @@ async fn messages_are_listed_newest_first_in_pages(app: TestApp) {
     let bad = app
         .admin
         .get("/V2/1000/devices/m1/momessages?newestFirst=sometimes")
+        .await;
+    let problem = assert_problem(bad, 400, "validation_failed").await;
+    assert_eq!(problem_fields(&problem), ["newestFirst"]);
+}
+
+async fn mt_messages_are_listed_newest_first_in_pages(app: TestApp) {
+    register(&app, "1000", "mt1").await;
+    for text in ["one", "two", "three"] {
+        let response = app
+            .admin
+            .post(
+                "/V2/1000/devices/mt1/mtmessages",
+                &json!({"Type": "Text", "Message": text}),
+            )
+            .await;
+        assert_eq!(response.status(), StatusCode::OK, "queue {text}");
+    }
+    let texts = |messages: &[Value]| -> Vec<String> {
+        messages
+            .iter()
+            .map(|m| m["Message"].as_str().expect("text").to_string())
+            .collect()
+    };
+    let newest = app
+        .admin
+        .get_all_pages("/V2/1000/devices/mt1/mtmessages?newestFirst=true&pageSize=2")
+        .await;
+    assert_eq!(texts(&newest), ["three", "two", "one"]);
+    let oldest = app
+        .admin
+        .get_all_pages("/V2/1000/devices/mt1/mtmessages?pageSize=2")
+        .await;
+    assert_eq!(texts(&oldest), ["one", "two", "three"]);
+    // With a status filter, and an oldest-first token refused newest first.
+    let queued = app
+        .admin
+        .get_all_pages("/V2/1000/devices/mt1/mtmessages?newestFirst=true&status=Queued")
+        .await;
+    assert_eq!(texts(&queued), ["three", "two", "one"]);
+    let first = app
+        .admin
+        .get("/V2/1000/devices/mt1/mtmessages?pageSize=1")
+        .await;
+    let token = first.headers()["x-continuationtoken"]
+        .to_str()
+        .expect("token")
+        .to_string();
+    let mixed = app
+        .admin
+        .request(
+            Method::GET,
+            "/V2/1000/devices/mt1/mtmessages?pageSize=1&newestFirst=true",
+        )
+        .header("X-CONTINUATIONTOKEN", token)
+        .send()
+        .await
+        .expect("GET");
+    assert_problem(mixed, 400, "invalid_continuation_token").await;
+    let bad = app
+        .admin
+        .get("/V2/1000/devices/mt1/mtmessages?newestFirst=2")
         .await;
     let problem = assert_problem(bad, 400, "validation_failed").await;
     assert_eq!(problem_fields(&problem), ["newestFirst"]);

@@ -103,8 +103,7 @@ export function commandsSection(tc: string, deviceId: string): { element: HTMLEl
 
   let closed = false;
   let timer = 0;
-  const draw = (messages: MtMessage[]): void => {
-    const newest = messages.slice(-SHOWN).reverse();
+  const draw = (newest: MtMessage[]): void => {
     list.replaceChildren(
       ...newest.map((m) =>
         h(
@@ -120,9 +119,8 @@ export function commandsSection(tc: string, deviceId: string): { element: HTMLEl
     table.hidden = newest.length === 0;
     empty.hidden = newest.length > 0;
   };
-  // The list is oldest first: read to its end (a device's commands are few).
   const refresh = async (): Promise<void> => {
-    const messages = await api.all<MtMessage>(base);
+    const { items: messages } = await api.page<MtMessage>(`${base}?newestFirst=true&pageSize=${SHOWN}`);
     if (closed) return;
     draw(messages);
     window.clearTimeout(timer);
