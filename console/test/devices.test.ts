@@ -67,10 +67,15 @@ describe('device order and view', () => {
     view.update([device('fresh', { LastMessageTime: at(0.5), LastPosition: position, FriendlyName: 'Fresh' })], now);
     expect(view.visible.map((r) => r.device.DeviceId).slice(0, 2)).toEqual(['d0', 'fresh']);
     expect(view.size).toBe(1001);
-    // Patched and rebuilt views agree.
-    const patched = view.visible.map((r) => r.key);
-    view.rebuild(now);
-    expect(view.visible.map((r) => r.key)).toEqual(patched);
+    // The patched view is what filtering and sorting everything again gives, before and
+    // after the filter changes.
+    const fresh = (filter = NO_FILTER): string[] =>
+      [...view.all()].filter((r) => matches(r, filter, now)).sort(compareRows).map((r) => r.key);
+    expect(view.visible.map((r) => r.key)).toEqual(fresh({ ...NO_FILTER, state: 'reporting' }));
+    view.setFilter(NO_FILTER, now);
+    expect(view.visible.map((r) => r.key)).toEqual(fresh());
+    expect(view.visible[0]?.device.DeviceId).toBe('d0');
+    expect(view.visible.map((r) => r.device.DeviceId).slice(1, 3).sort()).toEqual(['d500', 'fresh']);
   });
 
   it('tells devices of two tenants with the same id apart', () => {

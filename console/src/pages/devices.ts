@@ -4,7 +4,7 @@
 import { api, v2 } from '../api';
 import { h } from '../dom';
 import { t } from '../i18n';
-import { formatDateTime, formatNumber } from '../format';
+import { formatDateTime } from '../format';
 import { tenant } from '../session';
 import * as live from '../live';
 import {
@@ -141,13 +141,25 @@ export function devicesPage(outlet: HTMLElement): () => void {
     );
   };
 
+  // Formatting a date builds an Intl formatter: a row's time is formatted once, not on
+  // every redraw of its page.
+  const times = new Map<string, string>();
+  const reportTime = (iso: string): string => {
+    let text = times.get(iso);
+    if (text === undefined) {
+      if (times.size > 20_000) times.clear();
+      text = formatDateTime(iso);
+      times.set(iso, text);
+    }
+    return text;
+  };
   const cells = (row: Row, now: number, manyTenants: boolean): HTMLElement[] => {
     const d = row.device;
-    const battery = typeof d.BatteryPercentage === 'number' ? `${formatNumber(d.BatteryPercentage, 0)} %` : t('devices.none');
+    const battery = typeof d.BatteryPercentage === 'number' ? `${Math.round(d.BatteryPercentage)} %` : t('devices.none');
     return [
       h('td', { class: 'col-name' }, h('a', { href: devicePath({ TenantCode: d.TenantCode, DeviceId: d.DeviceId }), 'data-link': true }, d.FriendlyName || d.DeviceId)),
       h('td', { class: 'col-state' }, stateBadge(deviceState(d, now))),
-      h('td', { class: 'col-lastReport' }, d.LastMessageTime ? formatDateTime(d.LastMessageTime) : t('devices.never')),
+      h('td', { class: 'col-lastReport' }, d.LastMessageTime ? reportTime(d.LastMessageTime) : t('devices.never')),
       h('td', { class: 'col-battery' }, battery),
       h('td', { class: 'col-type' }, d.DeviceType ?? ''),
       h('td', { class: 'col-group' }, row.group ? (groupNames.get(row.group) ?? d.GroupId ?? '') : ''),
