@@ -10,8 +10,8 @@ use crate::domain::device_state::{DeviceState, LastPosition};
 use crate::domain::mo_message::GeofenceRef;
 
 /// The device columns, for `devices d`.
-pub(super) const DEVICE_COLUMNS: &str =
-    "d.device_id, d.tenant_code, d.group_id, d.user_id, d.device_type, d.status, d.doc, d.etag, d.updated_at";
+pub(super) const DEVICE_COLUMNS: &str = "d.device_id, d.tenant_code, d.group_id, d.user_id, \
+     d.device_type, d.status, d.doc, d.etag, d.updated_at";
 
 /// The device as stored (without its state).
 pub(super) fn device_from_row(row: &AnyRow) -> StoreResult<Device> {

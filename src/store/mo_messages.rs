@@ -81,9 +81,15 @@ pub(super) fn message_from_columns(
 /// the listing's order (oldest or newest first: the same index, read either way).
 pub(super) fn list_messages_sql(include_file: bool, newest_first: bool) -> String {
     let (past, order) = if newest_first {
-        ("(message_time < $5 OR (message_time = $5 AND id < $6))", "message_time DESC, id DESC")
+        (
+            "(message_time < $5 OR (message_time = $5 AND id < $6))",
+            "message_time DESC, id DESC",
+        )
     } else {
-        ("(message_time > $5 OR (message_time = $5 AND id > $6))", "message_time, id")
+        (
+            "(message_time > $5 OR (message_time = $5 AND id > $6))",
+            "message_time, id",
+        )
     };
     format!(
         "SELECT {} FROM mo_messages

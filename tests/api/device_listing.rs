@@ -159,7 +159,10 @@ async fn bad_paging_of_devices_is_400(app: TestApp) {
     // A token belongs to its listing (tenant and subtenants) and cannot be forged.
     let other = app.create_tenant("1000", "Other").await;
     for (path, token) in [
-        ("/V2/1000/devices?pageSize=1&subtenants=true".to_string(), token.as_str()),
+        (
+            "/V2/1000/devices?pageSize=1&subtenants=true".to_string(),
+            token.as_str(),
+        ),
         (format!("/V2/{other}/devices?pageSize=1"), token.as_str()),
         ("/V2/1000/devices?pageSize=1".to_string(), "forged.token"),
     ] {
