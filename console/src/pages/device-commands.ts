@@ -36,6 +36,17 @@ const SHOWN = 20;
 /** How often the statuses are read again while one is not final. */
 const POLL_MS = 5000;
 
+const STATUSES = ['Queued', 'Sent', 'Delivered', 'Failed'] as const;
+
+/** The type's name in the catalogue (one the console does not know yet: as the API says). */
+function typeName(type: string | undefined): string {
+  return (MT_TYPES as readonly string[]).includes(type ?? '') ? t(`device.mt.type.${type as (typeof MT_TYPES)[number]}`) : (type ?? '');
+}
+
+function statusName(status: string | null | undefined): string {
+  return (STATUSES as readonly string[]).includes(status ?? '') ? t(`device.mt.status.${status as (typeof STATUSES)[number]}`) : (status ?? '');
+}
+
 export function maySend(): boolean {
   return session()?.Permissions?.includes('DeviceMessages') ?? false;
 }
@@ -110,9 +121,9 @@ export function commandsSection(tc: string, deviceId: string): { element: HTMLEl
           'tr',
           { 'data-mt': m.MessageId ?? '', 'data-status': m.Status ?? '' },
           h('td', {}, formatDateTime(m.CreatedAt)),
-          h('td', {}, m.Type ? t(`device.mt.type.${m.Type}` as 'device.mt.type.Text') : ''),
+          h('td', {}, typeName(m.Type)),
           h('td', { class: 'text' }, m.Message ?? ''),
-          h('td', { class: 'status' }, m.Status ? t(`device.mt.status.${m.Status}` as 'device.mt.status.Queued') : ''),
+          h('td', { class: 'status' }, statusName(m.Status)),
         ),
       ),
     );

@@ -5,6 +5,7 @@ import { h } from '../dom';
 import { t, type Key } from '../i18n';
 import { formatDateTime, formatNumber } from '../format';
 import * as live from '../live';
+import { tenant } from '../session';
 import { checkInDue, deviceState, type DeviceRecord } from '../devices';
 import { stateBadge } from './devices';
 import { replaySection } from './device-replay';
@@ -141,7 +142,7 @@ export function devicePage(outlet: HTMLElement, params: Record<string, string>):
 
   let frame = 0;
   const offDevice = live.deviceChanged.on((d) => {
-    if (live.deviceKey(d.TenantCode ?? '', d.DeviceId) !== key && !(d.TenantCode === undefined && d.DeviceId === id)) return;
+    if (live.deviceKey(d.TenantCode ?? tenant(), d.DeviceId) !== key) return;
     const reported = d.LastMessageTime !== device?.LastMessageTime;
     device = { ...device, ...d, TenantCode: tc };
     frame ||= requestAnimationFrame(() => {

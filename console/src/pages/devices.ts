@@ -186,7 +186,9 @@ export function devicesPage(outlet: HTMLElement): () => void {
       ),
     );
     if (focused) body.querySelector<HTMLAnchorElement>(`a[href="${CSS.escape(focused)}"]`)?.focus();
-    if (loaded) count.textContent = t('devices.count', { shown: rows.length, total: view.size });
+    // A live region: told again only when the numbers change, not on every redraw.
+    const counted = t('devices.count', { shown: rows.length, total: view.size });
+    if (loaded && count.textContent !== counted) count.textContent = counted;
     where.textContent = t('devices.page.where', { page: bounds.page + 1, pages: bounds.pages });
     previous.disabled = bounds.page === 0;
     next.disabled = bounds.page >= bounds.pages - 1;
