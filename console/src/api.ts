@@ -130,14 +130,13 @@ export class Api {
 
   /** Every page of a continuation-paged list (`X-CONTINUATIONTOKEN`). */
   async all<T>(path: string): Promise<T[]> {
-    const out: T[] = [];
+    let out: T[] = [];
     let token: string | null = null;
     do {
-      const headers: Record<string, string> = token ? { 'X-CONTINUATIONTOKEN': token } : {};
-      const response = await this.request<Response>('GET', path, undefined, { headers, raw: true });
-      const page = (await response.json()) as T[];
-      out.push(...page);
-      token = response.headers.get('X-CONTINUATIONTOKEN');
+      const page: { items: T[]; next: string | null } = await this.page<T>(path, token);
+      // concat, not push(...items): a spread of a very long page overflows the call stack.
+      out = out.concat(page.items);
+      token = page.next;
     } while (token);
     return out;
   }

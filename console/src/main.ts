@@ -18,6 +18,8 @@ import { queuePage } from './pages/queue';
 import { alertPage } from './pages/alert';
 import { mapPage } from './pages/map';
 import { configPages } from './pages/config';
+import { devicesPage } from './pages/devices';
+import { devicePage } from './pages/device';
 
 const app = document.getElementById('app') as HTMLElement;
 const outlet = h('div', { class: 'outlet' });
@@ -58,6 +60,7 @@ function shell(): void {
       h('nav', { 'aria-label': t('nav.main') },
         h('a', { href: '/alerts', 'data-link': true }, t('nav.alerts')),
         h('a', { href: '/map', 'data-link': true }, t('nav.map')),
+        h('a', { href: '/devices', 'data-link': true }, t('nav.devices')),
         h('a', { href: '/config/geofences', 'data-link': true }, t('config.nav.main')),
         ...offered(ADMIN_PAGES, session()).map((p) => h('a', { href: p.path, 'data-link': true }, t(p.label))),
       ),
@@ -119,6 +122,8 @@ function forbidden(o: HTMLElement): void {
 }
 route('/config', requireSession(() => navigate('/config/geofences', true)));
 for (const [path, page] of configPages) route(path, requireSession(page));
+route('/devices', requireSession(devicesPage));
+route('/devices/:tenant/:id', requireSession(devicePage));
 
 async function boot(): Promise<void> {
   setLanguage(chooseLanguage([...navigator.languages]));

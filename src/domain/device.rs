@@ -22,6 +22,10 @@ pub const MAX_DEVICE_ID_CHARS: usize = 64;
 pub struct Device {
     #[schema(required = true, example = "300234010753370")]
     pub device_id: Option<String>,
+    /// The tenant the device belongs to (read-only; what a `subtenants=true` listing needs
+    /// to address each device).
+    #[schema(read_only, example = "1000")]
+    pub tenant_code: Option<String>,
     #[schema(required = true, example = "InReachMini")]
     pub device_type: Option<String>,
     pub friendly_name: Option<String>,
@@ -81,6 +85,7 @@ pub const MAX_CHECK_IN_MINUTES: i64 = 7 * 24 * 60;
 impl ServerFields for Device {
     const READ_ONLY_FIELDS: &'static [&'static str] = &[
         "DeviceId",
+        "TenantCode",
         "LastMessageTime",
         "LastPosition",
         "EmergencyState",
@@ -91,6 +96,7 @@ impl ServerFields for Device {
     ];
 
     fn without_read_only(mut self) -> Self {
+        self.tenant_code = None;
         self.last_message_time = None;
         self.last_position = None;
         self.emergency_state = None;

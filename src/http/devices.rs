@@ -1,6 +1,7 @@
 //! Devices (`/V2/{t}/devices`) and the deleted-devices log (`/V2/{t}/deleteddevices`).
 
 use axum::extract::{Path, State};
+use axum::http::HeaderMap;
 use serde::Deserialize;
 use utoipa::IntoParams;
 use utoipa_axum::router::OpenApiRouter;
@@ -9,6 +10,7 @@ use utoipa_axum::routes;
 use super::error::{ApiError, ApiResult, Problem};
 use super::extract::{IfMatch, Query, TenantScope};
 use super::negotiate::{Body, EmptyOk, OkWithLocation, Record, RecordList, Representable};
+use super::paging::Page;
 use super::patch::apply_patch;
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
@@ -44,6 +46,21 @@ pub fn router() -> OpenApiRouter<AppState> {
 struct DevicePath {
     tenantVarCode: String,
     deviceId: String,
+}
+
+/// Most devices one page returns (and the default).
+pub const MAX_PAGE_SIZE: u32 = 10_000;
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+struct ListDevicesQuery {
+    /// Include the devices of every subtenant (each names its `TenantCode`).
+    #[serde(default)]
+    subtenants: bool,
+    /// At most 10,000 (the default).
+    #[param(minimum = 1, maximum = 10000)]
+    page_size: Option<u32>,
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -92,14 +109,37 @@ async fn find_device(app: &AppState, scope: &TenantScope, device_id: &str) -> Ap
         .ok_or(ApiError::NotFound)
 }
 
-/// List the tenant's devices.
-#[utoipa::path(get, path = "/V2/{tenantVarCode}/devices", tag = "Devices", params(TenantParam),
-    responses((status = 200, body = [Device]), (status = 404, body = Problem)))]
+/// List the tenant's devices in the order they were registered, paged with
+/// `X-CONTINUATIONTOKEN`; `subtenants=true` covers the path tenant's whole subtree.
+#[utoipa::path(get, path = "/V2/{tenantVarCode}/devices", tag = "Devices",
+    params(TenantParam, ListDevicesQuery,
+        ("X-CONTINUATIONTOKEN" = Option<String>, Header, description = "Token from the previous page")),
+    responses((status = 200, body = [Device], headers(("X-CONTINUATIONTOKEN" = String, description = "Present while more devices exist"))),
+        (status = 400, description = "A bad page size or continuation token", body = Problem),
+        (status = 404, body = Problem)))]
 async fn list_devices(
     scope: TenantScope,
     State(app): State<AppState>,
-) -> ApiResult<RecordList<Device>> {
-    Ok(RecordList(app.store.list_devices(scope.code()).await?))
+    Query(query): Query<ListDevicesQuery>,
+    headers: HeaderMap,
+) -> ApiResult<Page<Device>> {
+    let listing = format!("devices:{}:{}", scope.code(), query.subtenants);
+    let request =
+        app.paging
+            .page_request::<i64>(&headers, &listing, query.page_size, MAX_PAGE_SIZE)?;
+    let fetched = app
+        .store
+        .list_devices(
+            &scope.tenants(query.subtenants),
+            request.after.unwrap_or(0),
+            request.size + 1,
+        )
+        .await?;
+    let page = Page::from_fetched(fetched, request, &app.paging, &listing, |(id, _)| *id);
+    Ok(Page {
+        items: page.items.into_iter().map(|(_, device)| device).collect(),
+        next: page.next,
+    })
 }
 
 /// Register a device. `DeviceId` is unique within the tenant (409 for a second device of

@@ -99,6 +99,9 @@ struct ListQuery {
     /// Include `File` and `Attachment` (Base64).
     #[serde(default)]
     include_file: bool,
+    /// Newest first (by message time, then `MessageId`, both descending).
+    #[serde(default)]
+    newest_first: bool,
     /// At most 1,000 (the default).
     #[param(minimum = 1, maximum = 1000)]
     page_size: Option<u32>,
@@ -169,17 +172,18 @@ fn message_listing(scope: &TenantScope, device_id: &str, query: &ListQuery) -> A
         return Err(ApiError::field("fromDate", "must not be after toDate"));
     }
     Ok(format!(
-        "momessages:{}:{}:{:?}:{:?}:{}",
+        "momessages:{}:{}:{:?}:{:?}:{}:{}",
         scope.code(),
         device_id,
         query.from_date.map(|t| t.as_microsecond()),
         query.to_date.map(|t| t.as_microsecond()),
-        query.include_file
+        query.include_file,
+        query.newest_first
     ))
 }
 
-/// List a device's messages, by message time then `MessageId`, paged with
-/// `X-CONTINUATIONTOKEN`. A page with files ends early past 32 MB of them.
+/// List a device's messages, by message time then `MessageId` (oldest first, or newest
+/// first with `newestFirst=true`), paged with `X-CONTINUATIONTOKEN`. A page with files ends early past 32 MB of them.
 #[utoipa::path(get, path = "/V2/{tenantVarCode}/devices/{deviceId}/momessages", tag = "MO messages",
     params(DevicePath, ListQuery,
         ("X-CONTINUATIONTOKEN" = Option<String>, Header, description = "Token from the previous page")),
@@ -208,6 +212,7 @@ async fn list_messages(
         after,
         limit,
         include_file,
+        newest_first: query.newest_first,
     };
     let size = request.size as usize;
     let mut items: Vec<(MoMessage, MessageCursor)> = Vec::new();

@@ -60,6 +60,9 @@ struct ListQuery {
     /// Only messages in this status (a gateway asks for `Queued`).
     #[param(pattern = "^(Queued|Sent|Delivered|Failed)$")]
     status: Option<String>,
+    /// Newest first (by `MessageId`, descending).
+    #[serde(default)]
+    newest_first: bool,
     /// At most 1,000 (the default).
     #[param(minimum = 1, maximum = 1000)]
     page_size: Option<u32>,
@@ -90,8 +93,8 @@ async fn find_message(
         .ok_or(ApiError::NotFound)
 }
 
-/// List a device's MT messages in `MessageId` order (oldest first), paged with
-/// `X-CONTINUATIONTOKEN`.
+/// List a device's MT messages in `MessageId` order (oldest first, or newest first with
+/// `newestFirst=true`), paged with `X-CONTINUATIONTOKEN`.
 #[utoipa::path(get, path = "/V2/{tenantVarCode}/devices/{deviceId}/mtmessages", tag = "MT messages",
     params(DevicePath, ListQuery,
         ("X-CONTINUATIONTOKEN" = Option<String>, Header, description = "Token from the previous page")),
@@ -115,10 +118,11 @@ async fn list_mt_messages(
     }
     require_device(&app, &scope, &path.deviceId).await?;
     let listing = format!(
-        "mtmessages:{}:{:?}:{:?}",
+        "mtmessages:{}:{:?}:{:?}:{}",
         scope.code(),
         path.deviceId,
-        query.status
+        query.status,
+        query.newest_first
     );
     let request =
         app.paging
@@ -129,7 +133,8 @@ async fn list_mt_messages(
             scope.code(),
             &path.deviceId,
             query.status.as_deref(),
-            request.after.unwrap_or(0),
+            request.after,
+            query.newest_first,
             request.size + 1,
         )
         .await?;

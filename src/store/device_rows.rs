@@ -10,13 +10,14 @@ use crate::domain::device_state::{DeviceState, LastPosition};
 use crate::domain::mo_message::GeofenceRef;
 
 /// The device columns, for `devices d`.
-pub(super) const DEVICE_COLUMNS: &str =
-    "d.device_id, d.group_id, d.user_id, d.device_type, d.status, d.doc, d.etag, d.updated_at";
+pub(super) const DEVICE_COLUMNS: &str = "d.device_id, d.tenant_code, d.group_id, d.user_id, \
+     d.device_type, d.status, d.doc, d.etag, d.updated_at";
 
 /// The device as stored (without its state).
 pub(super) fn device_from_row(row: &AnyRow) -> StoreResult<Device> {
     let mut device: Device = from_doc(row, "doc")?;
     device.device_id = Some(row.try_get("device_id")?);
+    device.tenant_code = Some(row.try_get("tenant_code")?);
     device.group_id = row
         .try_get::<Option<i64>, _>("group_id")?
         .map(|id| id.to_string());

@@ -83,16 +83,32 @@ impl Store {
         Ok(found)
     }
 
-    pub async fn list_devices(&self, tenant_code: &str) -> StoreResult<Vec<Device>> {
+    /// A page of devices of `tenants`, in insertion order after the row id `after`, each
+    /// with its row id (the paging cursor).
+    pub async fn list_devices(
+        &self,
+        tenants: &TenantSelection,
+        after: i64,
+        limit: u32,
+    ) -> StoreResult<Vec<(i64, Device)>> {
+        let (filter, key) = match tenants {
+            TenantSelection::Tenant(code) => ("d.tenant_code = $1", code.to_string()),
+            TenantSelection::Subtree(path) => ("t.path LIKE $1", format!("{path}%")),
+        };
         let sql = format!(
-            "SELECT {} FROM {WITH_STATE} WHERE d.tenant_code = $1 ORDER BY d.id",
+            "SELECT d.id, {} FROM {WITH_STATE} JOIN tenants t ON t.code = d.tenant_code
+             WHERE {filter} AND d.id > $2 ORDER BY d.id LIMIT $3",
             device_columns()
         );
         let rows = sqlx::query(&sql)
-            .bind(tenant_code)
+            .bind(key)
+            .bind(after)
+            .bind(i64::from(limit))
             .fetch_all(&self.pool)
             .await?;
-        rows.iter().map(device_with_state).collect()
+        rows.iter()
+            .map(|row| Ok((row.try_get("id")?, device_with_state(row)?)))
+            .collect()
     }
 
     pub async fn get_device(
@@ -151,6 +167,7 @@ impl Store {
         .execute(&mut *tx)
         .await?;
         let shown = Device {
+            tenant_code: Some(tenant_code.to_string()),
             etag: Some(etag),
             timestamp: Some(at),
             ..device.clone().with_state(&state)
@@ -219,6 +236,7 @@ impl Store {
         }
         let shown = Device {
             device_id: Some(device_id.to_string()),
+            tenant_code: Some(tenant_code.to_string()),
             etag: Some(etag),
             timestamp: Some(at),
             ..device.clone().with_state(&state)

@@ -29,6 +29,8 @@ pub struct MessageQuery<'a> {
     pub after: Option<MessageCursor>,
     pub limit: u32,
     pub include_file: bool,
+    /// Newest first (the cursor then means "before").
+    pub newest_first: bool,
 }
 
 fn columns(include_file: bool) -> &'static str {
@@ -75,14 +77,26 @@ pub(super) fn message_from_columns(
     Ok((message, MessageCursor { time, id }))
 }
 
-/// `list_messages`' statement: the tenant and device, a time window, after a cursor.
-pub(super) fn list_messages_sql(include_file: bool) -> String {
+/// `list_messages`' statement: the tenant and device, a time window, after a cursor in
+/// the listing's order (oldest or newest first: the same index, read either way).
+pub(super) fn list_messages_sql(include_file: bool, newest_first: bool) -> String {
+    let (past, order) = if newest_first {
+        (
+            "(message_time < $5 OR (message_time = $5 AND id < $6))",
+            "message_time DESC, id DESC",
+        )
+    } else {
+        (
+            "(message_time > $5 OR (message_time = $5 AND id > $6))",
+            "message_time, id",
+        )
+    };
     format!(
         "SELECT {} FROM mo_messages
          WHERE tenant_code = $1 AND device_id = $2
            AND message_time >= $3 AND message_time < $4
-           AND (message_time > $5 OR (message_time = $5 AND id > $6))
-         ORDER BY message_time, id LIMIT $7",
+           AND {past}
+         ORDER BY {order} LIMIT $7",
         columns(include_file)
     )
 }
@@ -94,10 +108,11 @@ impl Store {
         &self,
         q: MessageQuery<'_>,
     ) -> StoreResult<Vec<(MoMessage, MessageCursor)>> {
-        let sql = list_messages_sql(q.include_file);
+        let sql = list_messages_sql(q.include_file, q.newest_first);
+        let start = if q.newest_first { i64::MAX } else { i64::MIN };
         let after = q.after.unwrap_or(MessageCursor {
-            time: i64::MIN,
-            id: i64::MIN,
+            time: start,
+            id: start,
         });
         let rows = sqlx::query(&sql)
             .bind(q.tenant_code)

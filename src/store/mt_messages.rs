@@ -199,24 +199,31 @@ impl Store {
 
     /// A page of a device's MT messages in id order (ids greater than `after`, at most
     /// `limit`), optionally of one status.
+    /// A page of a device's MT messages in id order (newest first: before `after`).
     pub async fn list_mt_messages(
         &self,
         tenant_code: &str,
         device_id: &str,
         status: Option<&str>,
-        after: i64,
+        after: Option<i64>,
+        newest_first: bool,
         limit: u32,
     ) -> StoreResult<Vec<MtMessage>> {
+        let (past, order, start) = if newest_first {
+            ("id < $4", "id DESC", i64::MAX)
+        } else {
+            ("id > $4", "id", 0)
+        };
         let sql = format!(
             "SELECT {COLUMNS} FROM mt_messages
-             WHERE tenant_code = $1 AND device_id = $2 AND ($3 = '' OR status = $3) AND id > $4
-             ORDER BY id LIMIT $5"
+             WHERE tenant_code = $1 AND device_id = $2 AND ($3 = '' OR status = $3) AND {past}
+             ORDER BY {order} LIMIT $5"
         );
         let rows = sqlx::query(&sql)
             .bind(tenant_code)
             .bind(device_id)
             .bind(status.unwrap_or(""))
-            .bind(after)
+            .bind(after.unwrap_or(start))
             .bind(i64::from(limit))
             .fetch_all(&self.pool)
             .await?;

@@ -94,8 +94,9 @@ async fn a_batchs_retries_are_looked_up_in_the_dedupe_index() {
 async fn a_devices_messages_are_read_in_index_order() {
     let db = plan_store().await;
     for (what, sql) in [
-        ("listing", list_messages_sql(false)),
-        ("listing with files", list_messages_sql(true)),
+        ("listing", list_messages_sql(false, false)),
+        ("listing with files", list_messages_sql(true, false)),
+        ("listing newest first", list_messages_sql(false, true)),
         ("track", TRACK_CHUNK_SQL.to_string()),
         ("odometer", ODOMETER_CANDIDATE_SQL.to_string()),
     ] {

@@ -229,7 +229,7 @@ impl Store {
             numbers,
         } = DeviceConditions::new(self.backend, tenants, filter, only);
         let sql = format!(
-            "SELECT d.tenant_code, {DEVICE_COLUMNS}, {STATE_COLUMNS}, g.name AS group_name,
+            "SELECT {DEVICE_COLUMNS}, {STATE_COLUMNS}, g.name AS group_name,
                 u.username, u.doc AS user_doc
              FROM devices d JOIN tenants t ON t.code = d.tenant_code
              LEFT JOIN device_states s ON s.tenant_code = d.tenant_code AND s.device_id = d.device_id

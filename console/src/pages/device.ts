@@ -1,0 +1,163 @@
+// A device's page: its state (kept current from the stream), its recent messages (newest
+// first, paged back in time), the replay of its track, and the messages sent to it.
+import { api, NotFoundError, v2 } from '../api';
+import { h } from '../dom';
+import { t, type Key } from '../i18n';
+import { formatDateTime, formatNumber } from '../format';
+import * as live from '../live';
+import { tenant } from '../session';
+import { checkInDue, deviceState, type DeviceRecord } from '../devices';
+import { stateBadge } from './devices';
+import { replaySection } from './device-replay';
+import { commandsSection } from './device-commands';
+
+interface MoMessage {
+  MessageId?: string;
+  MessageType?: string | null;
+  Message?: string | null;
+  SentFromDevice?: string | null;
+  ReceivedAtServer?: string | null;
+  EmergencyState?: string | null;
+  Position?: { Latitude?: number | null; Longitude?: number | null } | null;
+}
+
+/** Messages per page of the list. */
+const MESSAGES_PAGE = 25;
+
+function position(lat: number | null | undefined, lon: number | null | undefined): string {
+  if (typeof lat !== 'number' || typeof lon !== 'number') return t('devices.none');
+  return `${formatNumber(lat)}, ${formatNumber(lon)}`;
+}
+
+function messageRow(m: MoMessage): HTMLElement {
+  return h(
+    'tr',
+    { 'data-message': m.MessageId ?? '' },
+    h('td', {}, formatDateTime(m.SentFromDevice ?? m.ReceivedAtServer)),
+    h('td', {}, m.MessageType ?? ''),
+    h('td', { class: 'text' }, m.Message ?? ''),
+    h('td', {}, position(m.Position?.Latitude, m.Position?.Longitude)),
+    h('td', {}, formatDateTime(m.ReceivedAtServer)),
+  );
+}
+
+export function devicePage(outlet: HTMLElement, params: Record<string, string>): () => void {
+  const tc = params.tenant ?? '';
+  const id = params.id ?? '';
+  const key = live.deviceKey(tc, id);
+  const heading = h('h1', {}, id);
+  const summary = h('dl', { class: 'summary', 'data-testid': 'device-summary' });
+  const main = h('main', { class: 'device-page' }, h('p', {}, h('a', { href: '/devices', 'data-link': true }, t('device.back'))), heading);
+  outlet.append(main);
+  let device: DeviceRecord | null = null;
+  const closers: (() => void)[] = [];
+
+  const drawSummary = (): void => {
+    if (!device) return;
+    const d = device;
+    heading.textContent = d.FriendlyName || d.DeviceId;
+    const state = deviceState(d, Date.now());
+    summary.dataset.state = state;
+    const due = checkInDue(d);
+    const pairs: [Key, Node | string][] = [
+      ['device.id', d.DeviceId],
+      ['device.state', stateBadge(state)],
+      ['device.lastReport', d.LastMessageTime ? formatDateTime(d.LastMessageTime) : t('devices.never')],
+      ['device.position', position(d.LastPosition?.Lat, d.LastPosition?.Lon)],
+      ['device.positionTime', formatDateTime(d.LastPosition?.GpsTimestamp)],
+      ['device.emergency', d.EmergencyState === 'Active' ? t('device.emergency.active') : t('device.emergency.none')],
+      ['device.battery', typeof d.BatteryPercentage === 'number' ? `${formatNumber(d.BatteryPercentage, 0)} %` : t('devices.none')],
+      ['device.checkInDue', due === null ? t('device.noCheckIn') : formatDateTime(new Date(due).toISOString())],
+      ['device.type', d.DeviceType ?? ''],
+      ['device.tenant', d.TenantCode ?? tc],
+    ];
+    summary.replaceChildren(...pairs.flatMap(([k, v]) => [h('dt', {}, t(k)), h('dd', { 'data-field': k }, v)]));
+  };
+
+  // Recent messages: newest first, a page at a time; new ones are read when the device
+  // reports (its stream event), older ones on request.
+  const messages = h('tbody');
+  const older = h('button', { type: 'button', 'data-testid': 'messages-older', hidden: true }, t('device.messages.older'));
+  const noMessages = h('p', { class: 'empty', hidden: true }, t('device.messages.empty'));
+  const messagesTable = h(
+    'table',
+    { class: 'messages', 'data-testid': 'device-messages' },
+    h('caption', { class: 'visually-hidden' }, t('device.messages.heading')),
+    h('thead', {}, h('tr', {}, ...(['time', 'type', 'text', 'position', 'received'] as const).map((c) => h('th', { scope: 'col' }, t(`device.messages.col.${c}`))))),
+    messages,
+  );
+  const seen = new Set<string>();
+  let olderToken: string | null = null;
+  const messagesPath = `${v2(tc, 'devices', id, 'momessages')}?newestFirst=true&pageSize=${MESSAGES_PAGE}`;
+  const showMessages = (items: MoMessage[], where: 'top' | 'bottom'): void => {
+    const fresh = items.filter((m) => !m.MessageId || !seen.has(m.MessageId));
+    for (const m of fresh) if (m.MessageId) seen.add(m.MessageId);
+    const rows = fresh.map(messageRow);
+    if (where === 'top') messages.prepend(...rows);
+    else messages.append(...rows);
+    noMessages.hidden = messages.childElementCount > 0;
+    messagesTable.hidden = messages.childElementCount === 0;
+  };
+  const readNewest = async (): Promise<void> => {
+    const page = await api.page<MoMessage>(messagesPath);
+    if (seen.size === 0) olderToken = page.next;
+    // Only what is not shown yet goes on top (newest first, so in the page's order).
+    showMessages(page.items, 'top');
+    older.hidden = olderToken === null;
+  };
+  older.addEventListener('click', () => {
+    if (!olderToken) return;
+    older.disabled = true;
+    void api
+      .page<MoMessage>(messagesPath, olderToken)
+      .then((page) => {
+        olderToken = page.next;
+        showMessages(page.items, 'bottom');
+        older.hidden = olderToken === null;
+      })
+      .finally(() => (older.disabled = false));
+  });
+
+  void (async () => {
+    try {
+      device = await api.get<DeviceRecord>(v2(tc, 'devices', id));
+    } catch (e) {
+      main.append(h('p', { class: 'message', role: 'alert' }, e instanceof NotFoundError ? t('device.notFound') : t('devices.failed', { detail: e instanceof Error ? e.message : String(e) })));
+      return;
+    }
+    device = { ...device, TenantCode: device.TenantCode ?? tc };
+    live.devices.set(key, device);
+    drawSummary();
+    const replay = replaySection(tc, id, () => device?.LastMessageTime);
+    const commands = commandsSection(tc, id);
+    closers.push(replay.close, commands.close);
+    main.append(
+      h('section', { class: 'device-state-section', 'aria-labelledby': 'state-h' }, h('h2', { id: 'state-h' }, t('device.stateHeading')), summary),
+      h('section', { class: 'recent', 'aria-labelledby': 'messages-h' }, h('h2', { id: 'messages-h' }, t('device.messages.heading')), h('div', { class: 'table-scroll' }, messagesTable), noMessages, older),
+      replay.element,
+      commands.element,
+    );
+    await readNewest().catch(() => undefined);
+  })();
+
+  let frame = 0;
+  const offDevice = live.deviceChanged.on((d) => {
+    if (live.deviceKey(d.TenantCode ?? tenant(), d.DeviceId) !== key) return;
+    const reported = d.LastMessageTime !== device?.LastMessageTime;
+    device = { ...device, ...d, TenantCode: tc };
+    frame ||= requestAnimationFrame(() => {
+      frame = 0;
+      drawSummary();
+    });
+    if (reported) void readNewest().catch(() => undefined);
+  });
+  const offResync = live.resync.on(() => void readNewest().catch(() => undefined));
+  const timer = window.setInterval(drawSummary, 30_000);
+  return () => {
+    offDevice();
+    offResync();
+    if (frame) cancelAnimationFrame(frame);
+    window.clearInterval(timer);
+    closers.forEach((c) => c());
+  };
+}
