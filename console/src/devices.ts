@@ -10,19 +10,10 @@ export interface DeviceRecord extends Device {
   Status?: string | null;
 }
 
-export type DeviceState = 'emergency' | 'reporting' | 'silent' | 'unknown';
-export const DEVICE_STATES: readonly DeviceState[] = ['emergency', 'reporting', 'silent', 'unknown'];
+import { deviceState, type DeviceState } from './positions';
 
-/** Emergency; silent past its check-in interval; reporting; or no position at all. */
-export function deviceState(d: Device, now: number): DeviceState {
-  if (d.EmergencyState === 'Active') return 'emergency';
-  if (!d.LastPosition) return 'unknown';
-  if (d.CheckInIntervalMinutes && d.LastMessageTime) {
-    const silentFor = now - Date.parse(d.LastMessageTime);
-    if (silentFor > d.CheckInIntervalMinutes * 60_000) return 'silent';
-  }
-  return 'reporting';
-}
+export { deviceState, type DeviceState };
+export const DEVICE_STATES: readonly DeviceState[] = ['emergency', 'reporting', 'silent', 'unknown'];
 
 /** When the next check-in is due (ms), or null without a schedule or a first message. */
 export function checkInDue(d: Device): number | null {

@@ -145,29 +145,15 @@ export function tenantsInScope(): Promise<string[]> {
 }
 
 async function readTenantsInScope(root: string): Promise<string[]> {
-  const out = [root];
-  for (let i = 0; i < out.length && out.length < 500; i++) {
-    const children = await api.get<{ TenantCode?: string }[]>(v2(out[i] ?? '', 'tenants')).catch(() => []);
-    for (const c of children) if (c.TenantCode) out.push(c.TenantCode);
-  }
-  return out;
+  const below = await api
+    .all<{ TenantCode?: string }>(`${v2(root, 'tenants')}?subtenants=true`)
+    .catch(() => [] as { TenantCode?: string }[]);
+  return [root, ...below.flatMap((c) => (c.TenantCode ? [c.TenantCode] : []))];
 }
 
-/**
- * Every device in scope, each with its `TenantCode`. The one place that knows how they are
- * read: today one list per tenant of the subtree; when `GET /devices?subtenants=true`
- * exists, this becomes that one read.
- */
+/** Every device in scope, each with its `TenantCode`: one paged listing of the subtree. */
 async function readDevicesInScope(): Promise<Device[]> {
-  const lists = await Promise.all(
-    (await tenantsInScope()).map((tc) =>
-      api
-        .all<Device>(v2(tc, 'devices'))
-        .then((list) => list.map((d) => ({ ...d, TenantCode: d.TenantCode ?? tc })))
-        .catch(() => [] as Device[]),
-    ),
-  );
-  return lists.flat();
+  return api.all<Device>(`${v2(tenant(), 'devices')}?subtenants=true&pageSize=10000`);
 }
 
 /** A stream record names no tenant: the one the list read it in (else the caller's).
