@@ -27,8 +27,15 @@ async function checkPage(page, what) {
   await axe(page, what);
   const wide = page.viewportSize();
   await page.setViewportSize({ width: 390, height: 844 });
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-  assert(overflow <= 1, `${what} is ${overflow}px wider than a phone`);
+  const { overflow, culprits } = await page.evaluate(() => {
+    const width = document.documentElement.clientWidth;
+    const culprits = [...document.querySelectorAll('body *')]
+      .filter((e) => e.getBoundingClientRect().right > width + 1)
+      .slice(-3)
+      .map((e) => `${e.tagName.toLowerCase()}${e.className && typeof e.className === 'string' ? '.' + e.className.split(' ').join('.') : ''}`);
+    return { overflow: document.documentElement.scrollWidth - width, culprits };
+  });
+  assert(overflow <= 1, `${what} is ${overflow}px wider than a phone (${culprits.join(', ')})`);
   await axe(page, `${what} at phone width`);
   if (wide) await page.setViewportSize(wide);
 }
