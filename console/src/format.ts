@@ -29,7 +29,8 @@ export function setLocale(next: Locale): void {
   locale = { ...next };
 }
 
-function validZone(zone: string | null | undefined): string | undefined {
+/** A valid IANA zone, else undefined (the browser's). */
+export function usableZone(zone: string | null | undefined): string | undefined {
   if (!zone) return undefined;
   try {
     new Intl.DateTimeFormat('en', { timeZone: zone });
@@ -56,7 +57,7 @@ export function formatDateTime(iso: string | null | undefined, at: Locale = loca
   return new Intl.DateTimeFormat(validCulture(at.culture), {
     dateStyle: 'medium',
     timeStyle: 'medium',
-    timeZone: validZone(at.timeZone),
+    timeZone: usableZone(at.timeZone),
   }).format(date);
 }
 

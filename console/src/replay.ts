@@ -129,14 +129,3 @@ export function fromZonedInput(value: string, zone: string | undefined): number 
   guess = wall - offsetAt(guess, zone);
   return guess;
 }
-
-/** A valid IANA zone, else undefined (the browser's). */
-export function usableZone(zone: string | null | undefined): string | undefined {
-  if (!zone) return undefined;
-  try {
-    new Intl.DateTimeFormat('en', { timeZone: zone });
-    return zone;
-  } catch {
-    return undefined;
-  }
-}

@@ -8,7 +8,8 @@ import { t } from '../i18n';
 import { formatDateTime } from '../format';
 import { baseMap } from '../map';
 import { session } from '../session';
-import { ReplayClock, SPEEDS, fromZonedInput, toZonedInput, trackOf, usableZone, type MessageWithPosition, type Speed, type TrackPoint } from '../replay';
+import { ReplayClock, SPEEDS, fromZonedInput, toZonedInput, trackOf, type MessageWithPosition, type Speed, type TrackPoint } from '../replay';
+import { usableZone } from '../format';
 
 /** Most messages a replay reads (a window that holds more is cut at its start). */
 const MAX_MESSAGES = 20_000;
