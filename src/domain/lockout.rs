@@ -43,7 +43,7 @@ pub struct LoginState {
     pub last_lockout: Option<Timestamp>,
     /// Attempts admitted and not yet verified.
     pub pending: i32,
-    /// When the current lock's one verification was taken.
+    /// The lock (its `last_lockout`) whose one verification has been taken.
     pub probed_at: Option<Timestamp>,
 }
 
@@ -81,8 +81,11 @@ impl LockoutPolicy {
                     state.clone(),
                 );
             }
+            // The probe names the lock it took, not its own clock: an attempt whose `now`
+            // was read before the lock was written (it waited for a core or the row) must
+            // not look as if it came before the lock and let a second probe through.
             let probing = LoginState {
-                probed_at: Some(now),
+                probed_at: state.last_lockout,
                 ..state.clone()
             };
             return (Admission::Probe { until }, probing);
@@ -283,6 +286,21 @@ mod tests {
     }
 
     #[test]
+    fn a_probe_with_a_clock_read_before_the_lock_is_still_the_only_one() {
+        let policy = LockoutPolicy::default();
+        let t0 = t0();
+        let mut s = LoginState::default();
+        for _ in 0..5 {
+            s = fail(&policy, &s, t0 + SignedDuration::from_secs(10));
+        }
+        // Both attempts read their clock before the lock was written.
+        let (first, s) = policy.admit(&s, t0);
+        assert!(matches!(first, Admission::Probe { .. }));
+        let (second, _) = policy.admit(&s, t0);
+        assert!(matches!(second, Admission::Refuse { .. }), "{second:?}");
+    }
+
+    #[test]
     fn a_lock_allows_one_probe() {
         let policy = LockoutPolicy::default();
         let t0 = t0();
@@ -294,7 +312,7 @@ mod tests {
         let t1 = t0 + SignedDuration::from_mins(1);
         let (admission, s) = policy.admit(&s, t1);
         assert_eq!(admission, Admission::Probe { until });
-        assert_eq!(s.probed_at, Some(t1));
+        assert_eq!(s.probed_at, Some(t0));
         let (admission, _) = policy.admit(&s, t1);
         assert_eq!(
             admission,
