@@ -11,10 +11,10 @@
 use std::time::Duration;
 
 use crate::domain::gateways::garmin_mt::GarminMt;
-use crate::domain::retry::{AttemptOutcome, classify_status, parse_retry_after};
-use crate::domain::time::now;
+use crate::domain::retry::{AttemptOutcome, classify_status};
 
 use super::email::truncate;
+use super::{no_answer, retry_after};
 
 const TIMEOUT: Duration = Duration::from_secs(15);
 
@@ -70,24 +70,10 @@ impl GarminChannel {
             .await;
         let response = match sent {
             Ok(r) => r,
-            Err(e) if e.is_connect() => {
-                return AttemptOutcome::Unreachable {
-                    error: format!("Garmin IPC Inbound: {}", e.without_url()),
-                };
-            }
-            Err(e) => {
-                return AttemptOutcome::Retryable {
-                    error: format!("Garmin IPC Inbound: {}", e.without_url()),
-                    retry_after: None,
-                };
-            }
+            Err(e) => return no_answer("Garmin IPC Inbound", e),
         };
         let status = response.status();
-        let retry_after = response
-            .headers()
-            .get(reqwest::header::RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| parse_retry_after(v, now()));
+        let retry_after = retry_after(&response);
         let text = response.text().await.unwrap_or_default();
         let detail = if text.trim().is_empty() {
             String::new()

@@ -113,3 +113,28 @@ pub(crate) fn closed_port() -> u16 {
         .expect("a free port")
         .port()
 }
+
+/// The wait an answer's `Retry-After` asks for (seconds or an HTTP date), if any.
+fn retry_after(response: &reqwest::Response) -> Option<std::time::Duration> {
+    response
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| crate::domain::retry::parse_retry_after(v, crate::domain::time::now()))
+}
+
+/// A request to a provider (`peer`) that got no answer: no connection at all is an
+/// unreachable receiver, anything else (a timeout, a broken exchange) retryable. The URL
+/// is left out of the error: it is the provider's, not the delivery's.
+fn no_answer(peer: &str, e: reqwest::Error) -> AttemptOutcome {
+    let unreachable = e.is_connect();
+    let error = format!("{peer}: {}", e.without_url());
+    if unreachable {
+        AttemptOutcome::Unreachable { error }
+    } else {
+        AttemptOutcome::Retryable {
+            error,
+            retry_after: None,
+        }
+    }
+}

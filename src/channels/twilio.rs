@@ -5,10 +5,10 @@
 
 use std::time::Duration;
 
-use crate::domain::retry::{AttemptOutcome, classify_status, parse_retry_after};
-use crate::domain::time::now;
+use crate::domain::retry::{AttemptOutcome, classify_status};
 
 use super::email::truncate;
+use super::{no_answer, retry_after};
 
 const TIMEOUT: Duration = Duration::from_secs(15);
 
@@ -73,24 +73,10 @@ impl TwilioChannel {
             .await;
         let response = match response {
             Ok(r) => r,
-            Err(e) if e.is_connect() => {
-                return AttemptOutcome::Unreachable {
-                    error: format!("Twilio: {}", e.without_url()),
-                };
-            }
-            Err(e) => {
-                return AttemptOutcome::Retryable {
-                    error: format!("Twilio: {}", e.without_url()),
-                    retry_after: None,
-                };
-            }
+            Err(e) => return no_answer("Twilio", e),
         };
         let status = response.status();
-        let retry_after = response
-            .headers()
-            .get(reqwest::header::RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| parse_retry_after(v, now()));
+        let retry_after = retry_after(&response);
         let body: serde_json::Value = response.json().await.unwrap_or_default();
         let sid = body.get("sid").and_then(|s| s.as_str()).map(str::to_string);
         let message = body

@@ -14,7 +14,8 @@ use std::time::Duration;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use url::{Host, Url};
 
-use crate::domain::retry::{AttemptOutcome, classify_status, parse_retry_after};
+use super::retry_after;
+use crate::domain::retry::{AttemptOutcome, classify_status};
 use crate::domain::time::now;
 use crate::domain::webhook::{Authentication, WebhookSettings, is_private_address};
 use crate::domain::webhook_event::sign;
@@ -175,11 +176,7 @@ impl WebhookChannel {
             Err(e) => return failure(&e),
         };
         let status = response.status();
-        let retry_after = response
-            .headers()
-            .get(reqwest::header::RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| parse_retry_after(v, now()));
+        let retry_after = retry_after(&response);
         let error = if status.is_redirection() {
             format!("HTTP {status} (redirects are not followed)")
         } else {
