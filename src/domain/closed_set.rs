@@ -58,6 +58,15 @@ macro_rules! closed_set {
                     $($name::$variant => $text),+
                 }
             }
+
+            /// The text as an SQL string literal (`'Pending'`), for statements whose
+            /// predicate must read as a partial index's does (a bound parameter would not
+            /// let the planner prove the index applies).
+            pub const fn sql(self) -> &'static str {
+                match self {
+                    $($name::$variant => concat!("'", $text, "'")),+
+                }
+            }
         }
 
         impl ::std::fmt::Display for $name {
@@ -118,6 +127,7 @@ mod tests {
             assert_eq!(serde_json::from_value::<Light>(json).unwrap(), *light);
         }
         assert_eq!(Light::Amber.to_string(), "Orange");
+        assert_eq!(Light::Amber.sql(), "'Orange'");
         assert_eq!(Light::NAMES, ["Red", "Orange"]);
         let wrong = "red".parse::<Light>().unwrap_err();
         assert_eq!(

@@ -14,6 +14,7 @@ pub mod events;
 pub mod external_link;
 pub mod gateways;
 pub mod geofence;
+pub mod ids;
 pub mod itinerary;
 pub mod lockout;
 pub mod match_effects;

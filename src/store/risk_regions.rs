@@ -2,13 +2,13 @@
 //! `AppliesToSubtenants`; only the owner changes them. Every write rescores the
 //! itineraries the region could touch, in the same transaction (`itinerary_risk.rs`).
 
-use sqlx::Row;
 use sqlx::any::AnyRow;
+use sqlx::{FromRow, Row};
 
 use super::audit_log::record;
 use super::{
-    Key, Store, StoreError, StoreResult, Tx, VersionedRow, conflict_on_duplicate, from_doc,
-    from_micros, new_etag, to_doc, to_micros,
+    Key, Store, StoreError, StoreResult, Tx, VersionedRow, conflict_on_duplicate, from_micros,
+    new_etag, to_doc, to_micros,
 };
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
 use crate::domain::risk_region::{RegionShape, RiskRegion};
@@ -31,22 +31,42 @@ const VISIBLE: &str = "FROM risk_regions r JOIN tenants o ON o.code = r.tenant_c
 
 const DUPLICATE: &str = "a risk region with this GeometryId in this tenant";
 
+/// A `risk_regions` row as selected by `COLUMNS`.
+#[derive(sqlx::FromRow)]
+struct RiskRegionRow {
+    id: i64,
+    tenant_code: String,
+    geometry_id: String,
+    name: String,
+    risk_level: i64,
+    applies_to_subtenants: i64,
+    doc: String,
+    etag: String,
+    updated_at: i64,
+}
+
+impl RiskRegionRow {
+    fn into_stored(self) -> StoreResult<StoredRiskRegion> {
+        let stored: RiskRegion = serde_json::from_str(&self.doc)
+            .map_err(|e| StoreError::Corrupt(format!("risk region document: {e}")))?;
+        Ok(StoredRiskRegion {
+            id: self.id,
+            tenant_code: self.tenant_code,
+            region: RiskRegion {
+                geometry_id: Some(self.geometry_id),
+                name: Some(self.name),
+                risk_level: i32::try_from(self.risk_level).ok(),
+                applies_to_subtenants: self.applies_to_subtenants != 0,
+                timestamp: from_micros(Some(self.updated_at))?,
+                etag: Some(self.etag),
+                polygon: stored.polygon,
+            },
+        })
+    }
+}
+
 fn region_from_row(row: &AnyRow) -> StoreResult<StoredRiskRegion> {
-    let stored: RiskRegion = from_doc(row, "doc")?;
-    let level: i64 = row.try_get("risk_level")?;
-    Ok(StoredRiskRegion {
-        id: row.try_get("id")?,
-        tenant_code: row.try_get("tenant_code")?,
-        region: RiskRegion {
-            geometry_id: Some(row.try_get("geometry_id")?),
-            name: Some(row.try_get("name")?),
-            risk_level: Some(level as i32),
-            applies_to_subtenants: row.try_get::<i64, _>("applies_to_subtenants")? != 0,
-            timestamp: from_micros(row.try_get("updated_at")?)?,
-            etag: Some(row.try_get("etag")?),
-            polygon: stored.polygon,
-        },
-    })
+    RiskRegionRow::from_row(row)?.into_stored()
 }
 
 /// The polygon is the document; the other fields have columns.

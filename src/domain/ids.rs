@@ -1,0 +1,242 @@
+//! Identifiers, one type each, so an alert's id cannot be passed where a notification's
+//! is expected and a tenant code is never confused with a device id.
+//!
+//! Serial ids (assigned by the database, sent on the wire as decimal text: `"AlertId":
+//! "12"`) wrap an `i64`. The store makes them from its rows (`new`); the HTTP layer parses
+//! them from paths and bodies (`FromStr`: decimal digits only, at most an `i64`). A path
+//! id that does not parse names nothing, so handlers answer it with 404.
+//!
+//! Text ids wrap a `String`: `TenantCode` (assigned by the server) and `DeviceId` (chosen
+//! by the tenant, unique within it). They deref to `str`, so SQL binds and comparisons
+//! read as before.
+
+use std::fmt;
+use std::ops::Deref;
+use std::str::FromStr;
+
+/// A text that is no serial id: not decimal digits, or too large.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotAnId {
+    /// The id's type (`AlertId`, …).
+    pub kind: &'static str,
+    pub text: String,
+}
+
+impl fmt::Display for NotAnId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "'{}' is no {}: must be a decimal number",
+            self.text, self.kind
+        )
+    }
+}
+
+impl std::error::Error for NotAnId {}
+
+/// Declares a serial id: a `Copy` wrapper of the database's `i64`, printed and parsed
+/// as decimal text.
+macro_rules! serial_id {
+    ($( $(#[$meta:meta])* $name:ident ),+ $(,)?) => {$(
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub struct $name(i64);
+
+        impl $name {
+            /// The id the database assigned (a row's `id` column).
+            pub const fn new(raw: i64) -> Self {
+                Self(raw)
+            }
+
+            /// The number, for binding in SQL.
+            pub const fn get(self) -> i64 {
+                self.0
+            }
+        }
+
+        impl ::std::fmt::Display for $name {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                ::std::fmt::Display::fmt(&self.0, f)
+            }
+        }
+
+        impl ::std::str::FromStr for $name {
+            type Err = $crate::domain::ids::NotAnId;
+
+            fn from_str(text: &str) -> Result<Self, Self::Err> {
+                let digits = !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit());
+                match text.parse::<i64>() {
+                    Ok(raw) if digits => Ok(Self(raw)),
+                    _ => Err($crate::domain::ids::NotAnId {
+                        kind: stringify!($name),
+                        text: text.to_string(),
+                    }),
+                }
+            }
+        }
+
+        impl ::serde::Serialize for $name {
+            fn serialize<S: ::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_str(self)
+            }
+        }
+    )+};
+}
+
+serial_id! {
+    /// An alert (`alerts.id`).
+    AlertId,
+    /// A queued or settled delivery (`deliveries.id`).
+    DeliveryId,
+    /// An event notification, the rule that raised an alert (`event_notifications.id`).
+    NotificationId,
+    /// A mobile-originated message as stored (`mo_messages.id`).
+    MoMessageId,
+    /// A mobile-terminated message (`mt_messages.id`).
+    MtMessageId,
+    /// An itinerary (`itineraries.id`).
+    ItineraryId,
+    /// A risk region (`risk_regions.id`).
+    RiskRegionId,
+    /// A geofence (`geofences.id`).
+    GeofenceId,
+    /// A webhook setting (`webhook_settings.id`).
+    WebhookId,
+    /// An address-book contact (`address_book_contacts.id`).
+    ContactId,
+    /// A distribution list (`distribution_lists.id`).
+    DistributionListId,
+    /// A device group (`device_groups.id`).
+    GroupId,
+    /// A user (`users.id`).
+    UserId,
+    /// An API token (`api_tokens.id`).
+    ApiTokenId,
+}
+
+/// Declares a text id: a wrapper of a `String` that derefs to `str`.
+macro_rules! text_id {
+    ($( $(#[$meta:meta])* $name:ident ),+ $(,)?) => {$(
+        $(#[$meta])*
+        #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub struct $name(String);
+
+        impl $name {
+            /// The text, as stored and sent.
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+
+            pub fn into_string(self) -> String {
+                self.0
+            }
+        }
+
+        impl Deref for $name {
+            type Target = str;
+
+            fn deref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl AsRef<str> for $name {
+            fn as_ref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl PartialEq<str> for $name {
+            fn eq(&self, other: &str) -> bool {
+                self.0 == other
+            }
+        }
+
+        impl PartialEq<&str> for $name {
+            fn eq(&self, other: &&str) -> bool {
+                self.0 == *other
+            }
+        }
+
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(&self.0)
+            }
+        }
+    )+};
+}
+
+text_id! {
+    /// A tenant's var code: decimal digits, assigned by the server (`1000`, `1001`, …).
+    TenantCode,
+    /// A device's id within its tenant (IMEI, serial, or any name the tenant chose).
+    DeviceId,
+}
+
+impl TenantCode {
+    /// A code read back from the store, or from a tenant node already looked up: the
+    /// server assigned it, so it is not checked again.
+    pub fn from_store(code: String) -> Self {
+        Self(code)
+    }
+}
+
+impl FromStr for TenantCode {
+    type Err = NotAnId;
+
+    /// A code as a client names it (a path segment, `TenantCode` in a body): decimal
+    /// digits. Whether such a tenant exists is the store's question.
+    fn from_str(text: &str) -> Result<Self, NotAnId> {
+        if !text.is_empty() && text.len() <= 20 && text.bytes().all(|b| b.is_ascii_digit()) {
+            Ok(Self(text.to_string()))
+        } else {
+            Err(NotAnId {
+                kind: "TenantCode",
+                text: text.to_string(),
+            })
+        }
+    }
+}
+
+impl DeviceId {
+    /// A device id read back from the store, or one the device validation accepted.
+    pub fn from_store(id: String) -> Self {
+        Self(id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serial_ids_parse_decimal_text_only() {
+        assert_eq!("12".parse::<AlertId>(), Ok(AlertId::new(12)));
+        assert_eq!(AlertId::new(12).to_string(), "12");
+        for bad in ["", "+12", "-1", " 12", "1e3", "12a", "99999999999999999999"] {
+            let err = bad.parse::<AlertId>().expect_err(bad);
+            assert_eq!(err.kind, "AlertId");
+        }
+    }
+
+    #[test]
+    fn serial_ids_go_on_the_wire_as_text() {
+        let json = serde_json::to_string(&DeliveryId::new(7)).expect("serialises");
+        assert_eq!(json, "\"7\"");
+    }
+
+    #[test]
+    fn tenant_codes_are_digits() {
+        let code: TenantCode = "1001".parse().expect("a code");
+        assert_eq!(code, "1001");
+        assert_eq!(&*code, "1001");
+        assert!("10a1".parse::<TenantCode>().is_err());
+        assert!("".parse::<TenantCode>().is_err());
+    }
+}
