@@ -15,11 +15,12 @@ use super::alerts::publish_alert;
 use super::ingest::PipelineConfig;
 use super::stream::EventHub;
 use crate::domain::address::ContactAddress;
-use crate::domain::alert::{Notified, TimelineKind};
+use crate::domain::address_book::Contact;
+use crate::domain::alert::{Alert, Notified, TimelineKind};
 use crate::domain::delivery::{Channel, DeliveryStatus};
 use crate::domain::notification::Severity;
 use crate::domain::time::now;
-use crate::store::{AlertEvent, NewDelivery, Store, StoreResult};
+use crate::store::{AlertEvent, DueEscalation, NewDelivery, Store, StoreResult};
 
 pub struct Escalator {
     store: Store,
@@ -42,84 +43,13 @@ impl Escalator {
         let Some(due) = tx.lock_due_escalation(id, at).await? else {
             return Ok(false);
         };
-        let alert = &due.alert;
-        let level = alert.escalation_level + 1;
+        let level = due.alert.escalation_level + 1;
         let rounds = self.config.escalation_rounds.max(1);
-        let subject = format!(
-            "[{}] Escalation {level} of {rounds}: {} — {} (not acknowledged)",
-            Severity::of_stored(alert.severity.as_deref()).word(),
-            alert.notification_name.as_deref().unwrap_or_default(),
-            alert.device_id.as_deref().unwrap_or_default()
-        );
-        let body = format!(
-            "{subject}\n\nAlert {} was raised at {} and is still open.\nPosition: {}\nAcknowledge it to stop further escalation.\n",
-            alert.alert_id.as_deref().unwrap_or_default(),
-            alert.raised_at.map(|t| t.to_string()).unwrap_or_default(),
-            match (alert.latitude, alert.longitude) {
-                (Some(lat), Some(lon)) => format!("{lat:.5}, {lon:.5}"),
-                _ => "unknown".into(),
-            }
-        );
+        let (subject, body) = round_message(&due.alert, level, rounds);
         let created = now();
-        let base = NewDelivery {
-            tenant_code: due.node.code.clone(),
-            channel: Channel::Email,
-            target: None,
-            status: DeliveryStatus::NoAddress,
-            subject: Some(subject.clone()),
-            body: body.clone(),
-            notification_id: alert
-                .notification_id
-                .as_deref()
-                .and_then(|n| n.parse().ok()),
-            alert_id: Some(id),
-            message_id: alert.message_id.as_deref().and_then(|m| m.parse().ok()),
-            device_id: alert.device_id.clone(),
-            mt_message_id: None,
-            event_id: None,
-            created_at: created,
-            next_attempt_at: Some(created),
-            sent_at: None,
-        };
-        let mut written: Vec<NewDelivery> = Vec::new();
-        let mut seen = Vec::new();
-        for contact in tx.escalation_contacts(&due.node).await? {
-            for entry in &contact.contact_entries {
-                let Some(Ok(address)) = entry.address.as_deref().map(ContactAddress::parse) else {
-                    continue;
-                };
-                let d = match address {
-                    ContactAddress::Email(email) => NewDelivery {
-                        channel: Channel::Email,
-                        target: Some(email),
-                        status: DeliveryStatus::new_on(self.config.email),
-                        ..base.clone()
-                    },
-                    ContactAddress::Phone(phone) => NewDelivery {
-                        channel: Channel::Sms,
-                        target: Some(phone),
-                        body: subject.clone(),
-                        status: DeliveryStatus::new_on(self.config.sms),
-                        ..base.clone()
-                    },
-                };
-                let key = (d.channel, d.target.clone());
-                if seen.contains(&key) {
-                    continue;
-                }
-                seen.push(key);
-                written.push(d);
-            }
-        }
-        if written.is_empty() {
-            written.push(NewDelivery {
-                channel: Channel::Email,
-                body: "the tenant has no escalation contacts (IsEscalationContact)".into(),
-                status: DeliveryStatus::NoAddress,
-                next_attempt_at: None,
-                ..base
-            });
-        }
+        let template = round_delivery(&due, id, subject.clone(), body, created);
+        let contacts = tx.escalation_contacts(&due.node).await?;
+        let written = self.deliveries_to(&contacts, &subject, template);
         tx.insert_deliveries(&written).await?;
         let next = if level < rounds {
             due.due.checked_add(after).ok().map(|next| next.max(at))
@@ -127,14 +57,7 @@ impl Escalator {
             None
         };
         tx.escalated(id, level, next).await?;
-        let notified: Vec<Notified> = written
-            .iter()
-            .filter(|d| d.status != DeliveryStatus::NoAddress)
-            .map(|d| Notified {
-                channel: d.channel.to_string(),
-                target: d.target.clone(),
-            })
-            .collect();
+        let notified = notified(&written);
         let round = AlertEvent {
             count: Some(level),
             notified: Some(&notified),
@@ -147,4 +70,116 @@ impl Escalator {
         publish_alert(&self.store, &self.hub, &due.node, &alert);
         Ok(true)
     }
+
+    /// One delivery per distinct address of the contacts: email as is, SMS with the
+    /// subject as its body. None usable: one `NoAddress` delivery records why.
+    fn deliveries_to(
+        &self,
+        contacts: &[Contact],
+        subject: &str,
+        template: NewDelivery,
+    ) -> Vec<NewDelivery> {
+        let mut written: Vec<NewDelivery> = Vec::new();
+        let mut seen = Vec::new();
+        for entry in contacts.iter().flat_map(|c| &c.contact_entries) {
+            let Some(Ok(address)) = entry.address.as_deref().map(ContactAddress::parse) else {
+                continue;
+            };
+            let d = match address {
+                ContactAddress::Email(email) => NewDelivery {
+                    channel: Channel::Email,
+                    target: Some(email),
+                    status: DeliveryStatus::new_on(self.config.email),
+                    ..template.clone()
+                },
+                ContactAddress::Phone(phone) => NewDelivery {
+                    channel: Channel::Sms,
+                    target: Some(phone),
+                    body: subject.to_string(),
+                    status: DeliveryStatus::new_on(self.config.sms),
+                    ..template.clone()
+                },
+            };
+            let key = (d.channel, d.target.clone());
+            if seen.contains(&key) {
+                continue;
+            }
+            seen.push(key);
+            written.push(d);
+        }
+        if written.is_empty() {
+            written.push(NewDelivery {
+                channel: Channel::Email,
+                body: "the tenant has no escalation contacts (IsEscalationContact)".into(),
+                status: DeliveryStatus::NoAddress,
+                next_attempt_at: None,
+                ..template
+            });
+        }
+        written
+    }
+}
+
+/// The round's subject (also the SMS text) and email body.
+fn round_message(alert: &Alert, level: i64, rounds: i64) -> (String, String) {
+    let subject = format!(
+        "[{}] Escalation {level} of {rounds}: {} — {} (not acknowledged)",
+        Severity::of_stored(alert.severity.as_deref()).word(),
+        alert.notification_name.as_deref().unwrap_or_default(),
+        alert.device_id.as_deref().unwrap_or_default()
+    );
+    let body = format!(
+        "{subject}\n\nAlert {} was raised at {} and is still open.\nPosition: {}\nAcknowledge it to stop further escalation.\n",
+        alert.alert_id.as_deref().unwrap_or_default(),
+        alert.raised_at.map(|t| t.to_string()).unwrap_or_default(),
+        match (alert.latitude, alert.longitude) {
+            (Some(lat), Some(lon)) => format!("{lat:.5}, {lon:.5}"),
+            _ => "unknown".into(),
+        }
+    );
+    (subject, body)
+}
+
+/// What every delivery of the round shares: an email with no address yet, linked to the
+/// alert, its notification, message and device.
+fn round_delivery(
+    due: &DueEscalation,
+    id: i64,
+    subject: String,
+    body: String,
+    created: Timestamp,
+) -> NewDelivery {
+    let alert = &due.alert;
+    NewDelivery {
+        tenant_code: due.node.code.clone(),
+        channel: Channel::Email,
+        target: None,
+        status: DeliveryStatus::NoAddress,
+        subject: Some(subject),
+        body,
+        notification_id: alert
+            .notification_id
+            .as_deref()
+            .and_then(|n| n.parse().ok()),
+        alert_id: Some(id),
+        message_id: alert.message_id.as_deref().and_then(|m| m.parse().ok()),
+        device_id: alert.device_id.clone(),
+        mt_message_id: None,
+        event_id: None,
+        created_at: created,
+        next_attempt_at: Some(created),
+        sent_at: None,
+    }
+}
+
+/// Who the round notified, for its timeline step: the deliveries that had an address.
+fn notified(written: &[NewDelivery]) -> Vec<Notified> {
+    written
+        .iter()
+        .filter(|d| d.status != DeliveryStatus::NoAddress)
+        .map(|d| Notified {
+            channel: d.channel.to_string(),
+            target: d.target.clone(),
+        })
+        .collect()
 }

@@ -201,6 +201,7 @@ impl Parser {
         result
     }
 
+    /// An event name, or a condition keyword followed by its arguments.
     fn atom(&mut self) -> Result<Expression, ParseError> {
         let Some(Token::Ident(word)) = self.peek_token().cloned() else {
             return Err(self.error(EXPECTED_ATOM));
@@ -209,90 +210,95 @@ impl Parser {
             self.index += 1;
             return Ok(Expression::Event(event));
         }
-        let lower = word.to_ascii_lowercase();
-        let geofence_event = match lower.as_str() {
-            "geofenceenter" => Some(GeofenceEvent::Enter),
-            "geofenceexit" => Some(GeofenceEvent::Exit),
-            _ => None,
-        };
-        if let Some(event) = geofence_event {
+        let arguments: fn(&mut Self) -> Result<Expression, ParseError> =
+            match word.to_ascii_lowercase().as_str() {
+                "geofenceenter" => |p| p.geofence_crossing(GeofenceEvent::Enter),
+                "geofenceexit" => |p| p.geofence_crossing(GeofenceEvent::Exit),
+                "ingeofence" => Self::in_geofence,
+                "speed" => |p| p.metric_comparison(Metric::Speed),
+                "battery" => |p| p.metric_comparison(Metric::Battery),
+                "property" => Self::property,
+                "time" => Self::time_between,
+                "day" => Self::day_in,
+                _ => return Err(self.error(EXPECTED_ATOM)),
+            };
+        self.index += 1;
+        arguments(self)
+    }
+
+    /// After `GeofenceEnter`/`GeofenceExit`: `"(" STRING ")"`.
+    fn geofence_crossing(&mut self, event: GeofenceEvent) -> Result<Expression, ParseError> {
+        self.expect(Token::LParen, "\"(\"")?;
+        let target = self.expect_string("a geofence id or name in quotes", true)?;
+        self.expect(Token::RParen, "\")\"")?;
+        Ok(Expression::Geofence {
+            event,
+            target: Some(target),
+        })
+    }
+
+    /// After `InGeofence`: `[ "(" [STRING] ")" ]`; no target means any geofence.
+    fn in_geofence(&mut self) -> Result<Expression, ParseError> {
+        let mut target = None;
+        if self.at(&Token::LParen) {
             self.index += 1;
-            self.expect(Token::LParen, "\"(\"")?;
-            let target = self.expect_string("a geofence id or name in quotes", true)?;
+            if !self.at(&Token::RParen) {
+                target =
+                    Some(self.expect_string("a geofence id or name in quotes, or \")\"", true)?);
+            }
             self.expect(Token::RParen, "\")\"")?;
-            return Ok(Expression::Geofence {
-                event,
-                target: Some(target),
-            });
         }
-        match lower.as_str() {
-            "ingeofence" => {
-                self.index += 1;
-                let mut target = None;
-                if self.at(&Token::LParen) {
-                    self.index += 1;
-                    if !self.at(&Token::RParen) {
-                        target = Some(
-                            self.expect_string("a geofence id or name in quotes, or \")\"", true)?,
-                        );
-                    }
-                    self.expect(Token::RParen, "\")\"")?;
-                }
-                Ok(Expression::Geofence {
-                    event: GeofenceEvent::Inside,
-                    target,
-                })
-            }
-            "speed" | "battery" => {
-                self.index += 1;
-                let op = self.comparison()?;
-                let Some(Token::Number(value)) = self.peek_token().cloned() else {
-                    return Err(self.error("a number"));
-                };
-                self.index += 1;
-                let metric = if lower == "speed" {
-                    Metric::Speed
-                } else {
-                    Metric::Battery
-                };
-                Ok(Expression::Compare { metric, op, value })
-            }
-            "property" => {
-                self.index += 1;
-                self.expect(Token::LParen, "\"(\"")?;
-                let key = self.expect_string("a property name in quotes", true)?;
-                self.expect(Token::RParen, "\")\"")?;
-                let equal = match self.peek_token() {
-                    Some(Token::Eq) => true,
-                    Some(Token::Ne) => false,
-                    _ => return Err(self.error("\"=\" or \"!=\"")),
-                };
-                self.index += 1;
-                let value = self.expect_string("a value in quotes", false)?;
-                Ok(Expression::Property { key, equal, value })
-            }
-            "time" => {
-                self.index += 1;
-                self.expect_keyword("BETWEEN")?;
-                let from = self.clock_time()?;
-                self.expect_keyword("AND")?;
-                let to = self.clock_time()?;
-                Ok(Expression::TimeBetween { from, to })
-            }
-            "day" => {
-                self.index += 1;
-                self.expect_keyword("IN")?;
-                self.expect(Token::LParen, "\"(\"")?;
-                let mut days = vec![self.weekday()?];
-                while self.at(&Token::Comma) {
-                    self.index += 1;
-                    days.push(self.weekday()?);
-                }
-                self.expect(Token::RParen, "\",\" or \")\"")?;
-                Ok(Expression::DayIn(days))
-            }
-            _ => Err(self.error(EXPECTED_ATOM)),
+        Ok(Expression::Geofence {
+            event: GeofenceEvent::Inside,
+            target,
+        })
+    }
+
+    /// After `Speed`/`Battery`: `CMP NUMBER`.
+    fn metric_comparison(&mut self, metric: Metric) -> Result<Expression, ParseError> {
+        let op = self.comparison()?;
+        let Some(Token::Number(value)) = self.peek_token().cloned() else {
+            return Err(self.error("a number"));
+        };
+        self.index += 1;
+        Ok(Expression::Compare { metric, op, value })
+    }
+
+    /// After `Property`: `"(" STRING ")" ("=" | "!=") STRING`.
+    fn property(&mut self) -> Result<Expression, ParseError> {
+        self.expect(Token::LParen, "\"(\"")?;
+        let key = self.expect_string("a property name in quotes", true)?;
+        self.expect(Token::RParen, "\")\"")?;
+        let equal = match self.peek_token() {
+            Some(Token::Eq) => true,
+            Some(Token::Ne) => false,
+            _ => return Err(self.error("\"=\" or \"!=\"")),
+        };
+        self.index += 1;
+        let value = self.expect_string("a value in quotes", false)?;
+        Ok(Expression::Property { key, equal, value })
+    }
+
+    /// After `Time`: `"BETWEEN" STRING "AND" STRING`.
+    fn time_between(&mut self) -> Result<Expression, ParseError> {
+        self.expect_keyword("BETWEEN")?;
+        let from = self.clock_time()?;
+        self.expect_keyword("AND")?;
+        let to = self.clock_time()?;
+        Ok(Expression::TimeBetween { from, to })
+    }
+
+    /// After `Day`: `"IN" "(" DAY ("," DAY)* ")"`.
+    fn day_in(&mut self) -> Result<Expression, ParseError> {
+        self.expect_keyword("IN")?;
+        self.expect(Token::LParen, "\"(\"")?;
+        let mut days = vec![self.weekday()?];
+        while self.at(&Token::Comma) {
+            self.index += 1;
+            days.push(self.weekday()?);
         }
+        self.expect(Token::RParen, "\",\" or \")\"")?;
+        Ok(Expression::DayIn(days))
     }
 
     fn comparison(&mut self) -> Result<Comparison, ParseError> {

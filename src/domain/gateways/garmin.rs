@@ -230,57 +230,54 @@ fn parse_event(index: usize, value: &Value) -> Result<GatewayReport, EventError>
         return Err(fail("`imei` is empty".into()));
     }
     let (message_type, emergency) = code_meaning(event.message_code);
-    let mut properties =
-        BTreeMap::from([("messageCode".to_string(), event.message_code.to_string())]);
-
-    let identity = match event.time_stamp {
-        Some(ms) => {
-            let sent = Timestamp::from_millisecond(ms)
-                .map_err(|_| fail(format!("`timeStamp` {ms} is out of range")))?;
-            Some((sent, ms))
-        }
-        None => None,
-    };
-    let sent = identity.map(|(sent, _)| sent);
-
+    let sent = sent_at(event.time_stamp).map_err(&fail)?;
+    let mut properties = event_properties(&event);
     let mut position = None;
-    if let Some(point) = &event.point {
-        if let Some(fix) = point.gps_fix {
-            properties.insert("gpsFix".into(), fix.to_string());
-        }
-        if let (Some(lat), Some(lon)) = (point.latitude, point.longitude)
-            && point.gps_fix != Some(0)
-        {
-            checked_lat_lon(lat, lon)
-                .map_err(|(which, message)| fail(format!("`point.{which}` {message}")))?;
-            if event.message_code == REFERENCE_POINT {
-                properties.insert("referenceLatitude".into(), lat.to_string());
-                properties.insert("referenceLongitude".into(), lon.to_string());
-            } else {
-                position = Some(Position {
-                    latitude: Some(lat),
-                    longitude: Some(lon),
-                    speed: point.speed,
-                    heading: point.course,
-                    altitude: point.altitude,
-                    gps_timestamp: sent,
-                    accuracy: None,
-                    location_source: Some(SOURCE_GPS.to_string()),
-                });
-            }
+    if let Some((point, latitude, longitude)) = fixed_point(&event).map_err(&fail)? {
+        if event.message_code == REFERENCE_POINT {
+            properties.insert("referenceLatitude".into(), latitude.to_string());
+            properties.insert("referenceLongitude".into(), longitude.to_string());
+        } else {
+            position = Some(gps_position(point, latitude, longitude, sent));
         }
     }
+    let (file, mime_type) = attachment(&event).map_err(&fail)?.unzip();
+    Ok(GatewayReport {
+        device: DeviceRef::garmin(imei),
+        message: MoMessage {
+            message_type: message_type.map(str::to_string),
+            message: event.free_text.filter(|t| !t.is_empty()),
+            position,
+            sequence_number: event.time_stamp,
+            sent_from_device: sent,
+            emergency_state: emergency.map(str::to_string),
+            properties,
+            mime_type,
+            file,
+            ..MoMessage::default()
+        },
+    })
+}
+
+/// `timeStamp` (Unix ms) as a time, checked to be in range.
+fn sent_at(time_stamp: Option<i64>) -> Result<Option<Timestamp>, String> {
+    time_stamp
+        .map(|ms| {
+            Timestamp::from_millisecond(ms).map_err(|_| format!("`timeStamp` {ms} is out of range"))
+        })
+        .transpose()
+}
+
+/// The `Properties` an event carries whatever its position: its code, GPS fix, status
+/// flags, addresses and media texts.
+fn event_properties(event: &Event) -> BTreeMap<String, String> {
+    let mut properties =
+        BTreeMap::from([("messageCode".to_string(), event.message_code.to_string())]);
+    if let Some(fix) = event.point.as_ref().and_then(|point| point.gps_fix) {
+        properties.insert("gpsFix".into(), fix.to_string());
+    }
     if let Some(status) = &event.status {
-        for (name, flag) in [
-            ("lowBattery", &status.low_battery),
-            ("intervalChange", &status.interval_change),
-            ("resetDetected", &status.reset_detected),
-            ("autonomous", &status.autonomous),
-        ] {
-            if let Some(flag) = flag {
-                properties.insert(name.into(), flag.text().into());
-            }
-        }
+        insert_status_flags(status, &mut properties);
     }
     let addresses: Vec<&str> = event
         .addresses
@@ -301,34 +298,71 @@ fn parse_event(index: usize, value: &Value) -> Result<GatewayReport, EventError>
             properties.insert(name.into(), value.clone());
         }
     }
+    properties
+}
 
-    let (file, mime_type) = match (&event.payload, &event.media_bytes) {
-        (Some(payload), _) if !payload.is_empty() => (
-            Some(base64_field("payload", payload).map_err(&fail)?),
-            OCTET_STREAM,
-        ),
-        (_, Some(media)) if !media.is_empty() => (
-            Some(base64_field("mediaBytes", media).map_err(&fail)?),
-            event.media_type.as_deref().unwrap_or(OCTET_STREAM),
-        ),
-        _ => (None, OCTET_STREAM),
+/// Each status flag sent, as `true`/`false`.
+fn insert_status_flags(status: &Status, properties: &mut BTreeMap<String, String>) {
+    for (name, flag) in [
+        ("lowBattery", &status.low_battery),
+        ("intervalChange", &status.interval_change),
+        ("resetDetected", &status.reset_detected),
+        ("autonomous", &status.autonomous),
+    ] {
+        if let Some(flag) = flag {
+            properties.insert(name.into(), flag.text().into());
+        }
+    }
+}
+
+/// The event's point and its checked latitude and longitude, when it has both and a fix
+/// (`gpsFix` 0 is no fix).
+fn fixed_point(event: &Event) -> Result<Option<(&Point, f64, f64)>, String> {
+    let Some(point) = &event.point else {
+        return Ok(None);
     };
+    match (point.latitude, point.longitude) {
+        (Some(lat), Some(lon)) if point.gps_fix != Some(0) => {
+            checked_lat_lon(lat, lon)
+                .map_err(|(which, message)| format!("`point.{which}` {message}"))?;
+            Ok(Some((point, lat, lon)))
+        }
+        _ => Ok(None),
+    }
+}
 
-    Ok(GatewayReport {
-        device: DeviceRef::garmin(imei),
-        message: MoMessage {
-            message_type: message_type.map(str::to_string),
-            message: event.free_text.filter(|t| !t.is_empty()),
-            position,
-            sequence_number: identity.map(|(_, ms)| ms),
-            sent_from_device: sent,
-            emergency_state: emergency.map(str::to_string),
-            properties,
-            mime_type: file.as_ref().map(|_| mime_type.to_string()),
-            file,
-            ..MoMessage::default()
-        },
-    })
+/// Where the device is, from its GPS point.
+fn gps_position(point: &Point, latitude: f64, longitude: f64, sent: Option<Timestamp>) -> Position {
+    Position {
+        latitude: Some(latitude),
+        longitude: Some(longitude),
+        speed: point.speed,
+        heading: point.course,
+        altitude: point.altitude,
+        gps_timestamp: sent,
+        accuracy: None,
+        location_source: Some(SOURCE_GPS.to_string()),
+    }
+}
+
+/// The file sent and its MIME type: `payload` (binary codes), else `mediaBytes` (4.0
+/// voice/media) typed by `mediaType`.
+fn attachment(event: &Event) -> Result<Option<(String, String)>, String> {
+    match (&event.payload, &event.media_bytes) {
+        (Some(payload), _) if !payload.is_empty() => Ok(Some((
+            base64_field("payload", payload)?,
+            OCTET_STREAM.to_string(),
+        ))),
+        (_, Some(media)) if !media.is_empty() => Ok(Some((
+            base64_field("mediaBytes", media)?,
+            event
+                .media_type
+                .as_deref()
+                .unwrap_or(OCTET_STREAM)
+                .to_string(),
+        ))),
+        _ => Ok(None),
+    }
 }
 
 /// The Base64 text, checked to decode (stored as sent).

@@ -251,77 +251,155 @@ fn span(
     Some((start, end))
 }
 
+/// One end of a flight or journey, borrowed from the record: where and when.
+struct RouteEnd<'a> {
+    latitude: Option<f64>,
+    longitude: Option<f64>,
+    country_name: &'a mut Option<String>,
+    country_code: &'a mut Option<String>,
+    zone_id: &'a mut Option<String>,
+    time_local: &'a mut Option<String>,
+    time: &'a mut Option<String>,
+}
+
+/// The origin and destination of a flight or journey.
+type RouteEnds<'a> = (RouteEnd<'a>, RouteEnd<'a>);
+
+/// The rules flights and journeys share, over both ends (errors in this order): positions,
+/// country names, country codes, time zones, then the departure and arrival times.
+fn route(
+    v: &mut Validator,
+    (origin, destination): RouteEnds<'_>,
+) -> ([Option<(f64, f64)>; 2], Option<(Timestamp, Timestamp)>) {
+    let points = [
+        point(v, "Origin", origin.latitude, origin.longitude),
+        point(
+            v,
+            "Destination",
+            destination.latitude,
+            destination.longitude,
+        ),
+    ];
+    text(v, "OriginCountryName", origin.country_name, NAME_MAX_CHARS);
+    text(
+        v,
+        "DestinationCountryName",
+        destination.country_name,
+        NAME_MAX_CHARS,
+    );
+    country_code(v, "OriginCountryCode", origin.country_code);
+    country_code(v, "DestinationCountryCode", destination.country_code);
+    let departure_zone = read_zone(v, DEPARTURE.zone, origin.zone_id);
+    let arrival_zone = read_zone(v, ARRIVAL.zone, destination.zone_id);
+    let times = span(
+        v,
+        (DEPARTURE, &departure_zone, origin.time_local, origin.time),
+        (
+            ARRIVAL,
+            &arrival_zone,
+            destination.time_local,
+            destination.time,
+        ),
+        "the arrival is before the departure",
+    );
+    (points, times)
+}
+
+impl Flight {
+    fn ends(&mut self) -> RouteEnds<'_> {
+        (
+            RouteEnd {
+                latitude: self.origin_latitude,
+                longitude: self.origin_longitude,
+                country_name: &mut self.origin_country_name,
+                country_code: &mut self.origin_country_code,
+                zone_id: &mut self.departure_time_zone_id,
+                time_local: &mut self.departure_time_local,
+                time: &mut self.departure_time,
+            },
+            RouteEnd {
+                latitude: self.destination_latitude,
+                longitude: self.destination_longitude,
+                country_name: &mut self.destination_country_name,
+                country_code: &mut self.destination_country_code,
+                zone_id: &mut self.arrival_time_zone_id,
+                time_local: &mut self.arrival_time_local,
+                time: &mut self.arrival_time,
+            },
+        )
+    }
+}
+
+impl Journey {
+    fn ends(&mut self) -> RouteEnds<'_> {
+        (
+            RouteEnd {
+                latitude: self.origin_latitude,
+                longitude: self.origin_longitude,
+                country_name: &mut self.origin_country_name,
+                country_code: &mut self.origin_country_code,
+                zone_id: &mut self.departure_time_zone_id,
+                time_local: &mut self.departure_time_local,
+                time: &mut self.departure_time,
+            },
+            RouteEnd {
+                latitude: self.destination_latitude,
+                longitude: self.destination_longitude,
+                country_name: &mut self.destination_country_name,
+                country_code: &mut self.destination_country_code,
+                zone_id: &mut self.arrival_time_zone_id,
+                time_local: &mut self.arrival_time_local,
+                time: &mut self.arrival_time,
+            },
+        )
+    }
+}
+
+/// Optional: up to `FLIGHT_NUMBER_MAX_CHARS` letters, digits, spaces or hyphens.
+fn flight_number(v: &mut Validator, value: &mut Option<String>) {
+    let Some(number) = blank_to_none(value) else {
+        return;
+    };
+    let valid = number.chars().count() <= FLIGHT_NUMBER_MAX_CHARS
+        && number
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == ' ' || c == '-');
+    if !valid {
+        v.add(
+            "FlightNumber",
+            format!("must be at most {FLIGHT_NUMBER_MAX_CHARS} letters, digits, spaces or hyphens"),
+        );
+    }
+}
+
+/// Required, one of `JOURNEY_TYPES` in any case; stored as spelled there.
+fn journey_type(v: &mut Validator, value: &mut Option<String>) {
+    match blank_to_none(value) {
+        Some(kind) => match JOURNEY_TYPES.iter().find(|t| t.eq_ignore_ascii_case(&kind)) {
+            Some(canonical) => *value = Some(canonical.to_string()),
+            None => v.add(
+                "JourneyType",
+                format!("must be one of {}", JOURNEY_TYPES.join(", ")),
+            ),
+        },
+        None => v.add(
+            "JourneyType",
+            format!("is required: one of {}", JOURNEY_TYPES.join(", ")),
+        ),
+    }
+}
+
 impl Segment for Flight {
     const KIND: SegmentKind = SegmentKind::Flight;
 
     fn validated(mut self) -> Result<(Self, SegmentSpan), ValidationErrors> {
         let mut v = Validator::new();
         self.id = None;
-        if let Some(number) = blank_to_none(&mut self.flight_number) {
-            let valid = number.chars().count() <= FLIGHT_NUMBER_MAX_CHARS
-                && number
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == ' ' || c == '-');
-            if !valid {
-                v.add(
-                    "FlightNumber",
-                    format!(
-                        "must be at most {FLIGHT_NUMBER_MAX_CHARS} letters, digits, spaces or hyphens"
-                    ),
-                );
-            }
-        }
+        flight_number(&mut v, &mut self.flight_number);
         text(&mut v, "Origin", &mut self.origin, NAME_MAX_CHARS);
         text(&mut v, "Destination", &mut self.destination, NAME_MAX_CHARS);
-        let origin = point(
-            &mut v,
-            "Origin",
-            self.origin_latitude,
-            self.origin_longitude,
-        );
-        let destination = point(
-            &mut v,
-            "Destination",
-            self.destination_latitude,
-            self.destination_longitude,
-        );
-        text(
-            &mut v,
-            "OriginCountryName",
-            &mut self.origin_country_name,
-            NAME_MAX_CHARS,
-        );
-        text(
-            &mut v,
-            "DestinationCountryName",
-            &mut self.destination_country_name,
-            NAME_MAX_CHARS,
-        );
-        country_code(&mut v, "OriginCountryCode", &mut self.origin_country_code);
-        country_code(
-            &mut v,
-            "DestinationCountryCode",
-            &mut self.destination_country_code,
-        );
-        let departure_zone = read_zone(&mut v, DEPARTURE.zone, &mut self.departure_time_zone_id);
-        let arrival_zone = read_zone(&mut v, ARRIVAL.zone, &mut self.arrival_time_zone_id);
-        let times = span(
-            &mut v,
-            (
-                DEPARTURE,
-                &departure_zone,
-                &mut self.departure_time_local,
-                &mut self.departure_time,
-            ),
-            (
-                ARRIVAL,
-                &arrival_zone,
-                &mut self.arrival_time_local,
-                &mut self.arrival_time,
-            ),
-            "the arrival is before the departure",
-        );
-        finish(v, self, times, [origin, destination])
+        let (points, times) = route(&mut v, self.ends());
+        finish(v, self, times, points)
     }
 
     fn with_id(self, id: i32) -> Self {
@@ -345,19 +423,7 @@ impl Segment for Journey {
     fn validated(mut self) -> Result<(Self, SegmentSpan), ValidationErrors> {
         let mut v = Validator::new();
         self.id = None;
-        match blank_to_none(&mut self.journey_type) {
-            Some(kind) => match JOURNEY_TYPES.iter().find(|t| t.eq_ignore_ascii_case(&kind)) {
-                Some(canonical) => self.journey_type = Some(canonical.to_string()),
-                None => v.add(
-                    "JourneyType",
-                    format!("must be one of {}", JOURNEY_TYPES.join(", ")),
-                ),
-            },
-            None => v.add(
-                "JourneyType",
-                format!("is required: one of {}", JOURNEY_TYPES.join(", ")),
-            ),
-        }
+        journey_type(&mut v, &mut self.journey_type);
         text(&mut v, "Name", &mut self.name, NAME_MAX_CHARS);
         text(
             &mut v,
@@ -377,55 +443,8 @@ impl Segment for Journey {
             &mut self.destination_address,
             ADDRESS_MAX_CHARS,
         );
-        let origin = point(
-            &mut v,
-            "Origin",
-            self.origin_latitude,
-            self.origin_longitude,
-        );
-        let destination = point(
-            &mut v,
-            "Destination",
-            self.destination_latitude,
-            self.destination_longitude,
-        );
-        text(
-            &mut v,
-            "OriginCountryName",
-            &mut self.origin_country_name,
-            NAME_MAX_CHARS,
-        );
-        text(
-            &mut v,
-            "DestinationCountryName",
-            &mut self.destination_country_name,
-            NAME_MAX_CHARS,
-        );
-        country_code(&mut v, "OriginCountryCode", &mut self.origin_country_code);
-        country_code(
-            &mut v,
-            "DestinationCountryCode",
-            &mut self.destination_country_code,
-        );
-        let departure_zone = read_zone(&mut v, DEPARTURE.zone, &mut self.departure_time_zone_id);
-        let arrival_zone = read_zone(&mut v, ARRIVAL.zone, &mut self.arrival_time_zone_id);
-        let times = span(
-            &mut v,
-            (
-                DEPARTURE,
-                &departure_zone,
-                &mut self.departure_time_local,
-                &mut self.departure_time,
-            ),
-            (
-                ARRIVAL,
-                &arrival_zone,
-                &mut self.arrival_time_local,
-                &mut self.arrival_time,
-            ),
-            "the arrival is before the departure",
-        );
-        finish(v, self, times, [origin, destination])
+        let (points, times) = route(&mut v, self.ends());
+        finish(v, self, times, points)
     }
 
     fn with_id(self, id: i32) -> Self {

@@ -60,19 +60,7 @@ pub fn resolve_pair(
     local: &mut Option<String>,
     utc: &mut Option<String>,
 ) -> Option<Timestamp> {
-    // A blank time is no date-time: refused like any other malformed one (send null or
-    // leave the field out for "not given").
-    let mut blank = false;
-    for (name, value) in [(names.local, &*local), (names.utc, &*utc)] {
-        if value.as_deref().is_some_and(|t| t.trim().is_empty()) {
-            v.add(
-                name,
-                "is blank: send a date-time, null, or leave the field out",
-            );
-            blank = true;
-        }
-    }
-    if blank {
+    if report_blank(v, names, local, utc) {
         return None;
     }
     let local_text = blank_to_none(local);
@@ -83,65 +71,11 @@ pub fn resolve_pair(
         v.add(names.utc, message);
         return None;
     }
-    let mut ok = true;
-    let local_dt = match local_text.as_deref().map(parse_local).transpose() {
-        Ok(dt) => dt,
-        Err(message) => {
-            v.add(names.local, message);
-            ok = false;
-            None
-        }
-    };
-    let utc_ts = match utc_text.as_deref().map(parse_utc).transpose() {
-        Ok(ts) => ts,
-        Err(message) => {
-            v.add(names.utc, message);
-            ok = false;
-            None
-        }
-    };
-    if !ok {
-        return None;
-    }
-    let instant = match (local_dt, utc_ts, zone) {
-        (Some(dt), None, Zone::Known(name, tz)) => match to_instant(tz, dt) {
-            Ok(ts) => ts,
-            Err(_) => {
-                v.add(
-                    names.local,
-                    format!(
-                        "{} does not exist in {name}: the clocks skip it (daylight saving)",
-                        format_local(dt)
-                    ),
-                );
-                return None;
-            }
-        },
-        (Some(_), None, Zone::Missing) => {
-            v.add(
-                names.zone,
-                format!("is required to compute {} from {}", names.utc, names.local),
-            );
-            return None;
-        }
-        (Some(_), None, Zone::Invalid) => return None,
-        (local_dt, Some(ts), zone) => {
-            if let (Some(dt), Zone::Known(name, tz)) = (local_dt, zone) {
-                let expected = tz.to_datetime(ts);
-                if expected != dt {
-                    v.add(
-                        names.local,
-                        format!(
-                            "does not match {} ({ts}), which is {expected} in {name}",
-                            names.utc
-                        ),
-                    );
-                    return None;
-                }
-            }
-            ts
-        }
-        (None, None, _) => return None,
+    let (local_dt, utc_ts) = parse_pair(v, names, local_text.as_deref(), utc_text.as_deref())?;
+    let instant = match (local_dt, utc_ts) {
+        (_, Some(ts)) => local_agrees(v, names, zone, local_dt, ts).then_some(ts)?,
+        (Some(dt), None) => local_instant(v, names, zone, dt)?,
+        (None, None) => return None,
     };
     *utc = Some(instant.to_string());
     *local = match (local_dt, zone) {
@@ -150,6 +84,105 @@ pub fn resolve_pair(
         (None, _) => None,
     };
     Some(instant)
+}
+
+/// Reports each time of the pair that is blank; true when one is. A blank time is no
+/// date-time: refused like any other malformed one (send null or leave the field out for
+/// "not given").
+fn report_blank(
+    v: &mut Validator,
+    names: PairNames,
+    local: &Option<String>,
+    utc: &Option<String>,
+) -> bool {
+    let mut blank = false;
+    for (name, value) in [(names.local, local), (names.utc, utc)] {
+        if value.as_deref().is_some_and(|t| t.trim().is_empty()) {
+            v.add(
+                name,
+                "is blank: send a date-time, null, or leave the field out",
+            );
+            blank = true;
+        }
+    }
+    blank
+}
+
+/// Parses the times given, reporting each that does not parse; `None` when one did not.
+fn parse_pair(
+    v: &mut Validator,
+    names: PairNames,
+    local: Option<&str>,
+    utc: Option<&str>,
+) -> Option<(Option<DateTime>, Option<Timestamp>)> {
+    let local = local.map(parse_local).transpose();
+    let utc = utc.map(parse_utc).transpose();
+    if let Err(message) = &local {
+        v.add(names.local, message.clone());
+    }
+    if let Err(message) = &utc {
+        v.add(names.utc, message.clone());
+    }
+    Some((local.ok()?, utc.ok()?))
+}
+
+/// The instant of a local time given without its UTC time: needs a known zone, and the
+/// time must exist there.
+fn local_instant(
+    v: &mut Validator,
+    names: PairNames,
+    zone: &Zone,
+    dt: DateTime,
+) -> Option<Timestamp> {
+    match zone {
+        Zone::Known(name, tz) => {
+            let instant = to_instant(tz, dt);
+            if instant.is_err() {
+                v.add(
+                    names.local,
+                    format!(
+                        "{} does not exist in {name}: the clocks skip it (daylight saving)",
+                        format_local(dt)
+                    ),
+                );
+            }
+            instant.ok()
+        }
+        Zone::Missing => {
+            v.add(
+                names.zone,
+                format!("is required to compute {} from {}", names.utc, names.local),
+            );
+            None
+        }
+        Zone::Invalid => None,
+    }
+}
+
+/// Whether the local time, when given with the UTC time and a known zone, names the same
+/// instant; reports it when not.
+fn local_agrees(
+    v: &mut Validator,
+    names: PairNames,
+    zone: &Zone,
+    local: Option<DateTime>,
+    utc: Timestamp,
+) -> bool {
+    let (Some(dt), Zone::Known(name, tz)) = (local, zone) else {
+        return true;
+    };
+    let expected = tz.to_datetime(utc);
+    if expected != dt {
+        v.add(
+            names.local,
+            format!(
+                "does not match {} ({utc}), which is {expected} in {name}",
+                names.utc
+            ),
+        );
+        return false;
+    }
+    true
 }
 
 /// The instant a local time names in a zone: `Err` in a gap; the earlier one in a fold.
