@@ -55,8 +55,11 @@ impl SegmentKind {
 pub struct SegmentSpan {
     pub start: Timestamp,
     pub end: Timestamp,
-    pub points: [Option<(f64, f64)>; 2],
+    pub points: Positions,
 }
+
+/// A segment's positions (latitude, longitude): a route's two ends, a hotel's one.
+pub type Positions = [Option<(f64, f64)>; 2];
 
 /// A segment record type (flight, journey, hotel).
 pub trait Segment: Sized {
@@ -270,7 +273,7 @@ type RouteEnds<'a> = (RouteEnd<'a>, RouteEnd<'a>);
 fn route(
     v: &mut Validator,
     (origin, destination): RouteEnds<'_>,
-) -> ([Option<(f64, f64)>; 2], Option<(Timestamp, Timestamp)>) {
+) -> (Positions, Option<(Timestamp, Timestamp)>) {
     let points = [
         point(v, "Origin", origin.latitude, origin.longitude),
         point(
@@ -306,6 +309,7 @@ fn route(
 }
 
 impl Flight {
+    /// The origin (departure) and destination (arrival), for `route`.
     fn ends(&mut self) -> RouteEnds<'_> {
         (
             RouteEnd {
@@ -331,6 +335,7 @@ impl Flight {
 }
 
 impl Journey {
+    /// The origin (departure) and destination (arrival), for `route`.
     fn ends(&mut self) -> RouteEnds<'_> {
         (
             RouteEnd {
@@ -517,7 +522,7 @@ fn finish<T>(
     v: Validator,
     record: T,
     times: Option<(Timestamp, Timestamp)>,
-    points: [Option<(f64, f64)>; 2],
+    points: Positions,
 ) -> Result<(T, SegmentSpan), ValidationErrors> {
     v.finish()?;
     // Every time problem was reported above, so a complete span is certain here.

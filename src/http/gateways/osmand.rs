@@ -31,6 +31,37 @@ struct TokenPath {
     token: String,
 }
 
+/// How a report is answered, by all four routes (GET or POST, token in the path or in a
+/// Bearer header). Never built: it only describes the answers in the OpenAPI document.
+#[derive(utoipa::IntoResponses)]
+#[allow(dead_code)]
+enum ReportAnswer {
+    /// Stored: empty, or the text of the oldest MT message queued for the device
+    #[response(status = 200, content_type = "text/plain")]
+    Stored(String),
+    /// No device id, or a field that cannot be read
+    #[response(status = 400)]
+    Unreadable(Problem),
+    /// Missing or wrong token
+    #[response(status = 401)]
+    Unauthorized(Problem),
+    /// The token may not post MO messages
+    #[response(status = 403)]
+    Forbidden(Problem),
+    /// No such device in the token's scope
+    #[response(status = 404)]
+    NoSuchDevice(Problem),
+    /// The id names several devices in the token's scope
+    #[response(status = 409)]
+    AmbiguousDevice(Problem),
+    #[response(status = 413)]
+    TooLarge(Problem),
+    #[response(status = 429)]
+    TooManyRequests(Problem),
+    #[response(status = 500)]
+    Internal(Problem),
+}
+
 /// What a request carries, whichever route it came by.
 struct Input {
     token: Option<String>,
@@ -44,14 +75,7 @@ struct Input {
 /// (marked `Sent`), which Traccar Client shows.
 #[utoipa::path(get, path = "/gateways/osmand/{token}", tag = "Device gateways", security(()),
     params(TokenPath),
-    responses((status = 200, body = String, content_type = "text/plain",
-            description = "Stored: empty, or the text of the oldest MT message queued for the device"),
-        (status = 400, body = Problem, description = "No device id, or a field that cannot be read"),
-        (status = 401, body = Problem, description = "Missing or wrong token"),
-        (status = 403, body = Problem, description = "The token may not post MO messages"),
-        (status = 404, body = Problem, description = "No such device in the token's scope"),
-        (status = 409, body = Problem, description = "The id names several devices in the token's scope"),
-        (status = 413, body = Problem), (status = 429, body = Problem), (status = 500, body = Problem)))]
+    responses(ReportAnswer))]
 async fn get_with_path_token(
     State(app): State<AppState>,
     token: Result<Path<String>, PathRejection>,
@@ -76,14 +100,7 @@ async fn get_with_path_token(
     request_body(description = "Form fields (as the query string's), or Traccar Client 9 JSON; may be empty (fields in the query)",
         content((String = "application/x-www-form-urlencoded"), (Object = "application/json"))),
     params(TokenPath),
-    responses((status = 200, body = String, content_type = "text/plain",
-            description = "Stored: empty, or the text of the oldest MT message queued for the device"),
-        (status = 400, body = Problem, description = "No device id, or a field that cannot be read"),
-        (status = 401, body = Problem, description = "Missing or wrong token"),
-        (status = 403, body = Problem, description = "The token may not post MO messages"),
-        (status = 404, body = Problem, description = "No such device in the token's scope"),
-        (status = 409, body = Problem, description = "The id names several devices in the token's scope"),
-        (status = 413, body = Problem), (status = 429, body = Problem), (status = 500, body = Problem)))]
+    responses(ReportAnswer))]
 async fn post_with_path_token(
     State(app): State<AppState>,
     token: Result<Path<String>, PathRejection>,
@@ -106,14 +123,7 @@ async fn post_with_path_token(
 /// The GET report, with the token in `Authorization: Bearer`.
 #[utoipa::path(get, path = "/gateways/osmand", tag = "Device gateways", security(()),
     params(("Authorization" = Option<String>, Header, description = "`Bearer <token>`")),
-    responses((status = 200, body = String, content_type = "text/plain",
-            description = "Stored: empty, or the text of the oldest MT message queued for the device"),
-        (status = 400, body = Problem, description = "No device id, or a field that cannot be read"),
-        (status = 401, body = Problem, description = "Missing or wrong token"),
-        (status = 403, body = Problem, description = "The token may not post MO messages"),
-        (status = 404, body = Problem, description = "No such device in the token's scope"),
-        (status = 409, body = Problem, description = "The id names several devices in the token's scope"),
-        (status = 413, body = Problem), (status = 429, body = Problem), (status = 500, body = Problem)))]
+    responses(ReportAnswer))]
 async fn get_with_bearer(
     State(app): State<AppState>,
     RawQuery(query): RawQuery,
@@ -137,14 +147,7 @@ async fn get_with_bearer(
     request_body(description = "Form fields (as the query string's), or Traccar Client 9 JSON; may be empty (fields in the query)",
         content((String = "application/x-www-form-urlencoded"), (Object = "application/json"))),
     params(("Authorization" = Option<String>, Header, description = "`Bearer <token>`")),
-    responses((status = 200, body = String, content_type = "text/plain",
-            description = "Stored: empty, or the text of the oldest MT message queued for the device"),
-        (status = 400, body = Problem, description = "No device id, or a field that cannot be read"),
-        (status = 401, body = Problem, description = "Missing or wrong token"),
-        (status = 403, body = Problem, description = "The token may not post MO messages"),
-        (status = 404, body = Problem, description = "No such device in the token's scope"),
-        (status = 409, body = Problem, description = "The id names several devices in the token's scope"),
-        (status = 413, body = Problem), (status = 429, body = Problem), (status = 500, body = Problem)))]
+    responses(ReportAnswer))]
 async fn post_with_bearer(
     State(app): State<AppState>,
     RawQuery(query): RawQuery,
