@@ -17,7 +17,7 @@ use super::stream::EventHub;
 use crate::domain::address::ContactAddress;
 use crate::domain::alert::{Notified, TimelineKind};
 use crate::domain::delivery::{Channel, DeliveryStatus};
-use crate::domain::notification::Severity;
+use crate::domain::ids::AlertId;
 use crate::domain::time::now;
 use crate::store::{AlertEvent, NewDelivery, Store, StoreResult};
 
@@ -39,7 +39,7 @@ impl Escalator {
             return Ok(false);
         };
         let mut tx = self.store.begin().await?;
-        let Some(due) = tx.lock_due_escalation(id, at).await? else {
+        let Some(due) = tx.lock_due_escalation(AlertId::new(id), at).await? else {
             return Ok(false);
         };
         let alert = &due.alert;
@@ -47,7 +47,7 @@ impl Escalator {
         let rounds = self.config.escalation_rounds.max(1);
         let subject = format!(
             "[{}] Escalation {level} of {rounds}: {} — {} (not acknowledged)",
-            Severity::of_stored(alert.severity.as_deref()).word(),
+            alert.severity.unwrap_or_default().word(),
             alert.notification_name.as_deref().unwrap_or_default(),
             alert.device_id.as_deref().unwrap_or_default()
         );
@@ -131,7 +131,7 @@ impl Escalator {
             .iter()
             .filter(|d| d.status != DeliveryStatus::NoAddress)
             .map(|d| Notified {
-                channel: d.channel.to_string(),
+                channel: d.channel,
                 target: d.target.clone(),
             })
             .collect();

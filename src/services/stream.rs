@@ -24,6 +24,7 @@ use tokio::sync::{OnceCell, Semaphore, mpsc, watch};
 
 use crate::domain::alert::Alert;
 use crate::domain::device::Device;
+use crate::domain::ids::AlertId;
 use crate::domain::mo_message::MoMessage;
 use crate::store::{FeedItem, Store, StoreResult, StreamAnnouncement, StreamFeed};
 
@@ -642,7 +643,7 @@ async fn read_announced(
         let alert = match alerts.get(id) {
             Some(alert) => alert.clone(),
             None => {
-                let alert = store.get_alert(code, *id).await?.map(Arc::new);
+                let alert = store.get_alert(code, AlertId::new(*id)).await?.map(Arc::new);
                 alerts.insert(*id, alert.clone());
                 alert
             }
