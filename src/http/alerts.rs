@@ -140,7 +140,7 @@ async fn list_alerts(
         "alerts:{}:{}:{:?}:{:?}:{:?}:{:?}:{:?}",
         scope.code(),
         query.subtenants,
-        query.status,
+        status.map(AlertStatus::as_str),
         outcome.map(Outcome::as_str),
         device_id,
         query.from_date.map(|t| t.as_microsecond()),
@@ -189,7 +189,10 @@ async fn get_alert(
     State(app): State<AppState>,
     Path(path): Path<AlertPath>,
 ) -> ApiResult<Record<Alert>> {
-    let id = path.alertId.parse::<AlertId>().map_err(|_| ApiError::NotFound)?;
+    let id = path
+        .alertId
+        .parse::<AlertId>()
+        .map_err(|_| ApiError::NotFound)?;
     let alert = app
         .store
         .get_alert(scope.code(), id)
@@ -222,7 +225,10 @@ async fn acknowledge_alert(
     body: Option<Body<Option<Acknowledgement>>>,
 ) -> ApiResult<Record<Alert>> {
     scope.require(Permission::HandleAlerts)?;
-    let id = path.alertId.parse::<AlertId>().map_err(|_| ApiError::NotFound)?;
+    let id = path
+        .alertId
+        .parse::<AlertId>()
+        .map_err(|_| ApiError::NotFound)?;
     let note = body.and_then(|Body(a)| a).unwrap_or_default().validated()?;
     let action = AlertAction::Acknowledge {
         note: note.as_deref(),
@@ -265,7 +271,10 @@ async fn resolve_alert(
     body: Option<Body<Option<Resolution>>>,
 ) -> ApiResult<Record<Alert>> {
     scope.require(Permission::HandleAlerts)?;
-    let id = path.alertId.parse::<AlertId>().map_err(|_| ApiError::NotFound)?;
+    let id = path
+        .alertId
+        .parse::<AlertId>()
+        .map_err(|_| ApiError::NotFound)?;
     // No body, an empty one, JSON `null` and `{}` all mean no resolution text.
     let resolve = body.and_then(|Body(r)| r).unwrap_or_default().validated()?;
     let action = AlertAction::Resolve {
@@ -306,7 +315,10 @@ async fn add_note(
     Body(note): Body<NewNote>,
 ) -> ApiResult<Record<TimelineEntry>> {
     scope.require(Permission::HandleAlerts)?;
-    let id = path.alertId.parse::<AlertId>().map_err(|_| ApiError::NotFound)?;
+    let id = path
+        .alertId
+        .parse::<AlertId>()
+        .map_err(|_| ApiError::NotFound)?;
     let text = note.validated()?;
     let action = AlertAction::Note { text: &text };
     let (_, entry) = AlertDesk::new(&app.store, app.pipeline.hub())
@@ -340,7 +352,10 @@ async fn alert_timeline(
     State(app): State<AppState>,
     Path(path): Path<AlertPath>,
 ) -> ApiResult<RecordList<TimelineEntry>> {
-    let id = path.alertId.parse::<AlertId>().map_err(|_| ApiError::NotFound)?;
+    let id = path
+        .alertId
+        .parse::<AlertId>()
+        .map_err(|_| ApiError::NotFound)?;
     let mut timeline = app
         .store
         .alert_timeline(scope.code(), id)

@@ -15,9 +15,9 @@ use super::{
 use crate::domain::alert::{
     Alert, AlertStatus, Notified, Outcome, TimelineEntry, TimelineKind, merge_timeline,
 };
+use crate::domain::audit::{Audit, AuditAction, ResourceType};
 use crate::domain::delivery::{Channel, DeliveryStatus};
 use crate::domain::ids::AlertId;
-use crate::domain::audit::{Audit, AuditAction, ResourceType};
 use crate::domain::tenant::TenantNode;
 use crate::store::StreamAnnouncement;
 

@@ -4,8 +4,8 @@
 use jiff::Timestamp;
 use std::str::FromStr;
 
-use sqlx::any::AnyRow;
 use sqlx::FromRow;
+use sqlx::any::AnyRow;
 
 use super::{Float, Store, StoreError, StoreResult, WriteTx, from_micros, new_etag, to_micros};
 use crate::domain::alert::{Alert, AlertStatus, Outcome};
@@ -132,11 +132,10 @@ impl WriteTx {
         let sql = format!(
             "UPDATE alerts SET match_count = match_count + 1, last_match_at = $1, etag = $2
              WHERE notification_id = $3 AND tenant_code = $4 AND device_id = $5
-               AND status IN ('{open}', '{acknowledged}')
+               AND status IN ({joinable})
              RETURNING {}",
             COLUMNS.replace("a.", ""),
-            open = AlertStatus::Open,
-            acknowledged = AlertStatus::Acknowledged,
+            joinable = AlertStatus::JOINABLE.map(AlertStatus::sql).join(", "),
         );
         let joined = sqlx::query(&sql)
             .bind(to_micros(m.at))
@@ -153,10 +152,10 @@ impl WriteTx {
             "INSERT INTO alerts (tenant_code, device_id, notification_id, notification_name,
                 severity, status, raised_at, last_match_at, match_count, latitude, longitude,
                 geofences, message_id, late, next_escalation_at, etag)
-             VALUES ($1, $2, $3, $4, $5, '{open}', $6, $6, 1, $7, $8, $9, $10, $11, $12, $13)
+             VALUES ($1, $2, $3, $4, $5, {open}, $6, $6, 1, $7, $8, $9, $10, $11, $12, $13)
              RETURNING {}",
             COLUMNS.replace("a.", ""),
-            open = AlertStatus::Open,
+            open = AlertStatus::Open.sql(),
         );
         // Optional floats: not a cached statement (see `store/mod.rs`, NULL floats).
         let row = sqlx::query(&sql)
@@ -214,11 +213,7 @@ impl Store {
 
     /// An alert of exactly this tenant (`/alerts/{id}` addresses the path tenant's alerts,
     /// as `/users/{x}` does; only the list widens to subtenants).
-    pub async fn get_alert(
-        &self,
-        tenant_code: &str,
-        id: AlertId,
-    ) -> StoreResult<Option<Alert>> {
+    pub async fn get_alert(&self, tenant_code: &str, id: AlertId) -> StoreResult<Option<Alert>> {
         let sql = format!("SELECT {COLUMNS} FROM alerts a WHERE a.id = $1 AND a.tenant_code = $2");
         let row = sqlx::query(&sql)
             .bind(id.get())
@@ -271,10 +266,10 @@ impl WriteTx {
         let sql = format!(
             "SELECT {COLUMNS}, a.next_escalation_at, t.parent_code, t.path FROM alerts a
              JOIN tenants t ON t.code = a.tenant_code
-             WHERE a.id = $1 AND a.status = '{open}' AND a.next_escalation_at IS NOT NULL
+             WHERE a.id = $1 AND a.status = {open} AND a.next_escalation_at IS NOT NULL
                AND a.next_escalation_at <= $2{}",
             self.backend.lock_rows_of("a"),
-            open = AlertStatus::Open,
+            open = AlertStatus::Open.sql(),
         );
         let row = sqlx::query(&sql)
             .bind(id.get())
