@@ -6,6 +6,8 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::closed_set::closed_set;
+use super::delivery::{Channel, DeliveryStatus};
+use super::notification::Severity;
 use super::validation::{ValidationErrors, Validator};
 
 closed_set! {
@@ -27,40 +29,14 @@ pub const MAX_RESOLUTION_CHARS: usize = 4000;
 /// Longest note (a note's `Text`, acknowledge's `Note`).
 pub const MAX_NOTE_CHARS: usize = 4000;
 
-/// How a resolved alert turned out (resolve's `Outcome`): a closed set.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-pub enum Outcome {
-    Genuine,
-    FalseAlarm,
-    Test,
-    Other,
-}
-
-impl Outcome {
-    pub const ALL: [Outcome; 4] = [
-        Outcome::Genuine,
-        Outcome::FalseAlarm,
-        Outcome::Test,
-        Outcome::Other,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Genuine => "Genuine",
-            Outcome::FalseAlarm => "FalseAlarm",
-            Outcome::Test => "Test",
-            Outcome::Other => "Other",
-        }
-    }
-
-    /// Its text exactly as written (case matters, as for `Status`).
-    pub fn parse(text: &str) -> Option<Outcome> {
-        Outcome::ALL.into_iter().find(|o| o.as_str() == text)
-    }
-
-    /// "Genuine, FalseAlarm, Test, Other", for error messages.
-    pub fn listed() -> String {
-        Outcome::ALL.map(Outcome::as_str).join(", ")
+closed_set! {
+    /// How a resolved alert turned out (resolve's `Outcome`): a closed set.
+    #[derive(ToSchema)]
+    pub enum Outcome {
+        Genuine = "Genuine",
+        FalseAlarm = "FalseAlarm",
+        Test = "Test",
+        Other = "Other",
     }
 }
 
@@ -78,9 +54,10 @@ pub struct Alert {
     pub notification_id: Option<String>,
     pub notification_name: Option<String>,
     /// "0" None, "1" Warning, "2" High.
-    pub severity: Option<String>,
-    #[schema(pattern = "^(Open|Acknowledged|Resolved)$")]
-    pub status: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub severity: Option<Severity>,
+    #[schema(value_type = Option<String>, pattern = "^(Open|Acknowledged|Resolved)$")]
+    pub status: Option<AlertStatus>,
     #[schema(value_type = Option<String>, format = DateTime)]
     pub raised_at: Option<Timestamp>,
     #[schema(value_type = Option<String>, format = DateTime)]
@@ -144,9 +121,12 @@ impl Resolution {
         let outcome = match self.outcome.as_deref() {
             None => None,
             Some(text) => {
-                let parsed = Outcome::parse(text);
+                let parsed = text.parse::<Outcome>().ok();
                 if parsed.is_none() {
-                    v.add("Outcome", format!("must be one of {}", Outcome::listed()));
+                    v.add(
+                        "Outcome",
+                        format!("must be one of {}", Outcome::NAMES.join(", ")),
+                    );
                 }
                 parsed
             }
@@ -196,47 +176,21 @@ impl NewNote {
     }
 }
 
-/// What a timeline entry records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-pub enum TimelineKind {
-    /// The alert was raised (by a message, or a missed check-in).
-    Raised,
-    /// A further match joined it.
-    Matched,
-    /// An escalation round notified the escalation contacts.
-    Escalated,
-    /// Something was sent about it (its current status).
-    Delivery,
-    Acknowledged,
-    Note,
-    Resolved,
-}
-
-impl TimelineKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TimelineKind::Raised => "Raised",
-            TimelineKind::Matched => "Matched",
-            TimelineKind::Escalated => "Escalated",
-            TimelineKind::Delivery => "Delivery",
-            TimelineKind::Acknowledged => "Acknowledged",
-            TimelineKind::Note => "Note",
-            TimelineKind::Resolved => "Resolved",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<TimelineKind> {
-        [
-            TimelineKind::Raised,
-            TimelineKind::Matched,
-            TimelineKind::Escalated,
-            TimelineKind::Delivery,
-            TimelineKind::Acknowledged,
-            TimelineKind::Note,
-            TimelineKind::Resolved,
-        ]
-        .into_iter()
-        .find(|k| k.as_str() == text)
+closed_set! {
+    /// What a timeline entry records.
+    #[derive(ToSchema)]
+    pub enum TimelineKind {
+        /// The alert was raised (by a message, or a missed check-in).
+        Raised = "Raised",
+        /// A further match joined it.
+        Matched = "Matched",
+        /// An escalation round notified the escalation contacts.
+        Escalated = "Escalated",
+        /// Something was sent about it (its current status).
+        Delivery = "Delivery",
+        Acknowledged = "Acknowledged",
+        Note = "Note",
+        Resolved = "Resolved",
     }
 }
 
@@ -245,7 +199,8 @@ impl TimelineKind {
 #[serde(rename_all = "PascalCase")]
 pub struct Notified {
     /// Email or Sms.
-    pub channel: String,
+    #[schema(value_type = String)]
+    pub channel: Channel,
     /// The address (null when the tenant had no escalation contacts).
     pub target: Option<String>,
 }
@@ -283,13 +238,15 @@ pub struct TimelineEntry {
     pub delivery_id: Option<String>,
     /// Delivery: Email, Sms, Voice, Mt or Webhook.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub channel: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub channel: Option<Channel>,
     /// Delivery: the address.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
     /// Delivery: its current status (Pending, Sent, Failed, …).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub status: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub status: Option<DeliveryStatus>,
     /// Delivery: attempts so far.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub attempts: Option<i64>,
@@ -359,14 +316,14 @@ mod tests {
 
     #[test]
     fn outcomes_parse_exactly_and_resolution_names_a_bad_one() {
-        for outcome in Outcome::ALL {
-            assert_eq!(Outcome::parse(outcome.as_str()), Some(outcome));
+        for &outcome in Outcome::ALL {
+            assert_eq!(outcome.as_str().parse::<Outcome>(), Ok(outcome));
             assert_eq!(
                 serde_json::to_value(outcome).unwrap(),
                 serde_json::json!(outcome.as_str())
             );
         }
-        assert_eq!(Outcome::parse("genuine"), None);
+        assert!("genuine".parse::<Outcome>().is_err());
         let bad = Resolution {
             resolution: None,
             outcome: Some("Maybe".into()),

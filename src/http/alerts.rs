@@ -22,6 +22,7 @@ use crate::domain::alert::{
     Acknowledgement, Alert, AlertStatus, NewNote, Outcome, Resolution, TimelineEntry,
 };
 use crate::domain::delivery::Channel;
+use crate::domain::ids::AlertId;
 use crate::domain::webhook::url_origin;
 use crate::services::alerts::AlertDesk;
 use crate::store::{AlertAction, AlertFilter};
@@ -95,10 +96,6 @@ struct ListAlertsQuery {
 const IF_MATCH: &str = "The alert's ETag the step is based on: 412 when the alert has changed \
      since (`*` or absent: any version)";
 
-fn alert_id(raw: &str) -> ApiResult<i64> {
-    raw.parse().map_err(|_| ApiError::NotFound)
-}
-
 /// List alerts in `AlertId` order, paged with `X-CONTINUATIONTOKEN`.
 ///
 /// `fromDate`/`toDate` filter on `RaisedAt`; `subtenants=true` covers the path tenant's
@@ -126,8 +123,11 @@ async fn list_alerts(
     };
     let outcome = match query.outcome.as_deref() {
         None => None,
-        Some(text) => Some(Outcome::parse(text).ok_or_else(|| {
-            ApiError::field("outcome", format!("must be one of {}", Outcome::listed()))
+        Some(text) => Some(text.parse::<Outcome>().map_err(|_| {
+            ApiError::field(
+                "outcome",
+                format!("must be one of {}", Outcome::NAMES.join(", ")),
+            )
         })?),
     };
     if let (Some(from), Some(to)) = (query.from_date, query.to_date)
@@ -140,7 +140,7 @@ async fn list_alerts(
         "alerts:{}:{}:{:?}:{:?}:{:?}:{:?}:{:?}",
         scope.code(),
         query.subtenants,
-        query.status,
+        status.map(AlertStatus::as_str),
         outcome.map(Outcome::as_str),
         device_id,
         query.from_date.map(|t| t.as_microsecond()),
@@ -189,7 +189,10 @@ async fn get_alert(
     State(app): State<AppState>,
     Path(path): Path<AlertPath>,
 ) -> ApiResult<Record<Alert>> {
-    let id = alert_id(&path.alertId)?;
+    let id = path
+        .alertId
+        .parse::<AlertId>()
+        .map_err(|_| ApiError::NotFound)?;
     let alert = app
         .store
         .get_alert(scope.code(), id)
@@ -222,7 +225,10 @@ async fn acknowledge_alert(
     body: Option<Body<Option<Acknowledgement>>>,
 ) -> ApiResult<Record<Alert>> {
     scope.require(Permission::HandleAlerts)?;
-    let id = alert_id(&path.alertId)?;
+    let id = path
+        .alertId
+        .parse::<AlertId>()
+        .map_err(|_| ApiError::NotFound)?;
     let note = body.and_then(|Body(a)| a).unwrap_or_default().validated()?;
     let action = AlertAction::Acknowledge {
         note: note.as_deref(),
@@ -265,7 +271,10 @@ async fn resolve_alert(
     body: Option<Body<Option<Resolution>>>,
 ) -> ApiResult<Record<Alert>> {
     scope.require(Permission::HandleAlerts)?;
-    let id = alert_id(&path.alertId)?;
+    let id = path
+        .alertId
+        .parse::<AlertId>()
+        .map_err(|_| ApiError::NotFound)?;
     // No body, an empty one, JSON `null` and `{}` all mean no resolution text.
     let resolve = body.and_then(|Body(r)| r).unwrap_or_default().validated()?;
     let action = AlertAction::Resolve {
@@ -306,7 +315,10 @@ async fn add_note(
     Body(note): Body<NewNote>,
 ) -> ApiResult<Record<TimelineEntry>> {
     scope.require(Permission::HandleAlerts)?;
-    let id = alert_id(&path.alertId)?;
+    let id = path
+        .alertId
+        .parse::<AlertId>()
+        .map_err(|_| ApiError::NotFound)?;
     let text = note.validated()?;
     let action = AlertAction::Note { text: &text };
     let (_, entry) = AlertDesk::new(&app.store, app.pipeline.hub())
@@ -340,7 +352,10 @@ async fn alert_timeline(
     State(app): State<AppState>,
     Path(path): Path<AlertPath>,
 ) -> ApiResult<RecordList<TimelineEntry>> {
-    let id = alert_id(&path.alertId)?;
+    let id = path
+        .alertId
+        .parse::<AlertId>()
+        .map_err(|_| ApiError::NotFound)?;
     let mut timeline = app
         .store
         .alert_timeline(scope.code(), id)
@@ -348,7 +363,7 @@ async fn alert_timeline(
         .ok_or(ApiError::NotFound)?;
     if !scope.caller.role.grants(Permission::ManageConfiguration) {
         for entry in &mut timeline {
-            if entry.channel.as_deref() == Some(Channel::Webhook.as_str()) {
+            if entry.channel == Some(Channel::Webhook) {
                 entry.target = entry.target.as_deref().and_then(url_origin);
             }
         }

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use super::stream::{EventHub, Payload};
 use crate::domain::alert::{Alert, TimelineEntry};
+use crate::domain::ids::AlertId;
 use crate::domain::tenant::TenantNode;
 use crate::store::{AlertAction, Backend, Store, StoreResult};
 
@@ -28,7 +29,7 @@ impl<'a> AlertDesk<'a> {
     pub async fn act(
         &self,
         node: &TenantNode,
-        id: i64,
+        id: AlertId,
         by: &str,
         action: AlertAction<'_>,
         if_match: Option<&str>,

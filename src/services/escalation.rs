@@ -18,7 +18,7 @@ use crate::domain::address::ContactAddress;
 use crate::domain::address_book::Contact;
 use crate::domain::alert::{Alert, Notified, TimelineKind};
 use crate::domain::delivery::{Channel, DeliveryStatus};
-use crate::domain::notification::Severity;
+use crate::domain::ids::AlertId;
 use crate::domain::time::now;
 use crate::store::{AlertEvent, DueEscalation, NewDelivery, Store, StoreResult};
 
@@ -40,7 +40,7 @@ impl Escalator {
             return Ok(false);
         };
         let mut tx = self.store.begin().await?;
-        let Some(due) = tx.lock_due_escalation(id, at).await? else {
+        let Some(due) = tx.lock_due_escalation(AlertId::new(id), at).await? else {
             return Ok(false);
         };
         let level = due.alert.escalation_level + 1;
@@ -124,7 +124,7 @@ impl Escalator {
 fn round_message(alert: &Alert, level: i64, rounds: i64) -> (String, String) {
     let subject = format!(
         "[{}] Escalation {level} of {rounds}: {} — {} (not acknowledged)",
-        Severity::of_stored(alert.severity.as_deref()).word(),
+        alert.severity.unwrap_or_default().word(),
         alert.notification_name.as_deref().unwrap_or_default(),
         alert.device_id.as_deref().unwrap_or_default()
     );
@@ -178,7 +178,7 @@ fn notified(written: &[NewDelivery]) -> Vec<Notified> {
         .iter()
         .filter(|d| d.status != DeliveryStatus::NoAddress)
         .map(|d| Notified {
-            channel: d.channel.to_string(),
+            channel: d.channel,
             target: d.target.clone(),
         })
         .collect()

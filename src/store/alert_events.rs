@@ -5,9 +5,9 @@
 //! their step and the stream's announcement.
 
 use jiff::Timestamp;
-use sqlx::Row;
-use sqlx::any::AnyRow;
+use sqlx::FromRow;
 
+use super::alerts::stored;
 use super::{
     Float, Key, Store, StoreError, StoreResult, VersionedRow, WriteTx, from_micros, new_etag,
     to_micros,
@@ -16,6 +16,8 @@ use crate::domain::alert::{
     Alert, AlertStatus, Notified, Outcome, TimelineEntry, TimelineKind, merge_timeline,
 };
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
+use crate::domain::delivery::{Channel, DeliveryStatus};
+use crate::domain::ids::AlertId;
 use crate::domain::tenant::TenantNode;
 use crate::store::StreamAnnouncement;
 
@@ -113,61 +115,85 @@ fn check_transition(
 const EVENT_COLUMNS: &str =
     "kind, at, actor, message_id, latitude, longitude, count, text, outcome, notified";
 
-/// An `alert_events` row as a timeline entry.
-fn entry_from_row(row: &AnyRow) -> StoreResult<TimelineEntry> {
-    let kind: String = row.try_get("kind")?;
-    let kind = TimelineKind::parse(&kind)
-        .ok_or_else(|| StoreError::Corrupt(format!("alert event kind {kind}")))?;
-    let at = from_micros(Some(row.try_get("at")?))?
-        .ok_or_else(|| StoreError::Corrupt("alert event time".into()))?;
-    let mut entry = TimelineEntry::new(kind, at, row.try_get("actor")?);
-    let count: Option<i64> = row.try_get("count")?;
-    let text: Option<String> = row.try_get("text")?;
-    match kind {
-        TimelineKind::Raised | TimelineKind::Matched => {
-            entry.message_id = row
-                .try_get::<Option<i64>, _>("message_id")?
-                .map(|id| id.to_string());
-            entry.latitude = row.try_get("latitude")?;
-            entry.longitude = row.try_get("longitude")?;
-            entry.match_count = count.filter(|_| kind == TimelineKind::Matched);
-        }
-        TimelineKind::Escalated => {
-            entry.round = count;
-            let notified: Option<String> = row.try_get("notified")?;
-            entry.notified = Some(
-                notified
-                    .as_deref()
-                    .map(serde_json::from_str)
-                    .transpose()
-                    .map_err(|e| StoreError::Corrupt(format!("escalation notified: {e}")))?
-                    .unwrap_or_default(),
-            );
-        }
-        TimelineKind::Acknowledged => entry.note = text,
-        TimelineKind::Note => entry.text = text,
-        TimelineKind::Resolved => {
-            entry.resolution = text;
-            let outcome: Option<String> = row.try_get("outcome")?;
-            entry.outcome = outcome.as_deref().and_then(Outcome::parse);
-        }
-        TimelineKind::Delivery => {}
-    }
-    Ok(entry)
+/// An `alert_events` row as `EVENT_COLUMNS` selects it.
+#[derive(sqlx::FromRow)]
+struct EventRow {
+    kind: String,
+    at: i64,
+    actor: Option<String>,
+    message_id: Option<i64>,
+    latitude: Option<f64>,
+    longitude: Option<f64>,
+    count: Option<i64>,
+    text: Option<String>,
+    outcome: Option<String>,
+    notified: Option<String>,
 }
 
-fn delivery_entry(row: &AnyRow) -> StoreResult<TimelineEntry> {
-    let at = from_micros(Some(row.try_get("created_at")?))?
-        .ok_or_else(|| StoreError::Corrupt("delivery time".into()))?;
-    let mut entry = TimelineEntry::new(TimelineKind::Delivery, at, None);
-    entry.delivery_id = Some(row.try_get::<i64, _>("id")?.to_string());
-    entry.channel = Some(row.try_get("channel")?);
-    entry.target = row.try_get("target")?;
-    entry.status = Some(row.try_get("status")?);
-    entry.attempts = Some(row.try_get("attempts")?);
-    entry.sent_at = from_micros(row.try_get("sent_at")?)?;
-    entry.last_error = row.try_get("last_error")?;
-    Ok(entry)
+impl EventRow {
+    /// The step as the timeline shows it.
+    fn into_entry(self) -> StoreResult<TimelineEntry> {
+        let kind: TimelineKind = stored(&self.kind)?;
+        let at = from_micros(Some(self.at))?
+            .ok_or_else(|| StoreError::Corrupt("alert event time".into()))?;
+        let mut entry = TimelineEntry::new(kind, at, self.actor);
+        match kind {
+            TimelineKind::Raised | TimelineKind::Matched => {
+                entry.message_id = self.message_id.map(|id| id.to_string());
+                entry.latitude = self.latitude;
+                entry.longitude = self.longitude;
+                entry.match_count = self.count.filter(|_| kind == TimelineKind::Matched);
+            }
+            TimelineKind::Escalated => {
+                entry.round = self.count;
+                entry.notified = Some(
+                    self.notified
+                        .as_deref()
+                        .map(serde_json::from_str)
+                        .transpose()
+                        .map_err(|e| StoreError::Corrupt(format!("escalation notified: {e}")))?
+                        .unwrap_or_default(),
+                );
+            }
+            TimelineKind::Acknowledged => entry.note = self.text,
+            TimelineKind::Note => entry.text = self.text,
+            TimelineKind::Resolved => {
+                entry.resolution = self.text;
+                entry.outcome = self.outcome.as_deref().map(stored).transpose()?;
+            }
+            TimelineKind::Delivery => {}
+        }
+        Ok(entry)
+    }
+}
+
+/// A `deliveries` row as the timeline selects it.
+#[derive(sqlx::FromRow)]
+struct DeliveryRow {
+    id: i64,
+    channel: String,
+    target: Option<String>,
+    status: String,
+    attempts: i64,
+    created_at: i64,
+    sent_at: Option<i64>,
+    last_error: Option<String>,
+}
+
+impl DeliveryRow {
+    fn into_entry(self) -> StoreResult<TimelineEntry> {
+        let at = from_micros(Some(self.created_at))?
+            .ok_or_else(|| StoreError::Corrupt("delivery time".into()))?;
+        let mut entry = TimelineEntry::new(TimelineKind::Delivery, at, None);
+        entry.delivery_id = Some(self.id.to_string());
+        entry.channel = Some(stored::<Channel>(&self.channel)?);
+        entry.target = self.target;
+        entry.status = Some(stored::<DeliveryStatus>(&self.status)?);
+        entry.attempts = Some(self.attempts);
+        entry.sent_at = from_micros(self.sent_at)?;
+        entry.last_error = self.last_error;
+        Ok(entry)
+    }
 }
 
 impl WriteTx {
@@ -175,18 +201,16 @@ impl WriteTx {
     /// answers the step to record.
     async fn apply_alert_action<'a>(
         &mut self,
-        id: i64,
+        id: AlertId,
         by: &'a str,
         action: AlertAction<'a>,
         at: Timestamp,
     ) -> StoreResult<AlertEvent<'a>> {
-        let current: AlertStatus = sqlx::query("SELECT status FROM alerts WHERE id = $1")
-            .bind(id)
+        let current: String = sqlx::query_scalar("SELECT status FROM alerts WHERE id = $1")
+            .bind(id.get())
             .fetch_one(&mut *self.tx)
-            .await?
-            .try_get::<String, _>("status")?
-            .parse()
-            .map_err(|e| StoreError::Corrupt(format!("alert {id}: {e}")))?;
+            .await?;
+        let current: AlertStatus = stored(&current)?;
         Ok(match action {
             AlertAction::Acknowledge { note } => {
                 check_transition(current, &[AlertStatus::Open], AlertStatus::Acknowledged)?;
@@ -198,7 +222,7 @@ impl WriteTx {
                 .bind(by)
                 .bind(to_micros(at))
                 .bind(new_etag())
-                .bind(id)
+                .bind(id.get())
                 .execute(&mut *self.tx)
                 .await?;
                 AlertEvent {
@@ -222,7 +246,7 @@ impl WriteTx {
                 .bind(resolution)
                 .bind(outcome.map(Outcome::as_str))
                 .bind(new_etag())
-                .bind(id)
+                .bind(id.get())
                 .execute(&mut *self.tx)
                 .await?;
                 AlertEvent {
@@ -236,7 +260,7 @@ impl WriteTx {
                     "UPDATE alerts SET note_count = note_count + 1, etag = $1 WHERE id = $2",
                 )
                 .bind(new_etag())
-                .bind(id)
+                .bind(id.get())
                 .execute(&mut *self.tx)
                 .await?;
                 AlertEvent {
@@ -318,24 +342,24 @@ impl Store {
     pub async fn act_on_alert(
         &self,
         node: &TenantNode,
-        id: i64,
+        id: AlertId,
         by: &str,
         action: AlertAction<'_>,
         if_match: Option<&str>,
         audit: &Audit,
     ) -> StoreResult<(Alert, TimelineEntry)> {
         let mut tx = self.begin().await?;
-        let keys = [Key::Id(id), Key::Text(&node.code)];
+        let keys = [Key::Id(id.get()), Key::Text(&node.code)];
         self.check_version(&mut tx.tx, VersionedRow::by_id("alerts", &keys), if_match)
             .await?;
         let at = crate::domain::time::now();
         let mut event = tx.apply_alert_action(id, by, action, at).await?;
         // Microseconds, as stored: the answer equals what the timeline reads back.
         event.at = from_micros(Some(to_micros(at)))?.unwrap_or(at);
-        tx.record_alert_event(id, &event).await?;
+        tx.record_alert_event(id.get(), &event).await?;
         tx.audit(&audit.entry(action.audit_action(), ResourceType::Alert, id))
             .await?;
-        let alert = tx.alert(id).await?;
+        let alert = tx.alert(id.get()).await?;
         tx.announce_alert(node, &alert).await?;
         tx.commit().await?;
         Ok((alert, action.timeline_entry(&event, by)))
@@ -346,10 +370,10 @@ impl Store {
     pub async fn alert_timeline(
         &self,
         tenant_code: &str,
-        id: i64,
+        id: AlertId,
     ) -> StoreResult<Option<Vec<TimelineEntry>>> {
         let exists = sqlx::query("SELECT id FROM alerts WHERE id = $1 AND tenant_code = $2")
-            .bind(id)
+            .bind(id.get())
             .bind(tenant_code)
             .fetch_optional(&self.pool)
             .await?;
@@ -359,24 +383,24 @@ impl Store {
         let steps = sqlx::query(&format!(
             "SELECT {EVENT_COLUMNS} FROM alert_events WHERE alert_id = $1 ORDER BY id"
         ))
-        .bind(id)
+        .bind(id.get())
         .fetch_all(&self.pool)
         .await?;
         let deliveries = sqlx::query(
             "SELECT id, channel, target, status, attempts, created_at, sent_at, last_error
              FROM deliveries WHERE alert_id = $1 AND tenant_code = $2 ORDER BY id",
         )
-        .bind(id)
+        .bind(id.get())
         .bind(tenant_code)
         .fetch_all(&self.pool)
         .await?;
         let steps = steps
             .iter()
-            .map(entry_from_row)
+            .map(|row| EventRow::from_row(row)?.into_entry())
             .collect::<StoreResult<_>>()?;
         let deliveries = deliveries
             .iter()
-            .map(delivery_entry)
+            .map(|row| DeliveryRow::from_row(row)?.into_entry())
             .collect::<StoreResult<_>>()?;
         Ok(Some(merge_timeline(steps, deliveries)))
     }

@@ -2,11 +2,15 @@
 //! moved through their workflow by the API.
 
 use jiff::Timestamp;
-use sqlx::Row;
+use std::str::FromStr;
+
+use sqlx::FromRow;
 use sqlx::any::AnyRow;
 
 use super::{Float, Store, StoreError, StoreResult, WriteTx, from_micros, new_etag, to_micros};
 use crate::domain::alert::{Alert, AlertStatus, Outcome};
+use crate::domain::closed_set::NotInSet;
+use crate::domain::ids::AlertId;
 use crate::domain::notification::Severity;
 
 pub(super) const COLUMNS: &str = "a.id, a.tenant_code, a.device_id, a.notification_id, a.notification_name, \
@@ -49,42 +53,75 @@ pub struct AlertFilter<'a> {
     pub limit: u32,
 }
 
+/// An `alerts` row as `COLUMNS` selects it.
+#[derive(sqlx::FromRow)]
+struct AlertRow {
+    id: i64,
+    tenant_code: String,
+    device_id: String,
+    notification_id: Option<i64>,
+    notification_name: String,
+    severity: String,
+    status: String,
+    raised_at: Option<i64>,
+    last_match_at: Option<i64>,
+    match_count: i64,
+    latitude: Option<f64>,
+    longitude: Option<f64>,
+    geofences: String,
+    message_id: Option<i64>,
+    late: i64,
+    acknowledged_by: Option<String>,
+    acknowledged_at: Option<i64>,
+    resolved_by: Option<String>,
+    resolved_at: Option<i64>,
+    resolution: Option<String>,
+    escalation_level: i64,
+    etag: String,
+    outcome: Option<String>,
+    note_count: i64,
+}
+
+/// A member of a closed set as the store holds it: anything else is a corrupt record.
+pub(super) fn stored<T: FromStr<Err = NotInSet>>(text: &str) -> StoreResult<T> {
+    text.parse()
+        .map_err(|e: NotInSet| StoreError::Corrupt(e.to_string()))
+}
+
+impl AlertRow {
+    fn into_alert(self) -> StoreResult<Alert> {
+        Ok(Alert {
+            alert_id: Some(self.id.to_string()),
+            tenant_code: Some(self.tenant_code),
+            device_id: Some(self.device_id),
+            notification_id: self.notification_id.map(|id| id.to_string()),
+            notification_name: Some(self.notification_name),
+            severity: Some(stored(&self.severity)?),
+            status: Some(stored(&self.status)?),
+            raised_at: from_micros(self.raised_at)?,
+            last_match_at: from_micros(self.last_match_at)?,
+            match_count: self.match_count,
+            latitude: self.latitude,
+            longitude: self.longitude,
+            geofences: serde_json::from_str(&self.geofences)
+                .map_err(|e| StoreError::Corrupt(format!("alert geofences: {e}")))?,
+            message_id: self.message_id.map(|id| id.to_string()),
+            late: self.late != 0,
+            acknowledged_by: self.acknowledged_by,
+            acknowledged_at: from_micros(self.acknowledged_at)?,
+            resolved_by: self.resolved_by,
+            resolved_at: from_micros(self.resolved_at)?,
+            resolution: self.resolution,
+            outcome: self.outcome.as_deref().map(stored).transpose()?,
+            note_count: self.note_count,
+            escalation_level: self.escalation_level,
+            etag: Some(self.etag),
+        })
+    }
+}
+
 pub(super) fn alert_from_row(row: &AnyRow) -> StoreResult<Alert> {
-    let geofences: String = row.try_get("geofences")?;
-    Ok(Alert {
-        alert_id: Some(row.try_get::<i64, _>("id")?.to_string()),
-        tenant_code: Some(row.try_get("tenant_code")?),
-        device_id: Some(row.try_get("device_id")?),
-        notification_id: row
-            .try_get::<Option<i64>, _>("notification_id")?
-            .map(|id| id.to_string()),
-        notification_name: Some(row.try_get("notification_name")?),
-        severity: Some(row.try_get("severity")?),
-        status: Some(row.try_get("status")?),
-        raised_at: from_micros(row.try_get("raised_at")?)?,
-        last_match_at: from_micros(row.try_get("last_match_at")?)?,
-        match_count: row.try_get("match_count")?,
-        latitude: row.try_get("latitude")?,
-        longitude: row.try_get("longitude")?,
-        geofences: serde_json::from_str(&geofences)
-            .map_err(|e| StoreError::Corrupt(format!("alert geofences: {e}")))?,
-        message_id: row
-            .try_get::<Option<i64>, _>("message_id")?
-            .map(|id| id.to_string()),
-        late: row.try_get::<i64, _>("late")? != 0,
-        acknowledged_by: row.try_get("acknowledged_by")?,
-        acknowledged_at: from_micros(row.try_get("acknowledged_at")?)?,
-        resolved_by: row.try_get("resolved_by")?,
-        resolved_at: from_micros(row.try_get("resolved_at")?)?,
-        resolution: row.try_get("resolution")?,
-        outcome: row
-            .try_get::<Option<String>, _>("outcome")?
-            .as_deref()
-            .and_then(Outcome::parse),
-        note_count: row.try_get("note_count")?,
-        escalation_level: row.try_get("escalation_level")?,
-        etag: Some(row.try_get("etag")?),
-    })
+    AlertRow::from_row(row)?.into_alert()
 }
 
 impl WriteTx {
@@ -95,11 +132,10 @@ impl WriteTx {
         let sql = format!(
             "UPDATE alerts SET match_count = match_count + 1, last_match_at = $1, etag = $2
              WHERE notification_id = $3 AND tenant_code = $4 AND device_id = $5
-               AND status IN ('{open}', '{acknowledged}')
+               AND status IN ({joinable})
              RETURNING {}",
             COLUMNS.replace("a.", ""),
-            open = AlertStatus::Open,
-            acknowledged = AlertStatus::Acknowledged,
+            joinable = AlertStatus::JOINABLE.map(AlertStatus::sql).join(", "),
         );
         let joined = sqlx::query(&sql)
             .bind(to_micros(m.at))
@@ -116,10 +152,10 @@ impl WriteTx {
             "INSERT INTO alerts (tenant_code, device_id, notification_id, notification_name,
                 severity, status, raised_at, last_match_at, match_count, latitude, longitude,
                 geofences, message_id, late, next_escalation_at, etag)
-             VALUES ($1, $2, $3, $4, $5, '{open}', $6, $6, 1, $7, $8, $9, $10, $11, $12, $13)
+             VALUES ($1, $2, $3, $4, $5, {open}, $6, $6, 1, $7, $8, $9, $10, $11, $12, $13)
              RETURNING {}",
             COLUMNS.replace("a.", ""),
-            open = AlertStatus::Open,
+            open = AlertStatus::Open.sql(),
         );
         // Optional floats: not a cached statement (see `store/mod.rs`, NULL floats).
         let row = sqlx::query(&sql)
@@ -177,10 +213,10 @@ impl Store {
 
     /// An alert of exactly this tenant (`/alerts/{id}` addresses the path tenant's alerts,
     /// as `/users/{x}` does; only the list widens to subtenants).
-    pub async fn get_alert(&self, tenant_code: &str, id: i64) -> StoreResult<Option<Alert>> {
+    pub async fn get_alert(&self, tenant_code: &str, id: AlertId) -> StoreResult<Option<Alert>> {
         let sql = format!("SELECT {COLUMNS} FROM alerts a WHERE a.id = $1 AND a.tenant_code = $2");
         let row = sqlx::query(&sql)
-            .bind(id)
+            .bind(id.get())
             .bind(tenant_code)
             .fetch_optional(&self.pool)
             .await?;
@@ -198,8 +234,8 @@ pub struct DueEscalation {
 
 impl Store {
     /// Ids of alerts whose escalation round is due at `at`, earliest first.
-    pub async fn due_escalations(&self, at: Timestamp, limit: u32) -> StoreResult<Vec<i64>> {
-        let rows = sqlx::query(
+    pub async fn due_escalations(&self, at: Timestamp, limit: u32) -> StoreResult<Vec<AlertId>> {
+        let ids: Vec<i64> = sqlx::query_scalar(
             "SELECT id FROM alerts WHERE next_escalation_at IS NOT NULL AND next_escalation_at <= $1
              ORDER BY next_escalation_at LIMIT $2",
         )
@@ -207,10 +243,16 @@ impl Store {
         .bind(i64::from(limit))
         .fetch_all(&self.pool)
         .await?;
-        rows.iter()
-            .map(|r| r.try_get("id").map_err(StoreError::from))
-            .collect()
+        Ok(ids.into_iter().map(AlertId::new).collect())
     }
+}
+
+/// What `lock_due_escalation` selects besides the alert's columns.
+#[derive(sqlx::FromRow)]
+struct DueRow {
+    next_escalation_at: Option<i64>,
+    parent_code: Option<String>,
+    path: String,
 }
 
 impl WriteTx {
@@ -218,30 +260,31 @@ impl WriteTx {
     /// (another process, or an acknowledgement, may have got there first).
     pub async fn lock_due_escalation(
         &mut self,
-        id: i64,
+        id: AlertId,
         at: Timestamp,
     ) -> StoreResult<Option<DueEscalation>> {
         let sql = format!(
             "SELECT {COLUMNS}, a.next_escalation_at, t.parent_code, t.path FROM alerts a
              JOIN tenants t ON t.code = a.tenant_code
-             WHERE a.id = $1 AND a.status = '{open}' AND a.next_escalation_at IS NOT NULL
+             WHERE a.id = $1 AND a.status = {open} AND a.next_escalation_at IS NOT NULL
                AND a.next_escalation_at <= $2{}",
             self.backend.lock_rows_of("a"),
-            open = AlertStatus::Open,
+            open = AlertStatus::Open.sql(),
         );
         let row = sqlx::query(&sql)
-            .bind(id)
+            .bind(id.get())
             .bind(to_micros(at))
             .fetch_optional(&mut *self.tx)
             .await?;
         let Some(row) = row else { return Ok(None) };
         let alert = alert_from_row(&row)?;
+        let due = DueRow::from_row(&row)?;
         let node = crate::domain::tenant::TenantNode {
             code: alert.tenant_code.clone().unwrap_or_default(),
-            parent_code: row.try_get("parent_code")?,
-            path: row.try_get("path")?,
+            parent_code: due.parent_code,
+            path: due.path,
         };
-        let due = from_micros(row.try_get("next_escalation_at")?)?.unwrap_or(at);
+        let due = from_micros(due.next_escalation_at)?.unwrap_or(at);
         Ok(Some(DueEscalation { alert, node, due }))
     }
 

@@ -26,7 +26,7 @@
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
-use sqlx::Row;
+use sqlx::FromRow;
 use sqlx::postgres::PgListener;
 
 use super::{Store, StoreError, StoreResult, WriteTx};
@@ -150,10 +150,9 @@ fn parse_notification(payload: &str) -> Option<(u64, StreamAnnouncement)> {
 /// The channel of this database schema: two deployments sharing a database in
 /// different schemas (or parallel tests) do not hear each other.
 pub(super) async fn channel_of(pool: &sqlx::AnyPool) -> StoreResult<Arc<str>> {
-    let schema: String = sqlx::query("SELECT current_schema()::text AS s")
+    let schema: String = sqlx::query_scalar("SELECT current_schema()::text AS s")
         .fetch_one(pool)
-        .await?
-        .try_get("s")?;
+        .await?;
     let mut channel = format!("safetrack_stream_{schema}");
     // PostgreSQL names are at most 63 bytes.
     while channel.len() > 63 {
@@ -162,22 +161,32 @@ pub(super) async fn channel_of(pool: &sqlx::AnyPool) -> StoreResult<Arc<str>> {
     Ok(Arc::from(channel))
 }
 
+/// A `stream_announcements` row (the log).
+#[derive(sqlx::FromRow)]
+struct LoggedRow {
+    first_id: i64,
+    body: String,
+    device: Option<String>,
+}
+
+impl LoggedRow {
+    fn into_announced(self) -> StoreResult<(u64, StreamAnnouncement)> {
+        let mut announcement: StreamAnnouncement = serde_json::from_str(&self.body)
+            .map_err(|e| StoreError::Corrupt(format!("stream announcement: {e}")))?;
+        announcement.device_record = self
+            .device
+            .as_deref()
+            .map(logged_device)
+            .transpose()?
+            .map(Arc::new);
+        Ok((u64::try_from(self.first_id).unwrap_or(0), announcement))
+    }
+}
+
 /// Announcements read back from the log, in id order.
 fn logged(rows: Vec<sqlx::any::AnyRow>) -> StoreResult<Vec<(u64, StreamAnnouncement)>> {
     rows.iter()
-        .map(|row| {
-            let first_id: i64 = row.try_get("first_id")?;
-            let body: String = row.try_get("body")?;
-            let mut announcement: StreamAnnouncement = serde_json::from_str(&body)
-                .map_err(|e| StoreError::Corrupt(format!("stream announcement: {e}")))?;
-            let device: Option<String> = row.try_get("device")?;
-            announcement.device_record = device
-                .as_deref()
-                .map(logged_device)
-                .transpose()?
-                .map(Arc::new);
-            Ok((u64::try_from(first_id).unwrap_or(0), announcement))
-        })
+        .map(|row| LoggedRow::from_row(row)?.into_announced())
         .collect()
 }
 

@@ -28,10 +28,11 @@ impl EscalationWorker {
         }
         let mut rounds = 0;
         for id in &due {
-            match self.escalator.run_round(*id, at).await {
+            // `run_round` (services/escalation.rs) still takes the number.
+            match self.escalator.run_round(id.get(), at).await {
                 Ok(true) => rounds += 1,
                 Ok(false) => {}
-                Err(e) => tracing::error!(alert = id, error = %e, "escalation round failed"),
+                Err(e) => tracing::error!(alert = id.get(), error = %e, "escalation round failed"),
             }
         }
         Ok(if (due.len() as u32) < BATCH && rounds == 0 {
