@@ -1,7 +1,7 @@
 //! Device state (`device_states`, one row per device): read with the device, locked and
 //! written by the transactions that store its messages or run its check-in schedule.
 
-use sqlx::Row;
+use sqlx::FromRow;
 
 use super::device_rows::{DEVICE_COLUMNS, STATE_COLUMNS, device_from_row, state_from_row};
 use super::{Float, Store, StoreError, StoreResult, WriteTx, to_micros};
@@ -26,6 +26,22 @@ pub struct IngestContext {
     pub state: DeviceState,
     pub rules_version: i64,
     pub webhooks: Option<crate::domain::webhook::WebhookSettings>,
+}
+
+/// What `ingest_context` reads besides the device and its state.
+#[derive(sqlx::FromRow)]
+struct IngestExtraRow {
+    rules_version: i64,
+    webhooks: Option<String>,
+}
+
+/// A device whose check-in is due, with its tenant (`due_check_ins`).
+#[derive(sqlx::FromRow)]
+struct DueCheckInRow {
+    device_id: String,
+    code: String,
+    parent_code: Option<String>,
+    path: String,
 }
 
 impl WriteTx {
@@ -57,15 +73,16 @@ impl WriteTx {
                 None => Ok(None),
             };
         };
-        let webhooks = row
-            .try_get::<Option<String>, _>("webhooks")?
+        let extra = IngestExtraRow::from_row(&row)?;
+        let webhooks = extra
+            .webhooks
             .map(|doc| serde_json::from_str(&doc))
             .transpose()
             .map_err(|e| StoreError::Corrupt(format!("webhook settings: {e}")))?;
         Ok(Some(IngestContext {
             device: device_from_row(&row)?,
             state: state_from_row(&row)?,
-            rules_version: row.try_get("rules_version")?,
+            rules_version: extra.rules_version,
             webhooks,
         }))
     }
@@ -180,14 +197,13 @@ impl Store {
         .await?;
         rows.iter()
             .map(|r| {
-                Ok((
-                    crate::domain::tenant::TenantNode {
-                        code: r.try_get("code")?,
-                        parent_code: r.try_get("parent_code")?,
-                        path: r.try_get("path")?,
-                    },
-                    r.try_get("device_id")?,
-                ))
+                let due = DueCheckInRow::from_row(r)?;
+                let node = crate::domain::tenant::TenantNode {
+                    code: due.code,
+                    parent_code: due.parent_code,
+                    path: due.path,
+                };
+                Ok((node, due.device_id))
             })
             .collect()
     }

@@ -1,7 +1,7 @@
 //! Devices and the deleted-devices log.
 
-use sqlx::Row;
 use sqlx::any::AnyRow;
+use sqlx::{FromRow, Row};
 
 use super::audit_log;
 use super::device_rows::{DEVICE_COLUMNS, STATE_COLUMNS, device_from_row, state_from_row};
@@ -42,6 +42,13 @@ fn device_doc(device: &Device) -> StoreResult<String> {
         check_in_interval_minutes: None,
         ..device.clone().without_read_only()
     })
+}
+
+/// What `delete_device` reads besides the device: its owner's name and its tenant.
+#[derive(sqlx::FromRow)]
+struct DeletedDeviceRow {
+    owner: Option<String>,
+    tenant_doc: String,
 }
 
 fn device_row<'a>(keys: &'a [Key<'a>; 2]) -> VersionedRow<'a> {
@@ -289,8 +296,9 @@ impl Store {
             event_data(&device),
         )
         .await?;
-        let tenant: crate::domain::tenant::Tenant = from_doc(&row, "tenant_doc")?;
-        let owner: Option<String> = row.try_get("owner")?;
+        let DeletedDeviceRow { owner, tenant_doc } = DeletedDeviceRow::from_row(&row)?;
+        let tenant: crate::domain::tenant::Tenant = serde_json::from_str(&tenant_doc)
+            .map_err(|e| StoreError::Corrupt(format!("tenant document: {e}")))?;
         let at = now();
         let record = DeletedDevice {
             tenant_code: Some(tenant_code.to_string()),

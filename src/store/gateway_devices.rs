@@ -2,13 +2,14 @@
 //! subtree (`DeviceId`, `IridiumImei`, `SecondaryDeviceId`). The document fields are read
 //! with the expression their index (migration 0046) is built on.
 
-use sqlx::Row;
+use sqlx::FromRow;
 
 use super::{Backend, Store, StoreResult};
 use crate::domain::gateways::DeviceKey;
 
-/// A device a gateway identifier names: its tenant and `DeviceId`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A device a gateway identifier names: its tenant and `DeviceId` (read as the columns
+/// of the same names).
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct GatewayDevice {
     pub tenant_code: String,
     pub device_id: String,
@@ -49,12 +50,7 @@ impl Store {
             .fetch_all(&self.pool)
             .await?;
         rows.iter()
-            .map(|row| {
-                Ok(GatewayDevice {
-                    device_id: row.try_get("device_id")?,
-                    tenant_code: row.try_get("tenant_code")?,
-                })
-            })
+            .map(|row| Ok(GatewayDevice::from_row(row)?))
             .collect()
     }
 }

@@ -1,7 +1,7 @@
 //! MT messages (`mt_messages`): queued by the API or by a notification's device command.
 
-use sqlx::Row;
 use sqlx::any::AnyRow;
+use sqlx::{FromRow, Row};
 
 use super::NewDelivery;
 use super::webhook_events::emit;
@@ -27,24 +27,47 @@ struct MtDoc {
     parameters: serde_json::Map<String, serde_json::Value>,
 }
 
+/// An `mt_messages` row as selected by `COLUMNS`.
+#[derive(sqlx::FromRow)]
+struct MtRow {
+    id: i64,
+    device_id: String,
+    kind: String,
+    status: String,
+    doc: String,
+    notification_id: Option<i64>,
+    created_at: i64,
+    updated_at: i64,
+    etag: String,
+}
+
+impl MtRow {
+    /// The message as the API shows it; a `kind` or `status` that names no `MtType` or
+    /// `MtStatus` is a corrupt row.
+    fn into_message(self) -> StoreResult<MtMessage> {
+        let corrupt = |e: &dyn std::fmt::Display| {
+            StoreError::Corrupt(format!("mt message {}: {e}", self.id))
+        };
+        let doc: MtDoc = serde_json::from_str(&self.doc).map_err(|e| corrupt(&e))?;
+        let kind: MtType = self.kind.parse().map_err(|e| corrupt(&e))?;
+        let status: MtStatus = self.status.parse().map_err(|e| corrupt(&e))?;
+        Ok(MtMessage {
+            message_id: Some(self.id.to_string()),
+            device_id: Some(self.device_id),
+            r#type: Some(kind.to_string()),
+            message: doc.message,
+            parameters: doc.parameters,
+            status: Some(status.to_string()),
+            created_at: from_micros(Some(self.created_at))?,
+            timestamp: from_micros(Some(self.updated_at))?,
+            notification_id: self.notification_id.map(|id| id.to_string()),
+            etag: Some(self.etag),
+        })
+    }
+}
+
 fn mt_from_row(row: &AnyRow) -> StoreResult<MtMessage> {
-    let text: String = row.try_get("doc")?;
-    let doc: MtDoc = serde_json::from_str(&text)
-        .map_err(|e| StoreError::Corrupt(format!("mt message doc: {e}")))?;
-    Ok(MtMessage {
-        message_id: Some(row.try_get::<i64, _>("id")?.to_string()),
-        device_id: Some(row.try_get("device_id")?),
-        r#type: Some(row.try_get("kind")?),
-        message: doc.message,
-        parameters: doc.parameters,
-        status: Some(row.try_get("status")?),
-        created_at: from_micros(row.try_get("created_at")?)?,
-        timestamp: from_micros(row.try_get("updated_at")?)?,
-        notification_id: row
-            .try_get::<Option<i64>, _>("notification_id")?
-            .map(|id| id.to_string()),
-        etag: Some(row.try_get("etag")?),
-    })
+    MtRow::from_row(row)?.into_message()
 }
 
 /// An `MtMessage` webhook event for message `id` as it is now in the transaction.
