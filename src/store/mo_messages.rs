@@ -8,13 +8,15 @@ use sqlx::FromRow;
 use sqlx::any::AnyRow;
 
 use super::{Backend, Store, StoreError, StoreResult, from_micros, to_micros};
+use crate::domain::ids::MoMessageId;
 use crate::domain::mo_message::MoMessage;
 
 /// Where a page of messages starts: after this (message time, id).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MessageCursor {
+    /// Message time, microseconds.
     pub time: i64,
-    pub id: i64,
+    pub id: MoMessageId,
 }
 
 /// One listing request.
@@ -100,7 +102,7 @@ impl MoMessageRow {
         };
         let cursor = MessageCursor {
             time: self.message_time,
-            id: self.id,
+            id: MoMessageId::new(self.id),
         };
         let message = MoMessage {
             message_id: Some(self.id.to_string()),
@@ -186,7 +188,7 @@ impl Store {
         let start = if q.newest_first { i64::MAX } else { i64::MIN };
         let after = q.after.unwrap_or(MessageCursor {
             time: start,
-            id: start,
+            id: MoMessageId::new(start),
         });
         let rows = sqlx::query(&sql)
             .bind(q.tenant_code)
@@ -194,7 +196,7 @@ impl Store {
             .bind(q.from.map_or(i64::MIN, to_micros))
             .bind(q.to.map_or(i64::MAX, to_micros))
             .bind(after.time)
-            .bind(after.id)
+            .bind(after.id.get())
             .bind(i64::from(q.limit))
             .fetch_all(&self.pool)
             .await?;
@@ -207,7 +209,7 @@ impl Store {
         &self,
         tenant_code: &str,
         device_id: &str,
-        id: i64,
+        id: MoMessageId,
         include_file: bool,
     ) -> StoreResult<Option<MoMessage>> {
         let sql = format!(
@@ -217,7 +219,7 @@ impl Store {
         let row = sqlx::query(&sql)
             .bind(tenant_code)
             .bind(device_id)
-            .bind(id)
+            .bind(id.get())
             .fetch_optional(&self.pool)
             .await?;
         row.map(|r| message_from_row(&r, include_file).map(|(m, _)| m))
@@ -245,7 +247,7 @@ impl Store {
             }
             for row in query.fetch_all(&self.pool).await? {
                 let (message, cursor) = message_from_row(&row, false)?;
-                found.insert(cursor.id, message);
+                found.insert(cursor.id.get(), message);
             }
         }
         Ok(found)
@@ -257,11 +259,11 @@ impl Store {
         &self,
         tenant_code: &str,
         device_id: &str,
-        id: i64,
+        id: MoMessageId,
         if_match: Option<&str>,
     ) -> StoreResult<()> {
         let keys = [
-            super::Key::Id(id),
+            super::Key::Id(id.get()),
             super::Key::Text(tenant_code),
             super::Key::Text(device_id),
         ];
@@ -274,7 +276,7 @@ impl Store {
         self.write_versioned(
             row,
             if_match,
-            sqlx::query("DELETE FROM mo_messages WHERE id = $1").bind(id),
+            sqlx::query("DELETE FROM mo_messages WHERE id = $1").bind(id.get()),
             None,
         )
         .await

@@ -10,8 +10,10 @@ use super::{
 };
 use crate::domain::delivery::{Channel, DeliveryStatus};
 use crate::domain::gateways::garmin_mt::{self, GarminMt};
+use crate::domain::ids::MtMessageId;
 use crate::domain::mt_message::{MtMessage, MtStatus, MtType, check_transition};
 use crate::domain::time::now;
+use crate::domain::validation::ValidationErrors;
 use crate::domain::webhook::Category;
 use crate::domain::webhook_event::{EventType, event_data};
 
@@ -71,9 +73,9 @@ fn mt_from_row(row: &AnyRow) -> StoreResult<MtMessage> {
 }
 
 /// An `MtMessage` webhook event for message `id` as it is now in the transaction.
-async fn mt_event(tx: &mut super::Tx, id: i64, kind: EventType) -> StoreResult<()> {
+async fn mt_event(tx: &mut super::Tx, id: MtMessageId, kind: EventType) -> StoreResult<()> {
     let sql = format!("SELECT {COLUMNS}, tenant_code FROM mt_messages WHERE id = $1");
-    let row = sqlx::query(&sql).bind(id).fetch_one(&mut **tx).await?;
+    let row = sqlx::query(&sql).bind(id.get()).fetch_one(&mut **tx).await?;
     let tenant: String = row.try_get("tenant_code")?;
     emit(
         tx,
@@ -94,6 +96,31 @@ fn mt_row<'a>(keys: &'a [Key<'a>; 3]) -> VersionedRow<'a> {
     }
 }
 
+/// What a message to queue asks (`Type`) and the status it starts in (`Queued` unless
+/// given): a validated message always names members; anything else is refused before
+/// it is stored, since the row would not read back.
+fn kind_and_status(message: &MtMessage) -> StoreResult<(MtType, MtStatus)> {
+    let kind = message.r#type.as_deref().unwrap_or_default();
+    let kind: MtType = kind.parse().map_err(|_| {
+        let names = MtType::NAMES.join(", ");
+        StoreError::Invalid(ValidationErrors::single(
+            "Type",
+            format!("must be one of {names}"),
+        ))
+    })?;
+    let status = match message.status.as_deref() {
+        None => MtStatus::Queued,
+        Some(status) => status.parse().map_err(|_| {
+            let names = MtStatus::NAMES.join(", ");
+            StoreError::Invalid(ValidationErrors::single(
+                "Status",
+                format!("must be one of {names}"),
+            ))
+        })?,
+    };
+    Ok((kind, status))
+}
+
 impl WriteTx {
     /// Queues a validated message for a device; returns its id.
     pub async fn queue_mt_message(
@@ -102,7 +129,8 @@ impl WriteTx {
         device_id: &str,
         message: &MtMessage,
         notification_id: Option<i64>,
-    ) -> StoreResult<i64> {
+    ) -> StoreResult<MtMessageId> {
+        let (kind, status) = kind_and_status(message)?;
         let doc = MtDoc {
             message: message.message.clone(),
             parameters: message.parameters.clone(),
@@ -115,27 +143,19 @@ impl WriteTx {
         )
         .bind(tenant_code)
         .bind(device_id)
-        .bind(message.r#type.as_deref().unwrap_or_default())
-        .bind(
-            message
-                .status
-                .as_deref()
-                .unwrap_or(MtStatus::Queued.as_str()),
-        )
+        .bind(kind.as_str())
+        .bind(status.as_str())
         .bind(serde_json::to_string(&doc).map_err(|e| StoreError::Corrupt(e.to_string()))?)
         .bind(notification_id)
         .bind(at)
         .bind(new_etag())
         .fetch_one(&mut *self.tx)
         .await?;
-        let id: i64 = row.try_get("id")?;
+        let id = MtMessageId::new(row.try_get("id")?);
         mt_event(&mut self.tx, id, EventType::Created).await?;
-        if message
-            .status
-            .as_deref()
-            .is_none_or(|s| s == MtStatus::Queued.as_str())
-        {
-            self.queue_garmin_delivery(tenant_code, device_id, id, message, notification_id)
+        if status == MtStatus::Queued {
+            let queued = (id, kind, message);
+            self.queue_garmin_delivery(tenant_code, device_id, queued, notification_id)
                 .await?;
         }
         Ok(id)
@@ -148,8 +168,7 @@ impl WriteTx {
         &mut self,
         tenant_code: &str,
         device_id: &str,
-        id: i64,
-        message: &MtMessage,
+        (id, kind, message): (MtMessageId, MtType, &MtMessage),
         notification_id: Option<i64>,
     ) -> StoreResult<()> {
         let Some(row) = sqlx::query(
@@ -172,9 +191,9 @@ impl WriteTx {
         }
         let at = now();
         let body = GarminMt {
-            mt_message_id: id,
+            mt_message_id: id.get(),
             device_id: device_id.to_string(),
-            r#type: message.r#type.clone().unwrap_or_default(),
+            r#type: kind.to_string(),
             message: message.message.clone(),
             parameters: message.parameters.clone(),
             queued_at: at,
@@ -189,7 +208,7 @@ impl WriteTx {
             notification_id,
             alert_id: None,
             message_id: None,
-            mt_message_id: Some(id),
+            mt_message_id: Some(id.get()),
             device_id: Some(device_id.to_string()),
             event_id: None,
             created_at: at,
@@ -206,29 +225,23 @@ impl Store {
         tenant_code: &str,
         device_id: &str,
         message: &MtMessage,
-    ) -> StoreResult<i64> {
+    ) -> StoreResult<MtMessageId> {
         let mut tx = self.begin().await?;
         let id = tx
             .queue_mt_message(tenant_code, device_id, message, None)
-            .await
-            .map_err(|e| match e {
-                // The device went away meanwhile.
-                StoreError::NotFound => StoreError::NotFound,
-                other => other,
-            })?;
+            .await?;
         tx.commit().await?;
         Ok(id)
     }
 
     /// A page of a device's MT messages in id order (ids greater than `after`, at most
-    /// `limit`), optionally of one status.
-    /// A page of a device's MT messages in id order (newest first: before `after`).
+    /// `limit`; newest first: before `after`), optionally of one status.
     pub async fn list_mt_messages(
         &self,
         tenant_code: &str,
         device_id: &str,
-        status: Option<&str>,
-        after: Option<i64>,
+        status: Option<MtStatus>,
+        after: Option<MtMessageId>,
         newest_first: bool,
         limit: u32,
     ) -> StoreResult<Vec<MtMessage>> {
@@ -245,8 +258,8 @@ impl Store {
         let rows = sqlx::query(&sql)
             .bind(tenant_code)
             .bind(device_id)
-            .bind(status.unwrap_or(""))
-            .bind(after.unwrap_or(start))
+            .bind(status.map_or("", MtStatus::as_str))
+            .bind(after.map_or(start, MtMessageId::get))
             .bind(i64::from(limit))
             .fetch_all(&self.pool)
             .await?;
@@ -257,7 +270,7 @@ impl Store {
         &self,
         tenant_code: &str,
         device_id: &str,
-        id: i64,
+        id: MtMessageId,
     ) -> StoreResult<Option<MtMessage>> {
         let sql = format!(
             "SELECT {COLUMNS} FROM mt_messages WHERE tenant_code = $1 AND device_id = $2 AND id = $3"
@@ -265,7 +278,7 @@ impl Store {
         let row = sqlx::query(&sql)
             .bind(tenant_code)
             .bind(device_id)
-            .bind(id)
+            .bind(id.get())
             .fetch_optional(&self.pool)
             .await?;
         row.as_ref().map(mt_from_row).transpose()
@@ -294,7 +307,7 @@ impl Store {
         else {
             return Ok(None);
         };
-        let mut id: i64 = row.try_get("id")?;
+        let mut id = MtMessageId::new(row.try_get("id")?);
         let mut tx = self.begin_write().await?;
         loop {
             let taken = sqlx::query(
@@ -304,7 +317,7 @@ impl Store {
             .bind(MtStatus::Sent.as_str())
             .bind(to_micros(now()))
             .bind(new_etag())
-            .bind(id)
+            .bind(id.get())
             .bind(MtStatus::Queued.as_str())
             .execute(&mut *tx)
             .await?;
@@ -320,13 +333,13 @@ impl Store {
                 .fetch_optional(&mut *tx)
                 .await?
             {
-                Some(row) => id = row.try_get("id")?,
+                Some(row) => id = MtMessageId::new(row.try_get("id")?),
                 None => return Ok(None),
             }
         }
         mt_event(&mut tx, id, EventType::Updated).await?;
         let sql = format!("SELECT {COLUMNS} FROM mt_messages WHERE id = $1");
-        let row = sqlx::query(&sql).bind(id).fetch_one(&mut *tx).await?;
+        let row = sqlx::query(&sql).bind(id.get()).fetch_one(&mut *tx).await?;
         let message = mt_from_row(&row)?;
         tx.commit().await?;
         Ok(Some(message))
@@ -334,7 +347,8 @@ impl Store {
 
     /// Moves an MT message sent through a `Garmin` delivery along with it: `Sent` once
     /// Garmin took it, `Failed` once the delivery failed for good. A message already
-    /// past that status (a gateway reported `Delivered`) keeps its own.
+    /// past that status (a gateway reported `Delivered`) keeps its own. (`id`: the
+    /// delivery's `mt_message_id`.)
     pub async fn follow_mt_delivery(
         &self,
         tenant_code: &str,
@@ -342,6 +356,7 @@ impl Store {
         id: i64,
         status: MtStatus,
     ) -> StoreResult<()> {
+        let id = MtMessageId::new(id);
         match self
             .set_mt_status(tenant_code, device_id, id, status, None)
             .await
@@ -359,15 +374,15 @@ impl Store {
         &self,
         tenant_code: &str,
         device_id: &str,
-        id: i64,
+        id: MtMessageId,
         status: MtStatus,
         if_match: Option<&str>,
     ) -> StoreResult<()> {
-        let keys = [Key::Id(id), Key::Text(tenant_code), Key::Text(device_id)];
+        let keys = [Key::Id(id.get()), Key::Text(tenant_code), Key::Text(device_id)];
         let mut tx = self.begin_write().await?;
         self.check_version(&mut tx, mt_row(&keys), if_match).await?;
         let current: MtStatus = sqlx::query("SELECT status FROM mt_messages WHERE id = $1")
-            .bind(id)
+            .bind(id.get())
             .fetch_one(&mut *tx)
             .await?
             .try_get::<String, _>("status")?
@@ -381,7 +396,7 @@ impl Store {
             .bind(status.as_str())
             .bind(to_micros(now()))
             .bind(new_etag())
-            .bind(id)
+            .bind(id.get())
             .execute(&mut *tx)
             .await?;
             mt_event(&mut tx, id, EventType::Updated).await?;

@@ -67,7 +67,8 @@ pub(super) async fn apply_effects(
                     .tx
                     .queue_mt_message(code, &device_id, &message, notification)
                     .await?;
-                let delivery = new_delivery(unit, base, alert_id(&alert), delivery, Some(mt_id));
+                let mt_id = Some(mt_id.get());
+                let delivery = new_delivery(unit, base, alert_id(&alert), delivery, mt_id);
                 unit.changes.deliveries.push(delivery);
             }
             Effect::MoveToGroup(group) => move_to_group(unit, group).await?,
