@@ -16,7 +16,7 @@ use super::extract::{IfMatch, Query, TenantScope};
 use super::negotiate::{Body, EmptyOk, Record, RecordList, Representable};
 use super::paging::{Cursor, Page};
 use crate::domain::access::Permission;
-use crate::domain::ids::MoMessageId;
+use crate::domain::ids::{DeviceId, MoMessageId};
 use crate::domain::mo_message::{BatchRejection, MoMessage, validated_batch};
 use crate::services::ingest::ProcessedMessage;
 use crate::store::{MessageCursor, MessageQuery};
@@ -156,7 +156,7 @@ async fn post_messages(
     })?;
     let processed = app
         .pipeline
-        .ingest(&scope.tenant, &path.deviceId, batch)
+        .ingest(&scope.tenant, DeviceId::from_store(path.deviceId), batch)
         .await?;
     Ok(if query.process {
         RecordList(processed).into_response()

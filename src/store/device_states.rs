@@ -7,6 +7,7 @@ use super::device_rows::{DEVICE_COLUMNS, STATE_COLUMNS, device_from_row, state_f
 use super::{Float, Store, StoreError, StoreResult, WriteTx, to_micros};
 use crate::domain::device::Device;
 use crate::domain::device_state::DeviceState;
+use crate::domain::ids::DeviceId;
 
 const SAVE_STATE: &str = "UPDATE device_states SET last_message_time = $1, last_message_id = $2,
     latitude = $3, longitude = $4, speed = $5, heading = $6, altitude = $7, gps_at = $8,
@@ -50,7 +51,7 @@ impl WriteTx {
     pub async fn ingest_context(
         &mut self,
         tenant_code: &str,
-        device_id: &str,
+        device_id: &DeviceId,
     ) -> StoreResult<Option<IngestContext>> {
         let lock = self.backend.lock_rows_of("s");
         let sql = format!(
@@ -61,7 +62,7 @@ impl WriteTx {
             DEVICE_COLUMNS
         );
         let row = sqlx::query(&sql)
-            .bind(device_id)
+            .bind(device_id.as_str())
             .bind(tenant_code)
             .fetch_optional(&mut *self.tx)
             .await?;
@@ -92,7 +93,7 @@ impl WriteTx {
     pub async fn lock_device(
         &mut self,
         tenant_code: &str,
-        device_id: &str,
+        device_id: &DeviceId,
     ) -> StoreResult<Option<(Device, DeviceState)>> {
         let lock = self.backend.lock_rows_of("s");
         let sql = format!(
@@ -101,7 +102,7 @@ impl WriteTx {
         );
         for attempt in 0..2 {
             let row = sqlx::query(&sql)
-                .bind(device_id)
+                .bind(device_id.as_str())
                 .bind(tenant_code)
                 .fetch_optional(&mut *self.tx)
                 .await?;
@@ -116,7 +117,7 @@ impl WriteTx {
                      SELECT device_id, tenant_code FROM devices WHERE device_id = $1 AND tenant_code = $2
                      ON CONFLICT (tenant_code, device_id) DO NOTHING",
                 )
-                .bind(device_id)
+                .bind(device_id.as_str())
                 .bind(tenant_code)
                 .execute(&mut *self.tx)
                 .await?;
@@ -129,7 +130,7 @@ impl WriteTx {
     pub async fn save_state(
         &mut self,
         tenant_code: &str,
-        device_id: &str,
+        device_id: &DeviceId,
         state: &DeviceState,
     ) -> StoreResult<()> {
         let position = state.last_position.as_ref();
@@ -152,7 +153,7 @@ impl WriteTx {
             .bind(i64::from(state.check_in_paused))
             .bind(state.next_check_in_at.map(to_micros))
             .bind(tenant_code)
-            .bind(device_id)
+            .bind(device_id.as_str())
             .execute(&mut *self.tx)
             .await?;
         Ok(())
@@ -164,7 +165,7 @@ impl Store {
     pub async fn update_device_state(
         &self,
         tenant_code: &str,
-        device_id: &str,
+        device_id: &DeviceId,
         change: impl FnOnce(&mut DeviceState),
     ) -> StoreResult<()> {
         let mut tx = self.begin().await?;
@@ -184,7 +185,7 @@ impl Store {
         &self,
         at: jiff::Timestamp,
         limit: u32,
-    ) -> StoreResult<Vec<(crate::domain::tenant::TenantNode, String)>> {
+    ) -> StoreResult<Vec<(crate::domain::tenant::TenantNode, DeviceId)>> {
         let rows = sqlx::query(
             "SELECT s.device_id, t.code, t.parent_code, t.path FROM device_states s
              JOIN tenants t ON t.code = s.tenant_code
@@ -203,7 +204,7 @@ impl Store {
                     parent_code: due.parent_code,
                     path: due.path,
                 };
-                Ok((node, due.device_id))
+                Ok((node, DeviceId::from_store(due.device_id)))
             })
             .collect()
     }

@@ -13,6 +13,7 @@ use super::{
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
 use crate::domain::device::{DeletedDevice, Device, redact_email};
 use crate::domain::device_state::DeviceState;
+use crate::domain::ids::DeviceId;
 use crate::domain::record::ServerFields;
 use crate::domain::time::now;
 use crate::domain::webhook::Category;
@@ -205,7 +206,7 @@ impl Store {
     pub async fn update_device(
         &self,
         tenant_code: &str,
-        device_id: &str,
+        device_id: &DeviceId,
         device: &Device,
         if_match: Option<&str>,
         audit: &Audit,
@@ -229,7 +230,7 @@ impl Store {
         .bind(device_doc(device)?)
         .bind(&etag)
         .bind(to_micros(at))
-        .bind(device_id)
+        .bind(device_id.as_str())
         .bind(tenant_code)
         .execute(&mut *tx.tx)
         .await?;

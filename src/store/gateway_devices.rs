@@ -6,13 +6,29 @@ use sqlx::FromRow;
 
 use super::{Backend, Store, StoreResult};
 use crate::domain::gateways::DeviceKey;
+use crate::domain::ids::{DeviceId, TenantCode};
 
-/// A device a gateway identifier names: its tenant and `DeviceId` (read as the columns
-/// of the same names).
-#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+/// A device a gateway identifier names: its tenant and `DeviceId`.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GatewayDevice {
-    pub tenant_code: String,
-    pub device_id: String,
+    pub tenant_code: TenantCode,
+    pub device_id: DeviceId,
+}
+
+/// A `GatewayDevice` as selected.
+#[derive(sqlx::FromRow)]
+struct GatewayDeviceRow {
+    tenant_code: String,
+    device_id: String,
+}
+
+impl From<GatewayDeviceRow> for GatewayDevice {
+    fn from(row: GatewayDeviceRow) -> Self {
+        Self {
+            tenant_code: TenantCode::from_store(row.tenant_code),
+            device_id: DeviceId::from_store(row.device_id),
+        }
+    }
 }
 
 /// The indexed expression of a lookup key, per backend.
@@ -50,7 +66,7 @@ impl Store {
             .fetch_all(&self.pool)
             .await?;
         rows.iter()
-            .map(|row| Ok(GatewayDevice::from_row(row)?))
+            .map(|row| Ok(GatewayDeviceRow::from_row(row)?.into()))
             .collect()
     }
 }

@@ -12,6 +12,7 @@ use super::{Pipeline, Triggered};
 use crate::domain::alert::Alert;
 use crate::domain::device::Device;
 use crate::domain::device_state::{DeviceState, Observation};
+use crate::domain::ids::DeviceId;
 use crate::domain::events::{EventFacts, GeofenceFact, evaluate_expression};
 use crate::domain::match_effects::{
     Circumstances, Matched, ServerChannels, needs_device_user, plan_match,
@@ -182,7 +183,7 @@ impl Pipeline {
     pub async fn run_missed_check_in(
         &self,
         node: &TenantNode,
-        device_id: &str,
+        device_id: &DeviceId,
         at: Timestamp,
     ) -> StoreResult<bool> {
         let rules = self.rules.get(&self.store, node).await?;

@@ -29,6 +29,7 @@ use super::rules::RulesCache;
 use super::stream::{EventHub, Payload};
 use crate::domain::device::Device;
 use crate::domain::device_state::DeviceState;
+use crate::domain::ids::DeviceId;
 use crate::domain::mo_message::{MoMessage, StorableMessage};
 use crate::domain::tenant::TenantNode;
 use crate::domain::time::resolve_time_zone;
@@ -156,7 +157,7 @@ impl Pipeline {
     pub async fn ingest(
         &self,
         node: &TenantNode,
-        device_id: &str,
+        device_id: DeviceId,
         batch: Vec<StorableMessage>,
     ) -> StoreResult<Vec<ProcessedMessage>> {
         // Outside the transaction, while other batches hold the writer.
@@ -169,7 +170,7 @@ impl Pipeline {
                 .submit(
                     self,
                     node.clone(),
-                    device_id.to_string(),
+                    device_id,
                     batch,
                     containment,
                 )
@@ -177,7 +178,7 @@ impl Pipeline {
         }
         let mut tx = self.store.begin().await?;
         let applied = self
-            .apply_batch(&mut tx, node, device_id, batch, containment)
+            .apply_batch(&mut tx, node, &device_id, batch, containment)
             .await?;
         tx.announce_stream(&applied.announcement()).await?;
         tx.commit().await?;
