@@ -87,7 +87,8 @@ impl AppliedBatch {
             .filter_map(|p| p.as_ref().ok())
             .map(|slot| self.ids[*slot].0)
             .collect();
-        super::announcement(&self.node, &self.device, &self.state, stored, &self.changes)
+        let (node, device_id) = (&self.node, &self.device_id);
+        super::announcement(node, device_id, &self.device, &self.state, stored, &self.changes)
     }
 }
 
@@ -315,6 +316,7 @@ impl Pipeline {
             tx,
             node,
             webhooks: webhooks.as_ref(),
+            device_id,
             device: &mut device,
             state: &mut state,
             changes: &mut changes,

@@ -88,12 +88,11 @@ async fn raise_or_join(
     base: &DeliveryBase,
     raise: &AlertRaise,
 ) -> StoreResult<Alert> {
-    let device_id = unit.device.device_id.clone().unwrap_or_default();
     let (alert, raised) = unit
         .tx
         .raise_or_join_alert(&AlertMatch {
             tenant_code: &unit.node.code,
-            device_id: &device_id,
+            device_id: unit.device_id.as_str(),
             notification_id: base.notification_id,
             notification_name: &raise.notification_name,
             severity: raise.severity,
@@ -125,10 +124,9 @@ async fn raise_or_join(
 /// `ChangeGroup`: the device moves if the group still exists, and the move is a device
 /// event.
 async fn move_to_group(unit: &mut UnitOfWork<'_>, group: i64) -> StoreResult<()> {
-    let device_id = unit.device.device_id.clone().unwrap_or_default();
     if !unit
         .tx
-        .move_device(&unit.node.code, &device_id, group)
+        .move_device(&unit.node.code, unit.device_id, group)
         .await?
     {
         return Ok(());
@@ -164,7 +162,7 @@ fn new_delivery(
         alert_id,
         message_id: base.message_id,
         mt_message_id,
-        device_id: unit.device.device_id.clone(),
+        device_id: Some(unit.device_id.to_string()),
         event_id: None,
         created_at: base.at,
         next_attempt_at: planned.next_attempt_at,

@@ -50,6 +50,8 @@ pub(super) struct UnitOfWork<'a> {
     /// The tenant's webhook settings, read once per unit of work: every match emits an
     /// `EventNotification` event, and a query per match cost the writer a round trip.
     pub(super) webhooks: Option<&'a WebhookSettings>,
+    /// The device's id (the unit found the device by it: no `Option` to read).
+    pub(super) device_id: &'a DeviceId,
     pub(super) device: &'a mut Device,
     pub(super) state: &'a mut DeviceState,
     pub(super) changes: &'a mut Changes,
@@ -71,12 +73,12 @@ impl Pipeline {
         mut observation: Observation,
         occurrence: Occurrence<'_>,
     ) -> StoreResult<Vec<Triggered>> {
-        let device_id = unit.device.device_id.clone().unwrap_or_default();
+        let device_id = unit.device_id;
         let device_type = unit.device.device_type.clone().unwrap_or_default();
         let group = unit.device.group_id_number();
         let mut triggered = Vec::new();
         for notification in &rules.notifications {
-            if !notification.applies_to(&device_id, &device_type, group) {
+            if !notification.applies_to(device_id, &device_type, group) {
                 continue;
             }
             let facts: &mut EventFacts = &mut observation.facts;
@@ -129,7 +131,7 @@ impl Pipeline {
             unit.tx,
             unit.node,
             &MatchedDevice {
-                device_id: device.device_id.as_deref().unwrap_or_default(),
+                device_id: unit.device_id.as_str(),
                 group_id: device.group_id_number(),
                 user_id: device.user_id_number(),
                 position,
@@ -202,6 +204,7 @@ impl Pipeline {
             tx: &mut tx,
             node,
             webhooks: webhooks.as_ref(),
+            device_id,
             device: &mut device,
             state: &mut state,
             changes: &mut changes,
@@ -217,7 +220,8 @@ impl Pipeline {
         tx.save_state(&node.code, device_id, &state).await?;
         // Only the schedule moved: no device event.
         changes.device_changed = false;
-        let announced = super::announcement(node, &device, &state, Vec::new(), &changes);
+        let announced =
+            super::announcement(node, device_id, &device, &state, Vec::new(), &changes);
         tx.announce_stream(&announced).await?;
         tx.commit().await?;
         self.publish(node, &device, &state, changes, Vec::new());

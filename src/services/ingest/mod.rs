@@ -227,6 +227,7 @@ impl Pipeline {
 /// as this unit of work left it.
 fn announcement(
     node: &TenantNode,
+    device_id: &DeviceId,
     device: &Device,
     state: &DeviceState,
     messages: Vec<i64>,
@@ -235,7 +236,7 @@ fn announcement(
     StreamAnnouncement {
         tenant_code: node.code.clone(),
         tenant_path: node.path.clone(),
-        device_id: device.device_id.clone().unwrap_or_default(),
+        device_id: device_id.to_string(),
         messages,
         alerts: changes
             .alerts
