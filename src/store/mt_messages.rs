@@ -47,9 +47,8 @@ impl MtRow {
     /// The message as the API shows it; a `kind` or `status` that names no `MtType` or
     /// `MtStatus` is a corrupt row.
     fn into_message(self) -> StoreResult<MtMessage> {
-        let corrupt = |e: &dyn std::fmt::Display| {
-            StoreError::Corrupt(format!("mt message {}: {e}", self.id))
-        };
+        let corrupt =
+            |e: &dyn std::fmt::Display| StoreError::Corrupt(format!("mt message {}: {e}", self.id));
         let doc: MtDoc = serde_json::from_str(&self.doc).map_err(|e| corrupt(&e))?;
         let kind: MtType = self.kind.parse().map_err(|e| corrupt(&e))?;
         let status: MtStatus = self.status.parse().map_err(|e| corrupt(&e))?;
@@ -75,7 +74,10 @@ fn mt_from_row(row: &AnyRow) -> StoreResult<MtMessage> {
 /// An `MtMessage` webhook event for message `id` as it is now in the transaction.
 async fn mt_event(tx: &mut super::Tx, id: MtMessageId, kind: EventType) -> StoreResult<()> {
     let sql = format!("SELECT {COLUMNS}, tenant_code FROM mt_messages WHERE id = $1");
-    let row = sqlx::query(&sql).bind(id.get()).fetch_one(&mut **tx).await?;
+    let row = sqlx::query(&sql)
+        .bind(id.get())
+        .fetch_one(&mut **tx)
+        .await?;
     let tenant: String = row.try_get("tenant_code")?;
     emit(
         tx,
@@ -378,7 +380,11 @@ impl Store {
         status: MtStatus,
         if_match: Option<&str>,
     ) -> StoreResult<()> {
-        let keys = [Key::Id(id.get()), Key::Text(tenant_code), Key::Text(device_id)];
+        let keys = [
+            Key::Id(id.get()),
+            Key::Text(tenant_code),
+            Key::Text(device_id),
+        ];
         let mut tx = self.begin_write().await?;
         self.check_version(&mut tx, mt_row(&keys), if_match).await?;
         let current: MtStatus = sqlx::query("SELECT status FROM mt_messages WHERE id = $1")
@@ -403,5 +409,41 @@ impl Store {
         }
         tx.commit().await?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{MtMessage, MtStatus, MtType, StoreError, kind_and_status};
+
+    fn message(kind: Option<&str>, status: Option<&str>) -> MtMessage {
+        MtMessage {
+            r#type: kind.map(str::to_string),
+            status: status.map(str::to_string),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_message_to_queue_names_its_type_and_starts_queued_unless_told() {
+        let queued = kind_and_status(&message(Some("Text"), None)).ok();
+        assert_eq!(queued, Some((MtType::Text, MtStatus::Queued)));
+        let sent = kind_and_status(&message(Some("Call"), Some("Sent"))).ok();
+        assert_eq!(sent, Some((MtType::Call, MtStatus::Sent)));
+    }
+
+    #[test]
+    fn a_type_or_status_outside_its_set_is_refused_before_it_is_stored() {
+        for (kind, status) in [
+            (None, None),
+            (Some("Shout"), None),
+            (Some("Text"), Some("Lost")),
+        ] {
+            let refused = kind_and_status(&message(kind, status));
+            assert!(
+                matches!(refused, Err(StoreError::Invalid(_))),
+                "{kind:?} {status:?}"
+            );
+        }
     }
 }

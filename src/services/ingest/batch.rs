@@ -8,9 +8,9 @@ use jiff::Timestamp;
 
 use super::matching::{Changes, Occurrence, UnitOfWork};
 use super::{Pipeline, ProcessedMessage, Triggered};
-use crate::domain::ids::DeviceId;
 use crate::domain::device::Device;
 use crate::domain::device_state::DeviceState;
+use crate::domain::ids::DeviceId;
 use crate::domain::mo_message::{GeofenceRef, MoMessage, StorableMessage};
 use crate::domain::tenant::TenantNode;
 use crate::domain::time::now;
@@ -88,7 +88,14 @@ impl AppliedBatch {
             .map(|slot| self.ids[*slot].0)
             .collect();
         let (node, device_id) = (&self.node, &self.device_id);
-        super::announcement(node, device_id, &self.device, &self.state, stored, &self.changes)
+        super::announcement(
+            node,
+            device_id,
+            &self.device,
+            &self.state,
+            stored,
+            &self.changes,
+        )
     }
 }
 

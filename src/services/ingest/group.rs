@@ -419,9 +419,9 @@ mod tests {
             PipelineConfig::default(),
         );
         for round in 0..5 {
-            let posts = devices
-                .iter()
-                .map(|d| pipeline.ingest(&node, DeviceId::from_store(d.clone()), vec![report(round)]));
+            let posts = devices.iter().map(|d| {
+                pipeline.ingest(&node, DeviceId::from_store(d.clone()), vec![report(round)])
+            });
             let answers = futures::future::join_all(posts).await;
             for (device_id, answer) in devices.iter().zip(answers) {
                 if *device_id == poisoned_device {

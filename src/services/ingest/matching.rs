@@ -12,8 +12,8 @@ use super::{Pipeline, Triggered};
 use crate::domain::alert::Alert;
 use crate::domain::device::Device;
 use crate::domain::device_state::{DeviceState, Observation};
-use crate::domain::ids::DeviceId;
 use crate::domain::events::{EventFacts, GeofenceFact, evaluate_expression};
+use crate::domain::ids::DeviceId;
 use crate::domain::match_effects::{
     Circumstances, Matched, ServerChannels, needs_device_user, plan_match,
 };
@@ -220,8 +220,7 @@ impl Pipeline {
         tx.save_state(&node.code, device_id, &state).await?;
         // Only the schedule moved: no device event.
         changes.device_changed = false;
-        let announced =
-            super::announcement(node, device_id, &device, &state, Vec::new(), &changes);
+        let announced = super::announcement(node, device_id, &device, &state, Vec::new(), &changes);
         tx.announce_stream(&announced).await?;
         tx.commit().await?;
         self.publish(node, &device, &state, changes, Vec::new());

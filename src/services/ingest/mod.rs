@@ -167,13 +167,7 @@ impl Pipeline {
             .map(|(version, rules)| batch::Containment::of(version, &rules, &batch));
         if let Some(writer) = &self.writer {
             return writer
-                .submit(
-                    self,
-                    node.clone(),
-                    device_id,
-                    batch,
-                    containment,
-                )
+                .submit(self, node.clone(), device_id, batch, containment)
                 .await;
         }
         let mut tx = self.store.begin().await?;
