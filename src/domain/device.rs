@@ -6,13 +6,21 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use super::closed_set::closed_set;
 use super::device_state::{DeviceState, LastPosition};
 use super::mo_message::GeofenceRef;
 use super::record::ServerFields;
 use super::serde_util::null_as_default;
 use super::validation::{ValidationErrors, Validator};
 
-pub const STATUSES: [&str; 2] = ["Active", "Inactive"];
+closed_set! {
+    /// A device's `Status` (`Active` unless given).
+    pub enum DeviceStatus {
+        Active = "Active",
+        Inactive = "Inactive",
+    }
+}
+
 pub const MAX_DEVICE_ID_CHARS: usize = 64;
 
 /// A tracked device. `DeviceId` is chosen by the client (often the IMEI) and is unique
@@ -161,7 +169,7 @@ impl Device {
             v.add("SimNumber", "must be an ICCID of 18 to 22 digits");
         }
         v.phone("PhoneNumber", self.phone_number.as_deref());
-        v.one_of("Status", self.status.as_deref(), &STATUSES);
+        v.one_of("Status", self.status.as_deref(), DeviceStatus::NAMES);
         for (field, value) in [("UserId", &self.user_id), ("GroupId", &self.group_id)] {
             if let Some(id) = value.as_deref().filter(|s| !s.is_empty())
                 && id.parse::<i64>().is_err()
@@ -188,7 +196,9 @@ impl Device {
     }
 
     pub fn status_or_default(&self) -> &str {
-        self.status.as_deref().unwrap_or("Active")
+        self.status
+            .as_deref()
+            .unwrap_or(DeviceStatus::Active.as_str())
     }
 
     pub fn user_id_number(&self) -> Option<i64> {

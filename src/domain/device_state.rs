@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::events::{EventFacts, GeofenceFact};
-use super::mo_message::{GeofenceRef, MoMessage};
+use super::mo_message::{EmergencyState, GeofenceRef, MoMessage};
 
 /// The device's last position.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
@@ -69,7 +69,9 @@ fn minus(a: &[GeofenceRef], b: &[GeofenceRef]) -> Vec<GeofenceRef> {
 
 impl DeviceState {
     fn in_emergency(&self) -> bool {
-        self.emergency_state.as_deref().is_some_and(|s| s != "None")
+        self.emergency_state
+            .as_deref()
+            .is_some_and(|s| s != EmergencyState::Clear.as_str())
     }
 
     /// Applies a stored message (`message_id`, at `time`) whose position lies in `inside`

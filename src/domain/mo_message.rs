@@ -7,6 +7,7 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use super::closed_set::closed_set;
 use super::record::ServerFields;
 use super::serde_util::{null_as_default, opt_int64};
 use super::validation::{FieldError, ValidationErrors, Validator};
@@ -19,8 +20,14 @@ pub const MAX_DATA_BYTES: usize = 48 * 1024;
 pub const MAX_ATTACHMENT_BYTES: usize = 64 * 1024;
 /// Largest `File` after Base64 decoding (4 MB).
 pub const MAX_FILE_BYTES: usize = 4 * 1024 * 1024;
-/// `EmergencyState` values: `None`, or `Active` while the device is in emergency.
-pub const EMERGENCY_STATES: [&str; 2] = ["None", "Active"];
+
+closed_set! {
+    /// A message's `EmergencyState`: `None`, or `Active` while the device is in emergency.
+    pub enum EmergencyState {
+        Clear = "None",
+        Active = "Active",
+    }
+}
 
 /// A position as a device reports it. Speed is km/h, heading degrees from north,
 /// altitude metres.
@@ -229,7 +236,9 @@ impl MoMessage {
 
     /// Whether the message says the device is in emergency (`None` when it says nothing).
     pub fn in_emergency(&self) -> Option<bool> {
-        self.emergency_state.as_deref().map(|s| s != "None")
+        self.emergency_state
+            .as_deref()
+            .map(|s| s != EmergencyState::Clear.as_str())
     }
 }
 
@@ -323,7 +332,7 @@ fn check_message(i: usize, m: &MoMessage, v: &mut Validator) {
     v.one_of(
         &format!("[{i}].EmergencyState"),
         m.emergency_state.as_deref(),
-        &EMERGENCY_STATES,
+        EmergencyState::NAMES,
     );
     if let Some(p) = &m.position {
         let field = |name: &str| format!("[{i}].Position.{name}");

@@ -15,6 +15,7 @@ use super::patch::apply_patch;
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
 use crate::domain::device::{DeletedDevice, Device, device_type_list};
+use crate::domain::ids::DeviceId;
 
 impl Representable for Device {
     const NAME: &'static str = "Device";
@@ -192,7 +193,7 @@ async fn update_device(
     app.store
         .update_device(
             scope.code(),
-            &path.deviceId,
+            &DeviceId::from_store(path.deviceId),
             &device,
             if_match.as_deref(),
             &scope.audit(),
@@ -220,7 +221,7 @@ async fn patch_device(
     app.store
         .update_device(
             scope.code(),
-            &path.deviceId,
+            &DeviceId::from_store(path.deviceId),
             &patched,
             expected.as_deref(),
             &scope.audit(),

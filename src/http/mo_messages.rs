@@ -16,6 +16,7 @@ use super::extract::{IfMatch, Query, TenantScope};
 use super::negotiate::{Body, EmptyOk, Record, RecordList, Representable};
 use super::paging::{Cursor, Page};
 use crate::domain::access::Permission;
+use crate::domain::ids::{DeviceId, MoMessageId};
 use crate::domain::mo_message::{BatchRejection, MoMessage, validated_batch};
 use crate::services::ingest::ProcessedMessage;
 use crate::store::{MessageCursor, MessageQuery};
@@ -125,7 +126,8 @@ async fn require_device(app: &AppState, scope: &TenantScope, device_id: &str) ->
     }
 }
 
-fn message_id(raw: &str) -> ApiResult<i64> {
+/// A path id that is no `MoMessageId` names nothing (404).
+fn message_id(raw: &str) -> ApiResult<MoMessageId> {
     raw.parse().map_err(|_| ApiError::NotFound)
 }
 
@@ -154,7 +156,7 @@ async fn post_messages(
     })?;
     let processed = app
         .pipeline
-        .ingest(&scope.tenant, &path.deviceId, batch)
+        .ingest(&scope.tenant, DeviceId::from_store(path.deviceId), batch)
         .await?;
     Ok(if query.process {
         RecordList(processed).into_response()

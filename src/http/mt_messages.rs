@@ -17,6 +17,7 @@ use super::negotiate::{Body, EmptyOk, OkWithLocation, Record, Representable};
 use super::paging::Page;
 use super::patch::apply_patch;
 use crate::domain::access::Permission;
+use crate::domain::ids::MtMessageId;
 use crate::domain::mt_message::{MtMessage, MtStatus};
 
 /// Most messages one page returns (and the default).
@@ -77,7 +78,8 @@ async fn require_device(app: &AppState, scope: &TenantScope, device_id: &str) ->
     }
 }
 
-fn message_id(raw: &str) -> ApiResult<i64> {
+/// A path id that is no `MtMessageId` names nothing (404).
+fn message_id(raw: &str) -> ApiResult<MtMessageId> {
     raw.parse().map_err(|_| ApiError::NotFound)
 }
 
@@ -108,14 +110,17 @@ async fn list_mt_messages(
     Query(query): Query<ListQuery>,
     headers: HeaderMap,
 ) -> ApiResult<Page<MtMessage>> {
-    if let Some(status) = query.status.as_deref()
-        && status.parse::<MtStatus>().is_err()
-    {
-        return Err(ApiError::field(
-            "status",
-            format!("must be one of {}", MtStatus::NAMES.join(", ")),
-        ));
-    }
+    let status = query
+        .status
+        .as_deref()
+        .map(str::parse::<MtStatus>)
+        .transpose()
+        .map_err(|_| {
+            ApiError::field(
+                "status",
+                format!("must be one of {}", MtStatus::NAMES.join(", ")),
+            )
+        })?;
     require_device(&app, &scope, &path.deviceId).await?;
     let listing = format!(
         "mtmessages:{}:{:?}:{:?}:{}",
@@ -132,8 +137,9 @@ async fn list_mt_messages(
         .list_mt_messages(
             scope.code(),
             &path.deviceId,
-            query.status.as_deref(),
-            request.after,
+            status,
+            // The token's cursor is the last id shown (`Cursor for i64`).
+            request.after.map(MtMessageId::new),
             query.newest_first,
             request.size + 1,
         )

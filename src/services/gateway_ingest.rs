@@ -175,7 +175,7 @@ impl GatewayIngest {
             .ok_or_else(|| GatewayError::UnknownDevice(device.id.clone()))?;
         let processed = self
             .pipeline
-            .ingest(&node, &found.device_id, batch)
+            .ingest(&node, found.device_id.clone(), batch)
             .await
             .map_err(|e| match e {
                 // Deleted between the lookup and the transaction.

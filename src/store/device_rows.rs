@@ -1,10 +1,10 @@
 //! How a device row and its state row read (`devices d LEFT JOIN device_states s`): shared
 //! by the device records (`devices.rs`) and the ingest lookups (`device_states.rs`).
 
-use sqlx::Row;
+use sqlx::FromRow;
 use sqlx::any::AnyRow;
 
-use super::{StoreError, StoreResult, from_doc, from_micros};
+use super::{StoreError, StoreResult, from_micros};
 use crate::domain::device::Device;
 use crate::domain::device_state::{DeviceState, LastPosition};
 use crate::domain::mo_message::GeofenceRef;
@@ -13,22 +13,41 @@ use crate::domain::mo_message::GeofenceRef;
 pub(super) const DEVICE_COLUMNS: &str = "d.device_id, d.tenant_code, d.group_id, d.user_id, \
      d.device_type, d.status, d.doc, d.etag, d.updated_at";
 
+/// A `devices` row as selected by `DEVICE_COLUMNS`.
+#[derive(sqlx::FromRow)]
+struct DeviceRow {
+    device_id: String,
+    tenant_code: String,
+    group_id: Option<i64>,
+    user_id: Option<i64>,
+    device_type: String,
+    status: String,
+    doc: String,
+    etag: String,
+    updated_at: i64,
+}
+
+impl DeviceRow {
+    fn into_device(self) -> StoreResult<Device> {
+        let device: Device = serde_json::from_str(&self.doc)
+            .map_err(|e| StoreError::Corrupt(format!("device document: {e}")))?;
+        Ok(Device {
+            device_id: Some(self.device_id),
+            tenant_code: Some(self.tenant_code),
+            group_id: self.group_id.map(|id| id.to_string()),
+            user_id: self.user_id.map(|id| id.to_string()),
+            device_type: Some(self.device_type),
+            status: Some(self.status),
+            etag: Some(self.etag),
+            timestamp: from_micros(Some(self.updated_at))?,
+            ..device
+        })
+    }
+}
+
 /// The device as stored (without its state).
 pub(super) fn device_from_row(row: &AnyRow) -> StoreResult<Device> {
-    let mut device: Device = from_doc(row, "doc")?;
-    device.device_id = Some(row.try_get("device_id")?);
-    device.tenant_code = Some(row.try_get("tenant_code")?);
-    device.group_id = row
-        .try_get::<Option<i64>, _>("group_id")?
-        .map(|id| id.to_string());
-    device.user_id = row
-        .try_get::<Option<i64>, _>("user_id")?
-        .map(|id| id.to_string());
-    device.device_type = Some(row.try_get("device_type")?);
-    device.status = Some(row.try_get("status")?);
-    device.etag = Some(row.try_get("etag")?);
-    device.timestamp = from_micros(row.try_get("updated_at")?)?;
-    Ok(device)
+    DeviceRow::from_row(row)?.into_device()
 }
 
 /// The state columns, for a `LEFT JOIN device_states s`.
@@ -36,39 +55,58 @@ pub(super) const STATE_COLUMNS: &str = "s.last_message_time, s.last_message_id, 
      s.longitude, s.speed, s.heading, s.altitude, s.gps_at, s.emergency_state, s.battery, \
      s.geofences, s.check_in_interval_minutes, s.check_in_paused, s.next_check_in_at";
 
+/// A `device_states` row as selected by `STATE_COLUMNS`: every column optional (a LEFT
+/// JOIN may find no state row).
+#[derive(sqlx::FromRow)]
+struct StateRow {
+    last_message_time: Option<i64>,
+    last_message_id: Option<i64>,
+    latitude: Option<f64>,
+    longitude: Option<f64>,
+    speed: Option<f64>,
+    heading: Option<f64>,
+    altitude: Option<f64>,
+    gps_at: Option<i64>,
+    emergency_state: Option<String>,
+    battery: Option<f64>,
+    geofences: Option<String>,
+    check_in_interval_minutes: Option<i64>,
+    check_in_paused: Option<i64>,
+    next_check_in_at: Option<i64>,
+}
+
+impl StateRow {
+    fn into_state(self) -> StoreResult<DeviceState> {
+        let last_position = match (self.latitude, self.longitude) {
+            (Some(lat), Some(lon)) => Some(LastPosition {
+                lat,
+                lon,
+                speed: self.speed,
+                heading: self.heading,
+                altitude: self.altitude,
+                gps_timestamp: from_micros(self.gps_at)?,
+            }),
+            _ => None,
+        };
+        let containing_geofences: Vec<GeofenceRef> = match self.geofences {
+            Some(text) => serde_json::from_str(&text)
+                .map_err(|e| StoreError::Corrupt(format!("device state geofences: {e}")))?,
+            None => Vec::new(),
+        };
+        Ok(DeviceState {
+            last_message_time: from_micros(self.last_message_time)?,
+            last_message_id: self.last_message_id,
+            last_position,
+            emergency_state: self.emergency_state,
+            battery_percentage: self.battery,
+            containing_geofences,
+            check_in_interval_minutes: self.check_in_interval_minutes,
+            check_in_paused: self.check_in_paused.unwrap_or(0) != 0,
+            next_check_in_at: from_micros(self.next_check_in_at)?,
+        })
+    }
+}
+
 pub(super) fn state_from_row(row: &AnyRow) -> StoreResult<DeviceState> {
-    let position = match (
-        row.try_get::<Option<f64>, _>("latitude")?,
-        row.try_get::<Option<f64>, _>("longitude")?,
-    ) {
-        (Some(lat), Some(lon)) => Some(LastPosition {
-            lat,
-            lon,
-            speed: row.try_get("speed")?,
-            heading: row.try_get("heading")?,
-            altitude: row.try_get("altitude")?,
-            gps_timestamp: from_micros(row.try_get("gps_at")?)?,
-        }),
-        _ => None,
-    };
-    let geofences: Option<String> = row.try_get("geofences")?;
-    let containing_geofences: Vec<GeofenceRef> = match geofences {
-        Some(text) => serde_json::from_str(&text)
-            .map_err(|e| StoreError::Corrupt(format!("device state geofences: {e}")))?,
-        None => Vec::new(),
-    };
-    Ok(DeviceState {
-        last_message_time: from_micros(row.try_get("last_message_time")?)?,
-        last_message_id: row.try_get("last_message_id")?,
-        last_position: position,
-        emergency_state: row.try_get("emergency_state")?,
-        battery_percentage: row.try_get("battery")?,
-        containing_geofences,
-        check_in_interval_minutes: row.try_get("check_in_interval_minutes")?,
-        check_in_paused: row
-            .try_get::<Option<i64>, _>("check_in_paused")?
-            .unwrap_or(0)
-            != 0,
-        next_check_in_at: from_micros(row.try_get("next_check_in_at")?)?,
-    })
+    StateRow::from_row(row)?.into_state()
 }

@@ -1,12 +1,13 @@
 //! Device state (`device_states`, one row per device): read with the device, locked and
 //! written by the transactions that store its messages or run its check-in schedule.
 
-use sqlx::Row;
+use sqlx::FromRow;
 
 use super::device_rows::{DEVICE_COLUMNS, STATE_COLUMNS, device_from_row, state_from_row};
 use super::{Float, Store, StoreError, StoreResult, WriteTx, to_micros};
 use crate::domain::device::Device;
 use crate::domain::device_state::DeviceState;
+use crate::domain::ids::DeviceId;
 
 const SAVE_STATE: &str = "UPDATE device_states SET last_message_time = $1, last_message_id = $2,
     latitude = $3, longitude = $4, speed = $5, heading = $6, altitude = $7, gps_at = $8,
@@ -28,13 +29,29 @@ pub struct IngestContext {
     pub webhooks: Option<crate::domain::webhook::WebhookSettings>,
 }
 
+/// What `ingest_context` reads besides the device and its state.
+#[derive(sqlx::FromRow)]
+struct IngestExtraRow {
+    rules_version: i64,
+    webhooks: Option<String>,
+}
+
+/// A device whose check-in is due, with its tenant (`due_check_ins`).
+#[derive(sqlx::FromRow)]
+struct DueCheckInRow {
+    device_id: String,
+    code: String,
+    parent_code: Option<String>,
+    path: String,
+}
+
 impl WriteTx {
     /// The ingest context of a device of `tenant_code` (`None`: no such device), its
     /// state row locked until commit.
     pub async fn ingest_context(
         &mut self,
         tenant_code: &str,
-        device_id: &str,
+        device_id: &DeviceId,
     ) -> StoreResult<Option<IngestContext>> {
         let lock = self.backend.lock_rows_of("s");
         let sql = format!(
@@ -45,7 +62,7 @@ impl WriteTx {
             DEVICE_COLUMNS
         );
         let row = sqlx::query(&sql)
-            .bind(device_id)
+            .bind(device_id.as_str())
             .bind(tenant_code)
             .fetch_optional(&mut *self.tx)
             .await?;
@@ -57,15 +74,16 @@ impl WriteTx {
                 None => Ok(None),
             };
         };
-        let webhooks = row
-            .try_get::<Option<String>, _>("webhooks")?
+        let extra = IngestExtraRow::from_row(&row)?;
+        let webhooks = extra
+            .webhooks
             .map(|doc| serde_json::from_str(&doc))
             .transpose()
             .map_err(|e| StoreError::Corrupt(format!("webhook settings: {e}")))?;
         Ok(Some(IngestContext {
             device: device_from_row(&row)?,
             state: state_from_row(&row)?,
-            rules_version: row.try_get("rules_version")?,
+            rules_version: extra.rules_version,
             webhooks,
         }))
     }
@@ -75,7 +93,7 @@ impl WriteTx {
     pub async fn lock_device(
         &mut self,
         tenant_code: &str,
-        device_id: &str,
+        device_id: &DeviceId,
     ) -> StoreResult<Option<(Device, DeviceState)>> {
         let lock = self.backend.lock_rows_of("s");
         let sql = format!(
@@ -84,7 +102,7 @@ impl WriteTx {
         );
         for attempt in 0..2 {
             let row = sqlx::query(&sql)
-                .bind(device_id)
+                .bind(device_id.as_str())
                 .bind(tenant_code)
                 .fetch_optional(&mut *self.tx)
                 .await?;
@@ -99,7 +117,7 @@ impl WriteTx {
                      SELECT device_id, tenant_code FROM devices WHERE device_id = $1 AND tenant_code = $2
                      ON CONFLICT (tenant_code, device_id) DO NOTHING",
                 )
-                .bind(device_id)
+                .bind(device_id.as_str())
                 .bind(tenant_code)
                 .execute(&mut *self.tx)
                 .await?;
@@ -112,7 +130,7 @@ impl WriteTx {
     pub async fn save_state(
         &mut self,
         tenant_code: &str,
-        device_id: &str,
+        device_id: &DeviceId,
         state: &DeviceState,
     ) -> StoreResult<()> {
         let position = state.last_position.as_ref();
@@ -135,7 +153,7 @@ impl WriteTx {
             .bind(i64::from(state.check_in_paused))
             .bind(state.next_check_in_at.map(to_micros))
             .bind(tenant_code)
-            .bind(device_id)
+            .bind(device_id.as_str())
             .execute(&mut *self.tx)
             .await?;
         Ok(())
@@ -147,7 +165,7 @@ impl Store {
     pub async fn update_device_state(
         &self,
         tenant_code: &str,
-        device_id: &str,
+        device_id: &DeviceId,
         change: impl FnOnce(&mut DeviceState),
     ) -> StoreResult<()> {
         let mut tx = self.begin().await?;
@@ -167,7 +185,7 @@ impl Store {
         &self,
         at: jiff::Timestamp,
         limit: u32,
-    ) -> StoreResult<Vec<(crate::domain::tenant::TenantNode, String)>> {
+    ) -> StoreResult<Vec<(crate::domain::tenant::TenantNode, DeviceId)>> {
         let rows = sqlx::query(
             "SELECT s.device_id, t.code, t.parent_code, t.path FROM device_states s
              JOIN tenants t ON t.code = s.tenant_code
@@ -180,14 +198,13 @@ impl Store {
         .await?;
         rows.iter()
             .map(|r| {
-                Ok((
-                    crate::domain::tenant::TenantNode {
-                        code: r.try_get("code")?,
-                        parent_code: r.try_get("parent_code")?,
-                        path: r.try_get("path")?,
-                    },
-                    r.try_get("device_id")?,
-                ))
+                let due = DueCheckInRow::from_row(r)?;
+                let node = crate::domain::tenant::TenantNode {
+                    code: due.code,
+                    parent_code: due.parent_code,
+                    path: due.path,
+                };
+                Ok((node, DeviceId::from_store(due.device_id)))
             })
             .collect()
     }

@@ -1,7 +1,7 @@
 //! Devices and the deleted-devices log.
 
-use sqlx::Row;
 use sqlx::any::AnyRow;
+use sqlx::{FromRow, Row};
 
 use super::audit_log;
 use super::device_rows::{DEVICE_COLUMNS, STATE_COLUMNS, device_from_row, state_from_row};
@@ -13,6 +13,7 @@ use super::{
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
 use crate::domain::device::{DeletedDevice, Device, redact_email};
 use crate::domain::device_state::DeviceState;
+use crate::domain::ids::DeviceId;
 use crate::domain::record::ServerFields;
 use crate::domain::time::now;
 use crate::domain::webhook::Category;
@@ -42,6 +43,13 @@ fn device_doc(device: &Device) -> StoreResult<String> {
         check_in_interval_minutes: None,
         ..device.clone().without_read_only()
     })
+}
+
+/// What `delete_device` reads besides the device: its owner's name and its tenant.
+#[derive(sqlx::FromRow)]
+struct DeletedDeviceRow {
+    owner: Option<String>,
+    tenant_doc: String,
 }
 
 fn device_row<'a>(keys: &'a [Key<'a>; 2]) -> VersionedRow<'a> {
@@ -198,7 +206,7 @@ impl Store {
     pub async fn update_device(
         &self,
         tenant_code: &str,
-        device_id: &str,
+        device_id: &DeviceId,
         device: &Device,
         if_match: Option<&str>,
         audit: &Audit,
@@ -222,7 +230,7 @@ impl Store {
         .bind(device_doc(device)?)
         .bind(&etag)
         .bind(to_micros(at))
-        .bind(device_id)
+        .bind(device_id.as_str())
         .bind(tenant_code)
         .execute(&mut *tx.tx)
         .await?;
@@ -289,8 +297,9 @@ impl Store {
             event_data(&device),
         )
         .await?;
-        let tenant: crate::domain::tenant::Tenant = from_doc(&row, "tenant_doc")?;
-        let owner: Option<String> = row.try_get("owner")?;
+        let DeletedDeviceRow { owner, tenant_doc } = DeletedDeviceRow::from_row(&row)?;
+        let tenant: crate::domain::tenant::Tenant = serde_json::from_str(&tenant_doc)
+            .map_err(|e| StoreError::Corrupt(format!("tenant document: {e}")))?;
         let at = now();
         let record = DeletedDevice {
             tenant_code: Some(tenant_code.to_string()),

@@ -2,16 +2,33 @@
 //! subtree (`DeviceId`, `IridiumImei`, `SecondaryDeviceId`). The document fields are read
 //! with the expression their index (migration 0046) is built on.
 
-use sqlx::Row;
+use sqlx::FromRow;
 
 use super::{Backend, Store, StoreResult};
 use crate::domain::gateways::DeviceKey;
+use crate::domain::ids::{DeviceId, TenantCode};
 
 /// A device a gateway identifier names: its tenant and `DeviceId`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GatewayDevice {
-    pub tenant_code: String,
-    pub device_id: String,
+    pub tenant_code: TenantCode,
+    pub device_id: DeviceId,
+}
+
+/// A `GatewayDevice` as selected.
+#[derive(sqlx::FromRow)]
+struct GatewayDeviceRow {
+    tenant_code: String,
+    device_id: String,
+}
+
+impl From<GatewayDeviceRow> for GatewayDevice {
+    fn from(row: GatewayDeviceRow) -> Self {
+        Self {
+            tenant_code: TenantCode::from_store(row.tenant_code),
+            device_id: DeviceId::from_store(row.device_id),
+        }
+    }
 }
 
 /// The indexed expression of a lookup key, per backend.
@@ -49,12 +66,7 @@ impl Store {
             .fetch_all(&self.pool)
             .await?;
         rows.iter()
-            .map(|row| {
-                Ok(GatewayDevice {
-                    device_id: row.try_get("device_id")?,
-                    tenant_code: row.try_get("tenant_code")?,
-                })
-            })
+            .map(|row| Ok(GatewayDeviceRow::from_row(row)?.into()))
             .collect()
     }
 }

@@ -5,8 +5,8 @@
 use std::collections::{HashMap, HashSet};
 
 use jiff::Timestamp;
-use sqlx::Row;
 use sqlx::any::AnyRow;
+use sqlx::{FromRow, Row};
 
 use super::{Backend, Float, StoreError, StoreResult, WriteTx, new_etag, to_micros};
 use crate::domain::mo_message::StorableMessage;
@@ -117,10 +117,10 @@ impl WriteTx {
                 }
             }
             for row in query.fetch_all(&mut *self.tx).await? {
-                let key = (row.try_get("sequence_number")?, row.try_get("sent_at")?);
+                let stored = KeyRow::from_row(&row)?.into_stored();
                 // A range also reads the device's other messages numbered in between.
-                if wanted.contains(&key) {
-                    found.insert(key, row.try_get("id")?);
+                if let Some(key) = stored.key.filter(|key| wanted.contains(key)) {
+                    found.insert(key, stored.id);
                 }
             }
         }
@@ -266,17 +266,27 @@ fn key_of(new: &NewMessage<'_>) -> Option<(i64, Timestamp)> {
     record.sequence_number.zip(record.sent_from_device)
 }
 
+/// A row of `id, sequence_number, sent_at`: a stored message and its dedupe key.
+#[derive(sqlx::FromRow)]
+struct KeyRow {
+    id: i64,
+    sequence_number: Option<i64>,
+    sent_at: Option<i64>,
+}
+
+impl KeyRow {
+    fn into_stored(self) -> StoredRow {
+        StoredRow {
+            id: self.id,
+            key: self.sequence_number.zip(self.sent_at),
+        }
+    }
+}
+
 /// Rows of `id, sequence_number, sent_at`.
 fn stored_rows(rows: &[AnyRow]) -> StoreResult<Vec<StoredRow>> {
     rows.iter()
-        .map(|row| {
-            let sequence: Option<i64> = row.try_get("sequence_number")?;
-            let sent: Option<i64> = row.try_get("sent_at")?;
-            Ok(StoredRow {
-                id: row.try_get("id")?,
-                key: sequence.zip(sent),
-            })
-        })
+        .map(|row| Ok(KeyRow::from_row(row)?.into_stored()))
         .collect()
 }
 

@@ -4,17 +4,19 @@
 use std::collections::HashMap;
 
 use jiff::Timestamp;
-use sqlx::Row;
+use sqlx::FromRow;
 use sqlx::any::AnyRow;
 
 use super::{Backend, Store, StoreError, StoreResult, from_micros, to_micros};
+use crate::domain::ids::MoMessageId;
 use crate::domain::mo_message::MoMessage;
 
 /// Where a page of messages starts: after this (message time, id).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MessageCursor {
+    /// Message time, microseconds.
     pub time: i64,
-    pub id: i64,
+    pub id: MoMessageId,
 }
 
 /// One listing request.
@@ -41,7 +43,90 @@ fn columns(include_file: bool) -> &'static str {
     }
 }
 
-/// A stored message as the API shows it, with its cursor.
+/// An `mo_messages` row as selected by `columns`: `file` and `attachment` only when the
+/// files were asked for (absent columns read as `None`).
+#[derive(sqlx::FromRow)]
+struct MoMessageRow {
+    id: i64,
+    device_id: String,
+    received_at: i64,
+    message_time: i64,
+    doc: String,
+    geofences: Option<String>,
+    etag: String,
+    #[sqlx(default)]
+    file: Option<String>,
+    #[sqlx(default)]
+    attachment: Option<String>,
+}
+
+/// The message columns of a join where the other table has columns of the same names
+/// (`m.id AS m_id`, …; files never).
+#[derive(sqlx::FromRow)]
+struct JoinedMoMessageRow {
+    m_id: i64,
+    m_device_id: String,
+    m_received_at: i64,
+    m_message_time: i64,
+    m_doc: String,
+    m_geofences: Option<String>,
+    m_etag: String,
+}
+
+impl From<JoinedMoMessageRow> for MoMessageRow {
+    fn from(row: JoinedMoMessageRow) -> Self {
+        Self {
+            id: row.m_id,
+            device_id: row.m_device_id,
+            received_at: row.m_received_at,
+            message_time: row.m_message_time,
+            doc: row.m_doc,
+            geofences: row.m_geofences,
+            etag: row.m_etag,
+            file: None,
+            attachment: None,
+        }
+    }
+}
+
+impl MoMessageRow {
+    /// The message as the API shows it: the columns over the document (`with_files`: the
+    /// row's files over the document's).
+    fn into_message(self, with_files: bool) -> StoreResult<(MoMessage, MessageCursor)> {
+        let stored: MoMessage = serde_json::from_str(&self.doc)
+            .map_err(|e| StoreError::Corrupt(format!("mo message doc: {e}")))?;
+        let containing_geofences = match self.geofences {
+            Some(text) => serde_json::from_str(&text)
+                .map_err(|e| StoreError::Corrupt(format!("mo message geofences: {e}")))?,
+            None => stored.containing_geofences,
+        };
+        let cursor = MessageCursor {
+            time: self.message_time,
+            id: MoMessageId::new(self.id),
+        };
+        let message = MoMessage {
+            message_id: Some(self.id.to_string()),
+            device_id: Some(self.device_id),
+            received_at_server: from_micros(Some(self.received_at))?,
+            etag: Some(self.etag),
+            containing_geofences,
+            ..stored
+        };
+        let message = if with_files {
+            MoMessage {
+                file: self.file,
+                attachment: self.attachment,
+                ..message
+            }
+        } else {
+            message
+        };
+        Ok((message, cursor))
+    }
+}
+
+/// A stored message as the API shows it, with its cursor (`include_file`: the row has
+/// the `file` and `attachment` columns).
 pub fn message_from_row(
     row: &AnyRow,
     include_file: bool,
@@ -49,32 +134,23 @@ pub fn message_from_row(
     message_from_columns(row, "", include_file)
 }
 
-/// `message_from_row` for a row whose message columns are named with `prefix` (a join
-/// where the other table has columns of the same names).
+/// `message_from_row` for a row whose message columns are named with `prefix`: none, or
+/// `m_` (a join where the other table has columns of the same names; files never).
 pub(super) fn message_from_columns(
     row: &AnyRow,
     prefix: &str,
     include_file: bool,
 ) -> StoreResult<(MoMessage, MessageCursor)> {
-    let column = |name: &str| format!("{prefix}{name}");
-    let text: String = row.try_get(column("doc").as_str())?;
-    let mut message: MoMessage = serde_json::from_str(&text)
-        .map_err(|e| StoreError::Corrupt(format!("mo message doc: {e}")))?;
-    let id: i64 = row.try_get(column("id").as_str())?;
-    let time: i64 = row.try_get(column("message_time").as_str())?;
-    message.message_id = Some(id.to_string());
-    message.device_id = Some(row.try_get(column("device_id").as_str())?);
-    message.received_at_server = from_micros(row.try_get(column("received_at").as_str())?)?;
-    message.etag = Some(row.try_get(column("etag").as_str())?);
-    if let Some(geofences) = row.try_get::<Option<String>, _>(column("geofences").as_str())? {
-        message.containing_geofences = serde_json::from_str(&geofences)
-            .map_err(|e| StoreError::Corrupt(format!("mo message geofences: {e}")))?;
-    }
-    if include_file {
-        message.file = row.try_get(column("file").as_str())?;
-        message.attachment = row.try_get(column("attachment").as_str())?;
-    }
-    Ok((message, MessageCursor { time, id }))
+    let row = match prefix {
+        "" => MoMessageRow::from_row(row)?,
+        "m_" if !include_file => MoMessageRow::from(JoinedMoMessageRow::from_row(row)?),
+        other => {
+            return Err(StoreError::Corrupt(format!(
+                "no message columns are read with the prefix '{other}'"
+            )));
+        }
+    };
+    row.into_message(include_file)
 }
 
 /// `list_messages`' statement: the tenant and device, a time window, after a cursor in
@@ -112,7 +188,7 @@ impl Store {
         let start = if q.newest_first { i64::MAX } else { i64::MIN };
         let after = q.after.unwrap_or(MessageCursor {
             time: start,
-            id: start,
+            id: MoMessageId::new(start),
         });
         let rows = sqlx::query(&sql)
             .bind(q.tenant_code)
@@ -120,7 +196,7 @@ impl Store {
             .bind(q.from.map_or(i64::MIN, to_micros))
             .bind(q.to.map_or(i64::MAX, to_micros))
             .bind(after.time)
-            .bind(after.id)
+            .bind(after.id.get())
             .bind(i64::from(q.limit))
             .fetch_all(&self.pool)
             .await?;
@@ -133,7 +209,7 @@ impl Store {
         &self,
         tenant_code: &str,
         device_id: &str,
-        id: i64,
+        id: MoMessageId,
         include_file: bool,
     ) -> StoreResult<Option<MoMessage>> {
         let sql = format!(
@@ -143,7 +219,7 @@ impl Store {
         let row = sqlx::query(&sql)
             .bind(tenant_code)
             .bind(device_id)
-            .bind(id)
+            .bind(id.get())
             .fetch_optional(&self.pool)
             .await?;
         row.map(|r| message_from_row(&r, include_file).map(|(m, _)| m))
@@ -171,7 +247,7 @@ impl Store {
             }
             for row in query.fetch_all(&self.pool).await? {
                 let (message, cursor) = message_from_row(&row, false)?;
-                found.insert(cursor.id, message);
+                found.insert(cursor.id.get(), message);
             }
         }
         Ok(found)
@@ -183,11 +259,11 @@ impl Store {
         &self,
         tenant_code: &str,
         device_id: &str,
-        id: i64,
+        id: MoMessageId,
         if_match: Option<&str>,
     ) -> StoreResult<()> {
         let keys = [
-            super::Key::Id(id),
+            super::Key::Id(id.get()),
             super::Key::Text(tenant_code),
             super::Key::Text(device_id),
         ];
@@ -200,7 +276,7 @@ impl Store {
         self.write_versioned(
             row,
             if_match,
-            sqlx::query("DELETE FROM mo_messages WHERE id = $1").bind(id),
+            sqlx::query("DELETE FROM mo_messages WHERE id = $1").bind(id.get()),
             None,
         )
         .await

@@ -1,7 +1,7 @@
 //! MT messages (`mt_messages`): queued by the API or by a notification's device command.
 
-use sqlx::Row;
 use sqlx::any::AnyRow;
+use sqlx::{FromRow, Row};
 
 use super::NewDelivery;
 use super::webhook_events::emit;
@@ -10,8 +10,10 @@ use super::{
 };
 use crate::domain::delivery::{Channel, DeliveryStatus};
 use crate::domain::gateways::garmin_mt::{self, GarminMt};
+use crate::domain::ids::MtMessageId;
 use crate::domain::mt_message::{MtMessage, MtStatus, MtType, check_transition};
 use crate::domain::time::now;
+use crate::domain::validation::ValidationErrors;
 use crate::domain::webhook::Category;
 use crate::domain::webhook_event::{EventType, event_data};
 
@@ -27,30 +29,55 @@ struct MtDoc {
     parameters: serde_json::Map<String, serde_json::Value>,
 }
 
+/// An `mt_messages` row as selected by `COLUMNS`.
+#[derive(sqlx::FromRow)]
+struct MtRow {
+    id: i64,
+    device_id: String,
+    kind: String,
+    status: String,
+    doc: String,
+    notification_id: Option<i64>,
+    created_at: i64,
+    updated_at: i64,
+    etag: String,
+}
+
+impl MtRow {
+    /// The message as the API shows it; a `kind` or `status` that names no `MtType` or
+    /// `MtStatus` is a corrupt row.
+    fn into_message(self) -> StoreResult<MtMessage> {
+        let corrupt =
+            |e: &dyn std::fmt::Display| StoreError::Corrupt(format!("mt message {}: {e}", self.id));
+        let doc: MtDoc = serde_json::from_str(&self.doc).map_err(|e| corrupt(&e))?;
+        let kind: MtType = self.kind.parse().map_err(|e| corrupt(&e))?;
+        let status: MtStatus = self.status.parse().map_err(|e| corrupt(&e))?;
+        Ok(MtMessage {
+            message_id: Some(self.id.to_string()),
+            device_id: Some(self.device_id),
+            r#type: Some(kind.to_string()),
+            message: doc.message,
+            parameters: doc.parameters,
+            status: Some(status.to_string()),
+            created_at: from_micros(Some(self.created_at))?,
+            timestamp: from_micros(Some(self.updated_at))?,
+            notification_id: self.notification_id.map(|id| id.to_string()),
+            etag: Some(self.etag),
+        })
+    }
+}
+
 fn mt_from_row(row: &AnyRow) -> StoreResult<MtMessage> {
-    let text: String = row.try_get("doc")?;
-    let doc: MtDoc = serde_json::from_str(&text)
-        .map_err(|e| StoreError::Corrupt(format!("mt message doc: {e}")))?;
-    Ok(MtMessage {
-        message_id: Some(row.try_get::<i64, _>("id")?.to_string()),
-        device_id: Some(row.try_get("device_id")?),
-        r#type: Some(row.try_get("kind")?),
-        message: doc.message,
-        parameters: doc.parameters,
-        status: Some(row.try_get("status")?),
-        created_at: from_micros(row.try_get("created_at")?)?,
-        timestamp: from_micros(row.try_get("updated_at")?)?,
-        notification_id: row
-            .try_get::<Option<i64>, _>("notification_id")?
-            .map(|id| id.to_string()),
-        etag: Some(row.try_get("etag")?),
-    })
+    MtRow::from_row(row)?.into_message()
 }
 
 /// An `MtMessage` webhook event for message `id` as it is now in the transaction.
-async fn mt_event(tx: &mut super::Tx, id: i64, kind: EventType) -> StoreResult<()> {
+async fn mt_event(tx: &mut super::Tx, id: MtMessageId, kind: EventType) -> StoreResult<()> {
     let sql = format!("SELECT {COLUMNS}, tenant_code FROM mt_messages WHERE id = $1");
-    let row = sqlx::query(&sql).bind(id).fetch_one(&mut **tx).await?;
+    let row = sqlx::query(&sql)
+        .bind(id.get())
+        .fetch_one(&mut **tx)
+        .await?;
     let tenant: String = row.try_get("tenant_code")?;
     emit(
         tx,
@@ -71,6 +98,31 @@ fn mt_row<'a>(keys: &'a [Key<'a>; 3]) -> VersionedRow<'a> {
     }
 }
 
+/// What a message to queue asks (`Type`) and the status it starts in (`Queued` unless
+/// given): a validated message always names members; anything else is refused before
+/// it is stored, since the row would not read back.
+fn kind_and_status(message: &MtMessage) -> StoreResult<(MtType, MtStatus)> {
+    let kind = message.r#type.as_deref().unwrap_or_default();
+    let kind: MtType = kind.parse().map_err(|_| {
+        let names = MtType::NAMES.join(", ");
+        StoreError::Invalid(ValidationErrors::single(
+            "Type",
+            format!("must be one of {names}"),
+        ))
+    })?;
+    let status = match message.status.as_deref() {
+        None => MtStatus::Queued,
+        Some(status) => status.parse().map_err(|_| {
+            let names = MtStatus::NAMES.join(", ");
+            StoreError::Invalid(ValidationErrors::single(
+                "Status",
+                format!("must be one of {names}"),
+            ))
+        })?,
+    };
+    Ok((kind, status))
+}
+
 impl WriteTx {
     /// Queues a validated message for a device; returns its id.
     pub async fn queue_mt_message(
@@ -79,7 +131,8 @@ impl WriteTx {
         device_id: &str,
         message: &MtMessage,
         notification_id: Option<i64>,
-    ) -> StoreResult<i64> {
+    ) -> StoreResult<MtMessageId> {
+        let (kind, status) = kind_and_status(message)?;
         let doc = MtDoc {
             message: message.message.clone(),
             parameters: message.parameters.clone(),
@@ -92,27 +145,19 @@ impl WriteTx {
         )
         .bind(tenant_code)
         .bind(device_id)
-        .bind(message.r#type.as_deref().unwrap_or_default())
-        .bind(
-            message
-                .status
-                .as_deref()
-                .unwrap_or(MtStatus::Queued.as_str()),
-        )
+        .bind(kind.as_str())
+        .bind(status.as_str())
         .bind(serde_json::to_string(&doc).map_err(|e| StoreError::Corrupt(e.to_string()))?)
         .bind(notification_id)
         .bind(at)
         .bind(new_etag())
         .fetch_one(&mut *self.tx)
         .await?;
-        let id: i64 = row.try_get("id")?;
+        let id = MtMessageId::new(row.try_get("id")?);
         mt_event(&mut self.tx, id, EventType::Created).await?;
-        if message
-            .status
-            .as_deref()
-            .is_none_or(|s| s == MtStatus::Queued.as_str())
-        {
-            self.queue_garmin_delivery(tenant_code, device_id, id, message, notification_id)
+        if status == MtStatus::Queued {
+            let queued = (id, kind, message);
+            self.queue_garmin_delivery(tenant_code, device_id, queued, notification_id)
                 .await?;
         }
         Ok(id)
@@ -125,8 +170,7 @@ impl WriteTx {
         &mut self,
         tenant_code: &str,
         device_id: &str,
-        id: i64,
-        message: &MtMessage,
+        (id, kind, message): (MtMessageId, MtType, &MtMessage),
         notification_id: Option<i64>,
     ) -> StoreResult<()> {
         let Some(row) = sqlx::query(
@@ -149,9 +193,9 @@ impl WriteTx {
         }
         let at = now();
         let body = GarminMt {
-            mt_message_id: id,
+            mt_message_id: id.get(),
             device_id: device_id.to_string(),
-            r#type: message.r#type.clone().unwrap_or_default(),
+            r#type: kind.to_string(),
             message: message.message.clone(),
             parameters: message.parameters.clone(),
             queued_at: at,
@@ -166,7 +210,7 @@ impl WriteTx {
             notification_id,
             alert_id: None,
             message_id: None,
-            mt_message_id: Some(id),
+            mt_message_id: Some(id.get()),
             device_id: Some(device_id.to_string()),
             event_id: None,
             created_at: at,
@@ -183,29 +227,23 @@ impl Store {
         tenant_code: &str,
         device_id: &str,
         message: &MtMessage,
-    ) -> StoreResult<i64> {
+    ) -> StoreResult<MtMessageId> {
         let mut tx = self.begin().await?;
         let id = tx
             .queue_mt_message(tenant_code, device_id, message, None)
-            .await
-            .map_err(|e| match e {
-                // The device went away meanwhile.
-                StoreError::NotFound => StoreError::NotFound,
-                other => other,
-            })?;
+            .await?;
         tx.commit().await?;
         Ok(id)
     }
 
     /// A page of a device's MT messages in id order (ids greater than `after`, at most
-    /// `limit`), optionally of one status.
-    /// A page of a device's MT messages in id order (newest first: before `after`).
+    /// `limit`; newest first: before `after`), optionally of one status.
     pub async fn list_mt_messages(
         &self,
         tenant_code: &str,
         device_id: &str,
-        status: Option<&str>,
-        after: Option<i64>,
+        status: Option<MtStatus>,
+        after: Option<MtMessageId>,
         newest_first: bool,
         limit: u32,
     ) -> StoreResult<Vec<MtMessage>> {
@@ -222,8 +260,8 @@ impl Store {
         let rows = sqlx::query(&sql)
             .bind(tenant_code)
             .bind(device_id)
-            .bind(status.unwrap_or(""))
-            .bind(after.unwrap_or(start))
+            .bind(status.map_or("", MtStatus::as_str))
+            .bind(after.map_or(start, MtMessageId::get))
             .bind(i64::from(limit))
             .fetch_all(&self.pool)
             .await?;
@@ -234,7 +272,7 @@ impl Store {
         &self,
         tenant_code: &str,
         device_id: &str,
-        id: i64,
+        id: MtMessageId,
     ) -> StoreResult<Option<MtMessage>> {
         let sql = format!(
             "SELECT {COLUMNS} FROM mt_messages WHERE tenant_code = $1 AND device_id = $2 AND id = $3"
@@ -242,7 +280,7 @@ impl Store {
         let row = sqlx::query(&sql)
             .bind(tenant_code)
             .bind(device_id)
-            .bind(id)
+            .bind(id.get())
             .fetch_optional(&self.pool)
             .await?;
         row.as_ref().map(mt_from_row).transpose()
@@ -271,7 +309,7 @@ impl Store {
         else {
             return Ok(None);
         };
-        let mut id: i64 = row.try_get("id")?;
+        let mut id = MtMessageId::new(row.try_get("id")?);
         let mut tx = self.begin_write().await?;
         loop {
             let taken = sqlx::query(
@@ -281,7 +319,7 @@ impl Store {
             .bind(MtStatus::Sent.as_str())
             .bind(to_micros(now()))
             .bind(new_etag())
-            .bind(id)
+            .bind(id.get())
             .bind(MtStatus::Queued.as_str())
             .execute(&mut *tx)
             .await?;
@@ -297,13 +335,13 @@ impl Store {
                 .fetch_optional(&mut *tx)
                 .await?
             {
-                Some(row) => id = row.try_get("id")?,
+                Some(row) => id = MtMessageId::new(row.try_get("id")?),
                 None => return Ok(None),
             }
         }
         mt_event(&mut tx, id, EventType::Updated).await?;
         let sql = format!("SELECT {COLUMNS} FROM mt_messages WHERE id = $1");
-        let row = sqlx::query(&sql).bind(id).fetch_one(&mut *tx).await?;
+        let row = sqlx::query(&sql).bind(id.get()).fetch_one(&mut *tx).await?;
         let message = mt_from_row(&row)?;
         tx.commit().await?;
         Ok(Some(message))
@@ -311,7 +349,8 @@ impl Store {
 
     /// Moves an MT message sent through a `Garmin` delivery along with it: `Sent` once
     /// Garmin took it, `Failed` once the delivery failed for good. A message already
-    /// past that status (a gateway reported `Delivered`) keeps its own.
+    /// past that status (a gateway reported `Delivered`) keeps its own. (`id`: the
+    /// delivery's `mt_message_id`.)
     pub async fn follow_mt_delivery(
         &self,
         tenant_code: &str,
@@ -319,6 +358,7 @@ impl Store {
         id: i64,
         status: MtStatus,
     ) -> StoreResult<()> {
+        let id = MtMessageId::new(id);
         match self
             .set_mt_status(tenant_code, device_id, id, status, None)
             .await
@@ -336,15 +376,19 @@ impl Store {
         &self,
         tenant_code: &str,
         device_id: &str,
-        id: i64,
+        id: MtMessageId,
         status: MtStatus,
         if_match: Option<&str>,
     ) -> StoreResult<()> {
-        let keys = [Key::Id(id), Key::Text(tenant_code), Key::Text(device_id)];
+        let keys = [
+            Key::Id(id.get()),
+            Key::Text(tenant_code),
+            Key::Text(device_id),
+        ];
         let mut tx = self.begin_write().await?;
         self.check_version(&mut tx, mt_row(&keys), if_match).await?;
         let current: MtStatus = sqlx::query("SELECT status FROM mt_messages WHERE id = $1")
-            .bind(id)
+            .bind(id.get())
             .fetch_one(&mut *tx)
             .await?
             .try_get::<String, _>("status")?
@@ -358,12 +402,48 @@ impl Store {
             .bind(status.as_str())
             .bind(to_micros(now()))
             .bind(new_etag())
-            .bind(id)
+            .bind(id.get())
             .execute(&mut *tx)
             .await?;
             mt_event(&mut tx, id, EventType::Updated).await?;
         }
         tx.commit().await?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{MtMessage, MtStatus, MtType, StoreError, kind_and_status};
+
+    fn message(kind: Option<&str>, status: Option<&str>) -> MtMessage {
+        MtMessage {
+            r#type: kind.map(str::to_string),
+            status: status.map(str::to_string),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_message_to_queue_names_its_type_and_starts_queued_unless_told() {
+        let queued = kind_and_status(&message(Some("Text"), None)).ok();
+        assert_eq!(queued, Some((MtType::Text, MtStatus::Queued)));
+        let sent = kind_and_status(&message(Some("Call"), Some("Sent"))).ok();
+        assert_eq!(sent, Some((MtType::Call, MtStatus::Sent)));
+    }
+
+    #[test]
+    fn a_type_or_status_outside_its_set_is_refused_before_it_is_stored() {
+        for (kind, status) in [
+            (None, None),
+            (Some("Shout"), None),
+            (Some("Text"), Some("Lost")),
+        ] {
+            let refused = kind_and_status(&message(kind, status));
+            assert!(
+                matches!(refused, Err(StoreError::Invalid(_))),
+                "{kind:?} {status:?}"
+            );
+        }
     }
 }

@@ -10,6 +10,7 @@ use super::matching::{Changes, Occurrence, UnitOfWork};
 use super::{Pipeline, ProcessedMessage, Triggered};
 use crate::domain::device::Device;
 use crate::domain::device_state::DeviceState;
+use crate::domain::ids::DeviceId;
 use crate::domain::mo_message::{GeofenceRef, MoMessage, StorableMessage};
 use crate::domain::tenant::TenantNode;
 use crate::domain::time::now;
@@ -24,7 +25,7 @@ use crate::store::{
 /// A batch applied inside a transaction, waiting for its commit.
 pub(super) struct AppliedBatch {
     node: TenantNode,
-    device_id: String,
+    device_id: DeviceId,
     batch: Vec<StorableMessage>,
     placement: Vec<Result<usize, Duplicate>>,
     ids: Vec<(i64, String)>,
@@ -39,7 +40,7 @@ pub(super) struct AppliedBatch {
 
 impl AppliedBatch {
     /// The batch as submitted, to apply again in another transaction.
-    pub(super) fn into_submitted(self) -> (TenantNode, String, Vec<StorableMessage>) {
+    pub(super) fn into_submitted(self) -> (TenantNode, DeviceId, Vec<StorableMessage>) {
         (self.node, self.device_id, self.batch)
     }
 
@@ -70,7 +71,7 @@ impl AppliedBatch {
         if etag.is_some() {
             record.etag = etag;
         }
-        record.device_id = Some(self.device_id.clone());
+        record.device_id = Some(self.device_id.to_string());
         if !retry {
             record.received_at_server = Some(self.received);
             record.containing_geofences = self.inside[i].clone().unwrap_or_default();
@@ -86,7 +87,15 @@ impl AppliedBatch {
             .filter_map(|p| p.as_ref().ok())
             .map(|slot| self.ids[*slot].0)
             .collect();
-        super::announcement(&self.node, &self.device, &self.state, stored, &self.changes)
+        let (node, device_id) = (&self.node, &self.device_id);
+        super::announcement(
+            node,
+            device_id,
+            &self.device,
+            &self.state,
+            stored,
+            &self.changes,
+        )
     }
 }
 
@@ -259,7 +268,7 @@ impl Pipeline {
         &self,
         tx: &mut WriteTx,
         node: &TenantNode,
-        device_id: &str,
+        device_id: &DeviceId,
         batch: Vec<StorableMessage>,
         containment: Option<Containment>,
     ) -> StoreResult<AppliedBatch> {
@@ -278,7 +287,7 @@ impl Pipeline {
         tx: &mut WriteTx,
         context: IngestContext,
         node: &TenantNode,
-        device_id: &str,
+        device_id: &DeviceId,
         batch: Vec<StorableMessage>,
         containment: Option<Containment>,
     ) -> StoreResult<AppliedBatch> {
@@ -314,6 +323,7 @@ impl Pipeline {
             tx,
             node,
             webhooks: webhooks.as_ref(),
+            device_id,
             device: &mut device,
             state: &mut state,
             changes: &mut changes,
@@ -329,7 +339,7 @@ impl Pipeline {
         let Prepared { inside, .. } = prepared;
         Ok(AppliedBatch {
             node: node.clone(),
-            device_id: device_id.to_string(),
+            device_id: device_id.clone(),
             batch,
             placement: placed.placement,
             ids: placed.ids,

@@ -67,7 +67,8 @@ pub(super) async fn apply_effects(
                     .tx
                     .queue_mt_message(code, &device_id, &message, notification)
                     .await?;
-                let delivery = new_delivery(unit, base, alert_id(&alert), delivery, Some(mt_id));
+                let mt_id = Some(mt_id.get());
+                let delivery = new_delivery(unit, base, alert_id(&alert), delivery, mt_id);
                 unit.changes.deliveries.push(delivery);
             }
             Effect::MoveToGroup(group) => move_to_group(unit, group).await?,
@@ -87,12 +88,11 @@ async fn raise_or_join(
     base: &DeliveryBase,
     raise: &AlertRaise,
 ) -> StoreResult<Alert> {
-    let device_id = unit.device.device_id.clone().unwrap_or_default();
     let (alert, raised) = unit
         .tx
         .raise_or_join_alert(&AlertMatch {
             tenant_code: &unit.node.code,
-            device_id: &device_id,
+            device_id: unit.device_id.as_str(),
             notification_id: base.notification_id,
             notification_name: &raise.notification_name,
             severity: raise.severity,
@@ -124,10 +124,9 @@ async fn raise_or_join(
 /// `ChangeGroup`: the device moves if the group still exists, and the move is a device
 /// event.
 async fn move_to_group(unit: &mut UnitOfWork<'_>, group: i64) -> StoreResult<()> {
-    let device_id = unit.device.device_id.clone().unwrap_or_default();
     if !unit
         .tx
-        .move_device(&unit.node.code, &device_id, group)
+        .move_device(&unit.node.code, unit.device_id, group)
         .await?
     {
         return Ok(());
@@ -163,7 +162,7 @@ fn new_delivery(
         alert_id,
         message_id: base.message_id,
         mt_message_id,
-        device_id: unit.device.device_id.clone(),
+        device_id: Some(unit.device_id.to_string()),
         event_id: None,
         created_at: base.at,
         next_attempt_at: planned.next_attempt_at,

@@ -29,6 +29,7 @@ use tokio::sync::{Notify, mpsc, oneshot};
 
 use super::batch::{AppliedBatch, Containment};
 use super::{Pipeline, ProcessedMessage};
+use crate::domain::ids::DeviceId;
 use crate::domain::mo_message::StorableMessage;
 use crate::domain::tenant::TenantNode;
 use crate::store::{StoreError, StoreResult};
@@ -40,7 +41,7 @@ const QUEUE: usize = 256;
 
 struct Job {
     node: TenantNode,
-    device_id: String,
+    device_id: DeviceId,
     batch: Vec<StorableMessage>,
     containment: Option<Containment>,
     reply: oneshot::Sender<StoreResult<AppliedBatch>>,
@@ -161,7 +162,7 @@ impl GroupWriter {
         &self,
         pipeline: &Pipeline,
         node: TenantNode,
-        device_id: String,
+        device_id: DeviceId,
         batch: Vec<StorableMessage>,
         containment: Option<Containment>,
     ) -> StoreResult<Vec<ProcessedMessage>> {
@@ -294,7 +295,7 @@ impl Pipeline {
     async fn commit_alone(
         &self,
         node: &TenantNode,
-        device_id: &str,
+        device_id: &DeviceId,
         batch: Vec<StorableMessage>,
         containment: Option<Containment>,
     ) -> StoreResult<AppliedBatch> {
@@ -327,7 +328,7 @@ async fn unpanicked<T>(
                 .map(|s| s.to_string())
                 .or_else(|| panic.downcast_ref::<String>().cloned())
                 .unwrap_or_default();
-            tracing::error!(device_id, panic = %what, "a batch panicked while applied: it fails alone");
+            tracing::error!(%device_id, panic = %what, "a batch panicked while applied: it fails alone");
             Err(StoreError::Unavailable(
                 "the batch could not be applied".into(),
             ))
@@ -418,9 +419,9 @@ mod tests {
             PipelineConfig::default(),
         );
         for round in 0..5 {
-            let posts = devices
-                .iter()
-                .map(|d| pipeline.ingest(&node, d, vec![report(round)]));
+            let posts = devices.iter().map(|d| {
+                pipeline.ingest(&node, DeviceId::from_store(d.clone()), vec![report(round)])
+            });
             let answers = futures::future::join_all(posts).await;
             for (device_id, answer) in devices.iter().zip(answers) {
                 if *device_id == poisoned_device {

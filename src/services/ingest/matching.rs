@@ -13,6 +13,7 @@ use crate::domain::alert::Alert;
 use crate::domain::device::Device;
 use crate::domain::device_state::{DeviceState, Observation};
 use crate::domain::events::{EventFacts, GeofenceFact, evaluate_expression};
+use crate::domain::ids::DeviceId;
 use crate::domain::match_effects::{
     Circumstances, Matched, ServerChannels, needs_device_user, plan_match,
 };
@@ -49,6 +50,8 @@ pub(super) struct UnitOfWork<'a> {
     /// The tenant's webhook settings, read once per unit of work: every match emits an
     /// `EventNotification` event, and a query per match cost the writer a round trip.
     pub(super) webhooks: Option<&'a WebhookSettings>,
+    /// The device's id (the unit found the device by it: no `Option` to read).
+    pub(super) device_id: &'a DeviceId,
     pub(super) device: &'a mut Device,
     pub(super) state: &'a mut DeviceState,
     pub(super) changes: &'a mut Changes,
@@ -70,12 +73,12 @@ impl Pipeline {
         mut observation: Observation,
         occurrence: Occurrence<'_>,
     ) -> StoreResult<Vec<Triggered>> {
-        let device_id = unit.device.device_id.clone().unwrap_or_default();
+        let device_id = unit.device_id;
         let device_type = unit.device.device_type.clone().unwrap_or_default();
         let group = unit.device.group_id_number();
         let mut triggered = Vec::new();
         for notification in &rules.notifications {
-            if !notification.applies_to(&device_id, &device_type, group) {
+            if !notification.applies_to(device_id, &device_type, group) {
                 continue;
             }
             let facts: &mut EventFacts = &mut observation.facts;
@@ -128,7 +131,7 @@ impl Pipeline {
             unit.tx,
             unit.node,
             &MatchedDevice {
-                device_id: device.device_id.as_deref().unwrap_or_default(),
+                device_id: unit.device_id.as_str(),
                 group_id: device.group_id_number(),
                 user_id: device.user_id_number(),
                 position,
@@ -182,7 +185,7 @@ impl Pipeline {
     pub async fn run_missed_check_in(
         &self,
         node: &TenantNode,
-        device_id: &str,
+        device_id: &DeviceId,
         at: Timestamp,
     ) -> StoreResult<bool> {
         let rules = self.rules.get(&self.store, node).await?;
@@ -201,6 +204,7 @@ impl Pipeline {
             tx: &mut tx,
             node,
             webhooks: webhooks.as_ref(),
+            device_id,
             device: &mut device,
             state: &mut state,
             changes: &mut changes,
@@ -216,7 +220,7 @@ impl Pipeline {
         tx.save_state(&node.code, device_id, &state).await?;
         // Only the schedule moved: no device event.
         changes.device_changed = false;
-        let announced = super::announcement(node, &device, &state, Vec::new(), &changes);
+        let announced = super::announcement(node, device_id, &device, &state, Vec::new(), &changes);
         tx.announce_stream(&announced).await?;
         tx.commit().await?;
         self.publish(node, &device, &state, changes, Vec::new());

@@ -29,6 +29,7 @@ use super::rules::RulesCache;
 use super::stream::{EventHub, Payload};
 use crate::domain::device::Device;
 use crate::domain::device_state::DeviceState;
+use crate::domain::ids::DeviceId;
 use crate::domain::mo_message::{MoMessage, StorableMessage};
 use crate::domain::tenant::TenantNode;
 use crate::domain::time::resolve_time_zone;
@@ -156,7 +157,7 @@ impl Pipeline {
     pub async fn ingest(
         &self,
         node: &TenantNode,
-        device_id: &str,
+        device_id: DeviceId,
         batch: Vec<StorableMessage>,
     ) -> StoreResult<Vec<ProcessedMessage>> {
         // Outside the transaction, while other batches hold the writer.
@@ -166,18 +167,12 @@ impl Pipeline {
             .map(|(version, rules)| batch::Containment::of(version, &rules, &batch));
         if let Some(writer) = &self.writer {
             return writer
-                .submit(
-                    self,
-                    node.clone(),
-                    device_id.to_string(),
-                    batch,
-                    containment,
-                )
+                .submit(self, node.clone(), device_id, batch, containment)
                 .await;
         }
         let mut tx = self.store.begin().await?;
         let applied = self
-            .apply_batch(&mut tx, node, device_id, batch, containment)
+            .apply_batch(&mut tx, node, &device_id, batch, containment)
             .await?;
         tx.announce_stream(&applied.announcement()).await?;
         tx.commit().await?;
@@ -226,6 +221,7 @@ impl Pipeline {
 /// as this unit of work left it.
 fn announcement(
     node: &TenantNode,
+    device_id: &DeviceId,
     device: &Device,
     state: &DeviceState,
     messages: Vec<i64>,
@@ -234,7 +230,7 @@ fn announcement(
     StreamAnnouncement {
         tenant_code: node.code.clone(),
         tenant_path: node.path.clone(),
-        device_id: device.device_id.clone().unwrap_or_default(),
+        device_id: device_id.to_string(),
         messages,
         alerts: changes
             .alerts
