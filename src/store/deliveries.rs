@@ -9,10 +9,21 @@ use super::webhook_events::MessageEvent;
 use super::{Backend, Store, StoreResult, WriteTx, from_micros, to_micros};
 use crate::domain::delivery::{Channel, Delivery, DeliveryStatus};
 
-/// `deliveries_unsent`'s predicate (the index of `DeliveryStatus::UNSENT`), exactly as migration
-/// 0039 writes it: a statement
-/// repeats it word for word, or SQLite does not use the index.
-pub(super) const UNSENT_PREDICATE: &str = "status IN ('NotConfigured', 'Failed', 'Expired')";
+/// `'Pending'`, as the partial indexes of due deliveries (`deliveries_due`, …) write it in
+/// their predicates: a statement repeats the predicate word for word, or the planner
+/// cannot use the index (a bound parameter would not let it prove the index applies).
+pub(super) const PENDING: &str = DeliveryStatus::Pending.sql();
+
+/// `'Webhook'`, as `deliveries_due_alerting` writes it.
+pub(super) const WEBHOOK: &str = Channel::Webhook.sql();
+
+/// `deliveries_unsent`'s predicate (the index of `DeliveryStatus::UNSENT`), exactly as
+/// migration 0039 writes it: `status IN ('NotConfigured', 'Failed', 'Expired')`. A
+/// statement repeats it word for word, or SQLite does not use the index.
+pub(super) fn unsent_predicate() -> String {
+    let statuses: Vec<&str> = DeliveryStatus::UNSENT.iter().map(|s| s.sql()).collect();
+    format!("status IN ({})", statuses.join(", "))
+}
 
 pub(super) const COLUMNS: &str = "d.id, d.tenant_code, d.channel, d.target, d.subject, d.body, d.status, \
      d.notification_id, d.alert_id, d.message_id, d.mt_message_id, d.device_id, d.event_id, \
@@ -250,12 +261,16 @@ pub(super) fn list_deliveries_sql(
         ListRoute::Unsent(status) => (
             "d.tenant_code",
             "$4 = 0",
-            format!("d.{UNSENT_PREDICATE} AND d.status = '{status}' AND "),
+            format!(
+                "d.{} AND d.status = {} AND ",
+                unsent_predicate(),
+                status.sql()
+            ),
         ),
         ListRoute::Pending => (
             "d.tenant_code",
             "$4 = 0",
-            format!("d.status = '{}' AND ", DeliveryStatus::Pending),
+            format!("d.status = {PENDING} AND "),
         ),
     };
     let (beyond, order) = if newest_first {

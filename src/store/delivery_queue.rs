@@ -15,7 +15,7 @@ use jiff::{SignedDuration, Timestamp};
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::deliveries::{UNSENT_PREDICATE, delivery_from_row};
+use super::deliveries::{PENDING, WEBHOOK, delivery_from_row, unsent_predicate};
 use super::mo_messages::message_from_columns;
 use super::webhook_events::MessageEvent;
 use super::{AnyQuery, Backend, Store, StoreError, StoreResult, from_micros, to_micros};
@@ -175,7 +175,7 @@ fn due_candidates(filter: ClaimFilter, backend: Backend, busy_urls: usize) -> St
     if busy_urls == 0 {
         format!(
             "SELECT id FROM deliveries{indexed_by}
-             WHERE status = 'Pending'{alerting} AND next_attempt_at <= $3
+             WHERE status = {PENDING}{alerting} AND next_attempt_at <= $3
                AND (lease_until IS NULL OR lease_until <= $3)
              ORDER BY next_attempt_at LIMIT $4{lock}"
         )
@@ -201,7 +201,7 @@ fn due_candidates(filter: ClaimFilter, backend: Backend, busy_urls: usize) -> St
             Backend::Postgres => format!(
                 "SELECT id FROM deliveries
                  WHERE id IN (SELECT id FROM ({head}) head WHERE {not_busy})
-                   AND status = 'Pending' AND (lease_until IS NULL OR lease_until <= $3)
+                   AND status = {PENDING} AND (lease_until IS NULL OR lease_until <= $3)
                  ORDER BY next_attempt_at LIMIT $4{lock}"
             ),
         }
@@ -219,7 +219,7 @@ pub(super) fn due_window(filter: ClaimFilter, backend: Backend, now: &str) -> St
     };
     format!(
         "SELECT id, target, next_attempt_at FROM deliveries{indexed_by}
-         WHERE status = 'Pending'{alerting} AND next_attempt_at <= {now}
+         WHERE status = {PENDING}{alerting} AND next_attempt_at <= {now}
            AND (lease_until IS NULL OR lease_until <= {now})
          ORDER BY next_attempt_at LIMIT {BUSY_WINDOW}"
     )
@@ -227,12 +227,12 @@ pub(super) fn due_window(filter: ClaimFilter, backend: Backend, now: &str) -> St
 
 /// The partial index of `filter`'s due deliveries, and its condition beyond `Pending`
 /// (repeated term for term by the queries reading it).
-fn filter_index(filter: ClaimFilter) -> (&'static str, &'static str) {
+fn filter_index(filter: ClaimFilter) -> (&'static str, String) {
     match filter {
-        ClaimFilter::All => ("deliveries_due", ""),
+        ClaimFilter::All => ("deliveries_due", String::new()),
         ClaimFilter::Alerting => (
             "deliveries_due_alerting",
-            " AND (channel <> 'Webhook' OR notification_id IS NOT NULL)",
+            format!(" AND (channel <> {WEBHOOK} OR notification_id IS NOT NULL)"),
         ),
     }
 }
@@ -379,7 +379,7 @@ impl Store {
                  m.received_at AS m_received_at, m.message_time AS m_message_time,
                  m.doc AS m_doc, m.geofences AS m_geofences, m.etag AS m_etag
              FROM claimed LEFT JOIN mo_messages m
-                 ON claimed.channel = 'Webhook' AND claimed.body = ''
+                 ON claimed.channel = {WEBHOOK} AND claimed.body = ''
                  AND m.id = claimed.message_id AND m.tenant_code = claimed.tenant_code"
         );
         let rows = claim_query(&sql, request).fetch_all(&self.pool).await?;
@@ -516,10 +516,10 @@ impl Store {
                 "the delivery is {status}: only Failed, Expired or NotConfigured deliveries are retried"
             )));
         }
-        sqlx::query(
-            "UPDATE deliveries SET status = 'Pending', next_attempt_at = $1, queued_at = $1,
-                 lease_owner = NULL, lease_until = NULL WHERE id = $2",
-        )
+        sqlx::query(&format!(
+            "UPDATE deliveries SET status = {PENDING}, next_attempt_at = $1, queued_at = $1,
+                 lease_owner = NULL, lease_until = NULL WHERE id = $2"
+        ))
         .bind(to_micros(now))
         .bind(id)
         .execute(&mut *tx)
@@ -567,10 +567,10 @@ impl Store {
 
     /// When the oldest `Pending` delivery was queued, if any is.
     pub async fn oldest_pending_delivery(&self) -> StoreResult<Option<Timestamp>> {
-        let row = sqlx::query(
+        let row = sqlx::query(&format!(
             "SELECT MIN(COALESCE(queued_at, created_at)) AS oldest FROM deliveries
-             WHERE status = 'Pending'",
-        )
+             WHERE status = {PENDING}"
+        ))
         .fetch_one(&self.pool)
         .await?;
         from_micros(row.try_get("oldest")?)
@@ -582,11 +582,12 @@ impl Store {
 /// never the table's history of sent deliveries (migration 0039).
 pub(super) fn queue_counts_sql() -> String {
     format!(
-        "SELECT channel, 'Pending' AS status, COUNT(*) AS n
-         FROM deliveries WHERE status = 'Pending' GROUP BY channel
+        "SELECT channel, {PENDING} AS status, COUNT(*) AS n
+         FROM deliveries WHERE status = {PENDING} GROUP BY channel
          UNION ALL
          SELECT channel, status, COUNT(*) AS n FROM deliveries
-         WHERE {UNSENT_PREDICATE} GROUP BY channel, status"
+         WHERE {} GROUP BY channel, status",
+        unsent_predicate()
     )
 }
 

@@ -6,6 +6,7 @@
 use jiff::Timestamp;
 use sqlx::Row;
 
+use super::deliveries::PENDING;
 use super::delivery_queue::due_window;
 use super::{Backend, ClaimFilter, Store, StoreResult, to_micros};
 use crate::domain::delivery::Receiver;
@@ -28,7 +29,7 @@ pub(super) fn hold_back_statement(backend: Backend, busy_urls: usize) -> String 
         Backend::Sqlite => held,
         Backend::Postgres => format!(
             "SELECT id FROM deliveries WHERE id IN ({held})
-               AND status = 'Pending' AND (lease_until IS NULL OR lease_until <= $2)
+               AND status = {PENDING} AND (lease_until IS NULL OR lease_until <= $2)
              FOR UPDATE SKIP LOCKED"
         ),
     };
@@ -63,7 +64,7 @@ pub(super) fn release_statement(backend: Backend, webhook: bool) -> String {
         "UPDATE deliveries SET next_attempt_at = $1
          WHERE id IN (
              SELECT id FROM deliveries{indexed_by}
-             WHERE status = 'Pending' AND last_error IS NOT NULL AND channel = $2{url}
+             WHERE status = {PENDING} AND last_error IS NOT NULL AND channel = $2{url}
                AND next_attempt_at > $1
              LIMIT {RELEASE_CHUNK}{lock})"
     )
