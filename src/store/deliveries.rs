@@ -8,6 +8,7 @@ use sqlx::any::AnyRow;
 use super::webhook_events::MessageEvent;
 use super::{Backend, Store, StoreResult, WriteTx, from_micros, to_micros};
 use crate::domain::delivery::{Channel, Delivery, DeliveryStatus};
+use crate::domain::ids::{AlertId, DeliveryId};
 
 /// `'Pending'`, as the partial indexes of due deliveries (`deliveries_due`, …) write it in
 /// their predicates: a statement repeats the predicate word for word, or the planner
@@ -56,7 +57,7 @@ pub struct DeliveryFilter<'a> {
     pub tenant_code: &'a str,
     pub status: Option<DeliveryStatus>,
     pub channel: Option<Channel>,
-    pub alert_id: Option<i64>,
+    pub alert_id: Option<AlertId>,
     pub device_id: Option<&'a str>,
     /// Exactly this target (a webhook URL, an address).
     pub target: Option<&'a str>,
@@ -64,9 +65,10 @@ pub struct DeliveryFilter<'a> {
     pub from: Option<Timestamp>,
     /// Created before this time.
     pub to: Option<Timestamp>,
-    /// Descending id order: `after` is then the id the page continues below (0: none).
+    /// Descending id order: `after` is then the id the page continues below.
     pub newest_first: bool,
-    pub after: i64,
+    /// The id the page continues after (`None`: the first page).
+    pub after: Option<DeliveryId>,
     pub limit: u32,
 }
 
@@ -146,14 +148,15 @@ impl Store {
     pub async fn list_deliveries(&self, f: &DeliveryFilter<'_>) -> StoreResult<Vec<Delivery>> {
         let sql = list_deliveries_sql(ListRoute::of(f), f.newest_first, self.backend);
         let after = match (f.newest_first, f.after) {
-            (true, 0) => i64::MAX,
-            (_, after) => after,
+            (_, Some(after)) => after.get(),
+            (true, None) => i64::MAX,
+            (false, None) => 0,
         };
         let rows = sqlx::query(&sql)
             .bind(f.tenant_code)
             .bind(f.status.map_or("", DeliveryStatus::as_str))
             .bind(f.channel.map_or("", Channel::as_str))
-            .bind(f.alert_id.unwrap_or(0))
+            .bind(f.alert_id.map_or(0, AlertId::get))
             .bind(f.device_id.unwrap_or(""))
             .bind(after)
             .bind(i64::from(f.limit))
@@ -169,12 +172,16 @@ impl Store {
         self.with_message_bodies(deliveries).await
     }
 
-    pub async fn get_delivery(&self, tenant_code: &str, id: i64) -> StoreResult<Option<Delivery>> {
+    pub async fn get_delivery(
+        &self,
+        tenant_code: &str,
+        id: DeliveryId,
+    ) -> StoreResult<Option<Delivery>> {
         let sql =
             format!("SELECT {COLUMNS} FROM deliveries d WHERE d.tenant_code = $1 AND d.id = $2");
         let row = sqlx::query(&sql)
             .bind(tenant_code)
-            .bind(id)
+            .bind(id.get())
             .fetch_optional(&self.pool)
             .await?;
         let Some(row) = row else {

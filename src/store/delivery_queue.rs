@@ -21,12 +21,13 @@ use super::webhook_events::MessageEvent;
 use super::{AnyQuery, Backend, Store, StoreError, StoreResult, from_micros, to_micros};
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
 use crate::domain::delivery::{Channel, Delivery, DeliveryStatus};
+use crate::domain::ids::DeliveryId;
 use crate::domain::retry::Settlement;
 
 /// A delivery the worker holds the lease on.
 #[derive(Debug, Clone)]
 pub struct ClaimedDelivery {
-    pub id: i64,
+    pub id: DeliveryId,
     pub tenant_code: String,
     pub channel: Channel,
     pub target: Option<String>,
@@ -55,7 +56,7 @@ fn claimed_from_row(row: &AnyRow) -> StoreResult<ClaimedDelivery> {
     let queued_at = from_micros(row.try_get("queued_at")?)?.unwrap_or(created_at);
     let attempts: i64 = row.try_get("attempts")?;
     Ok(ClaimedDelivery {
-        id: row.try_get("id")?,
+        id: DeliveryId::new(row.try_get("id")?),
         tenant_code: row.try_get("tenant_code")?,
         channel: row
             .try_get::<String, _>("channel")?
@@ -302,7 +303,7 @@ impl Store {
     /// settle: they are still under the owner's lease).
     pub async fn settle_then_claim(
         &self,
-        settlements: &[(i64, Settlement)],
+        settlements: &[(DeliveryId, Settlement)],
         request: &ClaimRequest<'_>,
     ) -> StoreResult<(Vec<bool>, Vec<ClaimedDelivery>)> {
         let claim = claim_statement(request.filter, self.backend, request.busy_urls.len());
@@ -330,7 +331,7 @@ impl Store {
     /// next step's.
     async fn settle_claim_then_read_messages(
         &self,
-        settlements: &[(i64, Settlement)],
+        settlements: &[(DeliveryId, Settlement)],
         claim: &str,
         request: &ClaimRequest<'_>,
     ) -> StoreResult<(Vec<bool>, Vec<ClaimedDelivery>)> {
@@ -410,7 +411,7 @@ impl Store {
     pub async fn settle_deliveries(
         &self,
         owner: &str,
-        settlements: &[(i64, Settlement)],
+        settlements: &[(DeliveryId, Settlement)],
     ) -> StoreResult<Vec<bool>> {
         if settlements.is_empty() {
             return Ok(Vec::new());
@@ -421,7 +422,7 @@ impl Store {
                 .fetch_all(&self.pool)
                 .await?
                 .iter()
-                .map(|row| row.try_get::<i64, _>(0))
+                .map(|row| row.try_get::<i64, _>(0).map(DeliveryId::new))
                 .collect::<Result<HashSet<_>, _>>()?;
             return Ok(answered_in_order(settlements, &ours));
         }
@@ -436,7 +437,7 @@ impl Store {
         &self,
         tx: &mut super::Tx,
         owner: &str,
-        settlements: &[(i64, Settlement)],
+        settlements: &[(DeliveryId, Settlement)],
     ) -> StoreResult<Vec<bool>> {
         let mut ours = HashSet::with_capacity(settlements.len());
         for chunk in settlements.chunks(SETTLE_CHUNK) {
@@ -445,7 +446,7 @@ impl Store {
                 .fetch_all(&mut **tx)
                 .await?
             {
-                ours.insert(row.try_get::<i64, _>(0)?);
+                ours.insert(DeliveryId::new(row.try_get::<i64, _>(0)?));
             }
         }
         Ok(answered_in_order(settlements, &ours))
@@ -490,7 +491,7 @@ impl Store {
     pub async fn requeue_delivery(
         &self,
         tenant_code: &str,
-        id: i64,
+        id: DeliveryId,
         now: Timestamp,
         audit: &Audit,
     ) -> StoreResult<Option<Delivery>> {
@@ -501,7 +502,7 @@ impl Store {
         );
         let Some(row) = sqlx::query(&sql)
             .bind(tenant_code)
-            .bind(id)
+            .bind(id.get())
             .fetch_optional(&mut *tx)
             .await?
         else {
@@ -521,14 +522,14 @@ impl Store {
                  lease_owner = NULL, lease_until = NULL WHERE id = $2"
         ))
         .bind(to_micros(now))
-        .bind(id)
+        .bind(id.get())
         .execute(&mut *tx)
         .await?;
         let row = sqlx::query(&format!(
             "SELECT {} FROM deliveries d WHERE d.id = $1",
             super::deliveries::COLUMNS
         ))
-        .bind(id)
+        .bind(id.get())
         .fetch_one(&mut *tx)
         .await?;
         let shown = delivery_from_row(&row)?;
@@ -592,7 +593,10 @@ pub(super) fn queue_counts_sql() -> String {
 }
 
 /// For each settlement, in order, whether its id is among `ours`.
-fn answered_in_order(settlements: &[(i64, Settlement)], ours: &HashSet<i64>) -> Vec<bool> {
+fn answered_in_order(
+    settlements: &[(DeliveryId, Settlement)],
+    ours: &HashSet<DeliveryId>,
+) -> Vec<bool> {
     settlements
         .iter()
         .map(|(id, _)| ours.contains(id))
@@ -600,12 +604,16 @@ fn answered_in_order(settlements: &[(i64, Settlement)], ours: &HashSet<i64>) -> 
 }
 
 /// `settle_sql`'s statement with the outcomes of `chunk` and the lease `owner` bound.
-fn settle_query<'q>(sql: &'q str, chunk: &'q [(i64, Settlement)], owner: &'q str) -> AnyQuery<'q> {
+fn settle_query<'q>(
+    sql: &'q str,
+    chunk: &'q [(DeliveryId, Settlement)],
+    owner: &'q str,
+) -> AnyQuery<'q> {
     let mut query = sqlx::query(sql);
     for (id, settlement) in chunk {
         let (status, sent_at, provider_id, error, next) = settled_columns(settlement);
         query = query
-            .bind(*id)
+            .bind(id.get())
             .bind(status.as_str())
             .bind(sent_at.map(to_micros))
             .bind(provider_id)
