@@ -12,10 +12,10 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
-use sqlx::Row;
 use sqlx::any::AnyRow;
+use sqlx::{FromRow, Row};
 
-use super::deliveries::{PENDING, WEBHOOK, delivery_from_row, unsent_predicate};
+use super::deliveries::{PENDING, WEBHOOK, delivery_from_row, stored, unsent_predicate};
 use super::mo_messages::message_from_columns;
 use super::webhook_events::MessageEvent;
 use super::{AnyQuery, Backend, Store, StoreError, StoreResult, from_micros, to_micros};
@@ -45,32 +45,67 @@ pub struct ClaimedDelivery {
 /// Deliveries by channel and status (the statuses that are work or need attention).
 #[derive(Debug, Clone, PartialEq)]
 pub struct QueueCount {
-    pub channel: String,
-    pub status: String,
+    pub channel: Channel,
+    pub status: DeliveryStatus,
     pub count: i64,
 }
 
+/// A claimed `deliveries` row, as the claim returns it.
+#[derive(sqlx::FromRow)]
+struct ClaimedRow {
+    id: i64,
+    tenant_code: String,
+    channel: String,
+    target: Option<String>,
+    subject: Option<String>,
+    body: String,
+    event_id: Option<String>,
+    message_id: Option<i64>,
+    attempts: i64,
+    created_at: i64,
+    queued_at: Option<i64>,
+}
+
+impl ClaimedRow {
+    fn into_claimed(self) -> StoreResult<ClaimedDelivery> {
+        let created_at = Timestamp::from_microsecond(self.created_at)
+            .map_err(|e| StoreError::Corrupt(format!("delivery created_at: {e}")))?;
+        Ok(ClaimedDelivery {
+            id: DeliveryId::new(self.id),
+            tenant_code: self.tenant_code,
+            channel: stored(&self.channel)?,
+            target: self.target,
+            subject: self.subject,
+            body: self.body,
+            event_id: self.event_id,
+            message_id: self.message_id,
+            attempt: u32::try_from(self.attempts).unwrap_or(u32::MAX),
+            created_at,
+            queued_at: from_micros(self.queued_at)?.unwrap_or(created_at),
+        })
+    }
+}
+
 fn claimed_from_row(row: &AnyRow) -> StoreResult<ClaimedDelivery> {
-    let created_at: Timestamp = from_micros(row.try_get("created_at")?)?
-        .ok_or_else(|| StoreError::Corrupt("delivery without created_at".into()))?;
-    let queued_at = from_micros(row.try_get("queued_at")?)?.unwrap_or(created_at);
-    let attempts: i64 = row.try_get("attempts")?;
-    Ok(ClaimedDelivery {
-        id: DeliveryId::new(row.try_get("id")?),
-        tenant_code: row.try_get("tenant_code")?,
-        channel: row
-            .try_get::<String, _>("channel")?
-            .parse()
-            .map_err(|e| StoreError::Corrupt(format!("delivery: {e}")))?,
-        target: row.try_get("target")?,
-        subject: row.try_get("subject")?,
-        body: row.try_get("body")?,
-        event_id: row.try_get("event_id")?,
-        message_id: row.try_get("message_id")?,
-        attempt: u32::try_from(attempts).unwrap_or(u32::MAX),
-        created_at,
-        queued_at,
-    })
+    ClaimedRow::from_row(row)?.into_claimed()
+}
+
+/// A row of `queue_counts_sql`.
+#[derive(sqlx::FromRow)]
+struct QueueCountRow {
+    channel: String,
+    status: String,
+    n: i64,
+}
+
+impl QueueCountRow {
+    fn into_count(self) -> StoreResult<QueueCount> {
+        Ok(QueueCount {
+            channel: stored(&self.channel)?,
+            status: stored(&self.status)?,
+            count: self.n,
+        })
+    }
 }
 
 /// The columns a settlement writes: status, sent at, provider id, error, next attempt.
@@ -508,11 +543,8 @@ impl Store {
         else {
             return Ok(None);
         };
-        let status: String = row.try_get("status")?;
-        if !DeliveryStatus::UNSENT
-            .iter()
-            .any(|unsent| unsent.as_str() == status)
-        {
+        let status: DeliveryStatus = stored(&row.try_get::<String, _>("status")?)?;
+        if !DeliveryStatus::UNSENT.contains(&status) {
             return Err(StoreError::Conflict(format!(
                 "the delivery is {status}: only Failed, Expired or NotConfigured deliveries are retried"
             )));
@@ -556,13 +588,7 @@ impl Store {
             .fetch_all(&self.pool)
             .await?;
         rows.iter()
-            .map(|row| {
-                Ok(QueueCount {
-                    channel: row.try_get("channel")?,
-                    status: row.try_get("status")?,
-                    count: row.try_get("n")?,
-                })
-            })
+            .map(|row| QueueCountRow::from_row(row)?.into_count())
             .collect()
     }
 

@@ -4,7 +4,7 @@
 //! (`workers/deliveries.rs`); these are the statements.
 
 use jiff::Timestamp;
-use sqlx::Row;
+use sqlx::FromRow;
 
 use super::deliveries::PENDING;
 use super::delivery_queue::due_window;
@@ -39,6 +39,13 @@ pub(super) fn hold_back_statement(backend: Backend, busy_urls: usize) -> String 
          WHERE id IN ({candidates})
          RETURNING tenant_code, target"
     )
+}
+
+/// A delivery held back, as `hold_back_statement` returns it.
+#[derive(sqlx::FromRow)]
+struct HeldRow {
+    tenant_code: String,
+    target: String,
 }
 
 /// Waiting retries released by one statement: a long outage's backlog is brought forward
@@ -99,7 +106,10 @@ impl Store {
             .fetch_all(&self.pool)
             .await?
             .iter()
-            .map(|row| Ok((row.try_get("tenant_code")?, row.try_get("target")?)))
+            .map(|row| {
+                let held = HeldRow::from_row(row)?;
+                Ok((held.tenant_code, held.target))
+            })
             .collect()
     }
 
