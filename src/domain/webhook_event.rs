@@ -5,17 +5,19 @@
 use jiff::Timestamp;
 use serde::Serialize;
 
+use super::closed_set::closed_set;
 use super::mo_message::{MoMessage, MoMessageEventData};
 use super::webhook::Category;
 
-/// What happened to the record.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum EventType {
-    Created,
-    Updated,
-    Deleted,
-    /// A notification matched (category `EventNotification`).
-    Fired,
+closed_set! {
+    /// What happened to the record (the envelope's `Type`).
+    pub enum EventType {
+        Created = "Created",
+        Updated = "Updated",
+        Deleted = "Deleted",
+        /// A notification matched (category `EventNotification`).
+        Fired = "Fired",
+    }
 }
 
 impl Category {

@@ -20,6 +20,7 @@ use super::paging::Page;
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
 use crate::domain::delivery::{Channel, Delivery, DeliveryStatus};
+use crate::domain::ids::{AlertId, DeliveryId};
 use crate::domain::time::now;
 use crate::domain::webhook::url_origin;
 use crate::store::DeliveryFilter;
@@ -157,13 +158,13 @@ async fn list_deliveries(
             tenant_code: scope.code(),
             status,
             channel,
-            alert_id: query.alert_id,
+            alert_id: query.alert_id.map(AlertId::new),
             device_id,
             target,
             from: query.from,
             to: query.to,
             newest_first: query.newest_first,
-            after: request.after.unwrap_or(0),
+            after: request.after.map(DeliveryId::new),
             limit: request.size + 1,
         })
         .await?;
@@ -188,7 +189,7 @@ async fn get_delivery(
     State(app): State<AppState>,
     Path(path): Path<DeliveryPath>,
 ) -> ApiResult<Record<Delivery>> {
-    let id: i64 = path.deliveryId.parse().map_err(|_| ApiError::NotFound)?;
+    let id: DeliveryId = path.deliveryId.parse().map_err(|_| ApiError::NotFound)?;
     let delivery = app
         .store
         .get_delivery(scope.code(), id)
@@ -210,7 +211,7 @@ async fn retry_delivery(
     Path(path): Path<DeliveryPath>,
 ) -> ApiResult<Record<Delivery>> {
     scope.require(Permission::ManageConfiguration)?;
-    let id: i64 = path.deliveryId.parse().map_err(|_| ApiError::NotFound)?;
+    let id: DeliveryId = path.deliveryId.parse().map_err(|_| ApiError::NotFound)?;
     let delivery = app
         .store
         .requeue_delivery(scope.code(), id, now(), &scope.audit())

@@ -223,7 +223,7 @@ async fn record_delivery_queue(store: &Store) {
         {
             let n = counts
                 .iter()
-                .find(|c| c.channel == *channel && c.status == status)
+                .find(|c| c.channel.as_str() == *channel && c.status.as_str() == status)
                 .map_or(0, |c| c.count);
             metrics::gauge!("safetrack_deliveries", "channel" => *channel, "status" => status)
                 .set(n as f64);

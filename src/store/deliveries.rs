@@ -1,18 +1,33 @@
 //! The delivery outbox (`deliveries`): written in the transaction of the match that
 //! caused it; listed by the API; claimed and settled by the delivery worker.
 
+use std::str::FromStr;
+
 use jiff::Timestamp;
-use sqlx::Row;
+use sqlx::FromRow;
 use sqlx::any::AnyRow;
 
 use super::webhook_events::MessageEvent;
-use super::{Backend, Store, StoreResult, WriteTx, from_micros, to_micros};
+use super::{Backend, Store, StoreError, StoreResult, WriteTx, from_micros, to_micros};
+use crate::domain::closed_set::NotInSet;
 use crate::domain::delivery::{Channel, Delivery, DeliveryStatus};
+use crate::domain::ids::{AlertId, DeliveryId};
 
-/// `deliveries_unsent`'s predicate (the index of `DeliveryStatus::UNSENT`), exactly as migration
-/// 0039 writes it: a statement
-/// repeats it word for word, or SQLite does not use the index.
-pub(super) const UNSENT_PREDICATE: &str = "status IN ('NotConfigured', 'Failed', 'Expired')";
+/// `'Pending'`, as the partial indexes of due deliveries (`deliveries_due`, …) write it in
+/// their predicates: a statement repeats the predicate word for word, or the planner
+/// cannot use the index (a bound parameter would not let it prove the index applies).
+pub(super) const PENDING: &str = DeliveryStatus::Pending.sql();
+
+/// `'Webhook'`, as `deliveries_due_alerting` writes it.
+pub(super) const WEBHOOK: &str = Channel::Webhook.sql();
+
+/// `deliveries_unsent`'s predicate (the index of `DeliveryStatus::UNSENT`), exactly as
+/// migration 0039 writes it: `status IN ('NotConfigured', 'Failed', 'Expired')`. A
+/// statement repeats it word for word, or SQLite does not use the index.
+pub(super) fn unsent_predicate() -> String {
+    let statuses: Vec<&str> = DeliveryStatus::UNSENT.iter().map(|s| s.sql()).collect();
+    format!("status IN ({})", statuses.join(", "))
+}
 
 pub(super) const COLUMNS: &str = "d.id, d.tenant_code, d.channel, d.target, d.subject, d.body, d.status, \
      d.notification_id, d.alert_id, d.message_id, d.mt_message_id, d.device_id, d.event_id, \
@@ -45,7 +60,7 @@ pub struct DeliveryFilter<'a> {
     pub tenant_code: &'a str,
     pub status: Option<DeliveryStatus>,
     pub channel: Option<Channel>,
-    pub alert_id: Option<i64>,
+    pub alert_id: Option<AlertId>,
     pub device_id: Option<&'a str>,
     /// Exactly this target (a webhook URL, an address).
     pub target: Option<&'a str>,
@@ -53,40 +68,91 @@ pub struct DeliveryFilter<'a> {
     pub from: Option<Timestamp>,
     /// Created before this time.
     pub to: Option<Timestamp>,
-    /// Descending id order: `after` is then the id the page continues below (0: none).
+    /// Descending id order: `after` is then the id the page continues below.
     pub newest_first: bool,
-    pub after: i64,
+    /// The id the page continues after (`None`: the first page).
+    pub after: Option<DeliveryId>,
     pub limit: u32,
 }
 
-fn id_text(row: &AnyRow, column: &str) -> StoreResult<Option<String>> {
-    Ok(row
-        .try_get::<Option<i64>, _>(column)?
-        .map(|id| id.to_string()))
+/// A `deliveries` row as selected by `COLUMNS`.
+#[derive(sqlx::FromRow)]
+struct DeliveryRow {
+    id: i64,
+    tenant_code: String,
+    channel: String,
+    target: Option<String>,
+    subject: Option<String>,
+    body: String,
+    status: String,
+    notification_id: Option<i64>,
+    alert_id: Option<i64>,
+    message_id: Option<i64>,
+    mt_message_id: Option<i64>,
+    device_id: Option<String>,
+    event_id: Option<String>,
+    created_at: i64,
+    attempts: i64,
+    next_attempt_at: Option<i64>,
+    last_error: Option<String>,
+    sent_at: Option<i64>,
+    provider_id: Option<String>,
 }
 
-pub(super) fn delivery_from_row(row: &AnyRow) -> StoreResult<Delivery> {
-    Ok(Delivery {
-        delivery_id: Some(row.try_get::<i64, _>("id")?.to_string()),
-        tenant_code: Some(row.try_get("tenant_code")?),
-        channel: Some(row.try_get("channel")?),
-        target: row.try_get("target")?,
-        subject: row.try_get("subject")?,
-        body: Some(row.try_get("body")?),
-        status: Some(row.try_get("status")?),
-        notification_id: id_text(row, "notification_id")?,
-        alert_id: id_text(row, "alert_id")?,
-        message_id: id_text(row, "message_id")?,
-        mt_message_id: id_text(row, "mt_message_id")?,
-        device_id: row.try_get("device_id")?,
-        event_id: row.try_get("event_id")?,
-        created_at: from_micros(row.try_get("created_at")?)?,
-        attempts: row.try_get("attempts")?,
-        next_attempt_at: from_micros(row.try_get("next_attempt_at")?)?,
-        last_error: row.try_get("last_error")?,
-        sent_at: from_micros(row.try_get("sent_at")?)?,
-        provider_id: row.try_get("provider_id")?,
-    })
+/// A stored text as a member of its closed set (`Channel`, `DeliveryStatus`): any other
+/// text was not written by this server.
+pub(super) fn stored<T: FromStr<Err = NotInSet>>(text: &str) -> StoreResult<T> {
+    text.parse()
+        .map_err(|e| StoreError::Corrupt(format!("delivery: {e}")))
+}
+
+/// A delivery as the API shows it, and the stored message's event whose body is still to
+/// be rendered into it (see `webhook_events.rs`).
+pub(super) type ShownDelivery = (Delivery, Option<MessageEvent>);
+
+impl DeliveryRow {
+    fn into_shown(self) -> StoreResult<ShownDelivery> {
+        let channel: Channel = stored(&self.channel)?;
+        let status: DeliveryStatus = stored(&self.status)?;
+        let created_at = from_micros(Some(self.created_at))?;
+        let event = created_at.and_then(|at| {
+            MessageEvent::of(
+                channel,
+                &self.body,
+                self.message_id,
+                self.event_id.as_deref(),
+                &self.tenant_code,
+                at,
+            )
+        });
+        let text = |id: Option<i64>| id.map(|id| id.to_string());
+        let delivery = Delivery {
+            delivery_id: Some(DeliveryId::new(self.id).to_string()),
+            tenant_code: Some(self.tenant_code),
+            channel: Some(channel.to_string()),
+            target: self.target,
+            subject: self.subject,
+            body: Some(self.body),
+            status: Some(status.to_string()),
+            notification_id: text(self.notification_id),
+            alert_id: text(self.alert_id),
+            message_id: text(self.message_id),
+            mt_message_id: text(self.mt_message_id),
+            device_id: self.device_id,
+            event_id: self.event_id,
+            created_at,
+            attempts: self.attempts,
+            next_attempt_at: from_micros(self.next_attempt_at)?,
+            last_error: self.last_error,
+            sent_at: from_micros(self.sent_at)?,
+            provider_id: self.provider_id,
+        };
+        Ok((delivery, event))
+    }
+}
+
+pub(super) fn delivery_from_row(row: &AnyRow) -> StoreResult<ShownDelivery> {
+    DeliveryRow::from_row(row)?.into_shown()
 }
 
 /// Columns of a delivery insert, and rows per statement (SQLite takes 32,766 parameters).
@@ -135,14 +201,15 @@ impl Store {
     pub async fn list_deliveries(&self, f: &DeliveryFilter<'_>) -> StoreResult<Vec<Delivery>> {
         let sql = list_deliveries_sql(ListRoute::of(f), f.newest_first, self.backend);
         let after = match (f.newest_first, f.after) {
-            (true, 0) => i64::MAX,
-            (_, after) => after,
+            (_, Some(after)) => after.get(),
+            (true, None) => i64::MAX,
+            (false, None) => 0,
         };
         let rows = sqlx::query(&sql)
             .bind(f.tenant_code)
             .bind(f.status.map_or("", DeliveryStatus::as_str))
             .bind(f.channel.map_or("", Channel::as_str))
-            .bind(f.alert_id.unwrap_or(0))
+            .bind(f.alert_id.map_or(0, AlertId::get))
             .bind(f.device_id.unwrap_or(""))
             .bind(after)
             .bind(i64::from(f.limit))
@@ -158,12 +225,16 @@ impl Store {
         self.with_message_bodies(deliveries).await
     }
 
-    pub async fn get_delivery(&self, tenant_code: &str, id: i64) -> StoreResult<Option<Delivery>> {
+    pub async fn get_delivery(
+        &self,
+        tenant_code: &str,
+        id: DeliveryId,
+    ) -> StoreResult<Option<Delivery>> {
         let sql =
             format!("SELECT {COLUMNS} FROM deliveries d WHERE d.tenant_code = $1 AND d.id = $2");
         let row = sqlx::query(&sql)
             .bind(tenant_code)
-            .bind(id)
+            .bind(id.get())
             .fetch_optional(&self.pool)
             .await?;
         let Some(row) = row else {
@@ -179,24 +250,15 @@ impl Store {
     /// `webhook_events.rs`).
     pub(super) async fn with_message_bodies(
         &self,
-        mut deliveries: Vec<Delivery>,
+        mut deliveries: Vec<ShownDelivery>,
     ) -> StoreResult<Vec<Delivery>> {
         self.fill_message_bodies(
             &mut deliveries,
-            |d| {
-                MessageEvent::of(
-                    d.channel.as_deref()?.parse().ok()?,
-                    d.body.as_deref().unwrap_or_default(),
-                    d.message_id.as_deref().and_then(|id| id.parse().ok()),
-                    d.event_id.as_deref(),
-                    d.tenant_code.as_deref().unwrap_or_default(),
-                    d.created_at?,
-                )
-            },
-            |d, body| d.body = Some(body),
+            |(_, event)| event.clone(),
+            |(d, _), body| d.body = Some(body),
         )
         .await?;
-        Ok(deliveries)
+        Ok(deliveries.into_iter().map(|(d, _)| d).collect())
     }
 }
 
@@ -250,12 +312,16 @@ pub(super) fn list_deliveries_sql(
         ListRoute::Unsent(status) => (
             "d.tenant_code",
             "$4 = 0",
-            format!("d.{UNSENT_PREDICATE} AND d.status = '{status}' AND "),
+            format!(
+                "d.{} AND d.status = {} AND ",
+                unsent_predicate(),
+                status.sql()
+            ),
         ),
         ListRoute::Pending => (
             "d.tenant_code",
             "$4 = 0",
-            format!("d.status = '{}' AND ", DeliveryStatus::Pending),
+            format!("d.status = {PENDING} AND "),
         ),
     };
     let (beyond, order) = if newest_first {

@@ -9,24 +9,30 @@
 //! cannot overwrite the newer attempt's outcome.
 
 use std::collections::HashSet;
-use std::time::Duration;
 
-use jiff::{SignedDuration, Timestamp};
-use sqlx::Row;
+use jiff::Timestamp;
 use sqlx::any::AnyRow;
+use sqlx::{FromRow, Row};
 
-use super::deliveries::{UNSENT_PREDICATE, delivery_from_row};
+mod claim_sql;
+
+pub use claim_sql::{ClaimFilter, ClaimRequest};
+use claim_sql::{claim_query, due_candidates};
+pub(super) use claim_sql::{claim_statement, due_window};
+
+use super::deliveries::{PENDING, WEBHOOK, delivery_from_row, stored, unsent_predicate};
 use super::mo_messages::message_from_columns;
 use super::webhook_events::MessageEvent;
 use super::{AnyQuery, Backend, Store, StoreError, StoreResult, from_micros, to_micros};
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
 use crate::domain::delivery::{Channel, Delivery, DeliveryStatus};
+use crate::domain::ids::DeliveryId;
 use crate::domain::retry::Settlement;
 
 /// A delivery the worker holds the lease on.
 #[derive(Debug, Clone)]
 pub struct ClaimedDelivery {
-    pub id: i64,
+    pub id: DeliveryId,
     pub tenant_code: String,
     pub channel: Channel,
     pub target: Option<String>,
@@ -44,32 +50,67 @@ pub struct ClaimedDelivery {
 /// Deliveries by channel and status (the statuses that are work or need attention).
 #[derive(Debug, Clone, PartialEq)]
 pub struct QueueCount {
-    pub channel: String,
-    pub status: String,
+    pub channel: Channel,
+    pub status: DeliveryStatus,
     pub count: i64,
 }
 
+/// A claimed `deliveries` row, as the claim returns it.
+#[derive(sqlx::FromRow)]
+struct ClaimedRow {
+    id: i64,
+    tenant_code: String,
+    channel: String,
+    target: Option<String>,
+    subject: Option<String>,
+    body: String,
+    event_id: Option<String>,
+    message_id: Option<i64>,
+    attempts: i64,
+    created_at: i64,
+    queued_at: Option<i64>,
+}
+
+impl ClaimedRow {
+    fn into_claimed(self) -> StoreResult<ClaimedDelivery> {
+        let created_at = Timestamp::from_microsecond(self.created_at)
+            .map_err(|e| StoreError::Corrupt(format!("delivery created_at: {e}")))?;
+        Ok(ClaimedDelivery {
+            id: DeliveryId::new(self.id),
+            tenant_code: self.tenant_code,
+            channel: stored(&self.channel)?,
+            target: self.target,
+            subject: self.subject,
+            body: self.body,
+            event_id: self.event_id,
+            message_id: self.message_id,
+            attempt: u32::try_from(self.attempts).unwrap_or(u32::MAX),
+            created_at,
+            queued_at: from_micros(self.queued_at)?.unwrap_or(created_at),
+        })
+    }
+}
+
 fn claimed_from_row(row: &AnyRow) -> StoreResult<ClaimedDelivery> {
-    let created_at: Timestamp = from_micros(row.try_get("created_at")?)?
-        .ok_or_else(|| StoreError::Corrupt("delivery without created_at".into()))?;
-    let queued_at = from_micros(row.try_get("queued_at")?)?.unwrap_or(created_at);
-    let attempts: i64 = row.try_get("attempts")?;
-    Ok(ClaimedDelivery {
-        id: row.try_get("id")?,
-        tenant_code: row.try_get("tenant_code")?,
-        channel: row
-            .try_get::<String, _>("channel")?
-            .parse()
-            .map_err(|e| StoreError::Corrupt(format!("delivery: {e}")))?,
-        target: row.try_get("target")?,
-        subject: row.try_get("subject")?,
-        body: row.try_get("body")?,
-        event_id: row.try_get("event_id")?,
-        message_id: row.try_get("message_id")?,
-        attempt: u32::try_from(attempts).unwrap_or(u32::MAX),
-        created_at,
-        queued_at,
-    })
+    ClaimedRow::from_row(row)?.into_claimed()
+}
+
+/// A row of `queue_counts_sql`.
+#[derive(sqlx::FromRow)]
+struct QueueCountRow {
+    channel: String,
+    status: String,
+    n: i64,
+}
+
+impl QueueCountRow {
+    fn into_count(self) -> StoreResult<QueueCount> {
+        Ok(QueueCount {
+            channel: stored(&self.channel)?,
+            status: stored(&self.status)?,
+            count: self.n,
+        })
+    }
 }
 
 /// The columns a settlement writes: status, sent at, provider id, error, next attempt.
@@ -121,140 +162,6 @@ fn settled_columns(settlement: &Settlement) -> SettledColumns<'_> {
     }
 }
 
-/// Which deliveries a claim may take.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ClaimFilter {
-    /// Every channel, oldest due first.
-    All,
-    /// What a matched notification sends, oldest due first: people's channels (e-mail,
-    /// SMS, voice, MT) and its `EventNotification` webhook events (those carry the
-    /// notification's id). What a loop claims so that an alert never waits behind a
-    /// backlog of other webhooks.
-    Alerting,
-}
-
-/// What a worker asks to claim.
-#[derive(Debug, Clone, Copy)]
-pub struct ClaimRequest<'a> {
-    /// The worker's name on the leases.
-    pub owner: &'a str,
-    pub now: Timestamp,
-    /// How long the claim lasts.
-    pub lease: Duration,
-    pub limit: u32,
-    pub filter: ClaimFilter,
-    /// Webhook URLs not to claim from now: the worker already has as many attempts in
-    /// flight to each as it allows one receiver.
-    pub busy_urls: &'a [String],
-}
-
-/// The claim (parameters: `$1` owner, `$2` lease end, `$3` now, `$4` limit, then the
-/// busy URLs): leases the due deliveries, oldest first, and counts the attempt. The
-/// candidates come from the partial index of due deliveries (`deliveries_due`, or
-/// `deliveries_due_alerting`, whose conditions the query repeats term for term). SQLite is
-/// told the index: without statistics its planner may take another one and sort every
-/// pending row on every claim, on the one writer, at a cost that grows with the queue.
-/// PostgreSQL locks the candidates, skipping rows other processes hold.
-pub(super) fn claim_statement(filter: ClaimFilter, backend: Backend, busy_urls: usize) -> String {
-    format!(
-        "UPDATE deliveries SET lease_owner = $1, lease_until = $2, attempts = attempts + 1
-         WHERE id IN ({})
-         RETURNING id, tenant_code, channel, target, subject, body, event_id, message_id,
-             attempts, created_at, queued_at",
-        due_candidates(filter, backend, busy_urls)
-    )
-}
-
-/// The ids a claim takes (parameters `$3` now, `$4` limit, then the busy URLs).
-fn due_candidates(filter: ClaimFilter, backend: Backend, busy_urls: usize) -> String {
-    let (index, alerting) = filter_index(filter);
-    let (indexed_by, lock) = match backend {
-        Backend::Sqlite => (format!(" INDEXED BY {index}"), ""),
-        Backend::Postgres => (String::new(), " FOR UPDATE SKIP LOCKED"),
-    };
-    if busy_urls == 0 {
-        format!(
-            "SELECT id FROM deliveries{indexed_by}
-             WHERE status = 'Pending'{alerting} AND next_attempt_at <= $3
-               AND (lease_until IS NULL OR lease_until <= $3)
-             ORDER BY next_attempt_at LIMIT $4{lock}"
-        )
-    } else {
-        // Busy URLs are left out of the oldest `BUSY_WINDOW` due rows only: filtering the
-        // whole queue would scan every row of a busy URL's backlog on each claim (on the
-        // writer, woken by every ingest commit). `target IS NULL OR`: NOT IN is never true
-        // of a NULL. Numbered on both backends (a `?` here would take SQLite's numbers
-        // ahead of `$3` and `$4`); the list is short.
-        let numbered: Vec<String> = (5..5 + busy_urls).map(|i| format!("${i}")).collect();
-        let head = due_window(filter, backend, "$3");
-        let not_busy = format!("target IS NULL OR target NOT IN ({})", numbered.join(", "));
-        match backend {
-            // No row locks: the window is filtered as it is read. (Selecting from
-            // `deliveries … WHERE id IN (window)` instead made SQLite scan every pending
-            // row through the `(status, channel)` index.)
-            Backend::Sqlite => format!(
-                "SELECT id FROM ({head}) head WHERE {not_busy}
-                 ORDER BY next_attempt_at LIMIT $4"
-            ),
-            // The window is read without locks; only the rows chosen from it are locked
-            // (and checked again), not 512 a claim.
-            Backend::Postgres => format!(
-                "SELECT id FROM deliveries
-                 WHERE id IN (SELECT id FROM ({head}) head WHERE {not_busy})
-                   AND status = 'Pending' AND (lease_until IS NULL OR lease_until <= $3)
-                 ORDER BY next_attempt_at LIMIT $4{lock}"
-            ),
-        }
-    }
-}
-
-/// The oldest `BUSY_WINDOW` due deliveries of `filter` (`id`, `target`, `next_attempt_at`),
-/// read from its due index in order; `now` is the placeholder of the time. What a claim
-/// leaving busy URLs out reads past, and what holding them back rewrites.
-pub(super) fn due_window(filter: ClaimFilter, backend: Backend, now: &str) -> String {
-    let (index, alerting) = filter_index(filter);
-    let indexed_by = match backend {
-        Backend::Sqlite => format!(" INDEXED BY {index}"),
-        Backend::Postgres => String::new(),
-    };
-    format!(
-        "SELECT id, target, next_attempt_at FROM deliveries{indexed_by}
-         WHERE status = 'Pending'{alerting} AND next_attempt_at <= {now}
-           AND (lease_until IS NULL OR lease_until <= {now})
-         ORDER BY next_attempt_at LIMIT {BUSY_WINDOW}"
-    )
-}
-
-/// The partial index of `filter`'s due deliveries, and its condition beyond `Pending`
-/// (repeated term for term by the queries reading it).
-fn filter_index(filter: ClaimFilter) -> (&'static str, &'static str) {
-    match filter {
-        ClaimFilter::All => ("deliveries_due", ""),
-        ClaimFilter::Alerting => (
-            "deliveries_due_alerting",
-            " AND (channel <> 'Webhook' OR notification_id IS NOT NULL)",
-        ),
-    }
-}
-
-/// How many of the oldest due deliveries a claim looks through when it leaves busy URLs
-/// out. A busy URL's backlog longer than this holds the claims up until its slow attempts
-/// end (as every backlog did before the limit).
-const BUSY_WINDOW: usize = 512;
-
-/// `claim_statement`'s parameters bound.
-fn claim_query<'q>(sql: &'q str, request: &ClaimRequest<'q>) -> AnyQuery<'q> {
-    let mut query = sqlx::query(sql)
-        .bind(request.owner)
-        .bind(to_micros(plus(request.now, request.lease)))
-        .bind(to_micros(request.now))
-        .bind(i64::from(request.limit));
-    for url in request.busy_urls {
-        query = query.bind(url.as_str());
-    }
-    query
-}
-
 impl ClaimedDelivery {
     /// The stored message's event this delivery sends, its body rendered on claiming.
     fn message_event(&self) -> Option<MessageEvent> {
@@ -273,13 +180,6 @@ impl ClaimedDelivery {
 /// (id, status, sent_at, provider_id, last_error, next_attempt_at).
 const SETTLE_CHUNK: usize = 500;
 const SETTLE_TYPES: [&str; 6] = ["BIGINT", "TEXT", "BIGINT", "TEXT", "TEXT", "BIGINT"];
-
-fn plus(at: Timestamp, d: Duration) -> Timestamp {
-    SignedDuration::try_from(d)
-        .ok()
-        .and_then(|d| at.checked_add(d).ok())
-        .unwrap_or(Timestamp::MAX)
-}
 
 impl Store {
     /// Claims up to `limit` deliveries that are due at `now` and not leased by anyone
@@ -302,7 +202,7 @@ impl Store {
     /// settle: they are still under the owner's lease).
     pub async fn settle_then_claim(
         &self,
-        settlements: &[(i64, Settlement)],
+        settlements: &[(DeliveryId, Settlement)],
         request: &ClaimRequest<'_>,
     ) -> StoreResult<(Vec<bool>, Vec<ClaimedDelivery>)> {
         let claim = claim_statement(request.filter, self.backend, request.busy_urls.len());
@@ -330,7 +230,7 @@ impl Store {
     /// next step's.
     async fn settle_claim_then_read_messages(
         &self,
-        settlements: &[(i64, Settlement)],
+        settlements: &[(DeliveryId, Settlement)],
         claim: &str,
         request: &ClaimRequest<'_>,
     ) -> StoreResult<(Vec<bool>, Vec<ClaimedDelivery>)> {
@@ -379,7 +279,7 @@ impl Store {
                  m.received_at AS m_received_at, m.message_time AS m_message_time,
                  m.doc AS m_doc, m.geofences AS m_geofences, m.etag AS m_etag
              FROM claimed LEFT JOIN mo_messages m
-                 ON claimed.channel = 'Webhook' AND claimed.body = ''
+                 ON claimed.channel = {WEBHOOK} AND claimed.body = ''
                  AND m.id = claimed.message_id AND m.tenant_code = claimed.tenant_code"
         );
         let rows = claim_query(&sql, request).fetch_all(&self.pool).await?;
@@ -410,7 +310,7 @@ impl Store {
     pub async fn settle_deliveries(
         &self,
         owner: &str,
-        settlements: &[(i64, Settlement)],
+        settlements: &[(DeliveryId, Settlement)],
     ) -> StoreResult<Vec<bool>> {
         if settlements.is_empty() {
             return Ok(Vec::new());
@@ -421,7 +321,7 @@ impl Store {
                 .fetch_all(&self.pool)
                 .await?
                 .iter()
-                .map(|row| row.try_get::<i64, _>(0))
+                .map(|row| row.try_get::<i64, _>(0).map(DeliveryId::new))
                 .collect::<Result<HashSet<_>, _>>()?;
             return Ok(answered_in_order(settlements, &ours));
         }
@@ -436,7 +336,7 @@ impl Store {
         &self,
         tx: &mut super::Tx,
         owner: &str,
-        settlements: &[(i64, Settlement)],
+        settlements: &[(DeliveryId, Settlement)],
     ) -> StoreResult<Vec<bool>> {
         let mut ours = HashSet::with_capacity(settlements.len());
         for chunk in settlements.chunks(SETTLE_CHUNK) {
@@ -445,7 +345,7 @@ impl Store {
                 .fetch_all(&mut **tx)
                 .await?
             {
-                ours.insert(row.try_get::<i64, _>(0)?);
+                ours.insert(DeliveryId::new(row.try_get::<i64, _>(0)?));
             }
         }
         Ok(answered_in_order(settlements, &ours))
@@ -490,7 +390,7 @@ impl Store {
     pub async fn requeue_delivery(
         &self,
         tenant_code: &str,
-        id: i64,
+        id: DeliveryId,
         now: Timestamp,
         audit: &Audit,
     ) -> StoreResult<Option<Delivery>> {
@@ -501,34 +401,31 @@ impl Store {
         );
         let Some(row) = sqlx::query(&sql)
             .bind(tenant_code)
-            .bind(id)
+            .bind(id.get())
             .fetch_optional(&mut *tx)
             .await?
         else {
             return Ok(None);
         };
-        let status: String = row.try_get("status")?;
-        if !DeliveryStatus::UNSENT
-            .iter()
-            .any(|unsent| unsent.as_str() == status)
-        {
+        let status: DeliveryStatus = stored(&row.try_get::<String, _>("status")?)?;
+        if !DeliveryStatus::UNSENT.contains(&status) {
             return Err(StoreError::Conflict(format!(
                 "the delivery is {status}: only Failed, Expired or NotConfigured deliveries are retried"
             )));
         }
-        sqlx::query(
-            "UPDATE deliveries SET status = 'Pending', next_attempt_at = $1, queued_at = $1,
-                 lease_owner = NULL, lease_until = NULL WHERE id = $2",
-        )
+        sqlx::query(&format!(
+            "UPDATE deliveries SET status = {PENDING}, next_attempt_at = $1, queued_at = $1,
+                 lease_owner = NULL, lease_until = NULL WHERE id = $2"
+        ))
         .bind(to_micros(now))
-        .bind(id)
+        .bind(id.get())
         .execute(&mut *tx)
         .await?;
         let row = sqlx::query(&format!(
             "SELECT {} FROM deliveries d WHERE d.id = $1",
             super::deliveries::COLUMNS
         ))
-        .bind(id)
+        .bind(id.get())
         .fetch_one(&mut *tx)
         .await?;
         let shown = delivery_from_row(&row)?;
@@ -555,22 +452,16 @@ impl Store {
             .fetch_all(&self.pool)
             .await?;
         rows.iter()
-            .map(|row| {
-                Ok(QueueCount {
-                    channel: row.try_get("channel")?,
-                    status: row.try_get("status")?,
-                    count: row.try_get("n")?,
-                })
-            })
+            .map(|row| QueueCountRow::from_row(row)?.into_count())
             .collect()
     }
 
     /// When the oldest `Pending` delivery was queued, if any is.
     pub async fn oldest_pending_delivery(&self) -> StoreResult<Option<Timestamp>> {
-        let row = sqlx::query(
+        let row = sqlx::query(&format!(
             "SELECT MIN(COALESCE(queued_at, created_at)) AS oldest FROM deliveries
-             WHERE status = 'Pending'",
-        )
+             WHERE status = {PENDING}"
+        ))
         .fetch_one(&self.pool)
         .await?;
         from_micros(row.try_get("oldest")?)
@@ -582,16 +473,20 @@ impl Store {
 /// never the table's history of sent deliveries (migration 0039).
 pub(super) fn queue_counts_sql() -> String {
     format!(
-        "SELECT channel, 'Pending' AS status, COUNT(*) AS n
-         FROM deliveries WHERE status = 'Pending' GROUP BY channel
+        "SELECT channel, {PENDING} AS status, COUNT(*) AS n
+         FROM deliveries WHERE status = {PENDING} GROUP BY channel
          UNION ALL
          SELECT channel, status, COUNT(*) AS n FROM deliveries
-         WHERE {UNSENT_PREDICATE} GROUP BY channel, status"
+         WHERE {} GROUP BY channel, status",
+        unsent_predicate()
     )
 }
 
 /// For each settlement, in order, whether its id is among `ours`.
-fn answered_in_order(settlements: &[(i64, Settlement)], ours: &HashSet<i64>) -> Vec<bool> {
+fn answered_in_order(
+    settlements: &[(DeliveryId, Settlement)],
+    ours: &HashSet<DeliveryId>,
+) -> Vec<bool> {
     settlements
         .iter()
         .map(|(id, _)| ours.contains(id))
@@ -599,12 +494,16 @@ fn answered_in_order(settlements: &[(i64, Settlement)], ours: &HashSet<i64>) -> 
 }
 
 /// `settle_sql`'s statement with the outcomes of `chunk` and the lease `owner` bound.
-fn settle_query<'q>(sql: &'q str, chunk: &'q [(i64, Settlement)], owner: &'q str) -> AnyQuery<'q> {
+fn settle_query<'q>(
+    sql: &'q str,
+    chunk: &'q [(DeliveryId, Settlement)],
+    owner: &'q str,
+) -> AnyQuery<'q> {
     let mut query = sqlx::query(sql);
     for (id, settlement) in chunk {
         let (status, sent_at, provider_id, error, next) = settled_columns(settlement);
         query = query
-            .bind(*id)
+            .bind(id.get())
             .bind(status.as_str())
             .bind(sent_at.map(to_micros))
             .bind(provider_id)

@@ -5,7 +5,7 @@
 //! tests read the plans the way EXPLAIN QUERY PLAN shows them.
 
 use super::collections::devices_in_subtree_sql;
-use super::deliveries::{ListRoute, UNSENT_PREDICATE, list_deliveries_sql};
+use super::deliveries::{ListRoute, list_deliveries_sql, unsent_predicate};
 use super::delivery_queue::{claim_statement, queue_counts_sql};
 use super::device_states::DEVICE_AND_STATE_BY_KEY;
 use super::devices::existing_devices_sql;
@@ -303,14 +303,74 @@ async fn queue_counts_read_their_indexes_only() {
     );
 }
 
+/// The migrations declaring the deliveries' partial indexes, on both backends.
+const INDEX_MIGRATIONS: [&str; 8] = [
+    include_str!("../../migrations/sqlite/0011_message_pipeline.sql"),
+    include_str!("../../migrations/sqlite/0036_deliveries_due_alerting.sql"),
+    include_str!("../../migrations/sqlite/0038_deliveries_retrying.sql"),
+    include_str!("../../migrations/sqlite/0039_deliveries_status_partial.sql"),
+    include_str!("../../migrations/postgres/0011_message_pipeline.sql"),
+    include_str!("../../migrations/postgres/0036_deliveries_due_alerting.sql"),
+    include_str!("../../migrations/postgres/0038_deliveries_retrying.sql"),
+    include_str!("../../migrations/postgres/0039_deliveries_status_partial.sql"),
+];
+
+/// The statements name statuses and channels through their enums (`sql()`), yet their
+/// text must still read as the partial indexes' predicates do, word for word: the
+/// planners (SQLite's and PostgreSQL's) use a partial index only for a query whose
+/// condition they can match to its predicate.
 #[test]
-fn the_unsent_index_predicate_names_the_unsent_statuses() {
-    let quoted: Vec<String> = DeliveryStatus::UNSENT
-        .iter()
-        .map(|s| format!("'{s}'"))
-        .collect();
-    assert_eq!(
-        UNSENT_PREDICATE,
-        format!("status IN ({})", quoted.join(", "))
+fn statements_repeat_the_partial_index_predicates_word_for_word() {
+    let due = "status = 'Pending'";
+    let alerting = "status = 'Pending' AND (channel <> 'Webhook' OR notification_id IS NOT NULL)";
+    let retrying = "status = 'Pending' AND last_error IS NOT NULL";
+    let unsent = "status IN ('NotConfigured', 'Failed', 'Expired')";
+    for (index, predicate, files) in [
+        ("deliveries_due", due, [0, 4]),
+        ("deliveries_due_alerting", alerting, [1, 5]),
+        ("deliveries_retrying", retrying, [2, 6]),
+        ("deliveries_unsent", unsent, [3, 7]),
+    ] {
+        for file in files {
+            assert!(
+                INDEX_MIGRATIONS[file].contains(&format!("WHERE {predicate}")),
+                "{index}: {predicate}"
+            );
+        }
+    }
+    assert_eq!(unsent_predicate(), unsent);
+    for backend in [Backend::Sqlite, Backend::Postgres] {
+        for busy_urls in [0, 2] {
+            let all = claim_statement(ClaimFilter::All, backend, busy_urls);
+            assert!(
+                all.contains(&format!("WHERE {due} AND next_attempt_at")),
+                "{all}"
+            );
+            let claim = claim_statement(ClaimFilter::Alerting, backend, busy_urls);
+            assert!(claim.contains(alerting), "{claim}");
+        }
+        for webhook in [true, false] {
+            let release = release_statement(backend, webhook);
+            assert!(release.contains(retrying), "{release}");
+        }
+        let hold = hold_back_statement(backend, 2);
+        assert!(hold.contains(due), "{hold}");
+        let pending = list_deliveries_sql(ListRoute::Pending, false, backend);
+        assert!(pending.contains(&format!("d.{due} AND")), "{pending}");
+        for status in DeliveryStatus::UNSENT {
+            let listing = list_deliveries_sql(ListRoute::Unsent(status), false, backend);
+            let terms = format!("d.{unsent} AND d.status = '{status}' AND");
+            assert!(listing.contains(&terms), "{listing}");
+        }
+    }
+    let counts = queue_counts_sql();
+    assert!(counts.contains("'Pending' AS status"), "{counts}");
+    assert!(
+        counts.contains(&format!("WHERE {due} GROUP BY")),
+        "{counts}"
+    );
+    assert!(
+        counts.contains(&format!("WHERE {unsent} GROUP BY")),
+        "{counts}"
     );
 }

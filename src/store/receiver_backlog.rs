@@ -4,8 +4,9 @@
 //! (`workers/deliveries.rs`); these are the statements.
 
 use jiff::Timestamp;
-use sqlx::Row;
+use sqlx::FromRow;
 
+use super::deliveries::PENDING;
 use super::delivery_queue::due_window;
 use super::{Backend, ClaimFilter, Store, StoreResult, to_micros};
 use crate::domain::delivery::Receiver;
@@ -28,7 +29,7 @@ pub(super) fn hold_back_statement(backend: Backend, busy_urls: usize) -> String 
         Backend::Sqlite => held,
         Backend::Postgres => format!(
             "SELECT id FROM deliveries WHERE id IN ({held})
-               AND status = 'Pending' AND (lease_until IS NULL OR lease_until <= $2)
+               AND status = {PENDING} AND (lease_until IS NULL OR lease_until <= $2)
              FOR UPDATE SKIP LOCKED"
         ),
     };
@@ -38,6 +39,13 @@ pub(super) fn hold_back_statement(backend: Backend, busy_urls: usize) -> String 
          WHERE id IN ({candidates})
          RETURNING tenant_code, target"
     )
+}
+
+/// A delivery held back, as `hold_back_statement` returns it.
+#[derive(sqlx::FromRow)]
+struct HeldRow {
+    tenant_code: String,
+    target: String,
 }
 
 /// Waiting retries released by one statement: a long outage's backlog is brought forward
@@ -63,7 +71,7 @@ pub(super) fn release_statement(backend: Backend, webhook: bool) -> String {
         "UPDATE deliveries SET next_attempt_at = $1
          WHERE id IN (
              SELECT id FROM deliveries{indexed_by}
-             WHERE status = 'Pending' AND last_error IS NOT NULL AND channel = $2{url}
+             WHERE status = {PENDING} AND last_error IS NOT NULL AND channel = $2{url}
                AND next_attempt_at > $1
              LIMIT {RELEASE_CHUNK}{lock})"
     )
@@ -98,7 +106,10 @@ impl Store {
             .fetch_all(&self.pool)
             .await?
             .iter()
-            .map(|row| Ok((row.try_get("tenant_code")?, row.try_get("target")?)))
+            .map(|row| {
+                let held = HeldRow::from_row(row)?;
+                Ok((held.tenant_code, held.target))
+            })
             .collect()
     }
 

@@ -166,6 +166,7 @@ impl WriteTx {
 }
 
 /// A webhook delivery of a stored message's event, its body to render on reading.
+#[derive(Debug, Clone)]
 pub(super) struct MessageEvent {
     pub message_id: i64,
     pub event_id: String,

@@ -35,6 +35,7 @@ use crate::channels::webhook::WebhookAuth;
 use crate::channels::{Attempt, Channels};
 use crate::domain::delivery::{Channel, Receiver};
 use crate::domain::gateways::garmin_mt::GarminMt;
+use crate::domain::ids::DeliveryId;
 use crate::domain::mt_message::MtStatus;
 use crate::domain::retry::{AttemptOutcome, RetryPolicy, Settlement};
 use crate::domain::time::now;
@@ -117,7 +118,7 @@ pub struct DeliveryWorker {
     ingest_backlog: Option<Arc<IngestBacklog>>,
     /// Outcomes of attempts that ended within their step, settled by the next step's
     /// claim (shared by the loops running this worker).
-    unsettled: Mutex<Vec<(i64, Settlement)>>,
+    unsettled: Mutex<Vec<(DeliveryId, Settlement)>>,
     /// Receivers this process could not reach or held back, until one answers (shared with
     /// the process's other delivery worker: a message event that goes through releases an
     /// alert's retries).
@@ -138,7 +139,7 @@ enum Claim {
 /// A step's attempts still running, and the webhook URL of each (while it runs).
 struct Attempts {
     running: FuturesUnordered<BoxFuture<'static, Attempted>>,
-    urls: HashMap<i64, String>,
+    urls: HashMap<DeliveryId, String>,
 }
 
 impl Attempts {
@@ -165,7 +166,7 @@ impl Attempts {
 
 /// One attempt's outcome, to be recorded by whoever holds it.
 struct Attempted {
-    id: i64,
+    id: DeliveryId,
     settlement: Settlement,
     receiver: Receiver,
     heard: Heard,
@@ -334,7 +335,7 @@ impl DeliveryWorker {
             deliveries = running.len(),
             "attempts still running: settled as each ends"
         );
-        let mut slow: HashMap<i64, UrlSlot> = urls
+        let mut slow: HashMap<DeliveryId, UrlSlot> = urls
             .into_iter()
             .map(|(id, url)| (id, self.slow_attempts.enter(url)))
             .collect();
@@ -388,7 +389,7 @@ impl DeliveryWorker {
         settle(&self.store, &self.owner, settlements).await;
     }
 
-    fn lock_unsettled(&self) -> std::sync::MutexGuard<'_, Vec<(i64, Settlement)>> {
+    fn lock_unsettled(&self) -> std::sync::MutexGuard<'_, Vec<(DeliveryId, Settlement)>> {
         // A panic while holding it leaves the outcomes usable.
         self.unsettled
             .lock()
@@ -421,7 +422,7 @@ impl DeliveryWorker {
 
 /// Records attempts' outcomes (one transaction). If that fails, the leases run out and
 /// the deliveries are attempted again: at least once.
-async fn settle(store: &Store, owner: &str, settlements: Vec<(i64, Settlement)>) {
+async fn settle(store: &Store, owner: &str, settlements: Vec<(DeliveryId, Settlement)>) {
     if settlements.is_empty() {
         return;
     }
@@ -460,11 +461,11 @@ async fn release(store: &Store, recovered: Vec<Receiver>) {
 }
 
 /// Settling answers, for each outcome, whether the lease was still ours.
-fn warn_of_lost_leases(settlements: &[(i64, Settlement)], ours: &[bool]) {
+fn warn_of_lost_leases(settlements: &[(DeliveryId, Settlement)], ours: &[bool]) {
     for ((id, _), ours) in settlements.iter().zip(ours) {
         if !ours {
             tracing::warn!(
-                delivery = id,
+                delivery = %id,
                 "lease lost before settling: another worker has taken the delivery over"
             );
         }
@@ -486,7 +487,7 @@ async fn follow_mt(store: &Store, d: &ClaimedDelivery, settlement: &Settlement) 
         .follow_mt_delivery(&d.tenant_code, &mt.device_id, mt.mt_message_id, status)
         .await
     {
-        tracing::warn!(delivery = d.id, mt_message = mt.mt_message_id, error = %e,
+        tracing::warn!(delivery = %d.id, mt_message = mt.mt_message_id, error = %e,
             "the MT message's status could not follow its delivery");
     }
 }
@@ -547,7 +548,7 @@ async fn attempt(
         _ => None,
     };
     tracing::info!(
-        delivery = d.id,
+        delivery = %d.id,
         channel = %d.channel,
         attempt = d.attempt,
         outcome = label,

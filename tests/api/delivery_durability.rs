@@ -292,7 +292,7 @@ async fn a_taken_over_lease_keeps_the_newer_outcome(backend: Backend) {
         at: later,
         provider_id: None,
     };
-    let outcomes: Vec<(i64, Settlement)> = first.iter().map(|d| (d.id, sent.clone())).collect();
+    let outcomes: Vec<_> = first.iter().map(|d| (d.id, sent.clone())).collect();
     let ours = store
         .settle_deliveries("worker-a", &outcomes)
         .await
@@ -317,7 +317,7 @@ async fn a_taken_over_lease_keeps_the_newer_outcome(backend: Backend) {
     assert_eq!(listed.len(), 3);
     for d in listed {
         let id: i64 = d["DeliveryId"].as_str().unwrap().parse().unwrap();
-        if id == taken {
+        if id == taken.get() {
             assert_eq!(d["Status"], "Failed", "{d:#}");
             assert_eq!(d["LastError"], "HTTP 410 Gone");
             assert_eq!(d["Attempts"], 2);
@@ -368,7 +368,7 @@ async fn a_step_settles_its_last_outcomes_with_its_claim(backend: Backend) {
         at: safetrack::domain::time::now(),
         provider_id: None,
     };
-    let outcomes: Vec<(i64, Settlement)> = first.iter().map(|d| (d.id, sent.clone())).collect();
+    let outcomes: Vec<_> = first.iter().map(|d| (d.id, sent.clone())).collect();
     let (ours, next) = store
         .settle_then_claim(&outcomes, &request(10))
         .await
@@ -394,7 +394,7 @@ async fn a_step_settles_its_last_outcomes_with_its_claim(backend: Backend) {
     assert_eq!(listed.len(), 3);
     for d in listed {
         let id: i64 = d["DeliveryId"].as_str().unwrap().parse().unwrap();
-        if id == next[0].id {
+        if id == next[0].id.get() {
             assert_eq!(d["Status"], "Pending", "{d:#}");
             assert_eq!(d["LastError"], "HTTP 503");
         } else {
