@@ -90,10 +90,10 @@ async fn create_geofence(
     Body(incoming): Body<Geofence>,
 ) -> ApiResult<OkWithLocation> {
     scope.require(Permission::ManageConfiguration)?;
-    let (geofence, _) = incoming.validated()?;
+    let (geofence, shape) = incoming.validated()?;
     let id = app
         .store
-        .create_geofence(scope.code(), &geofence, &scope.audit())
+        .create_geofence(scope.code(), &geofence, shape.kind(), &scope.audit())
         .await?;
     Ok(OkWithLocation(format!(
         "/V2/{}/geofences/{id}",
@@ -135,12 +135,13 @@ async fn update_geofence(
 ) -> ApiResult<EmptyOk> {
     scope.require(Permission::ManageConfiguration)?;
     let existing = find_owned(&app, &scope, &path.geofenceId).await?;
-    let (geofence, _) = incoming.validated()?;
+    let (geofence, shape) = incoming.validated()?;
     app.store
         .update_geofence(
             scope.code(),
             existing.id,
             &geofence,
+            shape.kind(),
             if_match.as_deref(),
             &scope.audit(),
         )

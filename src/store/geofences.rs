@@ -10,7 +10,7 @@ use super::{
     new_etag, to_doc, to_micros,
 };
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
-use crate::domain::geofence::Geofence;
+use crate::domain::geofence::{Geofence, GeofenceShape};
 use crate::domain::time::now;
 
 /// A geofence with the tenant that owns it.
@@ -107,11 +107,12 @@ impl Store {
         row.as_ref().map(geofence_from_row).transpose()
     }
 
-    /// Inserts a validated geofence; `Conflict` when the tenant already has the name.
+    /// Inserts a validated geofence of shape `kind`; `Conflict` when the tenant already has the name.
     pub async fn create_geofence(
         &self,
         tenant_code: &str,
         geofence: &Geofence,
+        kind: GeofenceShape,
         audit: &Audit,
     ) -> StoreResult<i64> {
         let mut tx = self.begin_write().await?;
@@ -123,7 +124,7 @@ impl Store {
         .bind(tenant_code)
         .bind(geofence.name.clone().unwrap_or_default())
         .bind(name_key(geofence))
-        .bind(geofence.geofence_type.clone().unwrap_or_default())
+        .bind(kind.as_str())
         .bind(geofence.applies_to_subtenants as i64)
         .bind(to_doc(geofence)?)
         .bind(new_etag())
@@ -150,6 +151,7 @@ impl Store {
         tenant_code: &str,
         id: i64,
         geofence: &Geofence,
+        kind: GeofenceShape,
         if_match: Option<&str>,
         audit: &Audit,
     ) -> StoreResult<()> {
@@ -164,7 +166,7 @@ impl Store {
         )
         .bind(geofence.name.clone().unwrap_or_default())
         .bind(name_key(geofence))
-        .bind(geofence.geofence_type.clone().unwrap_or_default())
+        .bind(kind.as_str())
         .bind(geofence.applies_to_subtenants as i64)
         .bind(to_doc(geofence)?)
         .bind(new_etag())
