@@ -1,12 +1,12 @@
 //! Geofences. A tenant sees its own geofences and those of its ancestors marked
 //! `AppliesToSubtenants`; only the owning tenant changes them.
 
-use sqlx::Row;
 use sqlx::any::AnyRow;
+use sqlx::{FromRow, Row};
 
 use super::audit_log::record;
 use super::{
-    Key, Store, StoreResult, VersionedRow, WriteTx, conflict_on_duplicate, from_doc, from_micros,
+    Key, Store, StoreError, StoreResult, VersionedRow, WriteTx, conflict_on_duplicate, from_micros,
     new_etag, to_doc, to_micros,
 };
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
@@ -30,17 +30,33 @@ const VISIBLE: &str = "FROM geofences g JOIN tenants o ON o.code = g.tenant_code
 
 const DUPLICATE: &str = "a geofence with this Name in this tenant";
 
+/// A `geofences` row as selected by `COLUMNS`.
+#[derive(sqlx::FromRow)]
+struct GeofenceRow {
+    id: i64,
+    tenant_code: String,
+    doc: String,
+    etag: String,
+    updated_at: i64,
+}
+
+impl GeofenceRow {
+    fn into_stored(self) -> StoreResult<StoredGeofence> {
+        let mut geofence: Geofence = serde_json::from_str(&self.doc)
+            .map_err(|e| StoreError::Corrupt(format!("geofence document: {e}")))?;
+        geofence.geofence_id = Some(self.id.to_string());
+        geofence.etag = Some(self.etag);
+        geofence.timestamp = from_micros(Some(self.updated_at))?;
+        Ok(StoredGeofence {
+            id: self.id,
+            tenant_code: self.tenant_code,
+            geofence,
+        })
+    }
+}
+
 fn geofence_from_row(row: &AnyRow) -> StoreResult<StoredGeofence> {
-    let id: i64 = row.try_get("id")?;
-    let mut geofence: Geofence = from_doc(row, "doc")?;
-    geofence.geofence_id = Some(id.to_string());
-    geofence.etag = Some(row.try_get("etag")?);
-    geofence.timestamp = from_micros(row.try_get("updated_at")?)?;
-    Ok(StoredGeofence {
-        id,
-        tenant_code: row.try_get("tenant_code")?,
-        geofence,
-    })
+    GeofenceRow::from_row(row)?.into_stored()
 }
 
 fn name_key(geofence: &Geofence) -> String {

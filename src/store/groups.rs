@@ -1,13 +1,13 @@
 //! Device groups.
 
-use sqlx::Row;
 use sqlx::any::AnyRow;
+use sqlx::{FromRow, Row};
 
 use super::audit_log::record;
 use super::references::Named;
 use super::{
-    Key, Store, StoreError, StoreResult, VersionedRow, conflict_on_duplicate, from_doc,
-    from_micros, new_etag, to_doc, to_micros,
+    Key, Store, StoreError, StoreResult, VersionedRow, conflict_on_duplicate, from_micros,
+    new_etag, to_doc, to_micros,
 };
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
 use crate::domain::device::Group;
@@ -15,13 +15,30 @@ use crate::domain::time::now;
 
 const GROUP_COLUMNS: &str = "id, name, doc, etag, updated_at";
 
+/// A `device_groups` row as selected by `GROUP_COLUMNS`.
+#[derive(sqlx::FromRow)]
+struct GroupRow {
+    id: i64,
+    name: String,
+    doc: String,
+    etag: String,
+    updated_at: i64,
+}
+
+impl GroupRow {
+    fn into_group(self) -> StoreResult<Group> {
+        let mut group: Group = serde_json::from_str(&self.doc)
+            .map_err(|e| StoreError::Corrupt(format!("group document: {e}")))?;
+        group.group_id = Some(self.id.to_string());
+        group.name = Some(self.name);
+        group.etag = Some(self.etag);
+        group.timestamp = from_micros(Some(self.updated_at))?;
+        Ok(group)
+    }
+}
+
 fn group_from_row(row: &AnyRow) -> StoreResult<Group> {
-    let mut group: Group = from_doc(row, "doc")?;
-    group.group_id = Some(row.try_get::<i64, _>("id")?.to_string());
-    group.name = Some(row.try_get("name")?);
-    group.etag = Some(row.try_get("etag")?);
-    group.timestamp = from_micros(row.try_get("updated_at")?)?;
-    Ok(group)
+    GroupRow::from_row(row)?.into_group()
 }
 
 fn group_doc(group: &Group) -> StoreResult<String> {

@@ -82,6 +82,17 @@ fn union([a, b, c, d]: [f64; 4], [e, f, g, h]: [f64; 4]) -> [f64; 4] {
     [a.min(e), b.max(f), c.min(g), d.max(h)]
 }
 
+/// The columns of a region's row a write compares against.
+#[derive(sqlx::FromRow)]
+struct OldRegionRow {
+    geometry_id: String,
+    applies_to_subtenants: i64,
+    min_lat: f64,
+    max_lat: f64,
+    min_lon: f64,
+    max_lon: f64,
+}
+
 /// What a region write needs to know about the row it changes.
 struct OldRegion {
     geometry_id: String,
@@ -199,7 +210,7 @@ impl Store {
         let keys = [Key::Id(id), Key::Text(tenant_code)];
         self.check_version(tx, VersionedRow::by_id("risk_regions", &keys), if_match)
             .await?;
-        let row = sqlx::query(
+        let row: OldRegionRow = sqlx::query_as(
             "SELECT geometry_id, applies_to_subtenants, min_lat, max_lat, min_lon, max_lon
              FROM risk_regions WHERE id = $1",
         )
@@ -207,14 +218,9 @@ impl Store {
         .fetch_one(&mut **tx)
         .await?;
         Ok(OldRegion {
-            geometry_id: row.try_get("geometry_id")?,
-            shared: row.try_get::<i64, _>("applies_to_subtenants")? != 0,
-            bbox: [
-                row.try_get("min_lat")?,
-                row.try_get("max_lat")?,
-                row.try_get("min_lon")?,
-                row.try_get("max_lon")?,
-            ],
+            geometry_id: row.geometry_id,
+            shared: row.applies_to_subtenants != 0,
+            bbox: [row.min_lat, row.max_lat, row.min_lon, row.max_lon],
         })
     }
 
