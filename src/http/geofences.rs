@@ -12,6 +12,7 @@ use super::negotiate::{Body, EmptyOk, OkWithLocation, Record, RecordList, Repres
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
 use crate::domain::geofence::Geofence;
+use crate::domain::ids::GeofenceId;
 use crate::domain::shared::ensure_owner;
 use crate::store::StoredGeofence;
 
@@ -40,7 +41,7 @@ struct GeofencePath {
 /// A geofence visible from the path tenant: its own, or an ancestor's marked
 /// `AppliesToSubtenants`. Anything else (including a non-numeric id) is a 404.
 async fn find(app: &AppState, scope: &TenantScope, id: &str) -> ApiResult<StoredGeofence> {
-    let id: i64 = id.parse().map_err(|_| ApiError::NotFound)?;
+    let id: GeofenceId = id.parse().map_err(|_| ApiError::NotFound)?;
     app.store
         .get_geofence(scope.code(), &scope.tenant.path, id)
         .await?

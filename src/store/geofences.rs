@@ -11,12 +11,13 @@ use super::{
 };
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
 use crate::domain::geofence::{Geofence, GeofenceShape};
+use crate::domain::ids::GeofenceId;
 use crate::domain::time::now;
 
 /// A geofence with the tenant that owns it.
 #[derive(Debug, Clone)]
 pub struct StoredGeofence {
-    pub id: i64,
+    pub id: GeofenceId,
     pub tenant_code: String,
     pub geofence: Geofence,
 }
@@ -48,7 +49,7 @@ impl GeofenceRow {
         geofence.etag = Some(self.etag);
         geofence.timestamp = from_micros(Some(self.updated_at))?;
         Ok(StoredGeofence {
-            id: self.id,
+            id: GeofenceId::new(self.id),
             tenant_code: self.tenant_code,
             geofence,
         })
@@ -111,13 +112,13 @@ impl Store {
         &self,
         tenant_code: &str,
         tenant_path: &str,
-        id: i64,
+        id: GeofenceId,
     ) -> StoreResult<Option<StoredGeofence>> {
         let sql = format!("SELECT {COLUMNS} {VISIBLE} AND g.id = $3");
         let row = sqlx::query(&sql)
             .bind(tenant_code)
             .bind(tenant_path)
-            .bind(id)
+            .bind(id.get())
             .fetch_optional(&self.pool)
             .await?;
         row.as_ref().map(geofence_from_row).transpose()
@@ -130,7 +131,7 @@ impl Store {
         geofence: &Geofence,
         kind: GeofenceShape,
         audit: &Audit,
-    ) -> StoreResult<i64> {
+    ) -> StoreResult<GeofenceId> {
         let mut tx = self.begin_write().await?;
         let row = sqlx::query(
             "INSERT INTO geofences (tenant_code, name, name_key, geofence_type,
@@ -148,7 +149,7 @@ impl Store {
         .fetch_one(&mut *tx)
         .await
         .map_err(|e| conflict_on_duplicate(e, DUPLICATE))?;
-        let id: i64 = row.try_get("id")?;
+        let id = GeofenceId::new(row.try_get("id")?);
         record(
             &mut tx,
             audit,
@@ -165,14 +166,14 @@ impl Store {
     pub async fn update_geofence(
         &self,
         tenant_code: &str,
-        id: i64,
+        id: GeofenceId,
         geofence: &Geofence,
         kind: GeofenceShape,
         if_match: Option<&str>,
         audit: &Audit,
     ) -> StoreResult<()> {
         let mut tx = self.begin_write().await?;
-        let keys = [Key::Id(id), Key::Text(tenant_code)];
+        let keys = [Key::Id(id.get()), Key::Text(tenant_code)];
         self.check_version(&mut tx, VersionedRow::by_id("geofences", &keys), if_match)
             .await?;
         sqlx::query(
@@ -187,7 +188,7 @@ impl Store {
         .bind(to_doc(geofence)?)
         .bind(new_etag())
         .bind(to_micros(now()))
-        .bind(id)
+        .bind(id.get())
         .execute(&mut *tx)
         .await
         .map_err(|e| conflict_on_duplicate(e, DUPLICATE))?;
@@ -207,12 +208,12 @@ impl Store {
     pub async fn delete_geofence(
         &self,
         tenant_code: &str,
-        id: i64,
+        id: GeofenceId,
         if_match: Option<&str>,
         audit: &Audit,
     ) -> StoreResult<()> {
-        let delete = sqlx::query("DELETE FROM geofences WHERE id = $1").bind(id);
-        let keys = [Key::Id(id), Key::Text(tenant_code)];
+        let delete = sqlx::query("DELETE FROM geofences WHERE id = $1").bind(id.get());
+        let keys = [Key::Id(id.get()), Key::Text(tenant_code)];
         let entry = audit.entry(AuditAction::Delete, ResourceType::Geofence, id);
         let row = VersionedRow::by_id("geofences", &keys);
         self.write_versioned(row, if_match, delete, Some(&entry))

@@ -11,6 +11,7 @@ use super::{
 };
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
 use crate::domain::device::Group;
+use crate::domain::ids::GroupId;
 use crate::domain::time::now;
 
 const GROUP_COLUMNS: &str = "id, name, doc, etag, updated_at";
@@ -72,11 +73,11 @@ impl Store {
         rows.iter().map(group_from_row).collect()
     }
 
-    pub async fn get_group(&self, tenant_code: &str, id: i64) -> StoreResult<Option<Group>> {
+    pub async fn get_group(&self, tenant_code: &str, id: GroupId) -> StoreResult<Option<Group>> {
         let sql =
             format!("SELECT {GROUP_COLUMNS} FROM device_groups WHERE id = $1 AND tenant_code = $2");
         let row = sqlx::query(&sql)
-            .bind(id)
+            .bind(id.get())
             .bind(tenant_code)
             .fetch_optional(&self.pool)
             .await?;
@@ -88,7 +89,7 @@ impl Store {
         tenant_code: &str,
         group: &Group,
         audit: &Audit,
-    ) -> StoreResult<i64> {
+    ) -> StoreResult<GroupId> {
         let mut tx = self.begin_write().await?;
         let row = sqlx::query(
             "INSERT INTO device_groups (tenant_code, name, doc, etag, updated_at)
@@ -105,17 +106,18 @@ impl Store {
         let id: i64 = row.try_get("id")?;
         record(&mut tx, audit, AuditAction::Create, ResourceType::Group, id).await?;
         tx.commit().await?;
-        Ok(id)
+        Ok(GroupId::new(id))
     }
 
     pub async fn update_group(
         &self,
         tenant_code: &str,
-        id: i64,
+        id: GroupId,
         group: &Group,
         if_match: Option<&str>,
         audit: &Audit,
     ) -> StoreResult<()> {
+        let id = id.get();
         let mut tx = self.begin_write().await?;
         let keys = [Key::Id(id), Key::Text(tenant_code)];
         self.check_version(
@@ -142,10 +144,11 @@ impl Store {
     pub async fn delete_group(
         &self,
         tenant_code: &str,
-        id: i64,
+        id: GroupId,
         if_match: Option<&str>,
         audit: &Audit,
     ) -> StoreResult<()> {
+        let id = id.get();
         let mut tx = self.begin_write().await?;
         let keys = [Key::Id(id), Key::Text(tenant_code)];
         self.check_version(

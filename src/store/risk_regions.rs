@@ -11,13 +11,14 @@ use super::{
     new_etag, to_doc, to_micros,
 };
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
+use crate::domain::ids::RiskRegionId;
 use crate::domain::risk_region::{RegionShape, RiskRegion};
 use crate::domain::time::now;
 
 /// A risk region with its internal id and owning tenant.
 #[derive(Debug, Clone)]
 pub struct StoredRiskRegion {
-    pub id: i64,
+    pub id: RiskRegionId,
     pub tenant_code: String,
     pub region: RiskRegion,
 }
@@ -50,7 +51,7 @@ impl RiskRegionRow {
         let stored: RiskRegion = serde_json::from_str(&self.doc)
             .map_err(|e| StoreError::Corrupt(format!("risk region document: {e}")))?;
         Ok(StoredRiskRegion {
-            id: self.id,
+            id: RiskRegionId::new(self.id),
             tenant_code: self.tenant_code,
             region: RiskRegion {
                 geometry_id: Some(self.geometry_id),
@@ -105,7 +106,7 @@ struct OldRegion {
 pub struct RiskRegionUpdate<'a> {
     pub tenant_code: &'a str,
     pub tenant_path: &'a str,
-    pub id: i64,
+    pub id: RiskRegionId,
     pub region: &'a RiskRegion,
     pub shape: &'a RegionShape,
 }
@@ -156,7 +157,7 @@ impl Store {
         region: &RiskRegion,
         shape: &RegionShape,
         audit: &Audit,
-    ) -> StoreResult<i64> {
+    ) -> StoreResult<RiskRegionId> {
         let mut tx = self.begin_write().await?;
         self.lock_tenant_for_regions(&mut tx, tenant_code).await?;
         let [min_lat, max_lat, min_lon, max_lon] = shape.bbox;
@@ -194,7 +195,7 @@ impl Store {
         let (action, kind) = (AuditAction::Create, ResourceType::RiskRegion);
         record(&mut tx, audit, action, kind, geometry_id).await?;
         tx.commit().await?;
-        Ok(id)
+        Ok(RiskRegionId::new(id))
     }
 
     /// Locks and checks the version of one of the tenant's regions; returns what the
@@ -253,6 +254,7 @@ impl Store {
             region,
             shape,
         } = update;
+        let id = id.get();
         let mut tx = self.begin_write().await?;
         let old = self.lock_region(&mut tx, tenant_code, id, if_match).await?;
         if old.shared && !region.applies_to_subtenants {
@@ -303,10 +305,11 @@ impl Store {
         &self,
         tenant_code: &str,
         tenant_path: &str,
-        id: i64,
+        id: RiskRegionId,
         if_match: Option<&str>,
         audit: &Audit,
     ) -> StoreResult<()> {
+        let id = id.get();
         let mut tx = self.begin_write().await?;
         let old = self.lock_region(&mut tx, tenant_code, id, if_match).await?;
         let attached: i64 =
