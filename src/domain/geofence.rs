@@ -13,6 +13,7 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use super::closed_set::closed_set;
 use super::record::ServerFields;
 use super::serde_util::{null_as_default, opt_int64};
 use super::validation::{ValidationErrors, Validator};
@@ -24,7 +25,27 @@ pub const MAX_POINTS: usize = 1000;
 /// Half the Earth's circumference: a larger circle covers the whole globe.
 pub const MAX_CIRCLE_RADIUS_M: f64 = 20_000_000.0;
 pub const MAX_FENCE_WIDTH_M: i64 = 1_000_000;
-pub const TYPES: [&str; 3] = ["circle", "polygon", "polyline"];
+
+closed_set! {
+    /// A geofence's kind of shape (`GeofenceType`, the `geofence_type` column). Clients
+    /// may send any case; the record is stored with this text.
+    pub enum GeofenceShape {
+        Circle = "circle",
+        Polygon = "polygon",
+        Polyline = "polyline",
+    }
+}
+
+impl GeofenceShape {
+    /// The shape a client's `GeofenceType` names, in any case and with spaces around.
+    pub fn parse_any_case(text: &str) -> Option<Self> {
+        let text = text.trim();
+        Self::ALL
+            .iter()
+            .copied()
+            .find(|kind| kind.as_str().eq_ignore_ascii_case(text))
+    }
+}
 
 /// A position in WGS 84 degrees. Only the object form is read: an array such as
 /// `[51.5, -0.12]` is refused, since GeoJSON's `[lon, lat]` order would silently swap.
@@ -113,6 +134,15 @@ pub enum Shape {
 }
 
 impl Shape {
+    /// Which kind of shape this is.
+    pub fn kind(&self) -> GeofenceShape {
+        match self {
+            Shape::Circle { .. } => GeofenceShape::Circle,
+            Shape::Polygon(_) => GeofenceShape::Polygon,
+            Shape::Polyline { .. } => GeofenceShape::Polyline,
+        }
+    }
+
     /// Whether a position lies inside (boundaries count as inside). Circles and corridors
     /// use great-circle distances; polygons are tested in plain lon/lat (fine for
     /// geofence-sized areas that do not cross the antimeridian).
@@ -152,10 +182,11 @@ impl Geofence {
         self.name = self.name.map(|n| n.trim().to_string());
         check_zoom(&mut v, self.min_zoom, self.max_zoom);
         let kind = match v.required("GeofenceType", self.geofence_type.as_deref()) {
-            Some(t) => match TYPES.iter().find(|k| k.eq_ignore_ascii_case(t.trim())) {
-                Some(k) => Some(*k),
+            Some(t) => match GeofenceShape::parse_any_case(t) {
+                Some(kind) => Some(kind),
                 None => {
-                    v.add("GeofenceType", "must be one of circle, polygon, polyline");
+                    let names = GeofenceShape::NAMES.join(", ");
+                    v.add("GeofenceType", format!("must be one of {names}"));
                     None
                 }
             },
@@ -182,17 +213,17 @@ impl Geofence {
             return Err(finish_err(v));
         }
         let shape = match kind {
-            Some("circle") => self.circle(&mut v),
-            Some("polygon") => self.polygon(&mut v),
-            Some("polyline") => self.polyline(&mut v),
-            _ => None,
+            Some(GeofenceShape::Circle) => self.circle(&mut v),
+            Some(GeofenceShape::Polygon) => self.polygon(&mut v),
+            Some(GeofenceShape::Polyline) => self.polyline(&mut v),
+            None => None,
         };
         v.finish()?;
         let shape = shape.ok_or_else(|| {
             // Unreachable in practice: every shape error was reported above.
             ValidationErrors::single("GeofenceType", "the shape is invalid")
         })?;
-        self.geofence_type = kind.map(str::to_string);
+        self.geofence_type = kind.map(|k| k.to_string());
         Ok((self.without_read_only(), shape))
     }
 
@@ -201,21 +232,22 @@ impl Geofence {
         self.clone().validated().ok().map(|(_, shape)| shape)
     }
 
-    fn refuse_other_fields(&self, v: &mut Validator, kind: &str) {
+    fn refuse_other_fields(&self, v: &mut Validator, kind: GeofenceShape) {
+        use GeofenceShape::{Circle, Polygon, Polyline};
         let present = [
-            ("CircleCentre", self.circle_centre.is_some(), "circle"),
-            ("CircleRadius", self.circle_radius.is_some(), "circle"),
+            ("CircleCentre", self.circle_centre.is_some(), Circle),
+            ("CircleRadius", self.circle_radius.is_some(), Circle),
             (
                 "PolygonPositions",
                 self.polygon_positions.is_some(),
-                "polygon",
+                Polygon,
             ),
             (
                 "PolylinePositions",
                 self.polyline_positions.is_some(),
-                "polyline",
+                Polyline,
             ),
-            ("FenceWidth", self.fence_width.is_some(), "polyline"),
+            ("FenceWidth", self.fence_width.is_some(), Polyline),
         ];
         for (field, is_present, owner) in present {
             if is_present && owner != kind {
@@ -228,7 +260,7 @@ impl Geofence {
     }
 
     fn circle(&self, v: &mut Validator) -> Option<Shape> {
-        self.refuse_other_fields(v, "circle");
+        self.refuse_other_fields(v, GeofenceShape::Circle);
         let centre = match self.circle_centre {
             Some(c) => check_position(v, "CircleCentre", c).then_some(c),
             None => {
@@ -257,7 +289,7 @@ impl Geofence {
     }
 
     fn polyline(&self, v: &mut Validator) -> Option<Shape> {
-        self.refuse_other_fields(v, "polyline");
+        self.refuse_other_fields(v, GeofenceShape::Polyline);
         let width = match self.fence_width {
             Some(w) if w > 0 && w <= MAX_FENCE_WIDTH_M => Some(w as f64),
             Some(_) => {
@@ -290,7 +322,7 @@ impl Geofence {
     }
 
     fn polygon(&mut self, v: &mut Validator) -> Option<Shape> {
-        self.refuse_other_fields(v, "polygon");
+        self.refuse_other_fields(v, GeofenceShape::Polygon);
         let Some(rings) = &mut self.polygon_positions else {
             v.add("PolygonPositions", "is required for a polygon");
             return None;

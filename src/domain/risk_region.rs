@@ -10,7 +10,7 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::geofence::{Geofence, LatLon, Shape};
+use super::geofence::{Geofence, GeofenceShape, LatLon, Shape};
 use super::serde_util::null_as_default;
 use super::validation::{FieldError, ValidationErrors, Validator};
 
@@ -109,7 +109,7 @@ impl RiskRegion {
         } else {
             let fence = Geofence {
                 name: Some("risk region".into()),
-                geofence_type: Some("polygon".into()),
+                geofence_type: Some(GeofenceShape::Polygon.to_string()),
                 polygon_positions: self.polygon.take(),
                 ..Default::default()
             };

@@ -12,6 +12,7 @@ use super::negotiate::{Body, EmptyOk, OkWithLocation, Record, RecordList, Repres
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
 use crate::domain::geofence::Geofence;
+use crate::domain::ids::GeofenceId;
 use crate::domain::shared::ensure_owner;
 use crate::store::StoredGeofence;
 
@@ -40,7 +41,7 @@ struct GeofencePath {
 /// A geofence visible from the path tenant: its own, or an ancestor's marked
 /// `AppliesToSubtenants`. Anything else (including a non-numeric id) is a 404.
 async fn find(app: &AppState, scope: &TenantScope, id: &str) -> ApiResult<StoredGeofence> {
-    let id: i64 = id.parse().map_err(|_| ApiError::NotFound)?;
+    let id: GeofenceId = id.parse().map_err(|_| ApiError::NotFound)?;
     app.store
         .get_geofence(scope.code(), &scope.tenant.path, id)
         .await?
@@ -90,10 +91,10 @@ async fn create_geofence(
     Body(incoming): Body<Geofence>,
 ) -> ApiResult<OkWithLocation> {
     scope.require(Permission::ManageConfiguration)?;
-    let (geofence, _) = incoming.validated()?;
+    let (geofence, shape) = incoming.validated()?;
     let id = app
         .store
-        .create_geofence(scope.code(), &geofence, &scope.audit())
+        .create_geofence(scope.code(), &geofence, shape.kind(), &scope.audit())
         .await?;
     Ok(OkWithLocation(format!(
         "/V2/{}/geofences/{id}",
@@ -135,12 +136,13 @@ async fn update_geofence(
 ) -> ApiResult<EmptyOk> {
     scope.require(Permission::ManageConfiguration)?;
     let existing = find_owned(&app, &scope, &path.geofenceId).await?;
-    let (geofence, _) = incoming.validated()?;
+    let (geofence, shape) = incoming.validated()?;
     app.store
         .update_geofence(
             scope.code(),
             existing.id,
             &geofence,
+            shape.kind(),
             if_match.as_deref(),
             &scope.audit(),
         )

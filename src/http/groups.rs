@@ -12,6 +12,7 @@ use super::negotiate::{Body, EmptyOk, OkWithLocation, Record, RecordList, Repres
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
 use crate::domain::device::Group;
+use crate::domain::ids::GroupId;
 
 impl Representable for Group {
     const NAME: &'static str = "Group";
@@ -35,7 +36,7 @@ pub struct GroupPath {
 }
 
 /// A numeric group id of the path tenant, or 404.
-pub fn group_id(raw: &str) -> ApiResult<i64> {
+pub fn group_id(raw: &str) -> ApiResult<GroupId> {
     raw.parse().map_err(|_| ApiError::NotFound)
 }
 

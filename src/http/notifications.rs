@@ -73,7 +73,8 @@ async fn group_level(
     scope: &TenantScope,
     raw_group: &str,
 ) -> ApiResult<NotificationLevel> {
-    let id = group_id(raw_group)?;
+    // Notification levels and `group_exists` still take the raw number.
+    let id = group_id(raw_group)?.get();
     if !app.store.group_exists(scope.code(), id).await? {
         return Err(ApiError::NotFound);
     }

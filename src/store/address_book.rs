@@ -5,14 +5,13 @@
 use jiff::Timestamp;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use sqlx::Row;
 use sqlx::any::AnyRow;
+use sqlx::{FromRow, Row};
 
 use super::audit_log::record;
 use super::references::{Named, Referrer};
 use super::{
-    Key, Store, StoreError, StoreResult, VersionedRow, from_doc, from_micros, new_etag, to_doc,
-    to_micros,
+    Key, Store, StoreError, StoreResult, VersionedRow, from_micros, new_etag, to_doc, to_micros,
 };
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
 use crate::domain::recipient::RecipientReference;
@@ -33,7 +32,7 @@ impl AddressBook {
         }
     }
 
-    fn table(self) -> &'static str {
+    pub(super) fn table(self) -> &'static str {
         match self {
             AddressBook::Contacts => "address_book_contacts",
             AddressBook::Lists => "distribution_lists",
@@ -69,14 +68,34 @@ pub struct Owned<T> {
     pub record: T,
 }
 
+/// A row of a table whose record is a document with an owner and a version (contacts,
+/// distribution lists, event notifications), as selected: `id, tenant_code, doc, etag,
+/// updated_at`.
+#[derive(sqlx::FromRow)]
+pub(super) struct OwnedRow {
+    id: i64,
+    tenant_code: String,
+    doc: String,
+    etag: String,
+    updated_at: i64,
+}
+
+impl OwnedRow {
+    pub(super) fn into_owned<T: DeserializeOwned>(self) -> StoreResult<Owned<T>> {
+        let record = serde_json::from_str(&self.doc)
+            .map_err(|e| StoreError::Corrupt(format!("doc: {e}")))?;
+        Ok(Owned {
+            id: self.id,
+            owner: self.tenant_code,
+            etag: self.etag,
+            updated_at: from_micros(Some(self.updated_at))?,
+            record,
+        })
+    }
+}
+
 fn owned_from_row<T: DeserializeOwned>(row: &AnyRow) -> StoreResult<Owned<T>> {
-    Ok(Owned {
-        id: row.try_get("id")?,
-        owner: row.try_get("tenant_code")?,
-        etag: row.try_get("etag")?,
-        updated_at: from_micros(row.try_get("updated_at")?)?,
-        record: from_doc(row, "doc")?,
-    })
+    OwnedRow::from_row(row)?.into_owned()
 }
 
 /// Own records, or an ancestor's shared with subtenants ($1 = tenant code, $2 = its path).

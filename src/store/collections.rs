@@ -2,8 +2,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use sqlx::Row;
 use sqlx::any::AnyRow;
+use sqlx::{FromRow, Row};
 
 use super::audit_log::record;
 use super::{
@@ -15,17 +15,40 @@ use crate::domain::time::now;
 
 const COLUMNS: &str = "c.id, c.tenant_code, c.name, c.device_ids, c.etag, c.updated_at";
 
+/// A `collections` row as selected by `COLUMNS`.
+#[derive(sqlx::FromRow)]
+struct CollectionRow {
+    id: i64,
+    tenant_code: String,
+    name: String,
+    device_ids: String,
+    etag: String,
+    updated_at: i64,
+}
+
+impl CollectionRow {
+    fn into_collection(self) -> StoreResult<Collection> {
+        Ok(Collection {
+            collection_id: Some(self.id.to_string()),
+            tenant_code: Some(self.tenant_code),
+            name: Some(self.name),
+            device_ids: serde_json::from_str(&self.device_ids)
+                .map_err(|e| StoreError::Corrupt(format!("collection device ids: {e}")))?,
+            timestamp: from_micros(Some(self.updated_at))?,
+            etag: Some(self.etag),
+        })
+    }
+}
+
+/// A device of a collection and the tenant it belongs to.
+#[derive(sqlx::FromRow)]
+struct DeviceTenantRow {
+    device_id: String,
+    tenant_code: String,
+}
+
 fn collection_from_row(row: &AnyRow) -> StoreResult<Collection> {
-    let ids: String = row.try_get("device_ids")?;
-    Ok(Collection {
-        collection_id: Some(row.try_get::<i64, _>("id")?.to_string()),
-        tenant_code: Some(row.try_get("tenant_code")?),
-        name: Some(row.try_get("name")?),
-        device_ids: serde_json::from_str(&ids)
-            .map_err(|e| StoreError::Corrupt(format!("collection device ids: {e}")))?,
-        timestamp: from_micros(row.try_get("updated_at")?)?,
-        etag: Some(row.try_get("etag")?),
-    })
+    CollectionRow::from_row(row)?.into_collection()
 }
 
 impl Store {
@@ -93,10 +116,11 @@ impl Store {
                 query = query.bind(id.as_str());
             }
             for row in query.fetch_all(&self.pool).await? {
+                let row = DeviceTenantRow::from_row(&row)?;
                 tenants
-                    .entry(row.try_get("device_id")?)
+                    .entry(row.device_id)
                     .or_default()
-                    .insert(row.try_get("tenant_code")?);
+                    .insert(row.tenant_code);
             }
         }
         if let Some((id, codes)) = tenants.iter().find(|(_, codes)| codes.len() > 1) {

@@ -1,19 +1,32 @@
 //! External links of a tenant.
 
-use sqlx::Row;
 use sqlx::any::AnyRow;
+use sqlx::{FromRow, Row};
 
 use super::audit_log::record;
-use super::{Store, StoreError, StoreResult, from_doc, to_doc, to_micros};
+use super::{Store, StoreError, StoreResult, to_doc, to_micros};
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
 use crate::domain::external_link::ExternalLink;
 use crate::domain::time::now;
 
+/// An `external_links` row as selected: `id, doc`.
+#[derive(sqlx::FromRow)]
+struct LinkRow {
+    id: i64,
+    doc: String,
+}
+
+impl LinkRow {
+    fn into_link(self) -> StoreResult<ExternalLink> {
+        let mut link: ExternalLink = serde_json::from_str(&self.doc)
+            .map_err(|e| StoreError::Corrupt(format!("external link document: {e}")))?;
+        link.link_id = Some(self.id.to_string());
+        Ok(link)
+    }
+}
+
 fn link_from_row(row: &AnyRow) -> StoreResult<ExternalLink> {
-    let id: i64 = row.try_get("id")?;
-    let mut link: ExternalLink = from_doc(row, "doc")?;
-    link.link_id = Some(id.to_string());
-    Ok(link)
+    LinkRow::from_row(row)?.into_link()
 }
 
 impl Store {

@@ -1,22 +1,23 @@
 //! Geofences. A tenant sees its own geofences and those of its ancestors marked
 //! `AppliesToSubtenants`; only the owning tenant changes them.
 
-use sqlx::Row;
 use sqlx::any::AnyRow;
+use sqlx::{FromRow, Row};
 
 use super::audit_log::record;
 use super::{
-    Key, Store, StoreResult, VersionedRow, WriteTx, conflict_on_duplicate, from_doc, from_micros,
+    Key, Store, StoreError, StoreResult, VersionedRow, WriteTx, conflict_on_duplicate, from_micros,
     new_etag, to_doc, to_micros,
 };
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
-use crate::domain::geofence::Geofence;
+use crate::domain::geofence::{Geofence, GeofenceShape};
+use crate::domain::ids::GeofenceId;
 use crate::domain::time::now;
 
 /// A geofence with the tenant that owns it.
 #[derive(Debug, Clone)]
 pub struct StoredGeofence {
-    pub id: i64,
+    pub id: GeofenceId,
     pub tenant_code: String,
     pub geofence: Geofence,
 }
@@ -30,17 +31,33 @@ const VISIBLE: &str = "FROM geofences g JOIN tenants o ON o.code = g.tenant_code
 
 const DUPLICATE: &str = "a geofence with this Name in this tenant";
 
+/// A `geofences` row as selected by `COLUMNS`.
+#[derive(sqlx::FromRow)]
+struct GeofenceRow {
+    id: i64,
+    tenant_code: String,
+    doc: String,
+    etag: String,
+    updated_at: i64,
+}
+
+impl GeofenceRow {
+    fn into_stored(self) -> StoreResult<StoredGeofence> {
+        let mut geofence: Geofence = serde_json::from_str(&self.doc)
+            .map_err(|e| StoreError::Corrupt(format!("geofence document: {e}")))?;
+        geofence.geofence_id = Some(self.id.to_string());
+        geofence.etag = Some(self.etag);
+        geofence.timestamp = from_micros(Some(self.updated_at))?;
+        Ok(StoredGeofence {
+            id: GeofenceId::new(self.id),
+            tenant_code: self.tenant_code,
+            geofence,
+        })
+    }
+}
+
 fn geofence_from_row(row: &AnyRow) -> StoreResult<StoredGeofence> {
-    let id: i64 = row.try_get("id")?;
-    let mut geofence: Geofence = from_doc(row, "doc")?;
-    geofence.geofence_id = Some(id.to_string());
-    geofence.etag = Some(row.try_get("etag")?);
-    geofence.timestamp = from_micros(row.try_get("updated_at")?)?;
-    Ok(StoredGeofence {
-        id,
-        tenant_code: row.try_get("tenant_code")?,
-        geofence,
-    })
+    GeofenceRow::from_row(row)?.into_stored()
 }
 
 fn name_key(geofence: &Geofence) -> String {
@@ -95,25 +112,26 @@ impl Store {
         &self,
         tenant_code: &str,
         tenant_path: &str,
-        id: i64,
+        id: GeofenceId,
     ) -> StoreResult<Option<StoredGeofence>> {
         let sql = format!("SELECT {COLUMNS} {VISIBLE} AND g.id = $3");
         let row = sqlx::query(&sql)
             .bind(tenant_code)
             .bind(tenant_path)
-            .bind(id)
+            .bind(id.get())
             .fetch_optional(&self.pool)
             .await?;
         row.as_ref().map(geofence_from_row).transpose()
     }
 
-    /// Inserts a validated geofence; `Conflict` when the tenant already has the name.
+    /// Inserts a validated geofence of shape `kind`; `Conflict` when the tenant already has the name.
     pub async fn create_geofence(
         &self,
         tenant_code: &str,
         geofence: &Geofence,
+        kind: GeofenceShape,
         audit: &Audit,
-    ) -> StoreResult<i64> {
+    ) -> StoreResult<GeofenceId> {
         let mut tx = self.begin_write().await?;
         let row = sqlx::query(
             "INSERT INTO geofences (tenant_code, name, name_key, geofence_type,
@@ -123,7 +141,7 @@ impl Store {
         .bind(tenant_code)
         .bind(geofence.name.clone().unwrap_or_default())
         .bind(name_key(geofence))
-        .bind(geofence.geofence_type.clone().unwrap_or_default())
+        .bind(kind.as_str())
         .bind(geofence.applies_to_subtenants as i64)
         .bind(to_doc(geofence)?)
         .bind(new_etag())
@@ -131,7 +149,7 @@ impl Store {
         .fetch_one(&mut *tx)
         .await
         .map_err(|e| conflict_on_duplicate(e, DUPLICATE))?;
-        let id: i64 = row.try_get("id")?;
+        let id = GeofenceId::new(row.try_get("id")?);
         record(
             &mut tx,
             audit,
@@ -148,13 +166,14 @@ impl Store {
     pub async fn update_geofence(
         &self,
         tenant_code: &str,
-        id: i64,
+        id: GeofenceId,
         geofence: &Geofence,
+        kind: GeofenceShape,
         if_match: Option<&str>,
         audit: &Audit,
     ) -> StoreResult<()> {
         let mut tx = self.begin_write().await?;
-        let keys = [Key::Id(id), Key::Text(tenant_code)];
+        let keys = [Key::Id(id.get()), Key::Text(tenant_code)];
         self.check_version(&mut tx, VersionedRow::by_id("geofences", &keys), if_match)
             .await?;
         sqlx::query(
@@ -164,12 +183,12 @@ impl Store {
         )
         .bind(geofence.name.clone().unwrap_or_default())
         .bind(name_key(geofence))
-        .bind(geofence.geofence_type.clone().unwrap_or_default())
+        .bind(kind.as_str())
         .bind(geofence.applies_to_subtenants as i64)
         .bind(to_doc(geofence)?)
         .bind(new_etag())
         .bind(to_micros(now()))
-        .bind(id)
+        .bind(id.get())
         .execute(&mut *tx)
         .await
         .map_err(|e| conflict_on_duplicate(e, DUPLICATE))?;
@@ -189,12 +208,12 @@ impl Store {
     pub async fn delete_geofence(
         &self,
         tenant_code: &str,
-        id: i64,
+        id: GeofenceId,
         if_match: Option<&str>,
         audit: &Audit,
     ) -> StoreResult<()> {
-        let delete = sqlx::query("DELETE FROM geofences WHERE id = $1").bind(id);
-        let keys = [Key::Id(id), Key::Text(tenant_code)];
+        let delete = sqlx::query("DELETE FROM geofences WHERE id = $1").bind(id.get());
+        let keys = [Key::Id(id.get()), Key::Text(tenant_code)];
         let entry = audit.entry(AuditAction::Delete, ResourceType::Geofence, id);
         let row = VersionedRow::by_id("geofences", &keys);
         self.write_versioned(row, if_match, delete, Some(&entry))

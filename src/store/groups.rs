@@ -1,27 +1,45 @@
 //! Device groups.
 
-use sqlx::Row;
 use sqlx::any::AnyRow;
+use sqlx::{FromRow, Row};
 
 use super::audit_log::record;
 use super::references::Named;
 use super::{
-    Key, Store, StoreError, StoreResult, VersionedRow, conflict_on_duplicate, from_doc,
-    from_micros, new_etag, to_doc, to_micros,
+    Key, Store, StoreError, StoreResult, VersionedRow, conflict_on_duplicate, from_micros,
+    new_etag, to_doc, to_micros,
 };
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
 use crate::domain::device::Group;
+use crate::domain::ids::GroupId;
 use crate::domain::time::now;
 
 const GROUP_COLUMNS: &str = "id, name, doc, etag, updated_at";
 
+/// A `device_groups` row as selected by `GROUP_COLUMNS`.
+#[derive(sqlx::FromRow)]
+struct GroupRow {
+    id: i64,
+    name: String,
+    doc: String,
+    etag: String,
+    updated_at: i64,
+}
+
+impl GroupRow {
+    fn into_group(self) -> StoreResult<Group> {
+        let mut group: Group = serde_json::from_str(&self.doc)
+            .map_err(|e| StoreError::Corrupt(format!("group document: {e}")))?;
+        group.group_id = Some(self.id.to_string());
+        group.name = Some(self.name);
+        group.etag = Some(self.etag);
+        group.timestamp = from_micros(Some(self.updated_at))?;
+        Ok(group)
+    }
+}
+
 fn group_from_row(row: &AnyRow) -> StoreResult<Group> {
-    let mut group: Group = from_doc(row, "doc")?;
-    group.group_id = Some(row.try_get::<i64, _>("id")?.to_string());
-    group.name = Some(row.try_get("name")?);
-    group.etag = Some(row.try_get("etag")?);
-    group.timestamp = from_micros(row.try_get("updated_at")?)?;
-    Ok(group)
+    GroupRow::from_row(row)?.into_group()
 }
 
 fn group_doc(group: &Group) -> StoreResult<String> {
@@ -55,11 +73,11 @@ impl Store {
         rows.iter().map(group_from_row).collect()
     }
 
-    pub async fn get_group(&self, tenant_code: &str, id: i64) -> StoreResult<Option<Group>> {
+    pub async fn get_group(&self, tenant_code: &str, id: GroupId) -> StoreResult<Option<Group>> {
         let sql =
             format!("SELECT {GROUP_COLUMNS} FROM device_groups WHERE id = $1 AND tenant_code = $2");
         let row = sqlx::query(&sql)
-            .bind(id)
+            .bind(id.get())
             .bind(tenant_code)
             .fetch_optional(&self.pool)
             .await?;
@@ -71,7 +89,7 @@ impl Store {
         tenant_code: &str,
         group: &Group,
         audit: &Audit,
-    ) -> StoreResult<i64> {
+    ) -> StoreResult<GroupId> {
         let mut tx = self.begin_write().await?;
         let row = sqlx::query(
             "INSERT INTO device_groups (tenant_code, name, doc, etag, updated_at)
@@ -88,17 +106,18 @@ impl Store {
         let id: i64 = row.try_get("id")?;
         record(&mut tx, audit, AuditAction::Create, ResourceType::Group, id).await?;
         tx.commit().await?;
-        Ok(id)
+        Ok(GroupId::new(id))
     }
 
     pub async fn update_group(
         &self,
         tenant_code: &str,
-        id: i64,
+        id: GroupId,
         group: &Group,
         if_match: Option<&str>,
         audit: &Audit,
     ) -> StoreResult<()> {
+        let id = id.get();
         let mut tx = self.begin_write().await?;
         let keys = [Key::Id(id), Key::Text(tenant_code)];
         self.check_version(
@@ -125,10 +144,11 @@ impl Store {
     pub async fn delete_group(
         &self,
         tenant_code: &str,
-        id: i64,
+        id: GroupId,
         if_match: Option<&str>,
         audit: &Audit,
     ) -> StoreResult<()> {
+        let id = id.get();
         let mut tx = self.begin_write().await?;
         let keys = [Key::Id(id), Key::Text(tenant_code)];
         self.check_version(

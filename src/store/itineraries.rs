@@ -7,16 +7,16 @@
 use std::collections::HashMap;
 
 use jiff::Timestamp;
-use sqlx::Row;
+use serde::de::DeserializeOwned;
 use sqlx::any::AnyRow;
+use sqlx::{FromRow, Row};
 
 use super::{
-    Key, Store, StoreError, StoreResult, VersionedRow, from_doc, from_micros, new_etag, to_doc,
-    to_micros,
+    Key, Store, StoreError, StoreResult, VersionedRow, from_micros, new_etag, to_doc, to_micros,
 };
 use crate::domain::itinerary::filter::{ListFilter, PageRequest};
 use crate::domain::itinerary::{
-    ApprovalState, Flight, Hotel, ItineraryFields, Journey, Region, Traveler,
+    ApprovalState, Flight, Hotel, ItineraryFields, Journey, Region, Segment, SegmentKind, Traveler,
 };
 use crate::domain::profile::UserProfile;
 use crate::domain::time::now;
@@ -70,20 +70,147 @@ pub struct ItineraryQuery<'a> {
 const COLUMNS: &str = "i.id, i.tenant_code, i.owner_user_id, i.approval_state, i.start_at, \
      i.end_at, i.overall_risk, i.doc, i.etag";
 
+/// An `itineraries` row as selected by `COLUMNS`.
+#[derive(sqlx::FromRow)]
+struct ItineraryRow {
+    id: i64,
+    tenant_code: String,
+    owner_user_id: Option<i64>,
+    approval_state: i64,
+    start_at: Option<i64>,
+    end_at: Option<i64>,
+    overall_risk: i64,
+    doc: String,
+    etag: String,
+}
+
+impl ItineraryRow {
+    fn into_stored(self) -> StoreResult<StoredItinerary> {
+        let state = self.approval_state;
+        Ok(StoredItinerary {
+            id: self.id,
+            tenant_code: self.tenant_code,
+            owner_user_id: self.owner_user_id,
+            approval_state: ApprovalState::from_code(state)
+                .ok_or_else(|| StoreError::Corrupt(format!("approval state {state}")))?,
+            start: from_micros(self.start_at)?,
+            end: from_micros(self.end_at)?,
+            overall_risk: self.overall_risk,
+            fields: parse_doc(&self.doc, "itinerary")?,
+            etag: self.etag,
+        })
+    }
+}
+
 fn itinerary_from_row(row: &AnyRow) -> StoreResult<StoredItinerary> {
-    let state: i64 = row.try_get("approval_state")?;
-    Ok(StoredItinerary {
-        id: row.try_get("id")?,
-        tenant_code: row.try_get("tenant_code")?,
-        owner_user_id: row.try_get("owner_user_id")?,
-        approval_state: ApprovalState::from_code(state)
-            .ok_or_else(|| StoreError::Corrupt(format!("approval state {state}")))?,
-        start: from_micros(row.try_get("start_at")?)?,
-        end: from_micros(row.try_get("end_at")?)?,
-        overall_risk: row.try_get("overall_risk")?,
-        fields: from_doc(row, "doc")?,
-        etag: row.try_get("etag")?,
-    })
+    ItineraryRow::from_row(row)?.into_stored()
+}
+
+/// A document column's record.
+pub(super) fn parse_doc<T: DeserializeOwned>(text: &str, what: &str) -> StoreResult<T> {
+    serde_json::from_str(text).map_err(|e| StoreError::Corrupt(format!("{what} document: {e}")))
+}
+
+/// A sub-resource row (segment or traveler) as far as its record goes: `id, doc`.
+#[derive(sqlx::FromRow)]
+pub(super) struct PartRow {
+    pub(super) id: i64,
+    pub(super) doc: String,
+}
+
+impl PartRow {
+    /// The id, int32 in the contract.
+    pub(super) fn part_id(&self) -> StoreResult<i32> {
+        let id = self.id;
+        i32::try_from(id).map_err(|_| StoreError::Corrupt(format!("id {id} beyond int32")))
+    }
+
+    pub(super) fn into_segment<T: Segment + DeserializeOwned>(self) -> StoreResult<T> {
+        let id = self.part_id()?;
+        Ok(parse_doc::<T>(&self.doc, T::KIND.as_str())?.with_id(id))
+    }
+
+    pub(super) fn into_traveler(self) -> StoreResult<Traveler> {
+        Ok(Traveler {
+            id: Some(self.part_id()?),
+            ..parse_doc(&self.doc, "traveler")?
+        })
+    }
+}
+
+/// An `itinerary_segments` row as listed for many itineraries.
+#[derive(sqlx::FromRow)]
+struct SegmentRow {
+    id: i64,
+    itinerary_id: i64,
+    kind: String,
+    doc: String,
+}
+
+/// The segment kind a `kind` column names.
+fn segment_kind(text: &str) -> Option<SegmentKind> {
+    [
+        SegmentKind::Flight,
+        SegmentKind::Journey,
+        SegmentKind::Hotel,
+    ]
+    .into_iter()
+    .find(|kind| kind.as_str() == text)
+}
+
+impl SegmentRow {
+    /// Adds the segment to its itinerary's parts.
+    fn add_to(self, parts: &mut HashMap<i64, ItineraryParts>) -> StoreResult<()> {
+        let kind = segment_kind(&self.kind)
+            .ok_or_else(|| StoreError::Corrupt(format!("segment kind {}", self.kind)))?;
+        let entry = parts.entry(self.itinerary_id).or_default();
+        let part = PartRow {
+            id: self.id,
+            doc: self.doc,
+        };
+        match kind {
+            SegmentKind::Flight => entry.flights.push(part.into_segment::<Flight>()?),
+            SegmentKind::Journey => entry.journeys.push(part.into_segment::<Journey>()?),
+            SegmentKind::Hotel => entry.hotels.push(part.into_segment::<Hotel>()?),
+        }
+        Ok(())
+    }
+}
+
+/// A region attached to an itinerary, as listed for many itineraries.
+#[derive(sqlx::FromRow)]
+struct AttachedRegionRow {
+    itinerary_id: i64,
+    geometry_id: String,
+    name: String,
+}
+
+/// A traveler with the profile of the user it names, if within the reader's scope.
+#[derive(sqlx::FromRow)]
+struct TravelerRow {
+    id: i64,
+    itinerary_id: i64,
+    doc: String,
+    profile_doc: Option<String>,
+}
+
+impl TravelerRow {
+    fn into_traveler(self) -> StoreResult<(i64, Traveler)> {
+        let traveler = PartRow {
+            id: self.id,
+            doc: self.doc,
+        }
+        .into_traveler()?;
+        let traveler = match self.profile_doc {
+            Some(text) => {
+                let profile: UserProfile = serde_json::from_str(&text)
+                    .map_err(|e| StoreError::Corrupt(format!("profile_doc: {e}")))?;
+                traveler.with_profile(&profile)
+            }
+            None => traveler,
+        };
+        Ok((self.itinerary_id, traveler))
+    }
 }
 
 /// A value bound to a dynamically numbered placeholder.
@@ -255,25 +382,7 @@ impl Store {
                 query = query.bind(*id);
             }
             for row in query.fetch_all(&self.pool).await? {
-                let itinerary: i64 = row.try_get("itinerary_id")?;
-                let id = segment_id(&row)?;
-                let kind: String = row.try_get("kind")?;
-                let entry = parts.entry(itinerary).or_default();
-                match kind.as_str() {
-                    "flight" => entry.flights.push(Flight {
-                        id: Some(id),
-                        ..from_doc(&row, "doc")?
-                    }),
-                    "journey" => entry.journeys.push(Journey {
-                        id: Some(id),
-                        ..from_doc(&row, "doc")?
-                    }),
-                    "hotel" => entry.hotels.push(Hotel {
-                        id: Some(id),
-                        ..from_doc(&row, "doc")?
-                    }),
-                    other => return Err(StoreError::Corrupt(format!("segment kind {other}"))),
-                }
+                SegmentRow::from_row(&row)?.add_to(&mut parts)?;
             }
 
             for (itinerary, traveler) in self.travelers(chunk, None, scope_path).await? {
@@ -291,11 +400,15 @@ impl Store {
                 query = query.bind(*id);
             }
             for row in query.fetch_all(&self.pool).await? {
-                let itinerary: i64 = row.try_get("itinerary_id")?;
-                parts.entry(itinerary).or_default().regions.push(Region {
-                    name: Some(row.try_get("name")?),
-                    geometry_id: Some(row.try_get("geometry_id")?),
-                });
+                let row = AttachedRegionRow::from_row(&row)?;
+                parts
+                    .entry(row.itinerary_id)
+                    .or_default()
+                    .regions
+                    .push(Region {
+                        name: Some(row.name),
+                        geometry_id: Some(row.geometry_id),
+                    });
             }
         }
         Ok(parts)
@@ -332,17 +445,7 @@ impl Store {
                 query = query.bind(*id);
             }
             for row in query.fetch_all(&self.pool).await? {
-                let traveler = traveler_from_row(&row)?;
-                let profile: Option<String> = row.try_get("profile_doc")?;
-                let traveler = match profile {
-                    Some(text) => {
-                        let profile: UserProfile = serde_json::from_str(&text)
-                            .map_err(|e| StoreError::Corrupt(format!("profile_doc: {e}")))?;
-                        traveler.with_profile(&profile)
-                    }
-                    None => traveler,
-                };
-                found.push((row.try_get("itinerary_id")?, traveler));
+                found.push(TravelerRow::from_row(&row)?.into_traveler()?);
             }
         }
         Ok(found)
@@ -395,18 +498,4 @@ impl Store {
         )
         .await
     }
-}
-
-/// Sub-resource ids are int32 in the contract.
-pub(super) fn segment_id(row: &AnyRow) -> StoreResult<i32> {
-    let id: i64 = row.try_get("id")?;
-    i32::try_from(id).map_err(|_| StoreError::Corrupt(format!("id {id} beyond int32")))
-}
-
-pub(super) fn traveler_from_row(row: &AnyRow) -> StoreResult<Traveler> {
-    let id = segment_id(row)?;
-    Ok(Traveler {
-        id: Some(id),
-        ..from_doc(row, "doc")?
-    })
 }

@@ -5,13 +5,13 @@
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use sqlx::Row;
+use sqlx::{FromRow, Row};
 
-use super::itineraries::segment_id;
+use super::itineraries::PartRow;
 use super::itinerary_risk::Scored;
 use super::{
     Backend, Float, Key, Store, StoreError, StoreResult, Tx, VersionedRow, conflict_on_duplicate,
-    from_doc, new_etag, to_doc, to_micros,
+    new_etag, to_doc, to_micros,
 };
 use crate::domain::itinerary::{
     MAX_REGIONS, MAX_SEGMENTS, MAX_TRAVELERS, Region, Segment, SegmentKind, SegmentSpan, Traveler,
@@ -34,6 +34,13 @@ impl ItineraryKey<'_> {
             tenant_path: self.tenant_path,
         }
     }
+}
+
+/// An attached region's names.
+#[derive(sqlx::FromRow)]
+struct RegionNameRow {
+    geometry_id: String,
+    name: String,
 }
 
 impl Store {
@@ -82,7 +89,7 @@ impl Store {
         .fetch_all(&self.pool)
         .await?;
         rows.iter()
-            .map(|row| Ok(from_doc::<T>(row, "doc")?.with_id(segment_id(row)?)))
+            .map(|row| PartRow::from_row(row)?.into_segment())
             .collect()
     }
 
@@ -99,7 +106,7 @@ impl Store {
         .bind(T::KIND.as_str())
         .fetch_optional(&self.pool)
         .await?;
-        row.map(|row| Ok(from_doc::<T>(&row, "doc")?.with_id(segment_id(&row)?)))
+        row.map(|row| PartRow::from_row(&row)?.into_segment())
             .transpose()
     }
 
@@ -284,9 +291,10 @@ impl Store {
         .await?;
         rows.iter()
             .map(|row| {
+                let row = RegionNameRow::from_row(row)?;
                 Ok(Region {
-                    name: Some(row.try_get("name")?),
-                    geometry_id: Some(row.try_get("geometry_id")?),
+                    name: Some(row.name),
+                    geometry_id: Some(row.geometry_id),
                 })
             })
             .collect()

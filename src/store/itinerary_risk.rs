@@ -12,10 +12,10 @@
 
 use std::collections::HashMap;
 
-use sqlx::Row;
+use sqlx::FromRow;
 
-use super::itineraries::placeholders;
-use super::{Backend, Store, StoreError, StoreResult, Tx, from_doc, new_etag, to_micros};
+use super::itineraries::{parse_doc, placeholders};
+use super::{Backend, Store, StoreError, StoreResult, Tx, new_etag, to_micros};
 use crate::domain::risk_region::{RegionShape, RiskRegion, overall_risk};
 use crate::domain::time::now;
 
@@ -24,6 +24,58 @@ pub(super) struct Scored<'a> {
     pub id: i64,
     pub tenant_code: &'a str,
     pub tenant_path: &'a str,
+}
+
+/// A segment's positions (null where the segment has none).
+#[derive(sqlx::FromRow)]
+struct SegmentPointsRow {
+    itinerary_id: i64,
+    lat1: Option<f64>,
+    lon1: Option<f64>,
+    lat2: Option<f64>,
+    lon2: Option<f64>,
+}
+
+/// The level of a region attached to an itinerary.
+#[derive(sqlx::FromRow)]
+struct AttachedLevelRow {
+    itinerary_id: i64,
+    risk_level: i64,
+}
+
+/// A region that may cover an itinerary's positions, with its owner's path.
+#[derive(sqlx::FromRow)]
+struct AreaRow {
+    tenant_code: String,
+    path: String,
+    applies_to_subtenants: i64,
+    risk_level: i64,
+    doc: String,
+}
+
+impl AreaRow {
+    fn into_area(self) -> StoreResult<Area> {
+        let region: RiskRegion = parse_doc(&self.doc, "risk region")?;
+        let shape = region
+            .stored_shape()
+            .ok_or_else(|| StoreError::Corrupt("risk region without a polygon".into()))?;
+        Ok(Area {
+            owner: self.tenant_code,
+            owner_path: self.path,
+            shared: self.applies_to_subtenants != 0,
+            level: self.risk_level as i32,
+            shape,
+        })
+    }
+}
+
+/// An itinerary a region write may rescore, with its tenant's path and current risk.
+#[derive(sqlx::FromRow)]
+struct CandidateRow {
+    id: i64,
+    tenant_code: String,
+    path: String,
+    overall_risk: i64,
 }
 
 /// A candidate region: owner, owner's path, shared below, level, shape.
@@ -106,12 +158,10 @@ impl Store {
                 query = query.bind(*id);
             }
             for row in query.fetch_all(&mut **tx).await? {
-                let entry = points.entry(row.try_get("itinerary_id")?).or_default();
-                for (lat, lon) in [("lat1", "lon1"), ("lat2", "lon2")] {
-                    if let (Some(lat), Some(lon)) = (
-                        row.try_get::<Option<f64>, _>(lat)?,
-                        row.try_get::<Option<f64>, _>(lon)?,
-                    ) {
+                let row = SegmentPointsRow::from_row(&row)?;
+                let entry = points.entry(row.itinerary_id).or_default();
+                for (lat, lon) in [(row.lat1, row.lon1), (row.lat2, row.lon2)] {
+                    if let (Some(lat), Some(lon)) = (lat, lon) {
                         entry.push((lat, lon));
                     }
                 }
@@ -125,11 +175,11 @@ impl Store {
                 query = query.bind(*id);
             }
             for row in query.fetch_all(&mut **tx).await? {
-                let level: i64 = row.try_get("risk_level")?;
+                let row = AttachedLevelRow::from_row(&row)?;
                 attached
-                    .entry(row.try_get("itinerary_id")?)
+                    .entry(row.itinerary_id)
                     .or_default()
-                    .push(level as i32);
+                    .push(row.risk_level as i32);
             }
         }
         let areas = match bounding_box(points.values().flatten().copied()) {
@@ -177,19 +227,7 @@ impl Store {
         .fetch_all(&mut **tx)
         .await?;
         rows.iter()
-            .map(|row| {
-                let region: RiskRegion = from_doc(row, "doc")?;
-                let shape = region
-                    .stored_shape()
-                    .ok_or_else(|| StoreError::Corrupt("risk region without a polygon".into()))?;
-                Ok(Area {
-                    owner: row.try_get("tenant_code")?,
-                    owner_path: row.try_get("path")?,
-                    shared: row.try_get::<i64, _>("applies_to_subtenants")? != 0,
-                    level: row.try_get::<i64, _>("risk_level")? as i32,
-                    shape,
-                })
-            })
+            .map(|row| AreaRow::from_row(row)?.into_area())
             .collect()
     }
 
@@ -265,12 +303,8 @@ impl Store {
             .await?;
         let mut candidates = Vec::with_capacity(rows.len());
         for row in &rows {
-            candidates.push((
-                row.try_get::<i64, _>("id")?,
-                row.try_get::<String, _>("tenant_code")?,
-                row.try_get::<String, _>("path")?,
-                row.try_get::<i64, _>("overall_risk")?,
-            ));
+            let row = CandidateRow::from_row(row)?;
+            candidates.push((row.id, row.tenant_code, row.path, row.overall_risk));
         }
         let scored: Vec<Scored<'_>> = candidates
             .iter()

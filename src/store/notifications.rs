@@ -1,14 +1,12 @@
 //! Event notifications, tenant level (`group_id` NULL) or group level.
 
-use sqlx::Row;
 use sqlx::any::AnyRow;
+use sqlx::{FromRow, Row};
 
+use super::address_book::OwnedRow;
 use super::audit_log::record;
 use super::references::Referrer;
-use super::{
-    Key, Owned, Store, StoreResult, VersionedRow, from_doc, from_micros, new_etag, to_doc,
-    to_micros,
-};
+use super::{Key, Owned, Store, StoreResult, VersionedRow, new_etag, to_doc, to_micros};
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
 use crate::domain::notification::{EventNotification, NotificationLevel};
 use crate::domain::recipient::RecipientReference;
@@ -31,13 +29,7 @@ fn group_column(level: NotificationLevel) -> Option<i64> {
 }
 
 fn notification_from_row(row: &AnyRow) -> StoreResult<Owned<EventNotification>> {
-    Ok(Owned {
-        id: row.try_get("id")?,
-        owner: row.try_get("tenant_code")?,
-        etag: row.try_get("etag")?,
-        updated_at: from_micros(row.try_get("updated_at")?)?,
-        record: from_doc(row, "doc")?,
-    })
+    OwnedRow::from_row(row)?.into_owned()
 }
 
 const COLUMNS: &str = "id, tenant_code, doc, etag, updated_at";

@@ -5,14 +5,39 @@
 
 use std::collections::HashSet;
 
-use sqlx::Row;
+use sqlx::{FromRow, Row};
 
+use super::address_book::AddressBook;
 use super::{Store, StoreError, StoreResult, Tx};
 use crate::domain::recipient::{
     ContactTarget, RecipientReference, RecipientTarget, ReferencedRecords, check_references,
 };
 use crate::domain::tenant::TenantNode;
 use crate::domain::validation::Validator;
+
+/// A list or contact found for a reference: id, owner, document.
+#[derive(sqlx::FromRow)]
+struct OwnerDocRow {
+    id: i64,
+    tenant_code: String,
+    doc: String,
+}
+
+/// The first list or notification naming a record (one of the two is null).
+#[derive(sqlx::FromRow)]
+struct ReferrerRow {
+    list_id: Option<i64>,
+    list_doc: Option<String>,
+    notification_id: Option<i64>,
+    notification_doc: Option<String>,
+}
+
+/// What a device-synced list names: a contact or a list.
+#[derive(sqlx::FromRow)]
+struct SyncedRow {
+    to_contact_id: Option<i64>,
+    to_list_id: Option<i64>,
+}
 
 /// A record whose recipients name other records.
 #[derive(Debug, Clone, Copy)]
@@ -65,10 +90,11 @@ impl Store {
         }
         let lock = self.backend.share_rows();
         let mut found = ReferencedRecords::default();
-        for (table, ids) in [
-            ("distribution_lists", &list_ids),
-            ("address_book_contacts", &contact_ids),
+        for (book, ids) in [
+            (AddressBook::Lists, &list_ids),
+            (AddressBook::Contacts, &contact_ids),
         ] {
+            let table = book.table();
             for chunk in dedup(ids).chunks(CHUNK) {
                 let sql = format!(
                     "SELECT x.id, x.tenant_code, x.doc FROM {table} x JOIN tenants o ON o.code = x.tenant_code
@@ -81,14 +107,16 @@ impl Store {
                     query = query.bind(*id);
                 }
                 for row in query.fetch_all(&mut *conn).await? {
-                    let id: i64 = row.try_get("id")?;
-                    let owner: String = row.try_get("tenant_code")?;
-                    if table == "distribution_lists" {
+                    let OwnerDocRow {
+                        id,
+                        tenant_code: owner,
+                        doc,
+                    } = OwnerDocRow::from_row(&row)?;
+                    if book == AddressBook::Lists {
                         found.lists.insert(id, owner);
                     } else {
-                        let doc: serde_json::Value =
-                            serde_json::from_str(&row.try_get::<String, _>("doc")?)
-                                .map_err(|e| StoreError::Corrupt(format!("contact doc: {e}")))?;
+                        let doc: serde_json::Value = serde_json::from_str(&doc)
+                            .map_err(|e| StoreError::Corrupt(format!("contact doc: {e}")))?;
                         let entries = doc["ContactEntries"]
                             .as_array()
                             .map(|entries| {
@@ -244,12 +272,13 @@ impl Store {
                 .and_then(|v| v[field].as_str().map(str::to_string))
                 .unwrap_or_default()
         };
-        if let Some(list) = row.try_get::<Option<i64>, _>("list_id")? {
-            let name = name_in(row.try_get("list_doc")?, "ListName");
+        let row = ReferrerRow::from_row(&row)?;
+        if let Some(list) = row.list_id {
+            let name = name_in(row.list_doc, "ListName");
             return Ok(Some(format!("distribution list {name} ({list})")));
         }
-        let notification: Option<i64> = row.try_get("notification_id")?;
-        let name = name_in(row.try_get("notification_doc")?, "NotificationName");
+        let notification = row.notification_id;
+        let name = name_in(row.notification_doc, "NotificationName");
         Ok(Some(format!(
             "event notification {name} ({})",
             notification.unwrap_or_default()
@@ -276,10 +305,11 @@ impl Store {
         let mut contacts = HashSet::new();
         let mut lists = HashSet::new();
         for row in rows {
-            if let Some(id) = row.try_get::<Option<i64>, _>("to_contact_id")? {
+            let row = SyncedRow::from_row(&row)?;
+            if let Some(id) = row.to_contact_id {
                 contacts.insert(id);
             }
-            if let Some(id) = row.try_get::<Option<i64>, _>("to_list_id")? {
+            if let Some(id) = row.to_list_id {
                 lists.insert(id);
             }
         }

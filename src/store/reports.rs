@@ -3,7 +3,7 @@
 //! window holds), its last odometer reading, and the alerts raised in a window.
 
 use futures::stream::{BoxStream, StreamExt};
-use sqlx::Row;
+use sqlx::FromRow;
 use sqlx::any::AnyRow;
 
 use super::device_rows::{DEVICE_COLUMNS, STATE_COLUMNS, device_from_row, state_from_row};
@@ -119,12 +119,20 @@ fn parse_points(text: &str, out: &mut Vec<TrackPoint>) -> StoreResult<()> {
     Ok(())
 }
 
+/// The columns a report's device row adds to the device's and its state's: tenant,
+/// group name and the assigned user (null when none).
+#[derive(sqlx::FromRow)]
+struct ReportDeviceRow {
+    tenant_code: String,
+    group_name: Option<String>,
+    user_id: Option<i64>,
+    username: Option<String>,
+    user_doc: Option<String>,
+}
+
 fn report_device_from_row(row: &AnyRow) -> StoreResult<ReportDevice> {
-    let user = match (
-        row.try_get::<Option<i64>, _>("user_id")?,
-        row.try_get::<Option<String>, _>("username")?,
-        row.try_get::<Option<String>, _>("user_doc")?,
-    ) {
+    let own = ReportDeviceRow::from_row(row)?;
+    let user = match (own.user_id, own.username, own.user_doc) {
         (Some(id), Some(username), Some(doc)) => {
             let user: User = serde_json::from_str(&doc)
                 .map_err(|e| StoreError::Corrupt(format!("user doc: {e}")))?;
@@ -133,10 +141,10 @@ fn report_device_from_row(row: &AnyRow) -> StoreResult<ReportDevice> {
         _ => None,
     };
     Ok(ReportDevice {
-        tenant_code: row.try_get("tenant_code")?,
+        tenant_code: own.tenant_code,
         device: device_from_row(row)?,
         state: state_from_row(row)?,
-        group_name: row.try_get("group_name")?,
+        group_name: own.group_name,
         user,
     })
 }
@@ -274,9 +282,9 @@ impl Store {
             .bind(TRACK_CHUNK)
             .fetch_one(&self.pool)
             .await?;
-        let mut points =
-            Vec::with_capacity(usize::try_from(row.try_get::<i64, _>("n")?).unwrap_or(0));
-        if let Some(text) = row.try_get::<Option<String>, _>("points")? {
+        let chunk = TrackChunkRow::from_row(&row)?;
+        let mut points = Vec::with_capacity(usize::try_from(chunk.n).unwrap_or(0));
+        if let Some(text) = chunk.points {
             parse_points(&text, &mut points)?;
         }
         Ok(points)
@@ -298,13 +306,13 @@ impl Store {
                 query = query.bind(*id);
             }
             for row in query.fetch_all(&self.pool).await? {
-                let text: String = row.try_get("geofences")?;
-                let names = serde_json::from_str::<Vec<GeofenceRef>>(&text)
+                let row = MessageGeofencesRow::from_row(&row)?;
+                let names = serde_json::from_str::<Vec<GeofenceRef>>(&row.geofences)
                     .map_err(|e| StoreError::Corrupt(format!("mo message geofences: {e}")))?
                     .into_iter()
                     .map(|g| g.geofence_name)
                     .collect();
-                found.insert(row.try_get("id")?, names);
+                found.insert(row.id, names);
             }
         }
         Ok(found)
@@ -332,9 +340,9 @@ impl Store {
             let Some(row) = row else {
                 return Ok(None);
             };
-            before = (row.try_get("message_time")?, row.try_get("id")?);
-            let doc: String = row.try_get("doc")?;
-            let Ok(message) = serde_json::from_str::<MoMessage>(&doc) else {
+            let row = OdometerCandidateRow::from_row(&row)?;
+            before = (row.message_time, row.id);
+            let Ok(message) = serde_json::from_str::<MoMessage>(&row.doc) else {
                 continue;
             };
             let reading = message
@@ -384,17 +392,56 @@ const ALERTS_OF_SUBTREE: &str =
      WHERE t.path LIKE $1 AND a.raised_at >= $2 AND a.raised_at < $3
      ORDER BY a.raised_at, a.id";
 
+/// An `alerts` row as selected by `ALERTS_OF_TENANT` and `ALERTS_OF_SUBTREE`.
+#[derive(sqlx::FromRow)]
+struct RaisedAlertRow {
+    tenant_code: String,
+    device_id: String,
+    notification_name: String,
+    raised_at: i64,
+    latitude: Option<f64>,
+    longitude: Option<f64>,
+    geofences: String,
+}
+
+impl RaisedAlertRow {
+    fn into_alert(self) -> StoreResult<RaisedAlert> {
+        Ok(RaisedAlert {
+            tenant_code: self.tenant_code,
+            device_id: self.device_id,
+            alert_type: self.notification_name,
+            raised_at: from_micros(Some(self.raised_at))?
+                .ok_or_else(|| StoreError::Corrupt("alert time".into()))?,
+            latitude: self.latitude,
+            longitude: self.longitude,
+            geofences: serde_json::from_str(&self.geofences)
+                .map_err(|e| StoreError::Corrupt(format!("alert geofences: {e}")))?,
+        })
+    }
+}
+
 fn alert_from_row(row: &AnyRow) -> StoreResult<RaisedAlert> {
-    let geofences: String = row.try_get("geofences")?;
-    Ok(RaisedAlert {
-        tenant_code: row.try_get("tenant_code")?,
-        device_id: row.try_get("device_id")?,
-        alert_type: row.try_get("notification_name")?,
-        raised_at: from_micros(Some(row.try_get("raised_at")?))?
-            .ok_or_else(|| StoreError::Corrupt("alert time".into()))?,
-        latitude: row.try_get("latitude")?,
-        longitude: row.try_get("longitude")?,
-        geofences: serde_json::from_str(&geofences)
-            .map_err(|e| StoreError::Corrupt(format!("alert geofences: {e}")))?,
-    })
+    RaisedAlertRow::from_row(row)?.into_alert()
+}
+
+/// One chunk of a track: how many points, and the points as text (`parse_points`).
+#[derive(sqlx::FromRow)]
+struct TrackChunkRow {
+    n: i64,
+    points: Option<String>,
+}
+
+/// A message's stored geofences (JSON `GeofenceRef`s).
+#[derive(sqlx::FromRow)]
+struct MessageGeofencesRow {
+    id: i64,
+    geofences: String,
+}
+
+/// A message that may carry an odometer reading, with its place in time order.
+#[derive(sqlx::FromRow)]
+struct OdometerCandidateRow {
+    id: i64,
+    message_time: i64,
+    doc: String,
 }

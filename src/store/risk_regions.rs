@@ -11,13 +11,14 @@ use super::{
     new_etag, to_doc, to_micros,
 };
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
+use crate::domain::ids::RiskRegionId;
 use crate::domain::risk_region::{RegionShape, RiskRegion};
 use crate::domain::time::now;
 
 /// A risk region with its internal id and owning tenant.
 #[derive(Debug, Clone)]
 pub struct StoredRiskRegion {
-    pub id: i64,
+    pub id: RiskRegionId,
     pub tenant_code: String,
     pub region: RiskRegion,
 }
@@ -50,7 +51,7 @@ impl RiskRegionRow {
         let stored: RiskRegion = serde_json::from_str(&self.doc)
             .map_err(|e| StoreError::Corrupt(format!("risk region document: {e}")))?;
         Ok(StoredRiskRegion {
-            id: self.id,
+            id: RiskRegionId::new(self.id),
             tenant_code: self.tenant_code,
             region: RiskRegion {
                 geometry_id: Some(self.geometry_id),
@@ -82,6 +83,17 @@ fn union([a, b, c, d]: [f64; 4], [e, f, g, h]: [f64; 4]) -> [f64; 4] {
     [a.min(e), b.max(f), c.min(g), d.max(h)]
 }
 
+/// The columns of a region's row a write compares against.
+#[derive(sqlx::FromRow)]
+struct OldRegionRow {
+    geometry_id: String,
+    applies_to_subtenants: i64,
+    min_lat: f64,
+    max_lat: f64,
+    min_lon: f64,
+    max_lon: f64,
+}
+
 /// What a region write needs to know about the row it changes.
 struct OldRegion {
     geometry_id: String,
@@ -94,7 +106,7 @@ struct OldRegion {
 pub struct RiskRegionUpdate<'a> {
     pub tenant_code: &'a str,
     pub tenant_path: &'a str,
-    pub id: i64,
+    pub id: RiskRegionId,
     pub region: &'a RiskRegion,
     pub shape: &'a RegionShape,
 }
@@ -145,7 +157,7 @@ impl Store {
         region: &RiskRegion,
         shape: &RegionShape,
         audit: &Audit,
-    ) -> StoreResult<i64> {
+    ) -> StoreResult<RiskRegionId> {
         let mut tx = self.begin_write().await?;
         self.lock_tenant_for_regions(&mut tx, tenant_code).await?;
         let [min_lat, max_lat, min_lon, max_lon] = shape.bbox;
@@ -183,7 +195,7 @@ impl Store {
         let (action, kind) = (AuditAction::Create, ResourceType::RiskRegion);
         record(&mut tx, audit, action, kind, geometry_id).await?;
         tx.commit().await?;
-        Ok(id)
+        Ok(RiskRegionId::new(id))
     }
 
     /// Locks and checks the version of one of the tenant's regions; returns what the
@@ -199,7 +211,7 @@ impl Store {
         let keys = [Key::Id(id), Key::Text(tenant_code)];
         self.check_version(tx, VersionedRow::by_id("risk_regions", &keys), if_match)
             .await?;
-        let row = sqlx::query(
+        let row: OldRegionRow = sqlx::query_as(
             "SELECT geometry_id, applies_to_subtenants, min_lat, max_lat, min_lon, max_lon
              FROM risk_regions WHERE id = $1",
         )
@@ -207,14 +219,9 @@ impl Store {
         .fetch_one(&mut **tx)
         .await?;
         Ok(OldRegion {
-            geometry_id: row.try_get("geometry_id")?,
-            shared: row.try_get::<i64, _>("applies_to_subtenants")? != 0,
-            bbox: [
-                row.try_get("min_lat")?,
-                row.try_get("max_lat")?,
-                row.try_get("min_lon")?,
-                row.try_get("max_lon")?,
-            ],
+            geometry_id: row.geometry_id,
+            shared: row.applies_to_subtenants != 0,
+            bbox: [row.min_lat, row.max_lat, row.min_lon, row.max_lon],
         })
     }
 
@@ -247,6 +254,7 @@ impl Store {
             region,
             shape,
         } = update;
+        let id = id.get();
         let mut tx = self.begin_write().await?;
         let old = self.lock_region(&mut tx, tenant_code, id, if_match).await?;
         if old.shared && !region.applies_to_subtenants {
@@ -297,10 +305,11 @@ impl Store {
         &self,
         tenant_code: &str,
         tenant_path: &str,
-        id: i64,
+        id: RiskRegionId,
         if_match: Option<&str>,
         audit: &Audit,
     ) -> StoreResult<()> {
+        let id = id.get();
         let mut tx = self.begin_write().await?;
         let old = self.lock_region(&mut tx, tenant_code, id, if_match).await?;
         let attached: i64 =

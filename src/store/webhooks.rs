@@ -3,24 +3,39 @@
 use sqlx::Row;
 
 use super::audit_log::record;
-use super::{Store, StoreError, StoreResult, check_etag, from_doc, new_etag, to_doc, to_micros};
+use super::{Store, StoreError, StoreResult, check_etag, new_etag, to_doc, to_micros};
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
 use crate::domain::time::now;
 use crate::domain::webhook::WebhookSettings;
 
+/// A `webhook_settings` row as read: the document, the secret kept beside it, the version.
+#[derive(sqlx::FromRow)]
+struct WebhookRow {
+    doc: String,
+    password: Option<String>,
+    etag: String,
+}
+
+impl WebhookRow {
+    fn into_settings(self) -> StoreResult<WebhookSettings> {
+        let mut settings: WebhookSettings = serde_json::from_str(&self.doc)
+            .map_err(|e| StoreError::Corrupt(format!("webhook settings document: {e}")))?;
+        settings.password = self.password;
+        settings.etag = Some(self.etag);
+        Ok(settings)
+    }
+}
+
 impl Store {
     /// The tenant's settings including the stored secret, or `None` if never saved.
     pub async fn get_webhooks(&self, tenant_code: &str) -> StoreResult<Option<WebhookSettings>> {
-        let row =
-            sqlx::query("SELECT doc, password, etag FROM webhook_settings WHERE tenant_code = $1")
-                .bind(tenant_code)
-                .fetch_optional(&self.pool)
-                .await?;
-        let Some(row) = row else { return Ok(None) };
-        let mut settings: WebhookSettings = from_doc(&row, "doc")?;
-        settings.password = row.try_get("password")?;
-        settings.etag = Some(row.try_get("etag")?);
-        Ok(Some(settings))
+        let row: Option<WebhookRow> = sqlx::query_as(
+            "SELECT doc, password, etag FROM webhook_settings WHERE tenant_code = $1",
+        )
+        .bind(tenant_code)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.map(WebhookRow::into_settings).transpose()
     }
 
     /// Saves validated settings. `expected` is the version the caller's decision was
