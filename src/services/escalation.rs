@@ -35,12 +35,12 @@ impl Escalator {
     }
 
     /// Runs the round of alert `id` if it is still due at `at`. Returns whether it ran.
-    pub async fn run_round(&self, id: i64, at: Timestamp) -> StoreResult<bool> {
+    pub async fn run_round(&self, id: AlertId, at: Timestamp) -> StoreResult<bool> {
         let Some(after) = self.config.escalation_after else {
             return Ok(false);
         };
         let mut tx = self.store.begin().await?;
-        let Some(due) = tx.lock_due_escalation(AlertId::new(id), at).await? else {
+        let Some(due) = tx.lock_due_escalation(id, at).await? else {
             return Ok(false);
         };
         let level = due.alert.escalation_level + 1;
@@ -144,7 +144,7 @@ fn round_message(alert: &Alert, level: i64, rounds: i64) -> (String, String) {
 /// alert, its notification, message and device.
 fn round_delivery(
     due: &DueEscalation,
-    id: i64,
+    id: AlertId,
     subject: String,
     body: String,
     created: Timestamp,

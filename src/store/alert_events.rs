@@ -276,7 +276,7 @@ impl WriteTx {
     /// Records a step on alert `alert_id`'s timeline, in this transaction.
     pub async fn record_alert_event(
         &mut self,
-        alert_id: i64,
+        alert_id: AlertId,
         event: &AlertEvent<'_>,
     ) -> StoreResult<()> {
         let notified = event
@@ -288,7 +288,7 @@ impl WriteTx {
             "INSERT INTO alert_events (alert_id, {EVENT_COLUMNS})
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
         ))
-        .bind(alert_id)
+        .bind(alert_id.get())
         .bind(event.kind.as_str())
         .bind(to_micros(event.at))
         .bind(event.by)
@@ -305,12 +305,12 @@ impl WriteTx {
     }
 
     /// Alert `id` as this transaction sees it.
-    pub async fn alert(&mut self, id: i64) -> StoreResult<Alert> {
+    pub async fn alert(&mut self, id: AlertId) -> StoreResult<Alert> {
         let row = sqlx::query(&format!(
             "SELECT {} FROM alerts a WHERE a.id = $1",
             super::alerts::COLUMNS
         ))
-        .bind(id)
+        .bind(id.get())
         .fetch_one(&mut *self.tx)
         .await?;
         super::alerts::alert_from_row(&row)
@@ -356,10 +356,10 @@ impl Store {
         let mut event = tx.apply_alert_action(id, by, action, at).await?;
         // Microseconds, as stored: the answer equals what the timeline reads back.
         event.at = from_micros(Some(to_micros(at)))?.unwrap_or(at);
-        tx.record_alert_event(id.get(), &event).await?;
+        tx.record_alert_event(id, &event).await?;
         tx.audit(&audit.entry(action.audit_action(), ResourceType::Alert, id))
             .await?;
-        let alert = tx.alert(id.get()).await?;
+        let alert = tx.alert(id).await?;
         tx.announce_alert(node, &alert).await?;
         tx.commit().await?;
         Ok((alert, action.timeline_entry(&event, by)))

@@ -124,11 +124,28 @@ pub(super) fn alert_from_row(row: &AnyRow) -> StoreResult<Alert> {
     AlertRow::from_row(row)?.into_alert()
 }
 
+/// The alert a match raised or joined.
+pub struct MatchedAlert {
+    pub id: AlertId,
+    pub alert: Alert,
+    /// Whether the match raised it (else it joined an open one).
+    pub raised: bool,
+}
+
+fn matched_alert(row: &AnyRow, raised: bool) -> StoreResult<MatchedAlert> {
+    let row = AlertRow::from_row(row)?;
+    Ok(MatchedAlert {
+        id: AlertId::new(row.id),
+        alert: row.into_alert()?,
+        raised,
+    })
+}
+
 impl WriteTx {
     /// Joins the open (or acknowledged) alert of this notification and device (of the
-    /// match's tenant), or raises a new one. Returns the alert and whether it is new. The device's state row is
+    /// match's tenant), or raises a new one.  The device's state row is
     /// locked by the caller, so no other transaction raises one meanwhile.
-    pub async fn raise_or_join_alert(&mut self, m: &AlertMatch<'_>) -> StoreResult<(Alert, bool)> {
+    pub async fn raise_or_join_alert(&mut self, m: &AlertMatch<'_>) -> StoreResult<MatchedAlert> {
         let sql = format!(
             "UPDATE alerts SET match_count = match_count + 1, last_match_at = $1, etag = $2
              WHERE notification_id = $3 AND tenant_code = $4 AND device_id = $5
@@ -146,7 +163,7 @@ impl WriteTx {
             .fetch_optional(&mut *self.tx)
             .await?;
         if let Some(row) = joined {
-            return Ok((alert_from_row(&row)?, false));
+            return matched_alert(&row, false);
         }
         let sql = format!(
             "INSERT INTO alerts (tenant_code, device_id, notification_id, notification_name,
@@ -174,7 +191,7 @@ impl WriteTx {
             .bind(new_etag())
             .fetch_one(&mut *self.tx)
             .await?;
-        Ok((alert_from_row(&row)?, true))
+        matched_alert(&row, true)
     }
 }
 
@@ -291,7 +308,7 @@ impl WriteTx {
     /// Records an escalation round: the new level and when the next is due (None: no more).
     pub async fn escalated(
         &mut self,
-        id: i64,
+        id: AlertId,
         level: i64,
         next: Option<Timestamp>,
     ) -> StoreResult<()> {
@@ -301,7 +318,7 @@ impl WriteTx {
         .bind(level)
         .bind(next.map(to_micros))
         .bind(new_etag())
-        .bind(id)
+        .bind(id.get())
         .execute(&mut *self.tx)
         .await?;
         Ok(())

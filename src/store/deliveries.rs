@@ -11,7 +11,7 @@ use super::webhook_events::MessageEvent;
 use super::{Backend, Store, StoreError, StoreResult, WriteTx, from_micros, to_micros};
 use crate::domain::closed_set::NotInSet;
 use crate::domain::delivery::{Channel, Delivery, DeliveryStatus};
-use crate::domain::ids::{AlertId, DeliveryId};
+use crate::domain::ids::{AlertId, DeliveryId, MoMessageId, MtMessageId, NotificationId};
 
 /// `'Pending'`, as the partial indexes of due deliveries (`deliveries_due`, …) write it in
 /// their predicates: a statement repeats the predicate word for word, or the planner
@@ -42,10 +42,10 @@ pub struct NewDelivery {
     pub subject: Option<String>,
     pub body: String,
     pub status: DeliveryStatus,
-    pub notification_id: Option<i64>,
-    pub alert_id: Option<i64>,
-    pub message_id: Option<i64>,
-    pub mt_message_id: Option<i64>,
+    pub notification_id: Option<NotificationId>,
+    pub alert_id: Option<AlertId>,
+    pub message_id: Option<MoMessageId>,
+    pub mt_message_id: Option<MtMessageId>,
     pub device_id: Option<String>,
     pub event_id: Option<String>,
     pub created_at: Timestamp,
@@ -180,10 +180,10 @@ impl WriteTx {
                     .bind(d.subject.as_deref())
                     .bind(d.body.as_str())
                     .bind(d.status.as_str())
-                    .bind(d.notification_id)
-                    .bind(d.alert_id)
-                    .bind(d.message_id)
-                    .bind(d.mt_message_id)
+                    .bind(d.notification_id.map(NotificationId::get))
+                    .bind(d.alert_id.map(AlertId::get))
+                    .bind(d.message_id.map(MoMessageId::get))
+                    .bind(d.mt_message_id.map(MtMessageId::get))
                     .bind(d.device_id.as_deref())
                     .bind(d.event_id.as_deref())
                     .bind(to_micros(d.created_at))

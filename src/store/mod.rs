@@ -82,7 +82,7 @@ use sqlite_writer::{SqliteWriter, WriterTx};
 
 pub use address_book::{AddressBook, AddressBookWrite, Owned};
 pub use alert_events::{AlertAction, AlertEvent};
-pub use alerts::{AlertFilter, AlertMatch, DueEscalation};
+pub use alerts::{AlertFilter, AlertMatch, DueEscalation, MatchedAlert};
 pub use api_tokens::{IssuedToken, TokenCredentials};
 pub use audit_log::AuditQuery;
 pub use deliveries::{DeliveryFilter, NewDelivery};

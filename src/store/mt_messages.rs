@@ -10,7 +10,7 @@ use super::{
 };
 use crate::domain::delivery::{Channel, DeliveryStatus};
 use crate::domain::gateways::garmin_mt::{self, GarminMt};
-use crate::domain::ids::MtMessageId;
+use crate::domain::ids::{MtMessageId, NotificationId};
 use crate::domain::mt_message::{MtMessage, MtStatus, MtType, check_transition};
 use crate::domain::time::now;
 use crate::domain::validation::ValidationErrors;
@@ -207,10 +207,10 @@ impl WriteTx {
             subject: None,
             body: serde_json::to_string(&body).map_err(|e| StoreError::Corrupt(e.to_string()))?,
             status: DeliveryStatus::Pending,
-            notification_id,
+            notification_id: notification_id.map(NotificationId::new),
             alert_id: None,
             message_id: None,
-            mt_message_id: Some(id.get()),
+            mt_message_id: Some(id),
             device_id: Some(device_id.to_string()),
             event_id: None,
             created_at: at,

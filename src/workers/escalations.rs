@@ -27,9 +27,8 @@ impl EscalationWorker {
             return Ok(StepOutcome::Idle);
         }
         let mut rounds = 0;
-        for id in &due {
-            // `run_round` (services/escalation.rs) still takes the number.
-            match self.escalator.run_round(id.get(), at).await {
+        for &id in &due {
+            match self.escalator.run_round(id, at).await {
                 Ok(true) => rounds += 1,
                 Ok(false) => {}
                 Err(e) => tracing::error!(alert = id.get(), error = %e, "escalation round failed"),

@@ -6,10 +6,11 @@ use jiff::Timestamp;
 
 use super::matching::UnitOfWork;
 use crate::domain::alert::{Alert, TimelineKind};
+use crate::domain::ids::{AlertId, MoMessageId, MtMessageId, NotificationId};
 use crate::domain::match_effects::{AlertRaise, Effect, PlannedDelivery};
 use crate::domain::webhook::Category;
 use crate::domain::webhook_event::{EventType, event_data};
-use crate::store::{AlertEvent, AlertMatch, NewDelivery, StoreResult};
+use crate::store::{AlertEvent, AlertMatch, MatchedAlert, NewDelivery, StoreResult};
 
 /// What every delivery of one match shares.
 pub(super) struct DeliveryBase {
@@ -28,14 +29,14 @@ pub(super) async fn apply_effects(
     effects: Vec<Effect>,
 ) -> StoreResult<Option<Alert>> {
     let mut alert: Option<Alert> = None;
-    let alert_id = |alert: &Option<Alert>| -> Option<i64> {
-        alert.as_ref()?.alert_id.as_deref()?.parse().ok()
-    };
+    let mut alert_id: Option<AlertId> = None;
     let at = base.at;
     for effect in effects {
         match effect {
             Effect::RaiseOrJoinAlert(raise) => {
-                alert = Some(raise_or_join(unit, base, &raise).await?);
+                let matched = raise_or_join(unit, base, &raise).await?;
+                alert_id = Some(matched.id);
+                alert = Some(matched.alert);
             }
             Effect::Webhook(fired) => {
                 let Some(webhooks) = unit.webhooks else {
@@ -53,7 +54,7 @@ pub(super) async fn apply_effects(
                 }
             }
             Effect::Deliver(planned) => {
-                let delivery = new_delivery(unit, base, alert_id(&alert), planned, None);
+                let delivery = new_delivery(unit, base, alert_id, planned, None);
                 unit.changes.deliveries.push(delivery);
             }
             Effect::QueueMt {
@@ -67,8 +68,8 @@ pub(super) async fn apply_effects(
                     .tx
                     .queue_mt_message(code, &device_id, &message, notification)
                     .await?;
-                let mt_id = Some(mt_id.get());
-                let delivery = new_delivery(unit, base, alert_id(&alert), delivery, mt_id);
+                let mt_id = Some(mt_id);
+                let delivery = new_delivery(unit, base, alert_id, delivery, mt_id);
                 unit.changes.deliveries.push(delivery);
             }
             Effect::MoveToGroup(group) => move_to_group(unit, group).await?,
@@ -87,8 +88,8 @@ async fn raise_or_join(
     unit: &mut UnitOfWork<'_>,
     base: &DeliveryBase,
     raise: &AlertRaise,
-) -> StoreResult<Alert> {
-    let (alert, raised) = unit
+) -> StoreResult<MatchedAlert> {
+    let matched = unit
         .tx
         .raise_or_join_alert(&AlertMatch {
             tenant_code: &unit.node.code,
@@ -104,21 +105,19 @@ async fn raise_or_join(
             escalate_at: raise.escalate_at,
         })
         .await?;
-    if let Some(id) = alert.alert_id.as_deref().and_then(|id| id.parse().ok()) {
-        let kind = if raised {
-            TimelineKind::Raised
-        } else {
-            TimelineKind::Matched
-        };
-        let step = AlertEvent {
-            message_id: raise.message_id,
-            position: raise.position,
-            count: (!raised).then_some(alert.match_count),
-            ..AlertEvent::new(kind, raise.at, None)
-        };
-        unit.tx.record_alert_event(id, &step).await?;
-    }
-    Ok(alert)
+    let kind = if matched.raised {
+        TimelineKind::Raised
+    } else {
+        TimelineKind::Matched
+    };
+    let step = AlertEvent {
+        message_id: raise.message_id,
+        position: raise.position,
+        count: (!matched.raised).then_some(matched.alert.match_count),
+        ..AlertEvent::new(kind, raise.at, None)
+    };
+    unit.tx.record_alert_event(matched.id, &step).await?;
+    Ok(matched)
 }
 
 /// `ChangeGroup`: the device moves if the group still exists, and the move is a device
@@ -147,9 +146,9 @@ async fn move_to_group(unit: &mut UnitOfWork<'_>, group: i64) -> StoreResult<()>
 fn new_delivery(
     unit: &UnitOfWork<'_>,
     base: &DeliveryBase,
-    alert_id: Option<i64>,
+    alert_id: Option<AlertId>,
     planned: PlannedDelivery,
-    mt_message_id: Option<i64>,
+    mt_message_id: Option<MtMessageId>,
 ) -> NewDelivery {
     NewDelivery {
         tenant_code: unit.node.code.clone(),
@@ -158,9 +157,9 @@ fn new_delivery(
         subject: planned.subject,
         body: planned.body,
         status: planned.status,
-        notification_id: Some(base.notification_id),
+        notification_id: Some(NotificationId::new(base.notification_id)),
         alert_id,
-        message_id: base.message_id,
+        message_id: base.message_id.map(MoMessageId::new),
         mt_message_id,
         device_id: Some(unit.device_id.to_string()),
         event_id: None,
