@@ -136,12 +136,15 @@ impl User {
         }
         let role = match self.user_role_id.as_deref() {
             None | Some("") => Some(Role::User),
-            Some(r) => match r.parse::<Role>() {
+            Some(r) => match Role::from_client(r) {
                 Ok(role) => Some(role),
-                Err(e) => {
+                Err(_) => {
                     v.add(
                         "UserRoleId",
-                        format!("{e}: must be one of Administrator, Manager, User, ReadOnly"),
+                        format!(
+                            "unknown role '{r}': must be one of {}",
+                            Role::NAMES.join(", ")
+                        ),
                     );
                     None
                 }

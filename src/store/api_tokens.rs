@@ -35,7 +35,7 @@ fn permissions_from_text(text: &str) -> StoreResult<Permissions> {
         .filter(|name| !name.is_empty())
         .map(|name| {
             name.parse::<Permission>()
-                .map_err(|()| StoreError::Corrupt(format!("permission {name}")))
+                .map_err(|_| StoreError::Corrupt(format!("permission {name}")))
         })
         .collect()
 }

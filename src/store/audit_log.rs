@@ -77,10 +77,12 @@ fn entry_from_row(row: &AnyRow) -> StoreResult<AuditEntry> {
         tenant_path: row.try_get("tenant_path")?,
         actor: Some(row.try_get("actor")?),
         client_address: row.try_get("client")?,
-        action: AuditAction::parse(&action)
-            .ok_or_else(|| StoreError::Corrupt(format!("audit action {action}")))?,
-        resource_type: ResourceType::parse(&resource_type)
-            .ok_or_else(|| StoreError::Corrupt(format!("audit resource type {resource_type}")))?,
+        action: action
+            .parse()
+            .map_err(|e| StoreError::Corrupt(format!("audit action: {e}")))?,
+        resource_type: resource_type
+            .parse()
+            .map_err(|e| StoreError::Corrupt(format!("audit resource type: {e}")))?,
         resource_id: row.try_get("resource_id")?,
     })
 }

@@ -5,6 +5,7 @@
 use sqlx::Row;
 
 use super::{Store, StoreError, StoreResult, Tx, new_etag, to_micros};
+use crate::domain::access::Role;
 use crate::domain::tenant::ROOT_TENANT_CODE;
 use crate::domain::time::now;
 
@@ -27,8 +28,9 @@ pub(super) async fn keep_root_administrator(
         return Ok(());
     }
     let sql = format!(
-        "SELECT id FROM users WHERE tenant_code = $1 AND role = 'Administrator'
+        "SELECT id FROM users WHERE tenant_code = $1 AND role = {}
          AND is_disabled = 0 ORDER BY id{}",
+        Role::Administrator.sql(),
         tx.backend().lock_rows()
     );
     let rows = sqlx::query(&sql)
