@@ -4,7 +4,7 @@
 //! writer, it is cached and the cache dropped on every revocation.
 
 use jiff::Timestamp;
-use sqlx::Row;
+use sqlx::FromRow;
 use sqlx::any::AnyRow;
 
 use super::audit_log::record;
@@ -44,18 +44,67 @@ fn permissions_text(permissions: Permissions) -> String {
     permissions.names().join(",")
 }
 
+/// An `api_tokens` row as selected by `TOKEN_COLUMNS`.
+#[derive(sqlx::FromRow)]
+struct TokenRow {
+    id: i64,
+    name: String,
+    prefix: String,
+    permissions: String,
+    created_by: String,
+    created_at: Option<i64>,
+    expires_at: Option<i64>,
+    last_used_at: Option<i64>,
+}
+
+impl TokenRow {
+    fn into_token(self) -> StoreResult<ApiToken> {
+        Ok(ApiToken {
+            token_id: self.id.to_string(),
+            name: self.name,
+            prefix: self.prefix,
+            permissions: permissions_from_text(&self.permissions)?.names(),
+            created_by: self.created_by,
+            created_at: from_micros(self.created_at)?.unwrap_or_default(),
+            expires_at: from_micros(self.expires_at)?,
+            last_used_at: from_micros(self.last_used_at)?,
+            token: None,
+        })
+    }
+}
+
 fn token_from_row(row: &AnyRow) -> StoreResult<ApiToken> {
-    Ok(ApiToken {
-        token_id: row.try_get::<i64, _>("id")?.to_string(),
-        name: row.try_get("name")?,
-        prefix: row.try_get("prefix")?,
-        permissions: permissions_from_text(&row.try_get::<String, _>("permissions")?)?.names(),
-        created_by: row.try_get("created_by")?,
-        created_at: from_micros(row.try_get("created_at")?)?.unwrap_or_default(),
-        expires_at: from_micros(row.try_get("expires_at")?)?,
-        last_used_at: from_micros(row.try_get("last_used_at")?)?,
-        token: None,
-    })
+    TokenRow::from_row(row)?.into_token()
+}
+
+/// A token with its tenant's path, as authentication reads it.
+#[derive(sqlx::FromRow)]
+struct TokenCredentialsRow {
+    id: i64,
+    name: String,
+    tenant_code: String,
+    path: String,
+    permissions: String,
+    secret_hash: String,
+    expires_at: Option<i64>,
+    revoked_at: Option<i64>,
+    last_used_at: Option<i64>,
+}
+
+impl TokenCredentialsRow {
+    fn into_credentials(self) -> StoreResult<TokenCredentials> {
+        Ok(TokenCredentials {
+            id: self.id,
+            name: self.name,
+            tenant_code: self.tenant_code,
+            tenant_path: self.path,
+            permissions: permissions_from_text(&self.permissions)?,
+            secret_hash: self.secret_hash,
+            expires_at: from_micros(self.expires_at)?,
+            revoked_at: from_micros(self.revoked_at)?,
+            last_used_at: from_micros(self.last_used_at)?,
+        })
+    }
 }
 
 /// A token being issued: the request, what is kept of its secret (`secret_hash`, and
@@ -210,17 +259,7 @@ impl Store {
         .fetch_optional(&self.pool)
         .await?;
         let Some(row) = row else { return Ok(None) };
-        let found = TokenCredentials {
-            id: row.try_get("id")?,
-            name: row.try_get("name")?,
-            tenant_code: row.try_get("tenant_code")?,
-            tenant_path: row.try_get("path")?,
-            permissions: permissions_from_text(&row.try_get::<String, _>("permissions")?)?,
-            secret_hash: row.try_get("secret_hash")?,
-            expires_at: from_micros(row.try_get("expires_at")?)?,
-            revoked_at: from_micros(row.try_get("revoked_at")?)?,
-            last_used_at: from_micros(row.try_get("last_used_at")?)?,
-        };
+        let found = TokenCredentialsRow::from_row(&row)?.into_credentials()?;
         self.token_cache.put(key, found.clone());
         Ok(Some(found))
     }

@@ -4,7 +4,7 @@
 //! session or its user updates in the same call.
 
 use jiff::Timestamp;
-use sqlx::Row;
+use sqlx::{FromRow, Row};
 
 use super::audit_log::record;
 use super::{Store, StoreError, StoreResult, from_micros, to_micros};
@@ -24,6 +24,41 @@ pub struct SessionCredentials {
     pub is_disabled: bool,
     pub last_seen_at: Timestamp,
     pub expires_at: Timestamp,
+}
+
+/// A session joined with its user and tenant, as `session_credentials` selects it.
+#[derive(sqlx::FromRow)]
+struct SessionRow {
+    id: i64,
+    id_hash: String,
+    user_id: i64,
+    last_seen_at: Option<i64>,
+    expires_at: Option<i64>,
+    username: String,
+    tenant_code: String,
+    path: String,
+    role: String,
+    is_disabled: i64,
+}
+
+impl SessionRow {
+    fn into_credentials(self) -> StoreResult<SessionCredentials> {
+        Ok(SessionCredentials {
+            id: self.id,
+            id_hash: self.id_hash,
+            user_id: self.user_id,
+            username: self.username,
+            tenant_code: self.tenant_code,
+            tenant_path: self.path,
+            role: self
+                .role
+                .parse()
+                .map_err(|e| StoreError::Corrupt(format!("session's user: {e}")))?,
+            is_disabled: self.is_disabled != 0,
+            last_seen_at: from_micros(self.last_seen_at)?.unwrap_or_default(),
+            expires_at: from_micros(self.expires_at)?.unwrap_or_default(),
+        })
+    }
 }
 
 impl Store {
@@ -86,21 +121,7 @@ impl Store {
         .fetch_optional(&self.pool)
         .await?;
         let Some(row) = row else { return Ok(None) };
-        let role: String = row.try_get("role")?;
-        let found = SessionCredentials {
-            id: row.try_get("id")?,
-            id_hash: row.try_get("id_hash")?,
-            user_id: row.try_get("user_id")?,
-            username: row.try_get("username")?,
-            tenant_code: row.try_get("tenant_code")?,
-            tenant_path: row.try_get("path")?,
-            role: role
-                .parse()
-                .map_err(|_| StoreError::Corrupt(format!("role {role}")))?,
-            is_disabled: row.try_get::<i64, _>("is_disabled")? != 0,
-            last_seen_at: from_micros(row.try_get("last_seen_at")?)?.unwrap_or_default(),
-            expires_at: from_micros(row.try_get("expires_at")?)?.unwrap_or_default(),
-        };
+        let found = SessionRow::from_row(&row)?.into_credentials()?;
         self.session_cache.put(key, found.clone());
         Ok(Some(found))
     }

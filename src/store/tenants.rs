@@ -1,12 +1,12 @@
 //! Tenants and the hierarchy.
 
-use sqlx::Row;
+use sqlx::{FromRow, Row};
 use sqlx::any::AnyRow;
 
 use super::audit_log::record;
 use super::webhook_events::{emit, emit_events};
 use super::{
-    Key, Store, StoreResult, VersionedRow, WriteTx, from_doc, from_micros, new_etag, to_doc,
+    Key, Store, StoreError, StoreResult, VersionedRow, WriteTx, from_micros, new_etag, to_doc,
     to_micros,
 };
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
@@ -24,20 +24,50 @@ pub enum TenantDeletion {
 
 const TENANT_COLUMNS: &str = "code, parent_code, path, doc, etag, updated_at";
 
+/// A `tenants` row as selected by `TENANT_COLUMNS`.
+#[derive(sqlx::FromRow)]
+struct TenantRow {
+    code: String,
+    parent_code: Option<String>,
+    doc: String,
+    etag: String,
+    updated_at: Option<i64>,
+}
+
+impl TenantRow {
+    fn into_tenant(self) -> StoreResult<Tenant> {
+        let mut tenant: Tenant = serde_json::from_str(&self.doc)
+            .map_err(|e| StoreError::Corrupt(format!("tenant document: {e}")))?;
+        tenant.tenant_code = Some(self.code);
+        tenant.parent_tenant_code = self.parent_code;
+        tenant.etag = Some(self.etag);
+        tenant.timestamp = from_micros(self.updated_at)?;
+        Ok(tenant)
+    }
+}
+
 fn tenant_from_row(row: &AnyRow) -> StoreResult<Tenant> {
-    let mut tenant: Tenant = from_doc(row, "doc")?;
-    tenant.tenant_code = Some(row.try_get("code")?);
-    tenant.parent_tenant_code = row.try_get("parent_code")?;
-    tenant.etag = Some(row.try_get("etag")?);
-    tenant.timestamp = from_micros(row.try_get("updated_at")?)?;
-    Ok(tenant)
+    TenantRow::from_row(row)?.into_tenant()
+}
+
+/// A tenant's place in the hierarchy (`code, parent_code, path`).
+#[derive(sqlx::FromRow)]
+struct TenantNodeRow {
+    code: String,
+    parent_code: Option<String>,
+    path: String,
 }
 
 fn node_from_row(row: &AnyRow) -> StoreResult<TenantNode> {
+    let TenantNodeRow {
+        code,
+        parent_code,
+        path,
+    } = TenantNodeRow::from_row(row)?;
     Ok(TenantNode {
-        code: row.try_get("code")?,
-        parent_code: row.try_get("parent_code")?,
-        path: row.try_get("path")?,
+        code,
+        parent_code,
+        path,
     })
 }
 

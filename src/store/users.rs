@@ -1,7 +1,7 @@
 //! Users, their credentials and login bookkeeping, and their profiles.
 
 use jiff::Timestamp;
-use sqlx::Row;
+use sqlx::{FromRow, Row};
 use sqlx::any::AnyRow;
 
 use super::audit_log::record;
@@ -71,31 +71,82 @@ fn user_columns(with_photo: bool) -> String {
 
 fn role_from_text(text: &str) -> StoreResult<Role> {
     text.parse()
-        .map_err(|_| StoreError::Corrupt(format!("role {text}")))
+        .map_err(|e| StoreError::Corrupt(format!("user: {e}")))
+}
+
+/// A `users` row as selected by `user_columns` (`photo` only when asked for).
+#[derive(sqlx::FromRow)]
+struct UserRow {
+    id: i64,
+    tenant_code: String,
+    username: String,
+    role: String,
+    is_disabled: i64,
+    failed_count: i64,
+    failed_window_start: Option<i64>,
+    last_lockout: Option<i64>,
+    last_logged_in: Option<i64>,
+    doc: String,
+    etag: String,
+    updated_at: Option<i64>,
+    #[sqlx(default)]
+    photo: Option<String>,
+}
+
+impl UserRow {
+    fn into_stored(self, with_photo: bool) -> StoreResult<StoredUser> {
+        let role = role_from_text(&self.role)?;
+        let mut user: User = serde_json::from_str(&self.doc)
+            .map_err(|e| StoreError::Corrupt(format!("user document: {e}")))?;
+        user.user_id = Some(self.id.to_string());
+        user.tenant_code = Some(self.tenant_code);
+        user.username = Some(self.username);
+        user.user_role_id = Some(role.as_str().to_string());
+        user.is_disabled = self.is_disabled != 0;
+        user.failed_password_attempt_count = self.failed_count as i32;
+        user.failed_password_attempt_window_start = from_micros(self.failed_window_start)?;
+        user.last_lockout_date = from_micros(self.last_lockout)?;
+        user.last_logged_in = from_micros(self.last_logged_in)?;
+        user.etag = Some(self.etag);
+        user.timestamp = from_micros(self.updated_at)?;
+        user.password = None;
+        user.photo = if with_photo { self.photo } else { None };
+        Ok(StoredUser {
+            id: self.id,
+            role,
+            user,
+        })
+    }
 }
 
 fn user_from_row(row: &AnyRow, with_photo: bool) -> StoreResult<StoredUser> {
-    let id: i64 = row.try_get("id")?;
-    let role = role_from_text(&row.try_get::<String, _>("role")?)?;
-    let mut user: User = from_doc(row, "doc")?;
-    user.user_id = Some(id.to_string());
-    user.tenant_code = Some(row.try_get("tenant_code")?);
-    user.username = Some(row.try_get("username")?);
-    user.user_role_id = Some(role.as_str().to_string());
-    user.is_disabled = row.try_get::<i64, _>("is_disabled")? != 0;
-    user.failed_password_attempt_count = row.try_get::<i64, _>("failed_count")? as i32;
-    user.failed_password_attempt_window_start = from_micros(row.try_get("failed_window_start")?)?;
-    user.last_lockout_date = from_micros(row.try_get("last_lockout")?)?;
-    user.last_logged_in = from_micros(row.try_get("last_logged_in")?)?;
-    user.etag = Some(row.try_get("etag")?);
-    user.timestamp = from_micros(row.try_get("updated_at")?)?;
-    user.password = None;
-    user.photo = if with_photo {
-        row.try_get("photo")?
-    } else {
-        None
-    };
-    Ok(StoredUser { id, role, user })
+    UserRow::from_row(row)?.into_stored(with_photo)
+}
+
+/// A user with its tenant's path, as authentication reads it.
+#[derive(sqlx::FromRow)]
+struct CredentialsRow {
+    id: i64,
+    username: String,
+    tenant_code: String,
+    path: String,
+    role: String,
+    is_disabled: i64,
+    password_hash: Option<String>,
+}
+
+impl CredentialsRow {
+    fn into_credentials(self) -> StoreResult<Credentials> {
+        Ok(Credentials {
+            id: self.id,
+            username: self.username,
+            tenant_code: self.tenant_code,
+            tenant_path: self.path,
+            role: role_from_text(&self.role)?,
+            is_disabled: self.is_disabled != 0,
+            password_hash: self.password_hash,
+        })
+    }
 }
 
 /// The part of a user kept in `doc`: everything not held in its own column.
@@ -357,15 +408,7 @@ impl Store {
         .fetch_optional(&self.pool)
         .await?;
         let Some(row) = row else { return Ok(None) };
-        Ok(Some(Credentials {
-            id: row.try_get("id")?,
-            username: row.try_get("username")?,
-            tenant_code: row.try_get("tenant_code")?,
-            tenant_path: row.try_get("path")?,
-            role: role_from_text(&row.try_get::<String, _>("role")?)?,
-            is_disabled: row.try_get::<i64, _>("is_disabled")? != 0,
-            password_hash: row.try_get("password_hash")?,
-        }))
+        Ok(Some(CredentialsRow::from_row(&row)?.into_credentials()?))
     }
 
     /// The login state of one client address of a user (default when it never failed).
