@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::access::Role;
+use super::ids::UserId;
 use super::password;
 use super::record::ServerFields;
 use super::serde_util::null_as_default;
@@ -169,7 +170,7 @@ impl User {
             }
         }
         if let Some(m) = &self.manager_user_id
-            && m.parse::<i64>().is_err()
+            && m.parse::<UserId>().is_err()
         {
             v.add("ManagerUserId", format!("'{m}' is not a user id"));
         }

@@ -12,11 +12,12 @@ use super::{Store, StoreError, StoreResult, conflict_on_duplicate, from_micros, 
 use crate::domain::access::{Permission, Permissions};
 use crate::domain::api_token::{ApiToken, NewApiToken};
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
+use crate::domain::ids::ApiTokenId;
 
 /// What authentication needs to know about the token with a given secret hash.
 #[derive(Debug, Clone)]
 pub struct TokenCredentials {
-    pub id: i64,
+    pub id: ApiTokenId,
     pub name: String,
     pub tenant_code: String,
     pub tenant_path: String,
@@ -94,7 +95,7 @@ struct TokenCredentialsRow {
 impl TokenCredentialsRow {
     fn into_credentials(self) -> StoreResult<TokenCredentials> {
         Ok(TokenCredentials {
-            id: self.id,
+            id: ApiTokenId::new(self.id),
             name: self.name,
             tenant_code: self.tenant_code,
             tenant_path: self.path,
@@ -191,13 +192,17 @@ impl Store {
         rows.iter().map(token_from_row).collect()
     }
 
-    pub async fn get_api_token(&self, tenant_code: &str, id: i64) -> StoreResult<Option<ApiToken>> {
+    pub async fn get_api_token(
+        &self,
+        tenant_code: &str,
+        id: ApiTokenId,
+    ) -> StoreResult<Option<ApiToken>> {
         let sql = format!(
             "SELECT {TOKEN_COLUMNS} FROM api_tokens
              WHERE id = $1 AND tenant_code = $2 AND revoked_at IS NULL"
         );
         let row = sqlx::query(&sql)
-            .bind(id)
+            .bind(id.get())
             .bind(tenant_code)
             .fetch_optional(&self.pool)
             .await?;
@@ -208,7 +213,7 @@ impl Store {
     pub async fn revoke_api_token(
         &self,
         tenant_code: &str,
-        id: i64,
+        id: ApiTokenId,
         at: Timestamp,
         audit: &Audit,
     ) -> StoreResult<bool> {
@@ -219,7 +224,7 @@ impl Store {
              WHERE id = $2 AND tenant_code = $3 AND revoked_at IS NULL",
         )
         .bind(to_micros(at))
-        .bind(id)
+        .bind(id.get())
         .bind(tenant_code)
         .execute(&mut *tx)
         .await?;
@@ -265,12 +270,12 @@ impl Store {
     }
 
     /// Whether token `id` is still live at `at` (neither revoked nor expired nor gone).
-    pub async fn api_token_live(&self, id: i64, at: Timestamp) -> StoreResult<bool> {
+    pub async fn api_token_live(&self, id: ApiTokenId, at: Timestamp) -> StoreResult<bool> {
         let row = sqlx::query(
             "SELECT id FROM api_tokens WHERE id = $1 AND revoked_at IS NULL
                 AND (expires_at IS NULL OR expires_at > $2)",
         )
-        .bind(id)
+        .bind(id.get())
         .bind(to_micros(at))
         .fetch_optional(&self.pool)
         .await?;
@@ -278,10 +283,10 @@ impl Store {
     }
 
     /// Records that token `id` was used at `at` (called at most once a minute per token).
-    pub async fn touch_api_token(&self, id: i64, at: Timestamp) -> StoreResult<()> {
+    pub async fn touch_api_token(&self, id: ApiTokenId, at: Timestamp) -> StoreResult<()> {
         sqlx::query("UPDATE api_tokens SET last_used_at = $1 WHERE id = $2")
             .bind(to_micros(at))
-            .bind(id)
+            .bind(id.get())
             .execute(&self.pool)
             .await?;
         Ok(())

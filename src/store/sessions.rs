@@ -10,13 +10,14 @@ use super::audit_log::record;
 use super::{Store, StoreError, StoreResult, from_micros, to_micros};
 use crate::domain::access::Role;
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
+use crate::domain::ids::UserId;
 
 /// A session with what authentication needs to know of its user.
 #[derive(Debug, Clone)]
 pub struct SessionCredentials {
     pub id: i64,
     pub id_hash: String,
-    pub user_id: i64,
+    pub user_id: UserId,
     pub username: String,
     pub tenant_code: String,
     pub tenant_path: String,
@@ -46,7 +47,7 @@ impl SessionRow {
         Ok(SessionCredentials {
             id: self.id,
             id_hash: self.id_hash,
-            user_id: self.user_id,
+            user_id: UserId::new(self.user_id),
             username: self.username,
             tenant_code: self.tenant_code,
             tenant_path: self.path,
@@ -66,7 +67,7 @@ impl Store {
     /// that ran out, so they do not pile up.
     pub async fn create_session(
         &self,
-        user_id: i64,
+        user_id: UserId,
         id_hash: &str,
         at: Timestamp,
         expires_at: Timestamp,
@@ -74,7 +75,7 @@ impl Store {
     ) -> StoreResult<i64> {
         let mut tx = self.begin_write().await?;
         sqlx::query("DELETE FROM sessions WHERE user_id = $1 AND expires_at <= $2")
-            .bind(user_id)
+            .bind(user_id.get())
             .bind(to_micros(at))
             .execute(&mut *tx)
             .await?;
@@ -83,7 +84,7 @@ impl Store {
              VALUES ($1, $2, $3, $3, $4) RETURNING id",
         )
         .bind(id_hash)
-        .bind(user_id)
+        .bind(user_id.get())
         .bind(to_micros(at))
         .bind(to_micros(expires_at))
         .fetch_one(&mut *tx)
@@ -182,7 +183,7 @@ impl Store {
 
     /// Drops the cached sessions of a user (after any change to the user: the cache
     /// holds its username, role and state).
-    pub(super) fn forget_user_sessions(&self, user_id: i64) {
+    pub(super) fn forget_user_sessions(&self, user_id: UserId) {
         self.session_cache.retain(|_, s| s.user_id != user_id);
     }
 
