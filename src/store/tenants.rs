@@ -1,7 +1,7 @@
 //! Tenants and the hierarchy.
 
-use sqlx::{FromRow, Row};
 use sqlx::any::AnyRow;
+use sqlx::{FromRow, Row};
 
 use super::audit_log::record;
 use super::webhook_events::{emit, emit_events};
@@ -10,6 +10,7 @@ use super::{
     to_micros,
 };
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
+use crate::domain::ids::TenantCode;
 use crate::domain::tenant::{Tenant, TenantNode};
 use crate::domain::time::now;
 use crate::domain::webhook::Category;
@@ -146,12 +147,12 @@ impl Store {
         Ok(tenant)
     }
 
-    pub async fn list_subtenants(&self, parent_code: &str) -> StoreResult<Vec<Tenant>> {
+    pub async fn list_subtenants(&self, parent_code: &TenantCode) -> StoreResult<Vec<Tenant>> {
         let sql = format!(
             "SELECT {TENANT_COLUMNS} FROM tenants WHERE parent_code = $1 ORDER BY LENGTH(code), code"
         );
         let rows = sqlx::query(&sql)
-            .bind(parent_code)
+            .bind(parent_code.as_str())
             .fetch_all(&self.pool)
             .await?;
         rows.iter().map(tenant_from_row).collect()
@@ -238,7 +239,7 @@ impl Store {
 
     pub async fn update_tenant(
         &self,
-        code: &str,
+        code: &TenantCode,
         tenant: &Tenant,
         if_match: Option<&str>,
         audit: &Audit,
@@ -253,7 +254,7 @@ impl Store {
             .bind(to_doc(tenant)?)
             .bind(new_etag())
             .bind(to_micros(now()))
-            .bind(code)
+            .bind(code.as_str())
             .fetch_one(&mut *tx)
             .await?;
         let updated = tenant_from_row(&row)?;
@@ -282,7 +283,7 @@ impl Store {
     /// Refused while it has subtenants.
     pub async fn delete_tenant(
         &self,
-        code: &str,
+        code: &TenantCode,
         if_match: Option<&str>,
         audit: &Audit,
     ) -> StoreResult<TenantDeletion> {
@@ -290,7 +291,7 @@ impl Store {
         self.check_version(&mut tx, tenant_row(&[Key::Text(code)]), if_match)
             .await?;
         let child = sqlx::query("SELECT code FROM tenants WHERE parent_code = $1 LIMIT 1")
-            .bind(code)
+            .bind(code.as_str())
             .fetch_optional(&mut *tx)
             .await?;
         if child.is_some() {
@@ -298,7 +299,10 @@ impl Store {
         }
         // Its own settings (and outbox) go with it: its parent hears of it.
         let sql = format!("SELECT {TENANT_COLUMNS} FROM tenants WHERE code = $1");
-        let row = sqlx::query(&sql).bind(code).fetch_one(&mut *tx).await?;
+        let row = sqlx::query(&sql)
+            .bind(code.as_str())
+            .fetch_one(&mut *tx)
+            .await?;
         let deleted = tenant_from_row(&row)?;
         if let Some(parent) = deleted.parent_tenant_code.clone() {
             emit_events(
@@ -312,7 +316,7 @@ impl Store {
             .await?;
         }
         sqlx::query("DELETE FROM tenants WHERE code = $1")
-            .bind(code)
+            .bind(code.as_str())
             .execute(&mut *tx)
             .await?;
         // Listed under the deleted tenant's path: its ancestors read it with subtenants.
@@ -328,7 +332,7 @@ impl Store {
         self.tenant_nodes
             .write()
             .unwrap_or_else(|e| e.into_inner())
-            .remove(code);
+            .remove(code.as_str());
         self.tenants.remove(&code.to_string());
         self.forget_credentials();
         // Its users went with it (cascade).
