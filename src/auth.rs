@@ -36,6 +36,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use crate::domain::access::{Permission, Permissions, Role};
 use crate::domain::api_token::{hashes_equal, is_random_secret, is_well_formed, secret_hash};
 use crate::domain::audit::{self, Audit, AuditAction, ResourceType};
+use crate::domain::ids::{ApiTokenId, UserId};
 use crate::domain::lockout::{Admission, LockoutPolicy};
 use crate::domain::password;
 use crate::domain::time::now;
@@ -45,8 +46,8 @@ use crate::store::{Backend, Credentials, SessionCredentials, Store, StoreError};
 /// Who acts: a user, or one of a tenant's API tokens.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Actor {
-    User { id: i64, username: String },
-    Token { id: i64, name: String },
+    User { id: UserId, username: String },
+    Token { id: ApiTokenId, name: String },
 }
 
 /// How the caller proved who it is.
@@ -78,7 +79,7 @@ pub struct Principal {
 }
 
 impl Principal {
-    fn user(creds: &Credentials, via: Via) -> Self {
+    fn of_user(creds: &Credentials, via: Via) -> Self {
         Principal {
             actor: Actor::User {
                 id: creds.id,
@@ -103,11 +104,16 @@ impl Principal {
     }
 
     /// The user's id (`None` for a token).
-    pub fn user_id(&self) -> Option<i64> {
+    pub fn user(&self) -> Option<UserId> {
         match &self.actor {
             Actor::User { id, .. } => Some(*id),
             Actor::Token { .. } => None,
         }
+    }
+
+    /// `user`, as the number, for callers not yet taking a `UserId`.
+    pub fn user_id(&self) -> Option<i64> {
+        self.user().map(UserId::get)
     }
 
     /// The user's username (`None` for a token).
@@ -119,7 +125,7 @@ impl Principal {
     }
 
     /// The API token's id (`None` for a user).
-    pub fn token_id(&self) -> Option<i64> {
+    pub fn token_id(&self) -> Option<ApiTokenId> {
         match &self.actor {
             Actor::Token { id, .. } => Some(*id),
             Actor::User { .. } => None,
@@ -220,21 +226,26 @@ pub struct Authenticator {
     /// One permit per password verification running.
     checks: Arc<Semaphore>,
     /// When this process last recorded a use, by token id (`LastUsedAt` is coalesced).
-    token_uses: Mutex<HashMap<i64, Instant>>,
+    token_uses: Mutex<HashMap<ApiTokenId, Instant>>,
 }
 
 /// `LastUsedAt` is written at most this often per token (and per process).
 const TOKEN_USE_EVERY: Duration = Duration::from_secs(60);
 
 /// (user id, until when) of a right password told of its address's lock.
-type ToldLocked = (i64, jiff::Timestamp);
+type ToldLocked = (UserId, jiff::Timestamp);
 
 /// Locks this process recorded, by (user id, client address): until when.
 #[derive(Default)]
-struct Locks(RwLock<HashMap<(i64, IpAddr), jiff::Timestamp>>);
+struct Locks(RwLock<HashMap<(UserId, IpAddr), jiff::Timestamp>>);
 
 impl Locks {
-    fn until(&self, user_id: i64, client: IpAddr, at: jiff::Timestamp) -> Option<jiff::Timestamp> {
+    fn until(
+        &self,
+        user_id: UserId,
+        client: IpAddr,
+        at: jiff::Timestamp,
+    ) -> Option<jiff::Timestamp> {
         self.0
             .read()
             .unwrap_or_else(|e| e.into_inner())
@@ -243,7 +254,7 @@ impl Locks {
             .filter(|until| *until > at)
     }
 
-    fn remember(&self, user_id: i64, client: IpAddr, until: jiff::Timestamp) {
+    fn remember(&self, user_id: UserId, client: IpAddr, until: jiff::Timestamp) {
         let mut locks = self.0.write().unwrap_or_else(|e| e.into_inner());
         if locks.len() >= CACHE_CAPACITY {
             let at = now();
@@ -264,7 +275,7 @@ enum Outcome {
     /// account is disabled: nothing to remember then).
     Locked {
         until: jiff::Timestamp,
-        user_id: Option<i64>,
+        user_id: Option<UserId>,
     },
     Refused(AuthError),
 }
@@ -364,7 +375,7 @@ impl Attempt {
 }
 
 fn principal_of(creds: Credentials) -> Principal {
-    Principal::user(&creds, Via::Basic)
+    Principal::of_user(&creds, Via::Basic)
 }
 
 impl Authenticator {
@@ -489,7 +500,7 @@ impl Authenticator {
         principal: &Principal,
         client: IpAddr,
     ) -> Result<(), AuthError> {
-        let Some(user_id) = principal.user_id() else {
+        let Some(user_id) = principal.user() else {
             return Ok(());
         };
         let at = now();
@@ -521,7 +532,7 @@ impl Authenticator {
         &self,
         key: [u8; 32],
         client: IpAddr,
-        user_id: i64,
+        user_id: UserId,
         until: jiff::Timestamp,
     ) {
         let mut told = self.told_locked.write().unwrap_or_else(|e| e.into_inner());
@@ -584,7 +595,7 @@ impl Authenticator {
 
     /// Records a token's use in the background, unless it was recorded (here or by
     /// another process) within `TOKEN_USE_EVERY`.
-    fn note_token_use(&self, id: i64, stored: Option<jiff::Timestamp>, at: jiff::Timestamp) {
+    fn note_token_use(&self, id: ApiTokenId, stored: Option<jiff::Timestamp>, at: jiff::Timestamp) {
         let every = jiff::SignedDuration::try_from(TOKEN_USE_EVERY).unwrap_or_default();
         if stored.is_some_and(|last| at.duration_since(last) < every) {
             return;
@@ -606,7 +617,7 @@ impl Authenticator {
         let store = self.store.clone();
         tokio::spawn(async move {
             if let Err(e) = store.touch_api_token(id, at).await {
-                tracing::warn!(error = %e, token = id, "could not record a token's LastUsedAt");
+                tracing::warn!(error = %e, token = id.get(), "could not record a token's LastUsedAt");
             }
         });
     }
@@ -630,7 +641,7 @@ impl Authenticator {
         &self,
         principal: &Principal,
     ) -> Result<(String, Principal), AuthError> {
-        let Some(user_id) = principal.user_id() else {
+        let Some(user_id) = principal.user() else {
             return Err(AuthError::InvalidCredentials);
         };
         let secret = crate::domain::api_token::random_secret();
@@ -763,9 +774,9 @@ impl Authenticator {
     }
 
     /// Drops every cached credential of a user; call on any change to the user.
-    pub fn forget_user(&self, user_id: i64) {
+    pub fn forget_user(&self, user_id: UserId) {
         let mut cache = self.cache.write().unwrap_or_else(|e| e.into_inner());
-        cache.retain(|_, e| e.principal.user_id() != Some(user_id));
+        cache.retain(|_, e| e.principal.user() != Some(user_id));
         drop(cache);
         self.told_locked
             .write()

@@ -1,93 +1,48 @@
 //! Roles and the permissions they grant (docs/api.md, "Access").
 
-use std::fmt;
-use std::str::FromStr;
+use super::closed_set::{NotInSet, closed_set};
 
-/// A user's role (`UserRoleId`). Ordered from most to least privileged.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Role {
-    Administrator,
-    Manager,
-    User,
-    ReadOnly,
+closed_set! {
+    /// A user's role (`UserRoleId`). Ordered from most to least privileged.
+    pub enum Role {
+        Administrator = "Administrator",
+        Manager = "Manager",
+        User = "User",
+        ReadOnly = "ReadOnly",
+    }
 }
 
-/// Something a request may need to be allowed to do. Named so handlers read as policy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Permission {
-    /// Create, update and delete subtenants.
-    ManageTenants,
-    /// Create, update and delete users and their profiles.
-    ManageUsers,
-    /// Tenant configuration: address book, geofences, notifications, webhooks, links.
-    ManageConfiguration,
-    /// Devices and groups, including the deleted-devices log.
-    AccessAllDevices,
-    /// Device traffic: post MO messages, queue MT messages and report their progress.
-    DeviceMessages,
-    /// Acknowledge and resolve alerts.
-    HandleAlerts,
-    /// Every itinerary in scope: read, change, delete, and decide `ApprovalState`.
-    ManageItineraries,
-    /// One's own itineraries (created by the caller or naming the caller as a traveler):
-    /// create, change, delete. Reading one's own needs only `Read`.
-    KeepOwnItineraries,
-    /// Read anything in scope.
-    Read,
-    /// Read the audit log (Administrators only).
-    ReadAuditLog,
+closed_set! {
+    /// Something a request may need to be allowed to do. Named so handlers read as
+    /// policy; the text is what clients use (API tokens' `Permissions`).
+    pub enum Permission {
+        /// Create, update and delete subtenants.
+        ManageTenants = "ManageTenants",
+        /// Create, update and delete users and their profiles.
+        ManageUsers = "ManageUsers",
+        /// Tenant configuration: address book, geofences, notifications, webhooks, links.
+        ManageConfiguration = "ManageConfiguration",
+        /// Devices and groups, including the deleted-devices log.
+        AccessAllDevices = "AccessAllDevices",
+        /// Device traffic: post MO messages, queue MT messages and report their progress.
+        DeviceMessages = "DeviceMessages",
+        /// Acknowledge and resolve alerts.
+        HandleAlerts = "HandleAlerts",
+        /// Every itinerary in scope: read, change, delete, and decide `ApprovalState`.
+        ManageItineraries = "ManageItineraries",
+        /// One's own itineraries (created by the caller or naming the caller as a
+        /// traveler): create, change, delete. Reading one's own needs only `Read`.
+        KeepOwnItineraries = "KeepOwnItineraries",
+        /// Read anything in scope.
+        Read = "Read",
+        /// Read the audit log (Administrators only).
+        ReadAuditLog = "ReadAuditLog",
+    }
 }
 
 impl Permission {
-    pub const ALL: [Permission; 10] = [
-        Permission::ManageTenants,
-        Permission::ManageUsers,
-        Permission::ManageConfiguration,
-        Permission::AccessAllDevices,
-        Permission::DeviceMessages,
-        Permission::HandleAlerts,
-        Permission::ManageItineraries,
-        Permission::KeepOwnItineraries,
-        Permission::Read,
-        Permission::ReadAuditLog,
-    ];
-
-    /// The name clients use (API tokens' `Permissions`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Permission::ManageTenants => "ManageTenants",
-            Permission::ManageUsers => "ManageUsers",
-            Permission::ManageConfiguration => "ManageConfiguration",
-            Permission::AccessAllDevices => "AccessAllDevices",
-            Permission::DeviceMessages => "DeviceMessages",
-            Permission::HandleAlerts => "HandleAlerts",
-            Permission::ManageItineraries => "ManageItineraries",
-            Permission::KeepOwnItineraries => "KeepOwnItineraries",
-            Permission::Read => "Read",
-            Permission::ReadAuditLog => "ReadAuditLog",
-        }
-    }
-
     fn bit(self) -> u16 {
         1 << (self as u16)
-    }
-}
-
-impl fmt::Display for Permission {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Permission {
-    type Err = ();
-
-    /// Exactly a name of `Permission::ALL` (case-sensitive, as every PascalCase name).
-    fn from_str(s: &str) -> Result<Self, ()> {
-        Permission::ALL
-            .into_iter()
-            .find(|p| p.as_str() == s)
-            .ok_or(())
     }
 }
 
@@ -119,7 +74,8 @@ impl Permissions {
     /// In the order of `Permission::ALL`.
     pub fn iter(self) -> impl Iterator<Item = Permission> {
         Permission::ALL
-            .into_iter()
+            .iter()
+            .copied()
             .filter(move |p| self.contains(*p))
     }
 
@@ -131,7 +87,8 @@ impl Permissions {
     /// users (it never assigns a role above it), never above its creator's role.
     pub fn least_role(self) -> Role {
         Role::ALL
-            .into_iter()
+            .iter()
+            .copied()
             .rev()
             .find(|role| self.is_subset_of(role.permissions()))
             .unwrap_or(Role::Administrator)
@@ -146,22 +103,6 @@ impl FromIterator<Permission> for Permissions {
 }
 
 impl Role {
-    pub const ALL: [Role; 4] = [
-        Role::Administrator,
-        Role::Manager,
-        Role::User,
-        Role::ReadOnly,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::Administrator => "Administrator",
-            Role::Manager => "Manager",
-            Role::User => "User",
-            Role::ReadOnly => "ReadOnly",
-        }
-    }
-
     pub fn grants(self, permission: Permission) -> bool {
         use Permission::*;
         match self {
@@ -177,7 +118,8 @@ impl Role {
 
     pub fn permissions(self) -> Permissions {
         Permission::ALL
-            .into_iter()
+            .iter()
+            .copied()
             .filter(|p| self.grants(*p))
             .collect()
     }
@@ -200,26 +142,19 @@ impl Role {
             Role::ReadOnly => 3,
         }
     }
-}
 
-impl fmt::Display for Role {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-#[derive(Debug, thiserror::Error)]
-#[error("unknown role '{0}'")]
-pub struct UnknownRole(pub String);
-
-impl FromStr for Role {
-    type Err = UnknownRole;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
+    /// A role as a client writes it (`UserRoleId`): any letter case, as the API has
+    /// always accepted. What is stored and sent back is the exact text.
+    pub fn from_client(text: &str) -> Result<Role, NotInSet> {
         Role::ALL
-            .into_iter()
-            .find(|r| r.as_str().eq_ignore_ascii_case(s))
-            .ok_or_else(|| UnknownRole(s.to_string()))
+            .iter()
+            .copied()
+            .find(|r| r.as_str().eq_ignore_ascii_case(text))
+            .ok_or_else(|| NotInSet {
+                set: "Role",
+                text: text.to_string(),
+                members: Role::NAMES,
+            })
     }
 }
 
@@ -268,6 +203,7 @@ mod tests {
     fn no_escalation() {
         assert!(Role::Manager.may_assign(Role::User));
         assert!(!Role::Manager.may_assign(Role::Administrator));
-        assert_eq!("readonly".parse::<Role>().unwrap(), Role::ReadOnly);
+        assert_eq!(Role::from_client("readonly").unwrap(), Role::ReadOnly);
+        assert!("readonly".parse::<Role>().is_err());
     }
 }

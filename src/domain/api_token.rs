@@ -129,7 +129,7 @@ impl ApiTokenRequest {
                             "KeepOwnItineraries belongs to a person; a token owns no itineraries",
                         ),
                         Ok(p) => permissions = permissions.with(p),
-                        Err(()) => unknown.push(name.clone()),
+                        Err(_) => unknown.push(name.clone()),
                     }
                 }
                 if !unknown.is_empty() {
@@ -138,7 +138,7 @@ impl ApiTokenRequest {
                         format!(
                             "unknown permission(s): {} (known: {})",
                             unknown.join(", "),
-                            Permission::ALL.map(Permission::as_str).join(", ")
+                            Permission::NAMES.join(", ")
                         ),
                     );
                 } else if permissions.is_empty() && v.is_empty() {

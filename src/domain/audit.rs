@@ -10,82 +10,84 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use super::closed_set::closed_set;
 use super::tenant::TenantNode;
 use super::time::now;
 
-/// Defines a closed set of names: the enum, its text (`as_str`, the variant's name, also
-/// its serde form) and `parse`.
-macro_rules! names {
-    ($(#[$meta:meta])* pub enum $name:ident { $($(#[$vmeta:meta])* $variant:ident),+ $(,)? }) => {
-        $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
-        pub enum $name { $($(#[$vmeta])* $variant),+ }
-
-        impl $name {
-            pub const ALL: &'static [$name] = &[$($name::$variant),+];
-
-            pub fn as_str(self) -> &'static str {
-                match self { $($name::$variant => stringify!($variant)),+ }
-            }
-
-            /// Exactly one of the names (case-sensitive, as every PascalCase name).
-            pub fn parse(text: &str) -> Option<Self> {
-                Self::ALL.iter().copied().find(|v| v.as_str() == text)
-            }
-        }
-
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-    };
-}
-
-names! {
+closed_set! {
     /// What was done.
     pub enum AuditAction {
-        Create,
-        Update,
-        Delete,
+        Create = "Create",
+        Update = "Update",
+        Delete = "Delete",
         /// A password verified (a Basic login that was not served from the cache, or a
         /// session opened).
-        Login,
+        Login = "Login",
         /// A wrong password, a refusal while locked, or a disabled account's login.
-        LoginFailed,
+        LoginFailed = "LoginFailed",
         /// A session or token ended before its time.
-        Revoke,
+        Revoke = "Revoke",
         /// Alert actions.
-        Acknowledge,
-        Resolve,
-        Note,
+        Acknowledge = "Acknowledge",
+        Resolve = "Resolve",
+        Note = "Note",
         /// A delivery sent again at an operator's request.
-        Retry,
+        Retry = "Retry",
     }
 }
 
-names! {
+closed_set! {
     /// What kind of record it was done to.
     pub enum ResourceType {
-        Tenant,
-        User,
-        Profile,
-        Contact,
-        DistributionList,
-        Geofence,
-        Notification,
-        Webhooks,
-        Device,
-        Group,
-        RiskRegion,
-        Collection,
-        ExternalLink,
-        ApiToken,
-        Session,
-        Alert,
-        Delivery,
+        Tenant = "Tenant",
+        User = "User",
+        Profile = "Profile",
+        Contact = "Contact",
+        DistributionList = "DistributionList",
+        Geofence = "Geofence",
+        Notification = "Notification",
+        Webhooks = "Webhooks",
+        Device = "Device",
+        Group = "Group",
+        RiskRegion = "RiskRegion",
+        Collection = "Collection",
+        ExternalLink = "ExternalLink",
+        ApiToken = "ApiToken",
+        Session = "Session",
+        Alert = "Alert",
+        Delivery = "Delivery",
     }
 }
+
+/// A closed set documented as its texts (what `#[derive(ToSchema)]` of a plain enum
+/// gives).
+fn names_schema(
+    description: &str,
+    names: &'static [&'static str],
+) -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+    use utoipa::openapi::schema::{ObjectBuilder, SchemaType, Type};
+    ObjectBuilder::new()
+        .schema_type(SchemaType::Type(Type::String))
+        .description(Some(description))
+        .enum_values(Some(names.iter().copied()))
+        .into()
+}
+
+impl utoipa::PartialSchema for AuditAction {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        names_schema("What was done.", AuditAction::NAMES)
+    }
+}
+
+impl ToSchema for AuditAction {}
+
+impl utoipa::PartialSchema for ResourceType {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        names_schema("What kind of record it was done to.", ResourceType::NAMES)
+    }
+}
+
+impl ToSchema for ResourceType {}
 
 /// Who acted: a user (by username) or an API token (`token:<Name>`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -193,16 +195,16 @@ mod tests {
     #[test]
     fn names_round_trip_and_match_serde() {
         for action in AuditAction::ALL {
-            assert_eq!(AuditAction::parse(action.as_str()), Some(*action));
+            assert_eq!(action.as_str().parse::<AuditAction>(), Ok(*action));
             assert_eq!(
                 serde_json::to_value(action).unwrap(),
                 serde_json::json!(action.as_str())
             );
         }
         for kind in ResourceType::ALL {
-            assert_eq!(ResourceType::parse(kind.as_str()), Some(*kind));
+            assert_eq!(kind.as_str().parse::<ResourceType>(), Ok(*kind));
         }
-        assert_eq!(AuditAction::parse("create"), None);
+        assert!("create".parse::<AuditAction>().is_err());
     }
 
     #[test]

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::access::Role;
+use super::ids::UserId;
 use super::password;
 use super::record::ServerFields;
 use super::serde_util::null_as_default;
@@ -136,12 +137,15 @@ impl User {
         }
         let role = match self.user_role_id.as_deref() {
             None | Some("") => Some(Role::User),
-            Some(r) => match r.parse::<Role>() {
+            Some(r) => match Role::from_client(r) {
                 Ok(role) => Some(role),
-                Err(e) => {
+                Err(_) => {
                     v.add(
                         "UserRoleId",
-                        format!("{e}: must be one of Administrator, Manager, User, ReadOnly"),
+                        format!(
+                            "unknown role '{r}': must be one of {}",
+                            Role::NAMES.join(", ")
+                        ),
                     );
                     None
                 }
@@ -166,7 +170,7 @@ impl User {
             }
         }
         if let Some(m) = &self.manager_user_id
-            && m.parse::<i64>().is_err()
+            && m.parse::<UserId>().is_err()
         {
             v.add("ManagerUserId", format!("'{m}' is not a user id"));
         }

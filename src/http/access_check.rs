@@ -9,6 +9,7 @@ use std::time::Duration;
 use std::sync::Arc;
 
 use crate::auth::{Authenticator, Principal, Via};
+use crate::domain::ids::ApiTokenId;
 use crate::domain::time::now;
 use crate::domain::user::{User, UserRef};
 use crate::store::{Store, StoreResult};
@@ -26,7 +27,7 @@ enum Credential {
     /// lifetime. An open stream counts as the session's use (a console watching alerts).
     Session { id: i64 },
     /// An API token (row id): it must be neither revoked nor expired.
-    Token { id: i64 },
+    Token { id: ApiTokenId },
 }
 
 /// Why access was lost.
@@ -195,7 +196,7 @@ async fn password_hash(
 ) -> StoreResult<Result<Option<String>, Revoked>> {
     let key = User::username_key(principal.username().unwrap_or_default());
     Ok(match store.credentials(&key).await? {
-        Some(credentials) if Some(credentials.id) == principal.user_id() => {
+        Some(credentials) if Some(credentials.id) == principal.user() => {
             Ok(credentials.password_hash)
         }
         _ => Err(Revoked::CredentialChanged),

@@ -17,6 +17,7 @@ use crate::domain::access::Permission;
 use crate::domain::api_token::{
     ApiToken, ApiTokenRequest, SHOWN_PREFIX_CHARS, TokenRequestError, new_token_secret, secret_hash,
 };
+use crate::domain::ids::ApiTokenId;
 use crate::domain::time::now;
 use crate::store::IssuedToken;
 
@@ -39,7 +40,7 @@ pub struct TokenPath {
 }
 
 /// A numeric token id, or 404.
-fn token_id(raw: &str) -> ApiResult<i64> {
+fn token_id(raw: &str) -> ApiResult<ApiTokenId> {
     raw.parse().map_err(|_| ApiError::NotFound)
 }
 

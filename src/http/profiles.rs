@@ -13,6 +13,7 @@ use super::negotiate::{Body, EmptyOk, Record, RecordList, Representable};
 use super::patch::apply_patch;
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
+use crate::domain::ids::UserId;
 use crate::domain::profile::UserProfile;
 use crate::domain::user::UserRef;
 
@@ -43,15 +44,15 @@ async fn find_profile(
     app: &AppState,
     scope: &TenantScope,
     user_ref: &str,
-) -> ApiResult<(i64, UserProfile)> {
+) -> ApiResult<(UserId, UserProfile)> {
     app.store
         .get_profile(scope.code(), &UserRef::parse(user_ref))
         .await?
         .ok_or(ApiError::NotFound)
 }
 
-fn require_self_or_manager(scope: &TenantScope, user_id: i64) -> ApiResult<()> {
-    if scope.caller.user_id() == Some(user_id) {
+fn require_self_or_manager(scope: &TenantScope, user_id: UserId) -> ApiResult<()> {
+    if scope.caller.user() == Some(user_id) {
         Ok(())
     } else {
         scope.require(Permission::ManageUsers)

@@ -15,6 +15,7 @@ use super::patch::apply_patch;
 use super::{AppState, TenantParam};
 use crate::auth::hash_password;
 use crate::domain::access::{Permission, Role};
+use crate::domain::ids::UserId;
 use crate::domain::user::{User, UserRef};
 use crate::store::{NewUser, StoredUser, UserUpdate};
 
@@ -100,7 +101,7 @@ async fn list_users(
                 false,
             )
             .await?;
-        let page = Page::from_fetched(fetched, request, &app.paging, &listing, |u| u.id);
+        let page = Page::from_fetched(fetched, request, &app.paging, &listing, |u| u.id.get());
         return Ok(Page {
             items: page.items.into_iter().map(|u| u.user).collect(),
             next: page.next,
@@ -113,7 +114,9 @@ async fn list_users(
     let full =
         |items: &[StoredUser], bytes: usize| items.len() == size || bytes >= PAGE_PHOTO_BUDGET;
     let more = 'fill: loop {
-        let after = items.last().map_or(request.after.unwrap_or(0), |u| u.id);
+        let after = items
+            .last()
+            .map_or(request.after.unwrap_or(0), |u| u.id.get());
         let rows = app
             .store
             .list_users(&tenants, after, PHOTO_CHUNK, true)
@@ -130,13 +133,15 @@ async fn list_users(
             break false;
         }
         if full(&items, photo_bytes) {
-            let after = items.last().map_or(0, |u| u.id);
+            let after = items.last().map_or(0, |u| u.id.get());
             let probe = app.store.list_users(&tenants, after, 1, false).await?;
             break !probe.is_empty();
         }
     };
     let next = if more {
-        items.last().map(|u| app.paging.issue(&listing, &u.id))
+        items
+            .last()
+            .map(|u| app.paging.issue(&listing, &u.id.get()))
     } else {
         None
     };
@@ -263,7 +268,7 @@ async fn delete_user(
 ) -> ApiResult<EmptyOk> {
     scope.require(Permission::ManageUsers)?;
     let existing = find_user(&app, &scope, &path.userId, false).await?;
-    if scope.caller.user_id() == Some(existing.id) {
+    if scope.caller.user() == Some(existing.id) {
         return Err(ApiError::Forbidden(
             "you cannot delete your own account".into(),
         ));
@@ -347,7 +352,7 @@ fn authorize_role(scope: &TenantScope, current: Option<Role>, wanted: Role) -> A
 /// whose role is above the user's (a Manager sets a User's, never a fellow Manager's).
 fn authorize_password_change(scope: &TenantScope, user: &StoredUser) -> ApiResult<()> {
     let caller = scope.caller.role;
-    if scope.caller.user_id() == Some(user.id)
+    if scope.caller.user() == Some(user.id)
         || caller == Role::Administrator
         || caller.outranks(user.role)
     {
@@ -364,12 +369,12 @@ async fn check_manager(
     app: &AppState,
     scope: &TenantScope,
     user: &User,
-    own_id: Option<i64>,
+    own_id: Option<UserId>,
 ) -> ApiResult<()> {
     let Some(manager) = user.manager_user_id.as_deref().filter(|m| !m.is_empty()) else {
         return Ok(());
     };
-    let id: i64 = manager
+    let id: UserId = manager
         .parse()
         .map_err(|_| ApiError::field("ManagerUserId", "is not a user id"))?;
     if Some(id) == own_id {
@@ -380,7 +385,7 @@ async fn check_manager(
     }
     if !app
         .store
-        .user_exists_in_subtree(&scope.caller.tenant_path, id)
+        .user_exists_in_subtree(&scope.caller.tenant_path, id.get())
         .await?
     {
         return Err(ApiError::field(

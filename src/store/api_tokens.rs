@@ -4,7 +4,7 @@
 //! writer, it is cached and the cache dropped on every revocation.
 
 use jiff::Timestamp;
-use sqlx::Row;
+use sqlx::FromRow;
 use sqlx::any::AnyRow;
 
 use super::audit_log::record;
@@ -12,11 +12,12 @@ use super::{Store, StoreError, StoreResult, conflict_on_duplicate, from_micros, 
 use crate::domain::access::{Permission, Permissions};
 use crate::domain::api_token::{ApiToken, NewApiToken};
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
+use crate::domain::ids::ApiTokenId;
 
 /// What authentication needs to know about the token with a given secret hash.
 #[derive(Debug, Clone)]
 pub struct TokenCredentials {
-    pub id: i64,
+    pub id: ApiTokenId,
     pub name: String,
     pub tenant_code: String,
     pub tenant_path: String,
@@ -35,7 +36,7 @@ fn permissions_from_text(text: &str) -> StoreResult<Permissions> {
         .filter(|name| !name.is_empty())
         .map(|name| {
             name.parse::<Permission>()
-                .map_err(|()| StoreError::Corrupt(format!("permission {name}")))
+                .map_err(|_| StoreError::Corrupt(format!("permission {name}")))
         })
         .collect()
 }
@@ -44,18 +45,67 @@ fn permissions_text(permissions: Permissions) -> String {
     permissions.names().join(",")
 }
 
+/// An `api_tokens` row as selected by `TOKEN_COLUMNS`.
+#[derive(sqlx::FromRow)]
+struct TokenRow {
+    id: i64,
+    name: String,
+    prefix: String,
+    permissions: String,
+    created_by: String,
+    created_at: Option<i64>,
+    expires_at: Option<i64>,
+    last_used_at: Option<i64>,
+}
+
+impl TokenRow {
+    fn into_token(self) -> StoreResult<ApiToken> {
+        Ok(ApiToken {
+            token_id: self.id.to_string(),
+            name: self.name,
+            prefix: self.prefix,
+            permissions: permissions_from_text(&self.permissions)?.names(),
+            created_by: self.created_by,
+            created_at: from_micros(self.created_at)?.unwrap_or_default(),
+            expires_at: from_micros(self.expires_at)?,
+            last_used_at: from_micros(self.last_used_at)?,
+            token: None,
+        })
+    }
+}
+
 fn token_from_row(row: &AnyRow) -> StoreResult<ApiToken> {
-    Ok(ApiToken {
-        token_id: row.try_get::<i64, _>("id")?.to_string(),
-        name: row.try_get("name")?,
-        prefix: row.try_get("prefix")?,
-        permissions: permissions_from_text(&row.try_get::<String, _>("permissions")?)?.names(),
-        created_by: row.try_get("created_by")?,
-        created_at: from_micros(row.try_get("created_at")?)?.unwrap_or_default(),
-        expires_at: from_micros(row.try_get("expires_at")?)?,
-        last_used_at: from_micros(row.try_get("last_used_at")?)?,
-        token: None,
-    })
+    TokenRow::from_row(row)?.into_token()
+}
+
+/// A token with its tenant's path, as authentication reads it.
+#[derive(sqlx::FromRow)]
+struct TokenCredentialsRow {
+    id: i64,
+    name: String,
+    tenant_code: String,
+    path: String,
+    permissions: String,
+    secret_hash: String,
+    expires_at: Option<i64>,
+    revoked_at: Option<i64>,
+    last_used_at: Option<i64>,
+}
+
+impl TokenCredentialsRow {
+    fn into_credentials(self) -> StoreResult<TokenCredentials> {
+        Ok(TokenCredentials {
+            id: ApiTokenId::new(self.id),
+            name: self.name,
+            tenant_code: self.tenant_code,
+            tenant_path: self.path,
+            permissions: permissions_from_text(&self.permissions)?,
+            secret_hash: self.secret_hash,
+            expires_at: from_micros(self.expires_at)?,
+            revoked_at: from_micros(self.revoked_at)?,
+            last_used_at: from_micros(self.last_used_at)?,
+        })
+    }
 }
 
 /// A token being issued: the request, what is kept of its secret (`secret_hash`, and
@@ -142,13 +192,17 @@ impl Store {
         rows.iter().map(token_from_row).collect()
     }
 
-    pub async fn get_api_token(&self, tenant_code: &str, id: i64) -> StoreResult<Option<ApiToken>> {
+    pub async fn get_api_token(
+        &self,
+        tenant_code: &str,
+        id: ApiTokenId,
+    ) -> StoreResult<Option<ApiToken>> {
         let sql = format!(
             "SELECT {TOKEN_COLUMNS} FROM api_tokens
              WHERE id = $1 AND tenant_code = $2 AND revoked_at IS NULL"
         );
         let row = sqlx::query(&sql)
-            .bind(id)
+            .bind(id.get())
             .bind(tenant_code)
             .fetch_optional(&self.pool)
             .await?;
@@ -159,7 +213,7 @@ impl Store {
     pub async fn revoke_api_token(
         &self,
         tenant_code: &str,
-        id: i64,
+        id: ApiTokenId,
         at: Timestamp,
         audit: &Audit,
     ) -> StoreResult<bool> {
@@ -170,7 +224,7 @@ impl Store {
              WHERE id = $2 AND tenant_code = $3 AND revoked_at IS NULL",
         )
         .bind(to_micros(at))
-        .bind(id)
+        .bind(id.get())
         .bind(tenant_code)
         .execute(&mut *tx)
         .await?;
@@ -210,28 +264,18 @@ impl Store {
         .fetch_optional(&self.pool)
         .await?;
         let Some(row) = row else { return Ok(None) };
-        let found = TokenCredentials {
-            id: row.try_get("id")?,
-            name: row.try_get("name")?,
-            tenant_code: row.try_get("tenant_code")?,
-            tenant_path: row.try_get("path")?,
-            permissions: permissions_from_text(&row.try_get::<String, _>("permissions")?)?,
-            secret_hash: row.try_get("secret_hash")?,
-            expires_at: from_micros(row.try_get("expires_at")?)?,
-            revoked_at: from_micros(row.try_get("revoked_at")?)?,
-            last_used_at: from_micros(row.try_get("last_used_at")?)?,
-        };
+        let found = TokenCredentialsRow::from_row(&row)?.into_credentials()?;
         self.token_cache.put(key, found.clone());
         Ok(Some(found))
     }
 
     /// Whether token `id` is still live at `at` (neither revoked nor expired nor gone).
-    pub async fn api_token_live(&self, id: i64, at: Timestamp) -> StoreResult<bool> {
+    pub async fn api_token_live(&self, id: ApiTokenId, at: Timestamp) -> StoreResult<bool> {
         let row = sqlx::query(
             "SELECT id FROM api_tokens WHERE id = $1 AND revoked_at IS NULL
                 AND (expires_at IS NULL OR expires_at > $2)",
         )
-        .bind(id)
+        .bind(id.get())
         .bind(to_micros(at))
         .fetch_optional(&self.pool)
         .await?;
@@ -239,10 +283,10 @@ impl Store {
     }
 
     /// Records that token `id` was used at `at` (called at most once a minute per token).
-    pub async fn touch_api_token(&self, id: i64, at: Timestamp) -> StoreResult<()> {
+    pub async fn touch_api_token(&self, id: ApiTokenId, at: Timestamp) -> StoreResult<()> {
         sqlx::query("UPDATE api_tokens SET last_used_at = $1 WHERE id = $2")
             .bind(to_micros(at))
-            .bind(id)
+            .bind(id.get())
             .execute(&self.pool)
             .await?;
         Ok(())

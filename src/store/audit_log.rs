@@ -3,7 +3,7 @@
 //! leaves none; they are read newest first and pruned by age.
 
 use jiff::Timestamp;
-use sqlx::Row;
+use sqlx::FromRow;
 use sqlx::any::AnyRow;
 
 use super::{Store, StoreError, StoreResult, TenantSelection, WriteTx, from_micros, to_micros};
@@ -67,22 +67,44 @@ pub(super) async fn record(
     write_audit(conn, &audit.entry(action, kind, id)).await
 }
 
+/// An `audit_log` row as `list_audit_log` selects it.
+#[derive(sqlx::FromRow)]
+struct AuditRow {
+    id: i64,
+    tenant_code: String,
+    tenant_path: String,
+    at: i64,
+    actor: String,
+    client: Option<String>,
+    action: String,
+    resource_type: String,
+    resource_id: Option<String>,
+}
+
+impl AuditRow {
+    fn into_entry(self) -> StoreResult<AuditEntry> {
+        Ok(AuditEntry {
+            audit_entry_id: Some(self.id.to_string()),
+            at: from_micros(Some(self.at))?,
+            tenant_code: Some(self.tenant_code),
+            tenant_path: self.tenant_path,
+            actor: Some(self.actor),
+            client_address: self.client,
+            action: self
+                .action
+                .parse()
+                .map_err(|e| StoreError::Corrupt(format!("audit action: {e}")))?,
+            resource_type: self
+                .resource_type
+                .parse()
+                .map_err(|e| StoreError::Corrupt(format!("audit resource type: {e}")))?,
+            resource_id: self.resource_id,
+        })
+    }
+}
+
 fn entry_from_row(row: &AnyRow) -> StoreResult<AuditEntry> {
-    let action: String = row.try_get("action")?;
-    let resource_type: String = row.try_get("resource_type")?;
-    Ok(AuditEntry {
-        audit_entry_id: Some(row.try_get::<i64, _>("id")?.to_string()),
-        at: from_micros(row.try_get("at")?)?,
-        tenant_code: Some(row.try_get("tenant_code")?),
-        tenant_path: row.try_get("tenant_path")?,
-        actor: Some(row.try_get("actor")?),
-        client_address: row.try_get("client")?,
-        action: AuditAction::parse(&action)
-            .ok_or_else(|| StoreError::Corrupt(format!("audit action {action}")))?,
-        resource_type: ResourceType::parse(&resource_type)
-            .ok_or_else(|| StoreError::Corrupt(format!("audit resource type {resource_type}")))?,
-        resource_id: row.try_get("resource_id")?,
-    })
+    AuditRow::from_row(row)?.into_entry()
 }
 
 impl WriteTx {

@@ -4,19 +4,20 @@
 //! session or its user updates in the same call.
 
 use jiff::Timestamp;
-use sqlx::Row;
+use sqlx::{FromRow, Row};
 
 use super::audit_log::record;
 use super::{Store, StoreError, StoreResult, from_micros, to_micros};
 use crate::domain::access::Role;
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
+use crate::domain::ids::UserId;
 
 /// A session with what authentication needs to know of its user.
 #[derive(Debug, Clone)]
 pub struct SessionCredentials {
     pub id: i64,
     pub id_hash: String,
-    pub user_id: i64,
+    pub user_id: UserId,
     pub username: String,
     pub tenant_code: String,
     pub tenant_path: String,
@@ -26,12 +27,47 @@ pub struct SessionCredentials {
     pub expires_at: Timestamp,
 }
 
+/// A session joined with its user and tenant, as `session_credentials` selects it.
+#[derive(sqlx::FromRow)]
+struct SessionRow {
+    id: i64,
+    id_hash: String,
+    user_id: i64,
+    last_seen_at: Option<i64>,
+    expires_at: Option<i64>,
+    username: String,
+    tenant_code: String,
+    path: String,
+    role: String,
+    is_disabled: i64,
+}
+
+impl SessionRow {
+    fn into_credentials(self) -> StoreResult<SessionCredentials> {
+        Ok(SessionCredentials {
+            id: self.id,
+            id_hash: self.id_hash,
+            user_id: UserId::new(self.user_id),
+            username: self.username,
+            tenant_code: self.tenant_code,
+            tenant_path: self.path,
+            role: self
+                .role
+                .parse()
+                .map_err(|e| StoreError::Corrupt(format!("session's user: {e}")))?,
+            is_disabled: self.is_disabled != 0,
+            last_seen_at: from_micros(self.last_seen_at)?.unwrap_or_default(),
+            expires_at: from_micros(self.expires_at)?.unwrap_or_default(),
+        })
+    }
+}
+
 impl Store {
     /// Opens a session for `user_id`; answers its row id. Also drops the user's sessions
     /// that ran out, so they do not pile up.
     pub async fn create_session(
         &self,
-        user_id: i64,
+        user_id: UserId,
         id_hash: &str,
         at: Timestamp,
         expires_at: Timestamp,
@@ -39,7 +75,7 @@ impl Store {
     ) -> StoreResult<i64> {
         let mut tx = self.begin_write().await?;
         sqlx::query("DELETE FROM sessions WHERE user_id = $1 AND expires_at <= $2")
-            .bind(user_id)
+            .bind(user_id.get())
             .bind(to_micros(at))
             .execute(&mut *tx)
             .await?;
@@ -48,7 +84,7 @@ impl Store {
              VALUES ($1, $2, $3, $3, $4) RETURNING id",
         )
         .bind(id_hash)
-        .bind(user_id)
+        .bind(user_id.get())
         .bind(to_micros(at))
         .bind(to_micros(expires_at))
         .fetch_one(&mut *tx)
@@ -86,21 +122,7 @@ impl Store {
         .fetch_optional(&self.pool)
         .await?;
         let Some(row) = row else { return Ok(None) };
-        let role: String = row.try_get("role")?;
-        let found = SessionCredentials {
-            id: row.try_get("id")?,
-            id_hash: row.try_get("id_hash")?,
-            user_id: row.try_get("user_id")?,
-            username: row.try_get("username")?,
-            tenant_code: row.try_get("tenant_code")?,
-            tenant_path: row.try_get("path")?,
-            role: role
-                .parse()
-                .map_err(|_| StoreError::Corrupt(format!("role {role}")))?,
-            is_disabled: row.try_get::<i64, _>("is_disabled")? != 0,
-            last_seen_at: from_micros(row.try_get("last_seen_at")?)?.unwrap_or_default(),
-            expires_at: from_micros(row.try_get("expires_at")?)?.unwrap_or_default(),
-        };
+        let found = SessionRow::from_row(&row)?.into_credentials()?;
         self.session_cache.put(key, found.clone());
         Ok(Some(found))
     }
@@ -161,7 +183,7 @@ impl Store {
 
     /// Drops the cached sessions of a user (after any change to the user: the cache
     /// holds its username, role and state).
-    pub(super) fn forget_user_sessions(&self, user_id: i64) {
+    pub(super) fn forget_user_sessions(&self, user_id: UserId) {
         self.session_cache.retain(|_, s| s.user_id != user_id);
     }
 

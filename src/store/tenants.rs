@@ -1,15 +1,16 @@
 //! Tenants and the hierarchy.
 
-use sqlx::Row;
 use sqlx::any::AnyRow;
+use sqlx::{FromRow, Row};
 
 use super::audit_log::record;
 use super::webhook_events::{emit, emit_events};
 use super::{
-    Key, Store, StoreResult, VersionedRow, WriteTx, from_doc, from_micros, new_etag, to_doc,
+    Key, Store, StoreError, StoreResult, VersionedRow, WriteTx, from_micros, new_etag, to_doc,
     to_micros,
 };
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
+use crate::domain::ids::TenantCode;
 use crate::domain::tenant::{Tenant, TenantNode};
 use crate::domain::time::now;
 use crate::domain::webhook::Category;
@@ -24,20 +25,50 @@ pub enum TenantDeletion {
 
 const TENANT_COLUMNS: &str = "code, parent_code, path, doc, etag, updated_at";
 
+/// A `tenants` row as selected by `TENANT_COLUMNS`.
+#[derive(sqlx::FromRow)]
+struct TenantRow {
+    code: String,
+    parent_code: Option<String>,
+    doc: String,
+    etag: String,
+    updated_at: Option<i64>,
+}
+
+impl TenantRow {
+    fn into_tenant(self) -> StoreResult<Tenant> {
+        let mut tenant: Tenant = serde_json::from_str(&self.doc)
+            .map_err(|e| StoreError::Corrupt(format!("tenant document: {e}")))?;
+        tenant.tenant_code = Some(self.code);
+        tenant.parent_tenant_code = self.parent_code;
+        tenant.etag = Some(self.etag);
+        tenant.timestamp = from_micros(self.updated_at)?;
+        Ok(tenant)
+    }
+}
+
 fn tenant_from_row(row: &AnyRow) -> StoreResult<Tenant> {
-    let mut tenant: Tenant = from_doc(row, "doc")?;
-    tenant.tenant_code = Some(row.try_get("code")?);
-    tenant.parent_tenant_code = row.try_get("parent_code")?;
-    tenant.etag = Some(row.try_get("etag")?);
-    tenant.timestamp = from_micros(row.try_get("updated_at")?)?;
-    Ok(tenant)
+    TenantRow::from_row(row)?.into_tenant()
+}
+
+/// A tenant's place in the hierarchy (`code, parent_code, path`).
+#[derive(sqlx::FromRow)]
+struct TenantNodeRow {
+    code: String,
+    parent_code: Option<String>,
+    path: String,
 }
 
 fn node_from_row(row: &AnyRow) -> StoreResult<TenantNode> {
+    let TenantNodeRow {
+        code,
+        parent_code,
+        path,
+    } = TenantNodeRow::from_row(row)?;
     Ok(TenantNode {
-        code: row.try_get("code")?,
-        parent_code: row.try_get("parent_code")?,
-        path: row.try_get("path")?,
+        code,
+        parent_code,
+        path,
     })
 }
 
@@ -116,12 +147,12 @@ impl Store {
         Ok(tenant)
     }
 
-    pub async fn list_subtenants(&self, parent_code: &str) -> StoreResult<Vec<Tenant>> {
+    pub async fn list_subtenants(&self, parent_code: &TenantCode) -> StoreResult<Vec<Tenant>> {
         let sql = format!(
             "SELECT {TENANT_COLUMNS} FROM tenants WHERE parent_code = $1 ORDER BY LENGTH(code), code"
         );
         let rows = sqlx::query(&sql)
-            .bind(parent_code)
+            .bind(parent_code.as_str())
             .fetch_all(&self.pool)
             .await?;
         rows.iter().map(tenant_from_row).collect()
@@ -208,7 +239,7 @@ impl Store {
 
     pub async fn update_tenant(
         &self,
-        code: &str,
+        code: &TenantCode,
         tenant: &Tenant,
         if_match: Option<&str>,
         audit: &Audit,
@@ -223,7 +254,7 @@ impl Store {
             .bind(to_doc(tenant)?)
             .bind(new_etag())
             .bind(to_micros(now()))
-            .bind(code)
+            .bind(code.as_str())
             .fetch_one(&mut *tx)
             .await?;
         let updated = tenant_from_row(&row)?;
@@ -252,7 +283,7 @@ impl Store {
     /// Refused while it has subtenants.
     pub async fn delete_tenant(
         &self,
-        code: &str,
+        code: &TenantCode,
         if_match: Option<&str>,
         audit: &Audit,
     ) -> StoreResult<TenantDeletion> {
@@ -260,7 +291,7 @@ impl Store {
         self.check_version(&mut tx, tenant_row(&[Key::Text(code)]), if_match)
             .await?;
         let child = sqlx::query("SELECT code FROM tenants WHERE parent_code = $1 LIMIT 1")
-            .bind(code)
+            .bind(code.as_str())
             .fetch_optional(&mut *tx)
             .await?;
         if child.is_some() {
@@ -268,7 +299,10 @@ impl Store {
         }
         // Its own settings (and outbox) go with it: its parent hears of it.
         let sql = format!("SELECT {TENANT_COLUMNS} FROM tenants WHERE code = $1");
-        let row = sqlx::query(&sql).bind(code).fetch_one(&mut *tx).await?;
+        let row = sqlx::query(&sql)
+            .bind(code.as_str())
+            .fetch_one(&mut *tx)
+            .await?;
         let deleted = tenant_from_row(&row)?;
         if let Some(parent) = deleted.parent_tenant_code.clone() {
             emit_events(
@@ -282,7 +316,7 @@ impl Store {
             .await?;
         }
         sqlx::query("DELETE FROM tenants WHERE code = $1")
-            .bind(code)
+            .bind(code.as_str())
             .execute(&mut *tx)
             .await?;
         // Listed under the deleted tenant's path: its ancestors read it with subtenants.
@@ -298,7 +332,7 @@ impl Store {
         self.tenant_nodes
             .write()
             .unwrap_or_else(|e| e.into_inner())
-            .remove(code);
+            .remove(code.as_str());
         self.tenants.remove(&code.to_string());
         self.forget_credentials();
         // Its users went with it (cascade).

@@ -5,6 +5,8 @@
 use sqlx::Row;
 
 use super::{Store, StoreError, StoreResult, Tx, new_etag, to_micros};
+use crate::domain::access::Role;
+use crate::domain::ids::UserId;
 use crate::domain::tenant::ROOT_TENANT_CODE;
 use crate::domain::time::now;
 
@@ -20,15 +22,16 @@ pub const LAST_ADMINISTRATOR: &str = "this user is the last active Administrator
 /// second then sees it is the last) instead of both succeeding or deadlocking.
 pub(super) async fn keep_root_administrator(
     tx: &mut Tx,
-    id: i64,
+    id: UserId,
     stays_active_administrator: bool,
 ) -> StoreResult<()> {
     if stays_active_administrator {
         return Ok(());
     }
     let sql = format!(
-        "SELECT id FROM users WHERE tenant_code = $1 AND role = 'Administrator'
+        "SELECT id FROM users WHERE tenant_code = $1 AND role = {}
          AND is_disabled = 0 ORDER BY id{}",
+        Role::Administrator.sql(),
         tx.backend().lock_rows()
     );
     let rows = sqlx::query(&sql)
@@ -39,7 +42,7 @@ pub(super) async fn keep_root_administrator(
         .iter()
         .map(|r| r.try_get("id"))
         .collect::<Result<_, _>>()?;
-    if active == [id] {
+    if active == [id.get()] {
         return Err(StoreError::Conflict(LAST_ADMINISTRATOR.into()));
     }
     Ok(())
@@ -71,7 +74,7 @@ impl Store {
         let Some(row) = row else { return Ok(false) };
         let id = row.try_get::<i64, _>("id")?;
         self.users.remove(&id);
-        self.forget_user_sessions(id);
+        self.forget_user_sessions(UserId::new(id));
         Ok(true)
     }
 

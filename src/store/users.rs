@@ -1,19 +1,23 @@
-//! Users, their credentials and login bookkeeping, and their profiles.
+//! Users and their profiles; their credentials and login bookkeeping are in
+//! `users/logins.rs`.
 
-use jiff::Timestamp;
-use sqlx::Row;
+mod logins;
+
+pub use logins::Credentials;
+
 use sqlx::any::AnyRow;
+use sqlx::{FromRow, Row};
 
 use super::audit_log::record;
 use super::user_admin::keep_root_administrator;
 use super::webhook_events::emit;
 use super::{
     Key, Store, StoreError, StoreResult, TenantSelection, VersionedRow, conflict_on_duplicate,
-    from_doc, from_micros, new_etag, to_doc, to_micros,
+    from_micros, new_etag, to_doc, to_micros,
 };
 use crate::domain::access::Role;
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
-use crate::domain::lockout::{Admission, LockoutPolicy, LoginState};
+use crate::domain::ids::UserId;
 use crate::domain::profile::UserProfile;
 use crate::domain::time::now;
 use crate::domain::user::{User, UserRef};
@@ -32,7 +36,7 @@ pub struct NewUser {
 /// when the password changes.
 pub struct UserUpdate<'a> {
     pub tenant_code: &'a str,
-    pub id: i64,
+    pub id: UserId,
     pub user: &'a User,
     pub role: Role,
     pub password_hash: Option<String>,
@@ -41,21 +45,9 @@ pub struct UserUpdate<'a> {
 /// A user as stored, with the internal id.
 #[derive(Debug, Clone)]
 pub struct StoredUser {
-    pub id: i64,
+    pub id: UserId,
     pub role: Role,
     pub user: User,
-}
-
-/// What authentication needs to know about a user.
-#[derive(Debug, Clone)]
-pub struct Credentials {
-    pub id: i64,
-    pub username: String,
-    pub tenant_code: String,
-    pub tenant_path: String,
-    pub role: Role,
-    pub is_disabled: bool,
-    pub password_hash: Option<String>,
 }
 
 const USER_COLUMNS: &str = "u.id, u.tenant_code, u.username, u.role, u.is_disabled, u.failed_count, \
@@ -69,33 +61,58 @@ fn user_columns(with_photo: bool) -> String {
     }
 }
 
-fn role_from_text(text: &str) -> StoreResult<Role> {
+pub(super) fn role_from_text(text: &str) -> StoreResult<Role> {
     text.parse()
-        .map_err(|_| StoreError::Corrupt(format!("role {text}")))
+        .map_err(|e| StoreError::Corrupt(format!("user: {e}")))
+}
+
+/// A `users` row as selected by `user_columns` (`photo` only when asked for).
+#[derive(sqlx::FromRow)]
+struct UserRow {
+    id: i64,
+    tenant_code: String,
+    username: String,
+    role: String,
+    is_disabled: i64,
+    failed_count: i64,
+    failed_window_start: Option<i64>,
+    last_lockout: Option<i64>,
+    last_logged_in: Option<i64>,
+    doc: String,
+    etag: String,
+    updated_at: Option<i64>,
+    #[sqlx(default)]
+    photo: Option<String>,
+}
+
+impl UserRow {
+    fn into_stored(self, with_photo: bool) -> StoreResult<StoredUser> {
+        let role = role_from_text(&self.role)?;
+        let mut user: User = serde_json::from_str(&self.doc)
+            .map_err(|e| StoreError::Corrupt(format!("user document: {e}")))?;
+        user.user_id = Some(self.id.to_string());
+        user.tenant_code = Some(self.tenant_code);
+        user.username = Some(self.username);
+        user.user_role_id = Some(role.as_str().to_string());
+        user.is_disabled = self.is_disabled != 0;
+        user.failed_password_attempt_count = self.failed_count as i32;
+        user.failed_password_attempt_window_start = from_micros(self.failed_window_start)?;
+        user.last_lockout_date = from_micros(self.last_lockout)?;
+        user.last_logged_in = from_micros(self.last_logged_in)?;
+        user.etag = Some(self.etag);
+        user.timestamp = from_micros(self.updated_at)?;
+        user.password = None;
+        user.photo = if with_photo { self.photo } else { None };
+        Ok(StoredUser {
+            id: UserId::new(self.id),
+            role,
+            user,
+        })
+    }
 }
 
 fn user_from_row(row: &AnyRow, with_photo: bool) -> StoreResult<StoredUser> {
-    let id: i64 = row.try_get("id")?;
-    let role = role_from_text(&row.try_get::<String, _>("role")?)?;
-    let mut user: User = from_doc(row, "doc")?;
-    user.user_id = Some(id.to_string());
-    user.tenant_code = Some(row.try_get("tenant_code")?);
-    user.username = Some(row.try_get("username")?);
-    user.user_role_id = Some(role.as_str().to_string());
-    user.is_disabled = row.try_get::<i64, _>("is_disabled")? != 0;
-    user.failed_password_attempt_count = row.try_get::<i64, _>("failed_count")? as i32;
-    user.failed_password_attempt_window_start = from_micros(row.try_get("failed_window_start")?)?;
-    user.last_lockout_date = from_micros(row.try_get("last_lockout")?)?;
-    user.last_logged_in = from_micros(row.try_get("last_logged_in")?)?;
-    user.etag = Some(row.try_get("etag")?);
-    user.timestamp = from_micros(row.try_get("updated_at")?)?;
-    user.password = None;
-    user.photo = if with_photo {
-        row.try_get("photo")?
-    } else {
-        None
-    };
-    Ok(StoredUser { id, role, user })
+    UserRow::from_row(row)?.into_stored(with_photo)
 }
 
 /// The part of a user kept in `doc`: everything not held in its own column.
@@ -167,13 +184,13 @@ impl Store {
         .fetch_one(&mut *tx)
         .await
         .map_err(|e| conflict_on_duplicate(e, "a user with this Username"))?;
-        let id: i64 = row.try_get("id")?;
+        let id = UserId::new(row.try_get("id")?);
         user_event(&mut tx, id, EventType::Created).await?;
         if let Some(audit) = audit {
             record(&mut tx, audit, AuditAction::Create, ResourceType::User, id).await?;
         }
         tx.commit().await?;
-        Ok(id)
+        Ok(id.get())
     }
 
     /// A user of exactly this tenant.
@@ -204,7 +221,7 @@ impl Store {
         let row = query.fetch_optional(&self.pool).await?;
         let found = row.map(|r| user_from_row(&r, with_photo)).transpose()?;
         if cacheable && let Some(u) = &found {
-            self.users.put(u.id, u.clone());
+            self.users.put(u.id.get(), u.clone());
         }
         Ok(found)
     }
@@ -273,12 +290,12 @@ impl Store {
         let mut tx = self.begin_write().await?;
         let stays = role == Role::Administrator && !user.is_disabled;
         keep_root_administrator(&mut tx, id, stays).await?;
-        let keys = [Key::Id(id), Key::Text(tenant_code)];
+        let keys = [Key::Id(id.get()), Key::Text(tenant_code)];
         self.check_version(&mut tx, VersionedRow::by_id("users", &keys), if_match)
             .await?;
         // A new password, a disabled account or another role ends the user's sessions.
         let role_before: Option<String> = sqlx::query("SELECT role FROM users WHERE id = $1")
-            .bind(id)
+            .bind(id.get())
             .fetch_optional(&mut *tx)
             .await?
             .map(|row| row.try_get("role"))
@@ -302,20 +319,20 @@ impl Store {
         .bind(user.photo.clone())
         .bind(new_etag())
         .bind(to_micros(now()))
-        .bind(id)
+        .bind(id.get())
         .execute(&mut *tx)
         .await
         .map_err(|e| conflict_on_duplicate(e, "a user with this Username"))?;
         if ends_sessions {
             sqlx::query("DELETE FROM sessions WHERE user_id = $1")
-                .bind(id)
+                .bind(id.get())
                 .execute(&mut *tx)
                 .await?;
         }
         user_event(&mut tx, id, EventType::Updated).await?;
         record(&mut tx, audit, AuditAction::Update, ResourceType::User, id).await?;
         tx.commit().await?;
-        self.users.remove(&id);
+        self.users.remove(&id.get());
         self.forget_user_sessions(id);
         Ok(())
     }
@@ -323,206 +340,24 @@ impl Store {
     pub async fn delete_user(
         &self,
         tenant_code: &str,
-        id: i64,
+        id: UserId,
         if_match: Option<&str>,
         audit: &Audit,
     ) -> StoreResult<()> {
         let mut tx = self.begin_write().await?;
         keep_root_administrator(&mut tx, id, false).await?;
-        let keys = [Key::Id(id), Key::Text(tenant_code)];
+        let keys = [Key::Id(id.get()), Key::Text(tenant_code)];
         self.check_version(&mut tx, VersionedRow::by_id("users", &keys), if_match)
             .await?;
         user_event(&mut tx, id, EventType::Deleted).await?;
         sqlx::query("DELETE FROM users WHERE id = $1")
-            .bind(id)
+            .bind(id.get())
             .execute(&mut *tx)
             .await?;
         record(&mut tx, audit, AuditAction::Delete, ResourceType::User, id).await?;
         tx.commit().await?;
-        self.users.remove(&id);
+        self.users.remove(&id.get());
         self.forget_user_sessions(id);
-        Ok(())
-    }
-
-    // --- authentication -------------------------------------------------------------
-
-    /// What authentication needs to know about the user with this username key.
-    pub async fn credentials(&self, username_key: &str) -> StoreResult<Option<Credentials>> {
-        let row = sqlx::query(
-            "SELECT u.id, u.username, u.tenant_code, t.path, u.role, u.is_disabled, u.password_hash
-             FROM users u JOIN tenants t ON t.code = u.tenant_code
-             WHERE u.username_key = $1",
-        )
-        .bind(username_key)
-        .fetch_optional(&self.pool)
-        .await?;
-        let Some(row) = row else { return Ok(None) };
-        Ok(Some(Credentials {
-            id: row.try_get("id")?,
-            username: row.try_get("username")?,
-            tenant_code: row.try_get("tenant_code")?,
-            tenant_path: row.try_get("path")?,
-            role: role_from_text(&row.try_get::<String, _>("role")?)?,
-            is_disabled: row.try_get::<i64, _>("is_disabled")? != 0,
-            password_hash: row.try_get("password_hash")?,
-        }))
-    }
-
-    /// The login state of one client address of a user (default when it never failed).
-    pub async fn client_login_state(&self, id: i64, client: &str) -> StoreResult<LoginState> {
-        let row = sqlx::query(
-            "SELECT failed_count, window_start, locked_at, pending, probed_at FROM login_failures
-             WHERE user_id = $1 AND client = $2",
-        )
-        .bind(id)
-        .bind(client)
-        .fetch_optional(&self.pool)
-        .await?;
-        row.map(|r| client_state_from_row(&r))
-            .transpose()
-            .map(Option::unwrap_or_default)
-    }
-
-    /// Decides, before any password is verified, whether an attempt from `client` may
-    /// verify one (`LockoutPolicy::admit`), and takes its place: read locked and written
-    /// in one transaction, so of any number of parallel attempts at most the threshold
-    /// are admitted. A refused attempt is a failed login in the audit log.
-    pub async fn admit_login_attempt(
-        &self,
-        id: i64,
-        client: &str,
-        policy: &LockoutPolicy,
-        at: Timestamp,
-        audit: &Audit,
-    ) -> StoreResult<Admission> {
-        let mut tx = self.begin_write().await?;
-        let before = client_state_locked(&mut tx, self.backend, id, client).await?;
-        let (admission, after) = policy.admit(&before, at);
-        if after != before {
-            write_client_state(&mut tx, id, client, &after).await?;
-        }
-        if matches!(admission, Admission::Refuse { .. }) {
-            record(
-                &mut tx,
-                audit,
-                AuditAction::LoginFailed,
-                ResourceType::User,
-                id,
-            )
-            .await?;
-        }
-        tx.commit().await?;
-        Ok(admission)
-    }
-
-    /// Counts a wrong password from `client`: in the address's state when it was admitted
-    /// in `window` (`None`: the lock's probe, already taken) and in the account's summary,
-    /// both read locked and written in one transaction, with its audit entry. Returns
-    /// the address's new state.
-    pub async fn record_login_failure(
-        &self,
-        id: i64,
-        client: &str,
-        window: Option<Timestamp>,
-        policy: &LockoutPolicy,
-        at: Timestamp,
-        audit: &Audit,
-    ) -> StoreResult<LoginState> {
-        let mut tx = self.begin_write().await?;
-        let before = client_state_locked(&mut tx, self.backend, id, client).await?;
-        let client_state = match window {
-            Some(window) => policy.after_failure(&before, window, at),
-            None => before.clone(),
-        };
-        if client_state != before {
-            write_client_state(&mut tx, id, client, &client_state).await?;
-        }
-        let lock = self.backend.lock_rows();
-        let sql = format!(
-            "SELECT failed_count, failed_window_start, last_lockout FROM users WHERE id = $1{lock}"
-        );
-        let row = sqlx::query(&sql)
-            .bind(id)
-            .fetch_optional(&mut *tx)
-            .await?
-            .ok_or(StoreError::NotFound)?;
-        let account = LoginState {
-            failed_count: row.try_get::<i64, _>("failed_count")? as i32,
-            window_start: from_micros(row.try_get("failed_window_start")?)?,
-            last_lockout: from_micros(row.try_get("last_lockout")?)?,
-            ..LoginState::default()
-        };
-        let locked_now = (client_state.last_lockout != before.last_lockout)
-            .then_some(client_state.last_lockout)
-            .flatten();
-        let account = policy.account_after_failure(&account, locked_now, at);
-        sqlx::query(
-            "UPDATE users SET failed_count = $1, failed_window_start = $2, last_lockout = $3 WHERE id = $4",
-        )
-        .bind(i64::from(account.failed_count))
-        .bind(account.window_start.map(to_micros))
-        .bind(account.last_lockout.map(to_micros))
-        .bind(id)
-        .execute(&mut *tx)
-        .await?;
-        record(
-            &mut tx,
-            audit,
-            AuditAction::LoginFailed,
-            ResourceType::User,
-            id,
-        )
-        .await?;
-        tx.commit().await?;
-        self.users.remove(&id);
-        Ok(client_state)
-    }
-
-    /// A right password from `client`, admitted in `window`: gives back its own place
-    /// (failures of other attempts stay until their window passes) and, when `logged_in`,
-    /// records the login (else it was a disabled account's: a failed login). An address
-    /// left with nothing to remember loses its row.
-    pub async fn release_login_attempt(
-        &self,
-        id: i64,
-        client: &str,
-        window: Timestamp,
-        policy: &LockoutPolicy,
-        logged_in: Option<Timestamp>,
-        audit: &Audit,
-    ) -> StoreResult<()> {
-        let mut tx = self.begin_write().await?;
-        let before = client_state_locked(&mut tx, self.backend, id, client).await?;
-        let after = policy.after_success(&before, window);
-        let blank = LoginState {
-            window_start: after.window_start,
-            ..LoginState::default()
-        };
-        if after == blank {
-            sqlx::query("DELETE FROM login_failures WHERE user_id = $1 AND client = $2")
-                .bind(id)
-                .bind(client)
-                .execute(&mut *tx)
-                .await?;
-        } else if after != before {
-            write_client_state(&mut tx, id, client, &after).await?;
-        }
-        if let Some(at) = logged_in {
-            sqlx::query("UPDATE users SET last_logged_in = $1 WHERE id = $2")
-                .bind(to_micros(at))
-                .bind(id)
-                .execute(&mut *tx)
-                .await?;
-        }
-        let action = match logged_in {
-            Some(_) => AuditAction::Login,
-            None => AuditAction::LoginFailed,
-        };
-        record(&mut tx, audit, action, ResourceType::User, id).await?;
-        tx.commit().await?;
-        if logged_in.is_some() {
-            self.users.remove(&id);
-        }
         Ok(())
     }
 
@@ -533,7 +368,7 @@ impl Store {
         &self,
         tenant_code: &str,
         user: &UserRef,
-    ) -> StoreResult<Option<(i64, UserProfile)>> {
+    ) -> StoreResult<Option<(UserId, UserProfile)>> {
         let (filter, key) = user_filter(user);
         let sql = format!(
             "SELECT u.id, u.username, u.profile_doc, u.profile_updated_at, u.profile_etag
@@ -545,8 +380,7 @@ impl Store {
             UserKey::Name(name) => query.bind(name),
         };
         let row = query.fetch_optional(&self.pool).await?;
-        row.map(|r| Ok((r.try_get("id")?, profile_from_row(&r)?)))
-            .transpose()
+        row.as_ref().map(profile_from_row).transpose()
     }
 
     pub async fn list_profiles(&self, tenant_code: &str) -> StoreResult<Vec<UserProfile>> {
@@ -557,18 +391,20 @@ impl Store {
         .bind(tenant_code)
         .fetch_all(&self.pool)
         .await?;
-        rows.iter().map(profile_from_row).collect()
+        rows.iter()
+            .map(|row| Ok(profile_from_row(row)?.1))
+            .collect()
     }
 
     pub async fn update_profile(
         &self,
         tenant_code: &str,
-        id: i64,
+        id: UserId,
         profile: &UserProfile,
         if_match: Option<&str>,
         audit: &Audit,
     ) -> StoreResult<()> {
-        let keys = [Key::Id(id), Key::Text(tenant_code)];
+        let keys = [Key::Id(id.get()), Key::Text(tenant_code)];
         let row = VersionedRow {
             column: "profile_etag",
             ..VersionedRow::by_id("users", &keys)
@@ -579,7 +415,7 @@ impl Store {
         .bind(to_doc(profile)?)
         .bind(to_micros(now()))
         .bind(new_etag())
-        .bind(id);
+        .bind(id.get());
         let entry = audit.entry(AuditAction::Update, ResourceType::Profile, id);
         self.write_versioned(row, if_match, change, Some(&entry))
             .await
@@ -587,81 +423,39 @@ impl Store {
 }
 
 /// A `User` webhook event for user `id` as it is now in the transaction.
-async fn user_event(tx: &mut super::Tx, id: i64, kind: EventType) -> StoreResult<()> {
+async fn user_event(tx: &mut super::Tx, id: UserId, kind: EventType) -> StoreResult<()> {
     let sql = format!("SELECT {USER_COLUMNS} FROM users u WHERE u.id = $1");
-    let row = sqlx::query(&sql).bind(id).fetch_one(&mut **tx).await?;
+    let row = sqlx::query(&sql)
+        .bind(id.get())
+        .fetch_one(&mut **tx)
+        .await?;
     let stored = user_from_row(&row, false)?;
     let tenant = stored.user.tenant_code.clone().unwrap_or_default();
     emit(tx, &tenant, Category::User, kind, event_data(&stored.user)).await
 }
 
-fn client_state_from_row(row: &AnyRow) -> StoreResult<LoginState> {
-    Ok(LoginState {
-        failed_count: row.try_get::<Option<i64>, _>("failed_count")?.unwrap_or(0) as i32,
-        window_start: from_micros(row.try_get("window_start")?)?,
-        last_lockout: from_micros(row.try_get("locked_at")?)?,
-        pending: row.try_get::<Option<i64>, _>("pending")?.unwrap_or(0) as i32,
-        probed_at: from_micros(row.try_get("probed_at")?)?,
-    })
-}
-
-/// Inside a write transaction: the state of one client address of a user, its row
-/// created when missing and locked until commit (PostgreSQL; SQLite's one writer
-/// already excludes every other).
-async fn client_state_locked(
-    tx: &mut super::Tx,
-    backend: super::Backend,
+/// A user's profile columns (`u.id, u.username, u.profile_doc, u.profile_updated_at,
+/// u.profile_etag`).
+#[derive(sqlx::FromRow)]
+struct ProfileRow {
     id: i64,
-    client: &str,
-) -> StoreResult<LoginState> {
-    sqlx::query(
-        "INSERT INTO login_failures (user_id, client) VALUES ($1, $2)
-         ON CONFLICT (user_id, client) DO NOTHING",
-    )
-    .bind(id)
-    .bind(client)
-    .execute(&mut **tx)
-    .await?;
-    let sql = format!(
-        "SELECT failed_count, window_start, locked_at, pending, probed_at FROM login_failures
-         WHERE user_id = $1 AND client = $2{}",
-        backend.lock_rows()
-    );
-    let row = sqlx::query(&sql)
-        .bind(id)
-        .bind(client)
-        .fetch_one(&mut **tx)
-        .await?;
-    client_state_from_row(&row)
+    username: String,
+    profile_doc: String,
+    profile_updated_at: Option<i64>,
+    profile_etag: String,
 }
 
-async fn write_client_state(
-    tx: &mut super::Tx,
-    id: i64,
-    client: &str,
-    state: &LoginState,
-) -> StoreResult<()> {
-    sqlx::query(
-        "UPDATE login_failures SET failed_count = $1, window_start = $2, locked_at = $3,
-            pending = $4, probed_at = $5
-         WHERE user_id = $6 AND client = $7",
-    )
-    .bind(i64::from(state.failed_count))
-    .bind(state.window_start.map(to_micros))
-    .bind(state.last_lockout.map(to_micros))
-    .bind(i64::from(state.pending))
-    .bind(state.probed_at.map(to_micros))
-    .bind(id)
-    .bind(client)
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
+impl ProfileRow {
+    fn into_profile(self) -> StoreResult<(UserId, UserProfile)> {
+        let mut profile: UserProfile = serde_json::from_str(&self.profile_doc)
+            .map_err(|e| StoreError::Corrupt(format!("user profile document: {e}")))?;
+        profile.username = Some(self.username);
+        profile.timestamp = from_micros(self.profile_updated_at)?;
+        profile.etag = Some(self.profile_etag);
+        Ok((UserId::new(self.id), profile))
+    }
 }
 
-fn profile_from_row(row: &AnyRow) -> StoreResult<UserProfile> {
-    let mut profile: UserProfile = from_doc(row, "profile_doc")?;
-    profile.username = Some(row.try_get("username")?);
-    profile.timestamp = from_micros(row.try_get("profile_updated_at")?)?;
-    profile.etag = Some(row.try_get("profile_etag")?);
-    Ok(profile)
+fn profile_from_row(row: &AnyRow) -> StoreResult<(UserId, UserProfile)> {
+    ProfileRow::from_row(row)?.into_profile()
 }
