@@ -7,37 +7,42 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::address::ContactAddress;
+use super::closed_set::closed_set;
 use super::validation::Validator;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
-pub enum RecipientType {
-    DeviceList,
-    TenantList,
-    DeviceContact,
-    TenantContact,
-    MessagingAddress,
-    NearestDevices,
-    DeviceUserEmail,
-    DeviceUserSms,
-    DeviceUserManagerEmail,
-    DeviceUserManagerSms,
-    DeviceUserEmergencyContacts,
-    OtherDevicesInGroup,
-    SendCheckInRequest,
-    SendLocationRequest,
-    ChangeReportingFrequency,
-    SendTextMessage,
-    StartMonitoring,
-    StopMonitoring,
-    ForceStopMonitoring,
-    DeviceUserCall,
-    DeviceUserManagerCall,
-    DeviceCall,
-    StartCheckInSchedule,
-    StopCheckInSchedule,
-    ChangeGroup,
-    DeviceUserEmergencyContactsCall,
-    DeviceUserEmergencyContactsEmail,
+closed_set! {
+    /// What a recipient is: a list, a contact, an address, the device's people, or a
+    /// command to the device.
+    #[derive(ToSchema)]
+    pub enum RecipientType {
+        DeviceList = "DeviceList",
+        TenantList = "TenantList",
+        DeviceContact = "DeviceContact",
+        TenantContact = "TenantContact",
+        MessagingAddress = "MessagingAddress",
+        NearestDevices = "NearestDevices",
+        DeviceUserEmail = "DeviceUserEmail",
+        DeviceUserSms = "DeviceUserSms",
+        DeviceUserManagerEmail = "DeviceUserManagerEmail",
+        DeviceUserManagerSms = "DeviceUserManagerSms",
+        DeviceUserEmergencyContacts = "DeviceUserEmergencyContacts",
+        OtherDevicesInGroup = "OtherDevicesInGroup",
+        SendCheckInRequest = "SendCheckInRequest",
+        SendLocationRequest = "SendLocationRequest",
+        ChangeReportingFrequency = "ChangeReportingFrequency",
+        SendTextMessage = "SendTextMessage",
+        StartMonitoring = "StartMonitoring",
+        StopMonitoring = "StopMonitoring",
+        ForceStopMonitoring = "ForceStopMonitoring",
+        DeviceUserCall = "DeviceUserCall",
+        DeviceUserManagerCall = "DeviceUserManagerCall",
+        DeviceCall = "DeviceCall",
+        StartCheckInSchedule = "StartCheckInSchedule",
+        StopCheckInSchedule = "StopCheckInSchedule",
+        ChangeGroup = "ChangeGroup",
+        DeviceUserEmergencyContactsCall = "DeviceUserEmergencyContactsCall",
+        DeviceUserEmergencyContactsEmail = "DeviceUserEmergencyContactsEmail",
+    }
 }
 
 /// One recipient. Unknown properties are refused.
@@ -332,9 +337,9 @@ pub fn validate_recipients(recipients: &[Recipient], v: &mut Validator) -> Vec<R
             let value = recipient.value(field);
             let name = format!("{prefix}.{}", field.name());
             if value.is_some() && !allowed.contains(&field) {
-                v.add(name, format!("is not allowed on a {kind:?} recipient"));
+                v.add(name, format!("is not allowed on a {kind} recipient"));
             } else if value.is_none_or(|s| s.trim().is_empty()) && required.contains(&field) {
-                v.add(name, format!("is required on a {kind:?} recipient"));
+                v.add(name, format!("is required on a {kind} recipient"));
             }
         }
         if let Some(address) = recipient.messaging_address.as_deref()

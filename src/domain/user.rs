@@ -194,7 +194,7 @@ fn is_base64(s: &str) -> bool {
 /// How a path names a user: `x` containing `@` is a username, else a user id.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum UserRef {
-    Id(i64),
+    Id(UserId),
     Username(String),
     /// Neither a number nor an e-mail: matches nobody.
     Invalid,
@@ -206,7 +206,7 @@ impl UserRef {
             UserRef::Username(User::username_key(segment))
         } else {
             segment
-                .parse::<i64>()
+                .parse::<UserId>()
                 .map(UserRef::Id)
                 .unwrap_or(UserRef::Invalid)
         }
@@ -251,7 +251,7 @@ mod tests {
 
     #[test]
     fn user_refs() {
-        assert_eq!(UserRef::parse("12"), UserRef::Id(12));
+        assert_eq!(UserRef::parse("12"), UserRef::Id(UserId::new(12)));
         assert_eq!(
             UserRef::parse("Jane@Example.com"),
             UserRef::Username("jane@example.com".into())

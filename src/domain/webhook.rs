@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use url::{Host, Origin, Url};
 use utoipa::ToSchema;
 
+use super::closed_set::closed_set;
 use super::serde_util::null_as_default;
 use super::validation::{ValidationErrors, Validator};
 
@@ -59,15 +60,16 @@ impl Authentication {
     }
 }
 
-/// The kinds of change a webhook URL can subscribe to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Category {
-    Device,
-    EventNotification,
-    MoMessage,
-    MtMessage,
-    Tenant,
-    User,
+closed_set! {
+    /// The kinds of change a webhook URL can subscribe to.
+    pub enum Category {
+        Device = "Device",
+        EventNotification = "EventNotification",
+        MoMessage = "MoMessage",
+        MtMessage = "MtMessage",
+        Tenant = "Tenant",
+        User = "User",
+    }
 }
 
 /// One receiver and the categories it wants.

@@ -20,19 +20,6 @@ closed_set! {
     }
 }
 
-impl Category {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Category::Device => "Device",
-            Category::EventNotification => "EventNotification",
-            Category::MoMessage => "MoMessage",
-            Category::MtMessage => "MtMessage",
-            Category::Tenant => "Tenant",
-            Category::User => "User",
-        }
-    }
-}
-
 /// One change, as POSTed to the tenant's webhook URLs: the envelope is rendered once,
 /// when the event is made, and every URL and every retry sends these bytes — except a
 /// stored MO message's `Created` event (`for_stored_message`), whose envelope is rendered

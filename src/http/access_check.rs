@@ -172,7 +172,7 @@ async fn current_user(
     store: &Store,
     principal: &Principal,
 ) -> StoreResult<Result<Option<String>, Revoked>> {
-    let Some(user_id) = principal.user_id() else {
+    let Some(user_id) = principal.user() else {
         return Ok(Err(Revoked::Deleted));
     };
     let user = store

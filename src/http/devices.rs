@@ -15,7 +15,7 @@ use super::patch::apply_patch;
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
 use crate::domain::device::{DeletedDevice, Device, device_type_list};
-use crate::domain::ids::DeviceId;
+use crate::domain::ids::{DeviceId, UserId};
 
 impl Representable for Device {
     const NAME: &'static str = "Device";
@@ -92,7 +92,7 @@ async fn validated(app: &AppState, scope: &TenantScope, device: Device) -> ApiRe
     if let Some(user) = device.user_id_number()
         && !app
             .store
-            .user_exists_in_subtree(&scope.tenant.path, user)
+            .user_exists_in_subtree(&scope.tenant.path, UserId::new(user))
             .await?
     {
         return Err(ApiError::field(

@@ -162,13 +162,16 @@ pub(super) fn require_write(scope: &TenantScope) -> ApiResult<()> {
 
 /// The caller's profile time zone (UTC when none).
 async fn caller_zone(app: &AppState, scope: &TenantScope) -> ApiResult<UserZone> {
-    let profile = app
-        .store
-        .get_profile(
-            &scope.caller.tenant_code,
-            &UserRef::Id(scope.caller.user_id().unwrap_or_default()),
-        )
-        .await?;
+    // A token has no profile: UTC.
+    let profile = match scope.caller.user() {
+        Some(id) => {
+            let user = UserRef::Id(id);
+            app.store
+                .get_profile(&scope.caller.tenant_code, &user)
+                .await?
+        }
+        None => None,
+    };
     Ok(UserZone::from_profile(
         profile
             .as_ref()

@@ -101,7 +101,7 @@ async fn open_session(
             client.unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED)),
         )
         .await?;
-    let user_id = principal.user_id().ok_or(AuthError::InvalidCredentials)?;
+    let user_id = principal.user().ok_or(AuthError::InvalidCredentials)?;
     let user = app
         .store
         .get_user(&principal.tenant_code, &UserRef::Id(user_id), false)
@@ -207,7 +207,7 @@ async fn describe(app: &AppState, caller: &Principal) -> ApiResult<SessionCaller
         ui_language: tenant_language,
         csrf_token: None,
     };
-    let Some(user_id) = caller.user_id() else {
+    let Some(user_id) = caller.user() else {
         return Ok(answer);
     };
     let user = app

@@ -385,7 +385,7 @@ async fn check_manager(
     }
     if !app
         .store
-        .user_exists_in_subtree(&scope.caller.tenant_path, id.get())
+        .user_exists_in_subtree(&scope.caller.tenant_path, id)
         .await?
     {
         return Err(ApiError::field(

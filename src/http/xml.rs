@@ -376,7 +376,10 @@ mod tests {
              <Recipient><Type>Pigeon</Type></Recipient></Recipients>",
         ));
         assert_eq!(field, "Recipients[1].Type");
-        assert!(message.contains("unknown variant `Pigeon`"), "{message}");
+        assert!(
+            message.contains("'Pigeon' is no RecipientType"),
+            "{message}"
+        );
         let (field, _) = field_error::<DistributionListInput>(&list(
             "<Recipients><Recipient><Type>DeviceUserSms</Type><Colour>red</Colour></Recipient></Recipients>",
         ));

@@ -10,7 +10,8 @@ use sqlx::{FromRow, Row};
 use super::address_book::AddressBook;
 use super::{Store, StoreError, StoreResult, Tx};
 use crate::domain::recipient::{
-    ContactTarget, RecipientReference, RecipientTarget, ReferencedRecords, check_references,
+    ContactTarget, RecipientReference, RecipientTarget, RecipientType, ReferencedRecords,
+    check_references,
 };
 use crate::domain::tenant::TenantNode;
 use crate::domain::validation::Validator;
@@ -218,7 +219,7 @@ impl Store {
             ))
             .bind(id)
             .bind(tenant_code)
-            .bind(format!("{:?}", reference.kind))
+            .bind(reference.kind.as_str())
             .bind(contact)
             .bind(entry)
             .bind(list)
@@ -291,17 +292,20 @@ impl Store {
         &self,
         node: &TenantNode,
     ) -> StoreResult<(HashSet<i64>, HashSet<i64>)> {
-        let rows = sqlx::query(
+        let sql = format!(
             "SELECT r.to_contact_id, r.to_list_id FROM recipient_references r
              JOIN distribution_lists x ON x.id = r.from_list_id
              JOIN tenants o ON o.code = x.tenant_code
              WHERE (x.tenant_code = $1 OR (x.applies_to_subtenants = 1 AND $2 LIKE o.path || '%'))
-               AND r.recipient_type IN ('DeviceContact', 'DeviceList')",
-        )
-        .bind(&node.code)
-        .bind(&node.path)
-        .fetch_all(&self.pool)
-        .await?;
+               AND r.recipient_type IN ({}, {})",
+            RecipientType::DeviceContact.sql(),
+            RecipientType::DeviceList.sql(),
+        );
+        let rows = sqlx::query(&sql)
+            .bind(&node.code)
+            .bind(&node.path)
+            .fetch_all(&self.pool)
+            .await?;
         let mut contacts = HashSet::new();
         let mut lists = HashSet::new();
         for row in rows {

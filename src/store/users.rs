@@ -136,7 +136,7 @@ fn user_doc(user: &User) -> StoreResult<String> {
 
 fn user_filter(user: &UserRef) -> (&'static str, UserKey) {
     match user {
-        UserRef::Id(id) => ("u.id = $2", UserKey::Id(*id)),
+        UserRef::Id(id) => ("u.id = $2", UserKey::Id(id.get())),
         UserRef::Username(name) => ("u.username_key = $2", UserKey::Name(name.clone())),
         UserRef::Invalid => ("u.id = $2", UserKey::Id(-1)),
     }
@@ -203,7 +203,7 @@ impl Store {
         let cacheable = !with_photo && matches!(user, UserRef::Id(_));
         if cacheable
             && let UserRef::Id(id) = user
-            && let Some(hit) = self.users.get(id)
+            && let Some(hit) = self.users.get(&id.get())
         {
             let same_tenant = hit.user.tenant_code.as_deref() == Some(tenant_code);
             return Ok(same_tenant.then_some(hit));
@@ -227,12 +227,12 @@ impl Store {
     }
 
     /// Whether a user with this id lives in the subtree rooted at `tenant_path`.
-    pub async fn user_exists_in_subtree(&self, tenant_path: &str, id: i64) -> StoreResult<bool> {
+    pub async fn user_exists_in_subtree(&self, tenant_path: &str, id: UserId) -> StoreResult<bool> {
         let row = sqlx::query(
             "SELECT u.id FROM users u JOIN tenants t ON t.code = u.tenant_code
              WHERE u.id = $1 AND t.path LIKE $2",
         )
-        .bind(id)
+        .bind(id.get())
         .bind(format!("{tenant_path}%"))
         .fetch_optional(&self.pool)
         .await?;

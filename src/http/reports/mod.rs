@@ -130,7 +130,7 @@ async fn collection_devices(
     id: i64,
 ) -> ApiResult<Vec<String>> {
     let caller = &scope.caller;
-    let user = match caller.user_id() {
+    let user = match caller.user() {
         Some(id) => {
             app.store
                 .get_user(&caller.tenant_code, &UserRef::Id(id), false)
