@@ -12,6 +12,7 @@ use super::validation::{ValidationErrors, Validator};
 
 closed_set! {
     /// Where an alert is in its workflow.
+    #[derive(ToSchema)]
     pub enum AlertStatus {
         Open = "Open",
         Acknowledged = "Acknowledged",

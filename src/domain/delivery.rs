@@ -13,6 +13,7 @@ use super::notification::Severity;
 
 closed_set! {
     /// How a delivery reaches its target.
+    #[derive(ToSchema)]
     pub enum Channel {
         Email = "Email",
         Sms = "Sms",
@@ -27,6 +28,7 @@ closed_set! {
 
 closed_set! {
     /// Where a delivery stands.
+    #[derive(ToSchema)]
     pub enum DeliveryStatus {
         /// Waiting for the delivery worker.
         Pending = "Pending",

@@ -26,7 +26,9 @@ closed_set! {
 }
 
 closed_set! {
-    /// How far an MT message got on its way to the device (`check_transition`).
+    /// How far an MT message got on its way to the device.
+    // Which step may follow which: `check_transition`.
+    #[derive(ToSchema)]
     pub enum MtStatus {
         Queued = "Queued",
         Sent = "Sent",

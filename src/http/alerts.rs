@@ -72,7 +72,7 @@ struct AlertPath {
 #[into_params(parameter_in = Query)]
 struct ListAlertsQuery {
     /// Only alerts in this status.
-    #[param(pattern = "^(Open|Acknowledged|Resolved)$")]
+    #[param(value_type = Option<AlertStatus>)]
     status: Option<String>,
     /// Only resolved alerts with this outcome.
     #[param(value_type = Option<Outcome>)]

@@ -53,10 +53,10 @@ struct DeliveryPath {
 #[into_params(parameter_in = Query)]
 struct ListDeliveriesQuery {
     /// Only deliveries in this status.
-    #[param(pattern = "^(Pending|NotConfigured|NoAddress|Sent|Failed|Expired)$")]
+    #[param(value_type = Option<DeliveryStatus>)]
     status: Option<String>,
     /// Only deliveries on this channel.
-    #[param(pattern = "^(Email|Sms|Voice|Mt|Webhook)$")]
+    #[param(value_type = Option<Channel>)]
     channel: Option<String>,
     /// Only deliveries of this alert.
     #[param(minimum = 1)]

@@ -59,7 +59,7 @@ struct MtMessagePath {
 #[into_params(parameter_in = Query)]
 struct ListQuery {
     /// Only messages in this status (a gateway asks for `Queued`).
-    #[param(pattern = "^(Queued|Sent|Delivered|Failed)$")]
+    #[param(value_type = Option<MtStatus>)]
     status: Option<String>,
     /// Newest first (by `MessageId`, descending).
     #[serde(default)]

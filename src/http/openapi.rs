@@ -13,6 +13,9 @@ use utoipa::openapi::{Ref, RefOr, Required};
 use utoipa::{IntoParams, Modify, OpenApi, ToSchema};
 
 use super::error::{Problem, ProblemField};
+use crate::domain::alert::AlertStatus;
+use crate::domain::delivery::{Channel, DeliveryStatus};
+use crate::domain::mt_message::MtStatus;
 
 #[derive(OpenApi)]
 #[openapi(
@@ -28,7 +31,8 @@ use super::error::{Problem, ProblemField};
     ),
     modifiers(&BasicAuth),
     security(("basic" = []), ("bearer" = []), ("session" = [])),
-    components(schemas(Problem, ProblemField, PatchOperation)),
+    // Closed sets that only query parameters name (records' own are collected with them).
+    components(schemas(Problem, ProblemField, PatchOperation, AlertStatus, Channel, DeliveryStatus, MtStatus)),
     tags(
         (name = "Tenants", description = "Tenants and the tenant hierarchy"),
         (name = "Users", description = "User accounts"),

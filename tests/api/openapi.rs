@@ -56,6 +56,57 @@ fn assert_problem_response(label: &str, response: &Value) {
     );
 }
 
+/// Every `$ref` under `value`, with where it was found.
+fn refs(value: &Value, at: &str, found: &mut Vec<(String, String)>) {
+    match value {
+        Value::Object(map) => {
+            for (key, inner) in map {
+                if key == "$ref"
+                    && let Some(target) = inner.as_str()
+                {
+                    found.push((at.to_string(), target.to_string()));
+                }
+                refs(inner, &format!("{at}/{key}"), found);
+            }
+        }
+        Value::Array(items) => {
+            for (i, inner) in items.iter().enumerate() {
+                refs(inner, &format!("{at}/{i}"), found);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn every_reference_names_a_schema_of_the_document() {
+    let doc = document();
+    let schemas = doc["components"]["schemas"].as_object().expect("schemas");
+    let mut found = Vec::new();
+    refs(&doc, "", &mut found);
+    assert!(!found.is_empty());
+    let dangling: Vec<_> = found
+        .iter()
+        .filter(|(_, target)| {
+            target
+                .strip_prefix("#/components/schemas/")
+                .is_none_or(|name| !schemas.contains_key(name))
+        })
+        .collect();
+    assert!(dangling.is_empty(), "references to nothing: {dangling:?}");
+    // Query filters name their closed sets, so clients see the members.
+    let alerts = &doc["paths"]["/V2/{tenantVarCode}/alerts"]["get"]["parameters"];
+    let status = alerts
+        .as_array()
+        .and_then(|ps| ps.iter().find(|p| p["name"] == "status"))
+        .expect("status filter");
+    assert_eq!(status["schema"]["$ref"], "#/components/schemas/AlertStatus");
+    assert_eq!(
+        schemas["Channel"]["enum"],
+        json!(["Email", "Sms", "Voice", "Mt", "Webhook", "Garmin"])
+    );
+}
+
 #[test]
 fn every_v2_operation_documents_what_every_request_can_get() {
     let doc = document();
