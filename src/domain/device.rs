@@ -8,6 +8,7 @@ use utoipa::ToSchema;
 
 use super::closed_set::closed_set;
 use super::device_state::{DeviceState, LastPosition};
+use super::ids::DeviceId;
 use super::mo_message::GeofenceRef;
 use super::record::ServerFields;
 use super::serde_util::null_as_default;
@@ -21,7 +22,7 @@ closed_set! {
     }
 }
 
-pub const MAX_DEVICE_ID_CHARS: usize = 64;
+pub use super::ids::MAX_DEVICE_ID_CHARS;
 
 /// A tracked device. `DeviceId` is chosen by the client (often the IMEI) and is unique
 /// within its tenant; with the tenant, it is the key in paths.
@@ -134,16 +135,13 @@ impl Device {
     /// `allowed_types` is the tenant's `DeviceTypes` list (empty: any type).
     pub fn validated(self, allowed_types: &[String]) -> Result<Device, ValidationErrors> {
         let mut v = Validator::new();
-        if let Some(id) = v.required("DeviceId", self.device_id.as_deref()) {
-            let valid_chars = id
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | ':' | '-'));
-            if id.chars().count() > MAX_DEVICE_ID_CHARS || !valid_chars {
-                v.add(
-                    "DeviceId",
-                    format!("must be 1 to {MAX_DEVICE_ID_CHARS} characters of A-Z, a-z, 0-9, '.', '_', ':' or '-'"),
-                );
-            }
+        if let Some(id) = v.required("DeviceId", self.device_id.as_deref())
+            && id.parse::<DeviceId>().is_err()
+        {
+            v.add(
+                "DeviceId",
+                format!("must be 1 to {MAX_DEVICE_ID_CHARS} characters of A-Z, a-z, 0-9, '.', '_', ':' or '-'"),
+            );
         }
         if let Some(t) = v.required("DeviceType", self.device_type.as_deref())
             && !allowed_types.is_empty()

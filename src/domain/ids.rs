@@ -14,7 +14,8 @@ use std::fmt;
 use std::ops::Deref;
 use std::str::FromStr;
 
-/// A text that is no serial id: not decimal digits, or too large.
+/// A text that names no id of its kind (not decimal digits for a serial id, too large,
+/// or outside a text id's alphabet).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NotAnId {
     /// The id's type (`AlertId`, …).
@@ -24,11 +25,7 @@ pub struct NotAnId {
 
 impl fmt::Display for NotAnId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "'{}' is no {}: must be a decimal number",
-            self.text, self.kind
-        )
+        write!(f, "'{}' is no {}", self.text, self.kind)
     }
 }
 
@@ -204,10 +201,33 @@ impl FromStr for TenantCode {
     }
 }
 
+/// The longest device id, in characters.
+pub const MAX_DEVICE_ID_CHARS: usize = 64;
+
 impl DeviceId {
-    /// A device id read back from the store, or one the device validation accepted.
+    /// A device id read back from the store, or of a device just looked up.
     pub fn from_store(id: String) -> Self {
         Self(id)
+    }
+}
+
+impl FromStr for DeviceId {
+    type Err = NotAnId;
+
+    /// An id as a client names it: 1 to 64 characters of A-Z, a-z, 0-9, '.', '_', ':'
+    /// or '-' (what a device may be created with; anything else names no device).
+    fn from_str(text: &str) -> Result<Self, NotAnId> {
+        let valid_chars = text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | ':' | '-'));
+        if !text.is_empty() && text.chars().count() <= MAX_DEVICE_ID_CHARS && valid_chars {
+            Ok(Self(text.to_string()))
+        } else {
+            Err(NotAnId {
+                kind: "DeviceId",
+                text: text.to_string(),
+            })
+        }
     }
 }
 
@@ -238,5 +258,18 @@ mod tests {
         assert_eq!(&*code, "1001");
         assert!("10a1".parse::<TenantCode>().is_err());
         assert!("".parse::<TenantCode>().is_err());
+    }
+
+    #[test]
+    fn device_ids_are_what_a_device_may_be_created_with() {
+        let longest = "x".repeat(64);
+        for good in ["300234010753370", "truck-7.a_b:c", &longest] {
+            assert_eq!(good.parse::<DeviceId>().expect(good), *good);
+        }
+        let too_long = "x".repeat(65);
+        for bad in ["", "has spaces", "a/b", &too_long, "é"] {
+            let err = bad.parse::<DeviceId>().expect_err(bad);
+            assert_eq!(err.to_string(), format!("'{bad}' is no DeviceId"));
+        }
     }
 }

@@ -154,10 +154,12 @@ async fn post_messages(
         BatchRejection::TooLarge(fields) => ApiError::parts_too_large(fields),
         BatchRejection::Invalid(errors) => ApiError::from(errors),
     })?;
-    let processed = app
-        .pipeline
-        .ingest(&scope.tenant, DeviceId::from_store(path.deviceId), batch)
-        .await?;
+    // An id no device may have names none.
+    let device_id = path
+        .deviceId
+        .parse::<DeviceId>()
+        .map_err(|_| ApiError::NotFound)?;
+    let processed = app.pipeline.ingest(&scope.tenant, device_id, batch).await?;
     Ok(if query.process {
         RecordList(processed).into_response()
     } else {
