@@ -111,11 +111,6 @@ impl Principal {
         }
     }
 
-    /// `user`, as the number, for callers not yet taking a `UserId`.
-    pub fn user_id(&self) -> Option<i64> {
-        self.user().map(UserId::get)
-    }
-
     /// The user's username (`None` for a token).
     pub fn username(&self) -> Option<&str> {
         match &self.actor {

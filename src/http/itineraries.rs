@@ -18,6 +18,7 @@ use super::extract::{IfMatch, Query, TenantScope};
 use super::negotiate::{Body, EmptyOk, OkWithLocation, Record, RecordList, Representable};
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
+use crate::domain::ids::UserId;
 use crate::domain::itinerary::filter::{ListFilter, PageRequest, RawFilter};
 use crate::domain::itinerary::{ApprovalState, Itinerary, ItineraryWrite, UserZone};
 use crate::domain::user::{User, UserRef};
@@ -102,7 +103,7 @@ impl ListQuery {
 /// The caller as itineraries see it: whose own ones are theirs, and whether they manage all.
 pub(super) struct Viewer {
     /// `None` for an API token: it owns no itineraries.
-    pub user_id: Option<i64>,
+    pub user_id: Option<UserId>,
     pub username_key: String,
     /// Sees and changes every itinerary in scope, and decides approvals.
     pub manages: bool,
@@ -111,7 +112,7 @@ pub(super) struct Viewer {
 impl Viewer {
     pub fn of(scope: &TenantScope) -> Viewer {
         Viewer {
-            user_id: scope.caller.user_id(),
+            user_id: scope.caller.user(),
             username_key: User::username_key(scope.caller.username().unwrap_or_default()),
             manages: scope.caller.has(Permission::ManageItineraries),
         }
@@ -119,8 +120,7 @@ impl Viewer {
 
     pub fn owner(&self) -> Owner<'_> {
         Owner {
-            // No user has id 0: a token's own itineraries are none.
-            user_id: self.user_id.unwrap_or(0),
+            user_id: self.user_id,
             username_key: &self.username_key,
         }
     }

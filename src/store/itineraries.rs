@@ -14,6 +14,7 @@ use sqlx::{FromRow, Row};
 use super::{
     Key, Store, StoreError, StoreResult, VersionedRow, from_micros, new_etag, to_doc, to_micros,
 };
+use crate::domain::ids::UserId;
 use crate::domain::itinerary::filter::{ListFilter, PageRequest};
 use crate::domain::itinerary::{
     ApprovalState, Flight, Hotel, ItineraryFields, Journey, Region, Segment, SegmentKind, Traveler,
@@ -53,8 +54,17 @@ pub struct ItineraryParts {
 /// the user's username (key) as a traveler's `EmailAddress`.
 #[derive(Debug, Clone, Copy)]
 pub struct Owner<'a> {
-    pub user_id: i64,
+    /// `None` for an API token, which created none.
+    pub user_id: Option<UserId>,
     pub username_key: &'a str,
+}
+
+impl Owner<'_> {
+    /// The id to compare `owner_user_id` with: no user has id 0, so a token's own
+    /// itineraries are none.
+    fn id_or_none(&self) -> i64 {
+        self.user_id.map_or(0, UserId::get)
+    }
 }
 
 /// A listing: the path tenant (with its path, for `subtenants`), the filter, and
@@ -241,7 +251,7 @@ impl Store {
     pub async fn create_itinerary(
         &self,
         tenant_code: &str,
-        owner_user_id: Option<i64>,
+        owner_user_id: Option<UserId>,
         fields: &ItineraryFields,
         state: ApprovalState,
     ) -> StoreResult<i64> {
@@ -252,7 +262,7 @@ impl Store {
              VALUES ($1, $2, $3, $4, 0, $5, $6, $7, $7) RETURNING id",
         )
         .bind(tenant_code)
-        .bind(owner_user_id)
+        .bind(owner_user_id.map(UserId::get))
         .bind(state.code())
         .bind(fields.pnr_key())
         .bind(to_doc(fields)?)
@@ -279,7 +289,7 @@ impl Store {
         );
         let mut query = sqlx::query(&sql).bind(id).bind(tenant_code);
         if let Some(owner) = own {
-            query = query.bind(owner.user_id).bind(owner.username_key);
+            query = query.bind(owner.id_or_none()).bind(owner.username_key);
         }
         let row = query.fetch_optional(&self.pool).await?;
         row.as_ref().map(itinerary_from_row).transpose()
@@ -303,7 +313,7 @@ impl Store {
         // itineraries in the window; PostgreSQL plans it as an inner join.)
         let mut from = String::from("itineraries i");
         if let Some(owner) = q.own {
-            let n = push(&mut binds, Bind::Int(owner.user_id));
+            let n = push(&mut binds, Bind::Int(owner.id_or_none()));
             push(&mut binds, Bind::Text(owner.username_key.to_string()));
             from = format!(
                 "(SELECT o.id FROM itineraries o WHERE o.owner_user_id = ${n}
