@@ -8,7 +8,7 @@ use utoipa::ToSchema;
 
 use super::closed_set::closed_set;
 use super::device_state::{DeviceState, LastPosition};
-use super::ids::DeviceId;
+use super::ids::{DeviceId, MAX_DEVICE_ID_CHARS};
 use super::mo_message::GeofenceRef;
 use super::record::ServerFields;
 use super::serde_util::null_as_default;
@@ -21,8 +21,6 @@ closed_set! {
         Inactive = "Inactive",
     }
 }
-
-pub use super::ids::MAX_DEVICE_ID_CHARS;
 
 /// A tracked device. `DeviceId` is chosen by the client (often the IMEI) and is unique
 /// within its tenant; with the tenant, it is the key in paths.

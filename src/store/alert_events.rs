@@ -7,7 +7,7 @@
 use jiff::Timestamp;
 use sqlx::FromRow;
 
-use super::alerts::stored;
+use super::stored;
 use super::{
     Float, Key, Store, StoreError, StoreResult, VersionedRow, WriteTx, from_micros, new_etag,
     to_micros,

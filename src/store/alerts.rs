@@ -2,14 +2,13 @@
 //! moved through their workflow by the API.
 
 use jiff::Timestamp;
-use std::str::FromStr;
 
 use sqlx::FromRow;
 use sqlx::any::AnyRow;
 
+use super::stored;
 use super::{Float, Store, StoreError, StoreResult, WriteTx, from_micros, new_etag, to_micros};
 use crate::domain::alert::{Alert, AlertStatus, Outcome};
-use crate::domain::closed_set::NotInSet;
 use crate::domain::ids::AlertId;
 use crate::domain::notification::Severity;
 
@@ -80,12 +79,6 @@ struct AlertRow {
     etag: String,
     outcome: Option<String>,
     note_count: i64,
-}
-
-/// A member of a closed set as the store holds it: anything else is a corrupt record.
-pub(super) fn stored<T: FromStr<Err = NotInSet>>(text: &str) -> StoreResult<T> {
-    text.parse()
-        .map_err(|e: NotInSet| StoreError::Corrupt(e.to_string()))
 }
 
 impl AlertRow {

@@ -8,7 +8,8 @@ use sqlx::FromRow;
 use sqlx::any::AnyRow;
 
 use super::audit_log::record;
-use super::{Store, StoreError, StoreResult, conflict_on_duplicate, from_micros, to_micros};
+use super::stored;
+use super::{Store, StoreResult, conflict_on_duplicate, from_micros, to_micros};
 use crate::domain::access::{Permission, Permissions};
 use crate::domain::api_token::{ApiToken, NewApiToken};
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
@@ -34,10 +35,7 @@ const TOKEN_COLUMNS: &str =
 fn permissions_from_text(text: &str) -> StoreResult<Permissions> {
     text.split(',')
         .filter(|name| !name.is_empty())
-        .map(|name| {
-            name.parse::<Permission>()
-                .map_err(|_| StoreError::Corrupt(format!("permission {name}")))
-        })
+        .map(stored::<Permission>)
         .collect()
 }
 

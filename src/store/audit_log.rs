@@ -6,6 +6,7 @@ use jiff::Timestamp;
 use sqlx::FromRow;
 use sqlx::any::AnyRow;
 
+use super::stored;
 use super::{Store, StoreError, StoreResult, TenantSelection, WriteTx, from_micros, to_micros};
 use crate::domain::audit::{Audit, AuditAction, AuditEntry, ResourceType};
 
@@ -90,14 +91,8 @@ impl AuditRow {
             tenant_path: self.tenant_path,
             actor: Some(self.actor),
             client_address: self.client,
-            action: self
-                .action
-                .parse()
-                .map_err(|e| StoreError::Corrupt(format!("audit action: {e}")))?,
-            resource_type: self
-                .resource_type
-                .parse()
-                .map_err(|e| StoreError::Corrupt(format!("audit resource type: {e}")))?,
+            action: stored(&self.action)?,
+            resource_type: stored(&self.resource_type)?,
             resource_id: self.resource_id,
         })
     }

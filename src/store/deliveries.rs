@@ -1,15 +1,13 @@
 //! The delivery outbox (`deliveries`): written in the transaction of the match that
 //! caused it; listed by the API; claimed and settled by the delivery worker.
 
-use std::str::FromStr;
-
 use jiff::Timestamp;
 use sqlx::FromRow;
 use sqlx::any::AnyRow;
 
+use super::stored;
 use super::webhook_events::MessageEvent;
-use super::{Backend, Store, StoreError, StoreResult, WriteTx, from_micros, to_micros};
-use crate::domain::closed_set::NotInSet;
+use super::{Backend, Store, StoreResult, WriteTx, from_micros, to_micros};
 use crate::domain::delivery::{Channel, Delivery, DeliveryStatus};
 use crate::domain::ids::{AlertId, DeliveryId, MoMessageId, MtMessageId, NotificationId};
 
@@ -97,13 +95,6 @@ struct DeliveryRow {
     last_error: Option<String>,
     sent_at: Option<i64>,
     provider_id: Option<String>,
-}
-
-/// A stored text as a member of its closed set (`Channel`, `DeliveryStatus`): any other
-/// text was not written by this server.
-pub(super) fn stored<T: FromStr<Err = NotInSet>>(text: &str) -> StoreResult<T> {
-    text.parse()
-        .map_err(|e| StoreError::Corrupt(format!("delivery: {e}")))
 }
 
 /// A delivery as the API shows it, and the stored message's event whose body is still to

@@ -20,8 +20,9 @@ pub use claim_sql::{ClaimFilter, ClaimRequest};
 use claim_sql::{claim_query, due_candidates};
 pub(super) use claim_sql::{claim_statement, due_window};
 
-use super::deliveries::{PENDING, WEBHOOK, delivery_from_row, stored, unsent_predicate};
+use super::deliveries::{PENDING, WEBHOOK, delivery_from_row, unsent_predicate};
 use super::mo_messages::message_from_columns;
+use super::stored;
 use super::webhook_events::MessageEvent;
 use super::{AnyQuery, Backend, Store, StoreError, StoreResult, from_micros, to_micros};
 use crate::domain::audit::{Audit, AuditAction, ResourceType};

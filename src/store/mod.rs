@@ -76,6 +76,7 @@ use sqlx::any::{AnyPoolOptions, AnyRow};
 use sqlx::{AnyPool, Row};
 
 use crate::domain::audit::AuditEntry;
+use crate::domain::closed_set::NotInSet;
 use crate::domain::tenant::{Tenant, TenantNode};
 use cache::RecordCache;
 use sqlite_writer::{SqliteWriter, WriterTx};
@@ -421,6 +422,13 @@ fn to_micros(t: Timestamp) -> i64 {
 fn from_doc<T: serde::de::DeserializeOwned>(row: &AnyRow, column: &str) -> StoreResult<T> {
     let text: String = row.try_get(column)?;
     serde_json::from_str(&text).map_err(|e| StoreError::Corrupt(format!("{column}: {e}")))
+}
+
+/// A stored text as a member of its closed set (`Channel`, `Role`, …): any other text
+/// was not written by this server, so the record is corrupt (the error names the set).
+fn stored<T: std::str::FromStr<Err = NotInSet>>(text: &str) -> StoreResult<T> {
+    text.parse()
+        .map_err(|e: NotInSet| StoreError::Corrupt(e.to_string()))
 }
 
 fn to_doc<T: serde::Serialize>(value: &T) -> StoreResult<String> {

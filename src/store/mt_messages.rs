@@ -4,6 +4,7 @@ use sqlx::any::AnyRow;
 use sqlx::{FromRow, Row};
 
 use super::NewDelivery;
+use super::stored;
 use super::webhook_events::emit;
 use super::{
     Key, Store, StoreError, StoreResult, VersionedRow, WriteTx, from_micros, new_etag, to_micros,
@@ -47,11 +48,10 @@ impl MtRow {
     /// The message as the API shows it; a `kind` or `status` that names no `MtType` or
     /// `MtStatus` is a corrupt row.
     fn into_message(self) -> StoreResult<MtMessage> {
-        let corrupt =
-            |e: &dyn std::fmt::Display| StoreError::Corrupt(format!("mt message {}: {e}", self.id));
-        let doc: MtDoc = serde_json::from_str(&self.doc).map_err(|e| corrupt(&e))?;
-        let kind: MtType = self.kind.parse().map_err(|e| corrupt(&e))?;
-        let status: MtStatus = self.status.parse().map_err(|e| corrupt(&e))?;
+        let doc: MtDoc = serde_json::from_str(&self.doc)
+            .map_err(|e| StoreError::Corrupt(format!("mt message {}: {e}", self.id)))?;
+        let kind: MtType = stored(&self.kind)?;
+        let status: MtStatus = stored(&self.status)?;
         Ok(MtMessage {
             message_id: Some(self.id.to_string()),
             device_id: Some(self.device_id),

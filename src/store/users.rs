@@ -9,6 +9,7 @@ use sqlx::any::AnyRow;
 use sqlx::{FromRow, Row};
 
 use super::audit_log::record;
+use super::stored;
 use super::user_admin::keep_root_administrator;
 use super::webhook_events::emit;
 use super::{
@@ -61,11 +62,6 @@ fn user_columns(with_photo: bool) -> String {
     }
 }
 
-pub(super) fn role_from_text(text: &str) -> StoreResult<Role> {
-    text.parse()
-        .map_err(|e| StoreError::Corrupt(format!("user: {e}")))
-}
-
 /// A `users` row as selected by `user_columns` (`photo` only when asked for).
 #[derive(sqlx::FromRow)]
 struct UserRow {
@@ -87,7 +83,7 @@ struct UserRow {
 
 impl UserRow {
     fn into_stored(self, with_photo: bool) -> StoreResult<StoredUser> {
-        let role = role_from_text(&self.role)?;
+        let role: Role = stored(&self.role)?;
         let mut user: User = serde_json::from_str(&self.doc)
             .map_err(|e| StoreError::Corrupt(format!("user document: {e}")))?;
         user.user_id = Some(self.id.to_string());

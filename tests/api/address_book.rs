@@ -168,6 +168,16 @@ async fn lists_round_trip_and_reject_unknown_properties(app: TestApp) {
             .await;
         let problem = assert_problem(response, 400, "validation_failed").await;
         assert_eq!(problem_fields(&problem), [field], "{body}");
+        if field == "Recipients[0].Type" {
+            // A closed set's error names its members, so the client learns the right ones.
+            let message = problem["errors"][0]["message"].as_str().unwrap_or_default();
+            assert!(
+                message.contains(
+                    "'Pigeon' is no RecipientType: must be one of DeviceList, TenantList"
+                ),
+                "{message}"
+            );
+        }
     }
     let put = app
         .admin

@@ -16,6 +16,7 @@ backend_tests!(
     a_new_match_after_resolving_opens_a_new_alert,
     a_late_message_raises_a_late_alert,
     alerts_outside_the_path_tenant_are_404,
+    an_id_spelled_otherwise_names_no_alert,
     listing_filters_and_pages,
     bad_list_parameters_are_400,
     one_of_eight_parallel_acknowledgements_wins,
@@ -499,6 +500,29 @@ async fn a_late_message_raises_a_late_alert(app: TestApp) {
     // A later, in-order SOS joins it.
     let (_, joined) = raise(&app, "1000", DEVICE, 3, "2026-03-01T10:40:00Z").await;
     assert_eq!(joined, alert_id);
+}
+
+/// An id has one spelling, decimal digits: `+12`, ` 12`, `1e3` name nothing, and acting
+/// on them changes nothing.
+async fn an_id_spelled_otherwise_names_no_alert(app: TestApp) {
+    sos_setup(&app, "1000", DEVICE).await;
+    let (_, id) = raise(&app, "1000", DEVICE, 1, "2026-03-01T10:00:00Z").await;
+    let before = read(&app, &alert_path("1000", &id)).await;
+    for spelling in [
+        format!("+{id}"),
+        format!("0{id}x"),
+        format!("%20{id}"),
+        "1e3".into(),
+    ] {
+        let path = alert_path("1000", &spelling);
+        assert_not_found(app.admin.get(&path).await).await;
+        let acknowledge = app
+            .admin
+            .post(&format!("{path}/acknowledge"), &json!({}))
+            .await;
+        assert_not_found(acknowledge).await;
+    }
+    assert_eq!(read(&app, &alert_path("1000", &id)).await, before);
 }
 
 async fn alerts_outside_the_path_tenant_are_404(app: TestApp) {

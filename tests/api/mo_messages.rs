@@ -626,6 +626,9 @@ async fn devices_out_of_scope_are_404(app: TestApp) {
         format!("/V2/{sibling}/devices/sibling-device/momessages"),
         "/V2/1000/devices/sibling-device/momessages".to_string(),
         format!("/V2/{child}/devices/nope/momessages"),
+        // Ids no device may have (a space, too long) name none.
+        format!("/V2/{child}/devices/has%20space/momessages"),
+        format!("/V2/{child}/devices/{}/momessages", "x".repeat(65)),
     ] {
         assert_not_found(child_admin.post(&path, &body).await).await;
         assert_not_found(child_admin.get(&path).await).await;

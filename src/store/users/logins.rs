@@ -5,12 +5,12 @@ use jiff::Timestamp;
 use sqlx::FromRow;
 use sqlx::any::AnyRow;
 
-use super::role_from_text;
 use crate::domain::access::Role;
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
 use crate::domain::ids::UserId;
 use crate::domain::lockout::{Admission, LockoutPolicy, LoginState};
 use crate::store::audit_log::record;
+use crate::store::stored;
 use crate::store::{Backend, Store, StoreError, StoreResult, Tx, from_micros, to_micros};
 
 /// What authentication needs to know about a user.
@@ -44,7 +44,7 @@ impl CredentialsRow {
             username: self.username,
             tenant_code: self.tenant_code,
             tenant_path: self.path,
-            role: role_from_text(&self.role)?,
+            role: stored(&self.role)?,
             is_disabled: self.is_disabled != 0,
             password_hash: self.password_hash,
         })
