@@ -32,6 +32,7 @@ pub mod paging;
 mod patch;
 mod profiles;
 pub mod rate_limit;
+mod records;
 mod reports;
 pub mod request_context;
 mod risk_regions;
