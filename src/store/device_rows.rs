@@ -153,3 +153,30 @@ impl StateRow {
 pub(super) fn state_from_row(row: &AnyRow) -> StoreResult<DeviceState> {
     StateRow::from_row(row)?.into_state()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Documents written with every key of the API form (the column-backed ones null)
+    /// read as the lean document does.
+    #[test]
+    fn documents_with_every_key_read_back() {
+        let old = r#"{"DeviceId":null,"TenantCode":null,"DeviceType":null,"FriendlyName":"Van 3",
+            "UserId":null,"GroupId":null,"SecondaryDeviceId":"van-3","IridiumImei":null,
+            "SimNumber":null,"PhoneNumber":"+4712345678","Status":null,"Tags":{"A":"1"},
+            "Properties":null,"CheckInIntervalMinutes":null,"LastMessageTime":null,
+            "LastPosition":null,"EmergencyState":null,"BatteryPercentage":null,
+            "ContainingGeofences":[],"Timestamp":null,"ETag":null}"#;
+        let doc: DeviceDoc = serde_json::from_str(old).expect("reads");
+        assert_eq!(doc.friendly_name.as_deref(), Some("Van 3"));
+        assert_eq!(doc.secondary_device_id.as_deref(), Some("van-3"));
+        assert_eq!(doc.phone_number.as_deref(), Some("+4712345678"));
+        assert_eq!(doc.tags.get("A").map(String::as_str), Some("1"));
+        assert!(doc.properties.is_empty());
+        let fields = crate::domain::device::bare_fields("van-3");
+        let written = device_doc(&fields).expect("writes");
+        let back: DeviceDoc = serde_json::from_str(&written).expect("reads");
+        assert_eq!(back.friendly_name, None);
+    }
+}
