@@ -165,7 +165,7 @@ impl Fired {
 
 impl Matched<'_> {
     fn device_id(&self) -> String {
-        self.device.device_id.clone().unwrap_or_default()
+        self.device.device_id.to_string()
     }
 
     fn geofence_names(&self) -> Vec<String> {

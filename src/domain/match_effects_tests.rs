@@ -22,9 +22,8 @@ fn notification(name: &str, raise_alert: bool) -> EventNotification {
 
 fn van() -> Device {
     Device {
-        device_id: Some(DEVICE.into()),
         friendly_name: Some("Van 3".into()),
-        ..Default::default()
+        ..crate::domain::device::bare_device(DEVICE)
     }
 }
 

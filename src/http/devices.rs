@@ -12,15 +12,16 @@ use super::extract::{IfMatch, Query, TenantScope};
 use super::negotiate::{Body, EmptyOk, OkWithLocation, Record, RecordList, Representable};
 use super::paging::Page;
 use super::patch::apply_patch;
+use super::records::device::DeviceRecord;
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
-use crate::domain::device::{DeletedDevice, Device, device_type_list};
-use crate::domain::ids::{DeviceId, UserId};
+use crate::domain::device::{DeletedDevice, Device, DeviceFields, device_type_list};
+use crate::domain::ids::DeviceId;
 
 impl Representable for Device {
     const NAME: &'static str = "Device";
     fn etag(&self) -> Option<&str> {
-        self.etag.as_deref()
+        Some(&self.etag)
     }
 }
 
@@ -72,27 +73,31 @@ struct SubtenantsQuery {
     subtenants: bool,
 }
 
-/// The device as stored, its rules checked against the tenant's device types, and the
+/// What the client set, its rules checked against the tenant's device types, and the
 /// group and assigned user looked up.
-async fn validated(app: &AppState, scope: &TenantScope, device: Device) -> ApiResult<Device> {
+async fn validated(
+    app: &AppState,
+    scope: &TenantScope,
+    device: DeviceRecord,
+) -> ApiResult<DeviceFields> {
     let tenant = app
         .store
         .get_tenant(scope.code())
         .await?
         .ok_or(ApiError::NotFound)?;
     let device = device.validated(&device_type_list(tenant.device_types.as_deref()))?;
-    if let Some(group) = device.group_id_number()
-        && !app.store.group_exists(scope.code(), group).await?
+    if let Some(group) = device.group_id
+        && !app.store.group_exists(scope.code(), group.get()).await?
     {
         return Err(ApiError::field(
             "GroupId",
             format!("no group {group} in this tenant"),
         ));
     }
-    if let Some(user) = device.user_id_number()
+    if let Some(user) = device.user_id
         && !app
             .store
-            .user_exists_in_subtree(&scope.tenant.path, UserId::new(user))
+            .user_exists_in_subtree(&scope.tenant.path, user)
             .await?
     {
         return Err(ApiError::field(
@@ -115,7 +120,7 @@ async fn find_device(app: &AppState, scope: &TenantScope, device_id: &str) -> Ap
 #[utoipa::path(get, path = "/V2/{tenantVarCode}/devices", tag = "Devices",
     params(TenantParam, ListDevicesQuery,
         ("X-CONTINUATIONTOKEN" = Option<String>, Header, description = "Token from the previous page")),
-    responses((status = 200, body = [Device], headers(("X-CONTINUATIONTOKEN" = String, description = "Present while more devices exist"))),
+    responses((status = 200, body = [DeviceRecord], headers(("X-CONTINUATIONTOKEN" = String, description = "Present while more devices exist"))),
         (status = 400, description = "A bad page size or continuation token", body = Problem),
         (status = 404, body = Problem)))]
 async fn list_devices(
@@ -146,26 +151,26 @@ async fn list_devices(
 /// Register a device. `DeviceId` is unique within the tenant (409 for a second device of
 /// the id here); another tenant's device of the same id is that tenant's own.
 #[utoipa::path(post, path = "/V2/{tenantVarCode}/devices", tag = "Devices", params(TenantParam),
-    request_body = Device,
+    request_body = DeviceRecord,
     responses((status = 200, description = "Created; Location names the device"), (status = 400, body = Problem),
         (status = 403, body = Problem), (status = 409, body = Problem)))]
 async fn create_device(
     scope: TenantScope,
     State(app): State<AppState>,
-    Body(device): Body<Device>,
+    Body(device): Body<DeviceRecord>,
 ) -> ApiResult<OkWithLocation> {
     scope.require(Permission::AccessAllDevices)?;
     let device = validated(&app, &scope, device).await?;
     app.store
         .create_device(scope.code(), &device, &scope.audit())
         .await?;
-    let id = device.device_id.unwrap_or_default();
+    let id = device.device_id;
     Ok(OkWithLocation(format!("/V2/{}/devices/{id}", scope.code())))
 }
 
 /// Get a device.
 #[utoipa::path(get, path = "/V2/{tenantVarCode}/devices/{deviceId}", tag = "Devices", params(DevicePath),
-    responses((status = 200, body = Device), (status = 404, body = Problem)))]
+    responses((status = 200, body = DeviceRecord), (status = 404, body = Problem)))]
 async fn get_device(
     scope: TenantScope,
     State(app): State<AppState>,
@@ -176,7 +181,7 @@ async fn get_device(
 
 /// Replace a device (its `DeviceId` is the path's).
 #[utoipa::path(put, path = "/V2/{tenantVarCode}/devices/{deviceId}", tag = "Devices", params(DevicePath),
-    request_body = Device,
+    request_body = DeviceRecord,
     responses((status = 200, description = "Updated"), (status = 400, body = Problem),
         (status = 404, body = Problem), (status = 412, body = Problem)))]
 async fn update_device(
@@ -184,7 +189,7 @@ async fn update_device(
     State(app): State<AppState>,
     Path(path): Path<DevicePath>,
     IfMatch(if_match): IfMatch,
-    Body(mut device): Body<Device>,
+    Body(mut device): Body<DeviceRecord>,
 ) -> ApiResult<EmptyOk> {
     scope.require(Permission::AccessAllDevices)?;
     find_device(&app, &scope, &path.deviceId).await?;
@@ -216,14 +221,15 @@ async fn patch_device(
 ) -> ApiResult<EmptyOk> {
     scope.require(Permission::AccessAllDevices)?;
     let current = find_device(&app, &scope, &path.deviceId).await?;
-    let expected = if_match.or_else(|| current.etag.clone());
-    let patched = validated(&app, &scope, apply_patch(&current, &patch)?).await?;
+    let expected = if_match.unwrap_or_else(|| current.etag.clone());
+    let patched = apply_patch(&DeviceRecord::from(&current), &patch)?;
+    let patched = validated(&app, &scope, patched).await?;
     app.store
         .update_device(
             scope.code(),
             &DeviceId::from_store(path.deviceId),
             &patched,
-            expected.as_deref(),
+            Some(&expected),
             &scope.audit(),
         )
         .await?;

@@ -9,6 +9,7 @@ use utoipa_axum::routes;
 use super::error::{ApiError, ApiResult, Problem};
 use super::extract::{IfMatch, TenantScope};
 use super::negotiate::{Body, EmptyOk, OkWithLocation, Record, RecordList, Representable};
+use super::records::group::GroupRecord;
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
 use crate::domain::device::Group;
@@ -17,7 +18,7 @@ use crate::domain::ids::GroupId;
 impl Representable for Group {
     const NAME: &'static str = "Group";
     fn etag(&self) -> Option<&str> {
-        self.etag.as_deref()
+        Some(&self.etag)
     }
 }
 
@@ -42,7 +43,7 @@ pub fn group_id(raw: &str) -> ApiResult<GroupId> {
 
 /// List the tenant's groups.
 #[utoipa::path(get, path = "/V2/{tenantVarCode}/groups", tag = "Groups", params(TenantParam),
-    responses((status = 200, body = [Group]), (status = 404, body = Problem)))]
+    responses((status = 200, body = [GroupRecord]), (status = 404, body = Problem)))]
 async fn list_groups(
     scope: TenantScope,
     State(app): State<AppState>,
@@ -52,13 +53,13 @@ async fn list_groups(
 
 /// Create a group (`Name` unique within the tenant).
 #[utoipa::path(post, path = "/V2/{tenantVarCode}/groups", tag = "Groups", params(TenantParam),
-    request_body = Group,
+    request_body = GroupRecord,
     responses((status = 200, description = "Created; Location names the group"), (status = 400, body = Problem),
         (status = 403, body = Problem), (status = 409, body = Problem)))]
 async fn create_group(
     scope: TenantScope,
     State(app): State<AppState>,
-    Body(group): Body<Group>,
+    Body(group): Body<GroupRecord>,
 ) -> ApiResult<OkWithLocation> {
     scope.require(Permission::AccessAllDevices)?;
     let group = group.validated()?;
@@ -71,7 +72,7 @@ async fn create_group(
 
 /// Get a group.
 #[utoipa::path(get, path = "/V2/{tenantVarCode}/groups/{groupId}", tag = "Groups", params(GroupPath),
-    responses((status = 200, body = Group), (status = 404, body = Problem)))]
+    responses((status = 200, body = GroupRecord), (status = 404, body = Problem)))]
 async fn get_group(
     scope: TenantScope,
     State(app): State<AppState>,
@@ -87,7 +88,7 @@ async fn get_group(
 
 /// Replace a group.
 #[utoipa::path(put, path = "/V2/{tenantVarCode}/groups/{groupId}", tag = "Groups", params(GroupPath),
-    request_body = Group,
+    request_body = GroupRecord,
     responses((status = 200, description = "Updated"), (status = 400, body = Problem),
         (status = 404, body = Problem), (status = 409, body = Problem), (status = 412, body = Problem)))]
 async fn update_group(
@@ -95,7 +96,7 @@ async fn update_group(
     State(app): State<AppState>,
     Path(path): Path<GroupPath>,
     IfMatch(if_match): IfMatch,
-    Body(group): Body<Group>,
+    Body(group): Body<GroupRecord>,
 ) -> ApiResult<EmptyOk> {
     scope.require(Permission::AccessAllDevices)?;
     let id = group_id(&path.groupId)?;

@@ -332,19 +332,16 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::domain::device::Device;
+    use crate::domain::device::bare_device;
     use crate::services::stream::{LAG, Payload};
 
     fn device(id: &str) -> Payload {
-        Payload::Device(Arc::new(Device {
-            device_id: Some(id.to_string()),
-            ..Default::default()
-        }))
+        Payload::Device(Arc::new(bare_device(id)))
     }
 
     fn device_id(event: &ReadyEvent) -> String {
         match &event.payload {
-            Payload::Device(d) => d.device_id.clone().unwrap_or_default(),
+            Payload::Device(d) => d.device_id.to_string(),
             other => panic!("unexpected {other:?}"),
         }
     }

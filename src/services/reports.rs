@@ -210,9 +210,9 @@ impl ReportService {
                 .map(|g| g.geofence_name.clone())
                 .collect();
             let row = OverviewRow {
-                device_id: device.device.device_id.clone(),
+                device_id: Some(device.device.device_id.to_string()),
                 device_friendly_name: device.device.friendly_name.clone(),
-                device_type: device.device.device_type.clone(),
+                device_type: Some(device.device.device_type.clone()),
                 last_mo_message_time: state.last_message_time,
                 last_mo_message_ago: state
                     .last_message_time
@@ -328,7 +328,7 @@ impl ReportService {
             .await?;
         let duration = seconds(summary.duration_secs);
         Ok(UtilisationRow {
-            device_id: device.device.device_id.clone(),
+            device_id: Some(device.device.device_id.to_string()),
             device_friendly_name: device.device.friendly_name.clone(),
             trips: i32::try_from(summary.trips).unwrap_or(i32::MAX),
             distance_km: round(summary.distance_m / 1000.0, 3),
@@ -513,7 +513,7 @@ impl ReportService {
             journey_id: v
                 .trip_start
                 .map(|s| Trip::journey_id(device.device_id(), s)),
-            device_id: device.device.device_id.clone(),
+            device_id: Some(device.device.device_id.to_string()),
             user_id: user.map(|(id, _, _)| id.to_string()),
             date_time_local: Some(request.calendar.format_local(v.at.time)),
             date_time_utc: Some(v.at.time),

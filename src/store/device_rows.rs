@@ -1,17 +1,52 @@
 //! How a device row and its state row read (`devices d LEFT JOIN device_states s`): shared
 //! by the device records (`devices.rs`) and the ingest lookups (`device_states.rs`).
 
+use std::collections::BTreeMap;
+
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
 use sqlx::FromRow;
 use sqlx::any::AnyRow;
 
-use super::{StoreError, StoreResult, from_micros};
-use crate::domain::device::Device;
+use super::{StoreError, StoreResult, from_micros, stored, to_doc};
+use crate::domain::device::{Device, DeviceFields};
 use crate::domain::device_state::{DeviceState, LastPosition};
+use crate::domain::ids::{DeviceId, GroupId, TenantCode, UserId};
 use crate::domain::mo_message::GeofenceRef;
+use crate::domain::serde_util::null_as_default;
 
 /// The device columns, for `devices d`.
 pub(super) const DEVICE_COLUMNS: &str = "d.device_id, d.tenant_code, d.group_id, d.user_id, \
      d.device_type, d.status, d.doc, d.etag, d.updated_at";
+
+/// What `devices.doc` holds: the fields without a column (or a state row) of their own.
+/// Documents written with the other keys (null) read the same.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub(super) struct DeviceDoc {
+    friendly_name: Option<String>,
+    secondary_device_id: Option<String>,
+    iridium_imei: Option<String>,
+    sim_number: Option<String>,
+    phone_number: Option<String>,
+    #[serde(default, deserialize_with = "null_as_default")]
+    tags: BTreeMap<String, String>,
+    #[serde(default, deserialize_with = "null_as_default")]
+    properties: BTreeMap<String, String>,
+}
+
+/// The document of a device written with `fields`.
+pub(super) fn device_doc(fields: &DeviceFields) -> StoreResult<String> {
+    to_doc(&DeviceDoc {
+        friendly_name: fields.friendly_name.clone(),
+        secondary_device_id: fields.secondary_device_id.clone(),
+        iridium_imei: fields.iridium_imei.clone(),
+        sim_number: fields.sim_number.clone(),
+        phone_number: fields.phone_number.clone(),
+        tags: fields.tags.clone(),
+        properties: fields.properties.clone(),
+    })
+}
 
 /// A `devices` row as selected by `DEVICE_COLUMNS`.
 #[derive(sqlx::FromRow)]
@@ -29,19 +64,27 @@ struct DeviceRow {
 
 impl DeviceRow {
     fn into_device(self) -> StoreResult<Device> {
-        let device: Device = serde_json::from_str(&self.doc)
+        let doc: DeviceDoc = serde_json::from_str(&self.doc)
             .map_err(|e| StoreError::Corrupt(format!("device document: {e}")))?;
-        Ok(Device {
-            device_id: Some(self.device_id),
-            tenant_code: Some(self.tenant_code),
-            group_id: self.group_id.map(|id| id.to_string()),
-            user_id: self.user_id.map(|id| id.to_string()),
-            device_type: Some(self.device_type),
-            status: Some(self.status),
-            etag: Some(self.etag),
-            timestamp: from_micros(Some(self.updated_at))?,
-            ..device
-        })
+        let timestamp = Timestamp::from_microsecond(self.updated_at)
+            .map_err(|e| StoreError::Corrupt(format!("time {}: {e}", self.updated_at)))?;
+        let fields = DeviceFields {
+            device_id: DeviceId::from_store(self.device_id),
+            device_type: self.device_type,
+            friendly_name: doc.friendly_name,
+            user_id: self.user_id.map(UserId::new),
+            group_id: self.group_id.map(GroupId::new),
+            secondary_device_id: doc.secondary_device_id,
+            iridium_imei: doc.iridium_imei,
+            sim_number: doc.sim_number,
+            phone_number: doc.phone_number,
+            status: stored(&self.status)?,
+            tags: doc.tags,
+            properties: doc.properties,
+            check_in_interval_minutes: None,
+        };
+        let tenant_code = TenantCode::from_store(self.tenant_code);
+        Ok(Device::new(tenant_code, fields, self.etag, timestamp))
     }
 }
 
@@ -109,4 +152,31 @@ impl StateRow {
 
 pub(super) fn state_from_row(row: &AnyRow) -> StoreResult<DeviceState> {
     StateRow::from_row(row)?.into_state()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Documents written with every key of the API form (the column-backed ones null)
+    /// read as the lean document does.
+    #[test]
+    fn documents_with_every_key_read_back() {
+        let old = r#"{"DeviceId":null,"TenantCode":null,"DeviceType":null,"FriendlyName":"Van 3",
+            "UserId":null,"GroupId":null,"SecondaryDeviceId":"van-3","IridiumImei":null,
+            "SimNumber":null,"PhoneNumber":"+4712345678","Status":null,"Tags":{"A":"1"},
+            "Properties":null,"CheckInIntervalMinutes":null,"LastMessageTime":null,
+            "LastPosition":null,"EmergencyState":null,"BatteryPercentage":null,
+            "ContainingGeofences":[],"Timestamp":null,"ETag":null}"#;
+        let doc: DeviceDoc = serde_json::from_str(old).expect("reads");
+        assert_eq!(doc.friendly_name.as_deref(), Some("Van 3"));
+        assert_eq!(doc.secondary_device_id.as_deref(), Some("van-3"));
+        assert_eq!(doc.phone_number.as_deref(), Some("+4712345678"));
+        assert_eq!(doc.tags.get("A").map(String::as_str), Some("1"));
+        assert!(doc.properties.is_empty());
+        let fields = crate::domain::device::bare_fields("van-3");
+        let written = device_doc(&fields).expect("writes");
+        let back: DeviceDoc = serde_json::from_str(&written).expect("reads");
+        assert_eq!(back.friendly_name, None);
+    }
 }

@@ -4,17 +4,18 @@ use sqlx::any::AnyRow;
 use sqlx::{FromRow, Row};
 
 use super::audit_log;
-use super::device_rows::{DEVICE_COLUMNS, STATE_COLUMNS, device_from_row, state_from_row};
+use super::device_rows::{
+    DEVICE_COLUMNS, STATE_COLUMNS, device_doc, device_from_row, state_from_row,
+};
 use super::webhook_events::emit;
 use super::{
     Key, Store, StoreError, StoreResult, TenantSelection, VersionedRow, conflict_on_duplicate,
     from_doc, new_etag, to_doc, to_micros,
 };
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
-use crate::domain::device::{DeletedDevice, Device, redact_email};
+use crate::domain::device::{DeletedDevice, Device, DeviceFields, redact_email};
 use crate::domain::device_state::DeviceState;
-use crate::domain::ids::DeviceId;
-use crate::domain::record::ServerFields;
+use crate::domain::ids::{DeviceId, TenantCode};
 use crate::domain::time::now;
 use crate::domain::webhook::Category;
 use crate::domain::webhook_event::{EventType, event_data};
@@ -30,19 +31,6 @@ const WITH_STATE: &str = "devices d LEFT JOIN device_states s
 /// The device with its state, as the API shows it.
 fn device_with_state(row: &AnyRow) -> StoreResult<Device> {
     Ok(device_from_row(row)?.with_state(&state_from_row(row)?))
-}
-
-/// What `doc` holds: everything without a column (or a state row) of its own.
-fn device_doc(device: &Device) -> StoreResult<String> {
-    to_doc(&Device {
-        device_id: None,
-        group_id: None,
-        user_id: None,
-        device_type: None,
-        status: None,
-        check_in_interval_minutes: None,
-        ..device.clone().without_read_only()
-    })
 }
 
 /// What `delete_device` reads besides the device: its owner's name and its tenant.
@@ -141,7 +129,7 @@ impl Store {
     pub async fn create_device(
         &self,
         tenant_code: &str,
-        device: &Device,
+        device: &DeviceFields,
         audit: &Audit,
     ) -> StoreResult<()> {
         let mut tx = self.begin_write().await?;
@@ -150,12 +138,12 @@ impl Store {
             "INSERT INTO devices (device_id, tenant_code, group_id, user_id, device_type, status, doc, etag, updated_at)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
         )
-        .bind(device.device_id.as_deref().unwrap_or_default())
+        .bind(device.device_id.as_str())
         .bind(tenant_code)
-        .bind(device.group_id_number())
-        .bind(device.user_id_number())
-        .bind(device.device_type.as_deref().unwrap_or_default())
-        .bind(device.status_or_default())
+        .bind(device.group_id.map(|id| id.get()))
+        .bind(device.user_id.map(|id| id.get()))
+        .bind(device.device_type.as_str())
+        .bind(device.status.as_str())
         .bind(device_doc(device)?)
         .bind(&etag)
         .bind(to_micros(at))
@@ -168,18 +156,14 @@ impl Store {
             "INSERT INTO device_states (device_id, tenant_code, check_in_interval_minutes, next_check_in_at)
              VALUES ($1, $2, $3, $4)",
         )
-        .bind(device.device_id.as_deref().unwrap_or_default())
+        .bind(device.device_id.as_str())
         .bind(tenant_code)
         .bind(state.check_in_interval_minutes)
         .bind(state.next_check_in_at.map(to_micros))
         .execute(&mut *tx)
         .await?;
-        let shown = Device {
-            tenant_code: Some(tenant_code.to_string()),
-            etag: Some(etag),
-            timestamp: Some(at),
-            ..device.clone().with_state(&state)
-        };
+        let code = TenantCode::from_store(tenant_code.to_string());
+        let shown = Device::new(code, device.clone(), etag, at).with_state(&state);
         emit(
             &mut tx,
             tenant_code,
@@ -188,7 +172,7 @@ impl Store {
             event_data(&shown),
         )
         .await?;
-        let id = device.device_id.as_deref().unwrap_or_default();
+        let id = device.device_id.as_str();
         audit_log::record(
             &mut tx,
             audit,
@@ -207,7 +191,7 @@ impl Store {
         &self,
         tenant_code: &str,
         device_id: &DeviceId,
-        device: &Device,
+        device: &DeviceFields,
         if_match: Option<&str>,
         audit: &Audit,
     ) -> StoreResult<()> {
@@ -223,10 +207,10 @@ impl Store {
             "UPDATE devices SET group_id = $1, user_id = $2, device_type = $3, status = $4, doc = $5,
                 etag = $6, updated_at = $7 WHERE device_id = $8 AND tenant_code = $9",
         )
-        .bind(device.group_id_number())
-        .bind(device.user_id_number())
-        .bind(device.device_type.as_deref().unwrap_or_default())
-        .bind(device.status_or_default())
+        .bind(device.group_id.map(|id| id.get()))
+        .bind(device.user_id.map(|id| id.get()))
+        .bind(device.device_type.as_str())
+        .bind(device.status.as_str())
         .bind(device_doc(device)?)
         .bind(&etag)
         .bind(to_micros(at))
@@ -242,13 +226,12 @@ impl Store {
             state.set_check_in_interval(device.check_in_interval_minutes, now());
             tx.save_state(tenant_code, device_id, &state).await?;
         }
-        let shown = Device {
-            device_id: Some(device_id.to_string()),
-            tenant_code: Some(tenant_code.to_string()),
-            etag: Some(etag),
-            timestamp: Some(at),
-            ..device.clone().with_state(&state)
+        let fields = DeviceFields {
+            device_id: device_id.clone(),
+            ..device.clone()
         };
+        let code = TenantCode::from_store(tenant_code.to_string());
+        let shown = Device::new(code, fields, etag, at).with_state(&state);
         emit(
             &mut tx.tx,
             tenant_code,
@@ -304,8 +287,8 @@ impl Store {
         let record = DeletedDevice {
             tenant_code: Some(tenant_code.to_string()),
             tenant_description: tenant.description,
-            device_id: device.device_id,
-            device_type: device.device_type,
+            device_id: Some(device.device_id.into_string()),
+            device_type: Some(device.device_type),
             friendly_name: device.friendly_name,
             username: owner.as_deref().map(redact_email),
             secondary_device_id: device.secondary_device_id,

@@ -1,17 +1,22 @@
 //! Device groups.
 
+use std::collections::BTreeMap;
+
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
 use sqlx::any::AnyRow;
 use sqlx::{FromRow, Row};
 
 use super::audit_log::record;
 use super::references::Named;
 use super::{
-    Key, Store, StoreError, StoreResult, VersionedRow, conflict_on_duplicate, from_micros,
-    new_etag, to_doc, to_micros,
+    Key, Store, StoreError, StoreResult, VersionedRow, conflict_on_duplicate, new_etag, to_doc,
+    to_micros,
 };
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
-use crate::domain::device::Group;
+use crate::domain::device::{Group, GroupFields};
 use crate::domain::ids::GroupId;
+use crate::domain::serde_util::null_as_default;
 use crate::domain::time::now;
 
 const GROUP_COLUMNS: &str = "id, name, doc, etag, updated_at";
@@ -26,15 +31,30 @@ struct GroupRow {
     updated_at: i64,
 }
 
+/// What `device_groups.doc` holds: the fields without a column of their own. Documents
+/// written with the other keys (null) read the same.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct GroupDoc {
+    description: Option<String>,
+    #[serde(default, deserialize_with = "null_as_default")]
+    properties: BTreeMap<String, String>,
+}
+
 impl GroupRow {
     fn into_group(self) -> StoreResult<Group> {
-        let mut group: Group = serde_json::from_str(&self.doc)
+        let doc: GroupDoc = serde_json::from_str(&self.doc)
             .map_err(|e| StoreError::Corrupt(format!("group document: {e}")))?;
-        group.group_id = Some(self.id.to_string());
-        group.name = Some(self.name);
-        group.etag = Some(self.etag);
-        group.timestamp = from_micros(Some(self.updated_at))?;
-        Ok(group)
+        let timestamp = Timestamp::from_microsecond(self.updated_at)
+            .map_err(|e| StoreError::Corrupt(format!("time {}: {e}", self.updated_at)))?;
+        Ok(Group {
+            group_id: GroupId::new(self.id),
+            name: self.name,
+            description: doc.description,
+            properties: doc.properties,
+            timestamp,
+            etag: self.etag,
+        })
     }
 }
 
@@ -42,13 +62,10 @@ fn group_from_row(row: &AnyRow) -> StoreResult<Group> {
     GroupRow::from_row(row)?.into_group()
 }
 
-fn group_doc(group: &Group) -> StoreResult<String> {
-    to_doc(&Group {
-        group_id: None,
-        name: None,
-        timestamp: None,
-        etag: None,
-        ..group.clone()
+fn group_doc(group: &GroupFields) -> StoreResult<String> {
+    to_doc(&GroupDoc {
+        description: group.description.clone(),
+        properties: group.properties.clone(),
     })
 }
 
@@ -87,7 +104,7 @@ impl Store {
     pub async fn create_group(
         &self,
         tenant_code: &str,
-        group: &Group,
+        group: &GroupFields,
         audit: &Audit,
     ) -> StoreResult<GroupId> {
         let mut tx = self.begin_write().await?;
@@ -96,7 +113,7 @@ impl Store {
              VALUES ($1, $2, $3, $4, $5) RETURNING id",
         )
         .bind(tenant_code)
-        .bind(group.name.as_deref().unwrap_or_default().trim())
+        .bind(group.name.as_str())
         .bind(group_doc(group)?)
         .bind(new_etag())
         .bind(to_micros(now()))
@@ -113,7 +130,7 @@ impl Store {
         &self,
         tenant_code: &str,
         id: GroupId,
-        group: &Group,
+        group: &GroupFields,
         if_match: Option<&str>,
         audit: &Audit,
     ) -> StoreResult<()> {
@@ -127,7 +144,7 @@ impl Store {
         )
         .await?;
         sqlx::query("UPDATE device_groups SET name = $1, doc = $2, etag = $3, updated_at = $4 WHERE id = $5")
-            .bind(group.name.as_deref().unwrap_or_default().trim())
+            .bind(group.name.as_str())
             .bind(group_doc(group)?)
             .bind(new_etag())
             .bind(to_micros(now()))
@@ -179,5 +196,21 @@ impl Store {
         record(&mut tx, audit, AuditAction::Delete, ResourceType::Group, id).await?;
         tx.commit().await?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Documents written with every key of the API form (the column-backed ones null)
+    /// still read.
+    #[test]
+    fn documents_with_every_key_read_back() {
+        let old = r#"{"GroupId":null,"Name":null,"Description":"Vans","Properties":{"A":"1"},
+            "Timestamp":null,"ETag":null}"#;
+        let doc: GroupDoc = serde_json::from_str(old).expect("reads");
+        assert_eq!(doc.description.as_deref(), Some("Vans"));
+        assert_eq!(doc.properties.get("A").map(String::as_str), Some("1"));
     }
 }

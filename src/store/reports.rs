@@ -28,7 +28,7 @@ pub struct ReportDevice {
 
 impl ReportDevice {
     pub fn device_id(&self) -> &str {
-        self.device.device_id.as_deref().unwrap_or_default()
+        self.device.device_id.as_str()
     }
 }
 

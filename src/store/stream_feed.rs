@@ -367,12 +367,7 @@ mod tests {
             (600, 0, true),
         ] {
             let mut whole = announcement(m, a, d);
-            whole.device_record = d.then(|| {
-                Arc::new(Device {
-                    device_id: Some("van-1".into()),
-                    ..Device::default()
-                })
-            });
+            whole.device_record = d.then(|| Arc::new(crate::domain::device::bare_device("van-1")));
             let parts = whole.split(300);
             let mut joined = StreamAnnouncement {
                 device: false,

@@ -130,7 +130,7 @@ async fn move_to_group(unit: &mut UnitOfWork<'_>, group: i64) -> StoreResult<()>
     {
         return Ok(());
     }
-    unit.device.group_id = Some(group.to_string());
+    unit.device.group_id = Some(crate::domain::ids::GroupId::new(group));
     let shown = event_data(&unit.device.clone().with_state(unit.state));
     unit.tx
         .emit_events(

@@ -343,7 +343,7 @@ mod tests {
     use std::sync::Mutex;
     use std::time::Instant;
 
-    use crate::domain::device::Device;
+    use crate::domain::device::bare_fields;
     use crate::domain::mo_message::MoMessage;
     use crate::services::ingest::PipelineConfig;
     use crate::services::stream::EventHub;
@@ -398,10 +398,7 @@ mod tests {
         let devices: Vec<String> = (0..MAX_GROUP).map(|i| format!("d{i}-{suffix}")).collect();
         let poisoned_device = devices[MAX_GROUP / 2].clone();
         for device_id in &devices {
-            let device = Device {
-                device_id: Some(device_id.clone()),
-                ..Default::default()
-            };
+            let device = bare_fields(device_id);
             let audit = crate::domain::audit::Audit::new(
                 crate::domain::audit::Actor::user("test"),
                 None,

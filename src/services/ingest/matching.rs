@@ -74,8 +74,8 @@ impl Pipeline {
         occurrence: Occurrence<'_>,
     ) -> StoreResult<Vec<Triggered>> {
         let device_id = unit.device_id;
-        let device_type = unit.device.device_type.clone().unwrap_or_default();
-        let group = unit.device.group_id_number();
+        let device_type = unit.device.device_type.clone();
+        let group = unit.device.group_id.map(|id| id.get());
         let mut triggered = Vec::new();
         for notification in &rules.notifications {
             if !notification.applies_to(device_id, &device_type, group) {
@@ -132,8 +132,8 @@ impl Pipeline {
             unit.node,
             &MatchedDevice {
                 device_id: unit.device_id.as_str(),
-                group_id: device.group_id_number(),
-                user_id: device.user_id_number(),
+                group_id: device.group_id.map(|id| id.get()),
+                user_id: device.user_id.map(|id| id.get()),
                 position,
             },
             &notification.record.recipients,
@@ -147,7 +147,7 @@ impl Pipeline {
             self.tenant_zone(unit.tx, &unit.node.code).await?
         };
         // The device's user, if a recipient did not already read it.
-        let user_id = device.user_id_number();
+        let user_id = device.user_id.map(|id| id.get());
         let device_user = match user_id.filter(|_| needs_device_user(&matched, &targets)) {
             Some(id) => match resolved.facts.users.get(&id) {
                 Some(user) => user.clone(),

@@ -559,10 +559,9 @@ mod tests {
     }
 
     fn device(id: usize) -> Payload {
-        Payload::Device(Arc::new(Device {
-            device_id: Some(id.to_string()),
-            ..Default::default()
-        }))
+        Payload::Device(Arc::new(crate::domain::device::bare_device(
+            &id.to_string(),
+        )))
     }
 
     #[test]
