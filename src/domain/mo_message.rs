@@ -130,7 +130,7 @@ pub struct StorableMessage {
 #[derive(Serialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct MoMessageEventData<'a> {
-    message_id: String,
+    message_id: MoMessageId,
     device_id: &'a str,
     message_type: &'a Option<String>,
     recipients: &'a Option<String>,
@@ -153,7 +153,7 @@ impl<'a> MoMessageEventData<'a> {
     /// The record as stored with id `message_id` and the server's fields.
     pub fn new(
         record: &'a MoMessage,
-        message_id: i64,
+        message_id: MoMessageId,
         device_id: &'a str,
         received_at_server: Timestamp,
         containing_geofences: &'a [GeofenceRef],
@@ -180,7 +180,7 @@ impl<'a> MoMessageEventData<'a> {
             etag: _,
         } = record;
         Self {
-            message_id: message_id.to_string(),
+            message_id,
             device_id,
             message_type,
             recipients,
@@ -447,7 +447,14 @@ mod tests {
             etag: Some("\"e1\"".into()),
             ..record.clone()
         };
-        let data = MoMessageEventData::new(&record, 12, "d1", received, &geofences, "\"e1\"");
+        let data = MoMessageEventData::new(
+            &record,
+            MoMessageId::new(12),
+            "d1",
+            received,
+            &geofences,
+            "\"e1\"",
+        );
         assert_eq!(
             serde_json::to_value(&data).unwrap(),
             super::super::webhook_event::event_data(&shown)
