@@ -110,8 +110,8 @@ impl DeviceState {
             };
         }
         let was_in_emergency = self.in_emergency();
-        if let Some(state) = &message.emergency_state {
-            self.emergency_state = Some(state.clone());
+        if let Some(state) = message.emergency_state {
+            self.emergency_state = Some(state.to_string());
         }
         facts.emergency = self.in_emergency();
         facts.emergency_cancelled = was_in_emergency && message.in_emergency() == Some(false);
@@ -233,7 +233,7 @@ mod tests {
                 speed: Some(40.0),
                 ..Default::default()
             }),
-            emergency_state: emergency.map(str::to_string),
+            emergency_state: emergency.map(|s| s.parse().unwrap()),
             ..Default::default()
         }
     }

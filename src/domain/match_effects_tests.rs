@@ -30,7 +30,7 @@ fn van() -> Device {
 fn sos_message() -> MoMessage {
     MoMessage {
         message_type: Some("ManualPositionReport".into()),
-        emergency_state: Some("Active".into()),
+        emergency_state: Some(crate::domain::mo_message::EmergencyState::Active),
         ..Default::default()
     }
 }

@@ -2,13 +2,16 @@
 
 use std::collections::BTreeMap;
 
+use std::fmt::Display;
+use std::str::FromStr;
+
 use base64::Engine;
 use jiff::Timestamp;
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 use utoipa::ToSchema;
 
 use super::closed_set::closed_set;
-use super::record::ServerFields;
+use super::ids::{DeviceId, MoMessageId};
 use super::serde_util::{null_as_default, opt_int64};
 use super::validation::{FieldError, ValidationErrors, Validator};
 
@@ -64,68 +67,50 @@ pub struct GeofenceRef {
 }
 
 /// An MO message. `MessageId`, `ReceivedAtServer`, `ContainingGeofences`, `DeviceId` and
-/// `ETag` are set by the server.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+/// `ETag` are set by the server (absent on a message offered for storing). Its JSON is
+/// the API's and the stored document's form (`http::records::mo_message` is the wire
+/// record clients send).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct MoMessage {
-    /// Numeric, increasing; assigned by the server.
-    #[schema(read_only, example = "1042")]
-    pub message_id: Option<String>,
-    /// The device that sent it (from the path).
-    #[schema(read_only)]
-    pub device_id: Option<String>,
-    #[schema(example = "AutomaticPositionReport")]
+    #[serde(default, deserialize_with = "opt_id")]
+    pub message_id: Option<MoMessageId>,
+    #[serde(default, deserialize_with = "opt_id")]
+    pub device_id: Option<DeviceId>,
     pub message_type: Option<String>,
-    /// Comma-separated address book lists the message is sent to, if routable.
     pub recipients: Option<String>,
     pub message: Option<String>,
-    /// Base64, at most 64 KB decoded (deprecated: use `File`). Omitted unless
-    /// `includeFile=true`.
+    /// Base64 (deprecated: `File`).
     pub attachment: Option<String>,
     pub position: Option<Position>,
-    /// Client-incremented ordering value; with `SentFromDevice` it identifies a retry.
     #[serde(default, with = "opt_int64")]
-    #[schema(value_type = Option<i64>)]
     pub sequence_number: Option<i64>,
-    #[schema(read_only, value_type = Option<String>, format = DateTime)]
     pub received_at_server: Option<Timestamp>,
-    /// When the device sent it (normally GPS time); the message time when present.
-    #[schema(value_type = Option<String>, format = DateTime)]
     pub sent_from_device: Option<Timestamp>,
-    /// `None`, or `Active` while in emergency (absent: unchanged).
-    #[schema(example = "None", pattern = "^(None|Active)$")]
-    pub emergency_state: Option<String>,
+    /// Absent: the emergency state is unchanged.
+    pub emergency_state: Option<EmergencyState>,
     #[serde(default, deserialize_with = "null_as_default")]
     pub properties: BTreeMap<String, String>,
-    #[schema(read_only)]
     #[serde(default, deserialize_with = "null_as_default")]
     pub containing_geofences: Vec<GeofenceRef>,
-    /// Base64, at most 4 MB decoded. Omitted unless `includeFile=true`.
+    /// Base64.
     pub file: Option<String>,
     pub mime_type: Option<String>,
     pub filename: Option<String>,
     #[serde(rename = "ETag")]
-    #[schema(read_only)]
     pub etag: Option<String>,
 }
 
-impl ServerFields for MoMessage {
-    const READ_ONLY_FIELDS: &'static [&'static str] = &[
-        "MessageId",
-        "DeviceId",
-        "ReceivedAtServer",
-        "ContainingGeofences",
-        "ETag",
-    ];
-
-    fn without_read_only(mut self) -> Self {
-        self.message_id = None;
-        self.device_id = None;
-        self.received_at_server = None;
-        self.containing_geofences = Vec::new();
-        self.etag = None;
-        self
-    }
+/// An id held as its text in JSON (`null`: none).
+fn opt_id<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: FromStr,
+    T::Err: Display,
+{
+    Option::<String>::deserialize(d)?
+        .map(|text| text.parse().map_err(serde::de::Error::custom))
+        .transpose()
 }
 
 /// A message as stored: the record (without `File`/`Attachment`) as JSON, the binary
@@ -145,7 +130,7 @@ pub struct StorableMessage {
 #[derive(Serialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct MoMessageEventData<'a> {
-    message_id: String,
+    message_id: MoMessageId,
     device_id: &'a str,
     message_type: &'a Option<String>,
     recipients: &'a Option<String>,
@@ -155,7 +140,7 @@ pub struct MoMessageEventData<'a> {
     sequence_number: Option<i64>,
     received_at_server: Timestamp,
     sent_from_device: Option<Timestamp>,
-    emergency_state: &'a Option<String>,
+    emergency_state: Option<EmergencyState>,
     properties: &'a BTreeMap<String, String>,
     containing_geofences: &'a [GeofenceRef],
     mime_type: &'a Option<String>,
@@ -168,7 +153,7 @@ impl<'a> MoMessageEventData<'a> {
     /// The record as stored with id `message_id` and the server's fields.
     pub fn new(
         record: &'a MoMessage,
-        message_id: i64,
+        message_id: MoMessageId,
         device_id: &'a str,
         received_at_server: Timestamp,
         containing_geofences: &'a [GeofenceRef],
@@ -195,7 +180,7 @@ impl<'a> MoMessageEventData<'a> {
             etag: _,
         } = record;
         Self {
-            message_id: message_id.to_string(),
+            message_id,
             device_id,
             message_type,
             recipients,
@@ -204,7 +189,7 @@ impl<'a> MoMessageEventData<'a> {
             sequence_number: *sequence_number,
             received_at_server,
             sent_from_device: *sent_from_device,
-            emergency_state,
+            emergency_state: *emergency_state,
             properties,
             containing_geofences,
             mime_type,
@@ -236,16 +221,56 @@ impl MoMessage {
 
     /// Whether the message says the device is in emergency (`None` when it says nothing).
     pub fn in_emergency(&self) -> Option<bool> {
-        self.emergency_state
-            .as_deref()
-            .map(|s| s != EmergencyState::Clear.as_str())
+        self.emergency_state.map(EmergencyState::in_emergency)
     }
+
+    /// Clears what the server sets: a message offered for storing carries none of it.
+    fn without_server_fields(self) -> Self {
+        Self {
+            message_id: None,
+            device_id: None,
+            received_at_server: None,
+            containing_geofences: Vec::new(),
+            etag: None,
+            ..self
+        }
+    }
+}
+
+impl EmergencyState {
+    /// Whether the state is an emergency.
+    pub fn in_emergency(self) -> bool {
+        self == EmergencyState::Active
+    }
+}
+
+/// A message offered for storing, with what its wire form held that a `MoMessage` cannot:
+/// an `EmergencyState` naming no state. Such a text is refused among the message's rules
+/// and counted in its size as it would have been stored, so a batch is judged as sent.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Offered {
+    pub message: MoMessage,
+    pub unknown_emergency_state: Option<String>,
+}
+
+impl From<MoMessage> for Offered {
+    fn from(message: MoMessage) -> Self {
+        Self {
+            message,
+            unknown_emergency_state: None,
+        }
+    }
+}
+
+/// Checks a batch of messages a gateway parsed; see `validated_offers`.
+pub fn validated_batch(batch: Vec<MoMessage>) -> Result<Vec<StorableMessage>, BatchRejection> {
+    validated_offers(batch.into_iter().map(Offered::from).collect())
 }
 
 /// Checks a batch from a device; returns the messages as stored, or why nothing is.
 /// Sizes are checked first (413 names the message index and field), then every rule
 /// (400 lists every offending field as `[i].Field`).
-pub fn validated_batch(batch: Vec<MoMessage>) -> Result<Vec<StorableMessage>, BatchRejection> {
+pub fn validated_offers(batch: Vec<Offered>) -> Result<Vec<StorableMessage>, BatchRejection> {
     let mut v = Validator::new();
     if batch.is_empty() {
         v.add("body", "at least one message is required");
@@ -266,41 +291,24 @@ pub fn validated_batch(batch: Vec<MoMessage>) -> Result<Vec<StorableMessage>, Ba
     }
     let mut too_large = Vec::new();
     let mut stored = Vec::with_capacity(batch.len());
-    for (i, message) in batch.into_iter().enumerate() {
-        let mut record = message.without_read_only();
+    for (i, offered) in batch.into_iter().enumerate() {
+        let mut record = offered.message.without_server_fields();
+        let unknown_state = offered.unknown_emergency_state;
         let file = record.file.take();
         let attachment = record.attachment.take();
-        for (field, value, max) in [
-            ("File", &file, MAX_FILE_BYTES),
-            ("Attachment", &attachment, MAX_ATTACHMENT_BYTES),
-        ] {
-            let Some(text) = value else { continue };
-            // Base64 of n bytes is 4⌈n/3⌉ characters: reject the oversized unread.
-            if text.len() / 4 * 3 > max + 3 {
-                too_large.push(too_large_field(i, field, max));
-                continue;
-            }
-            match base64::engine::general_purpose::STANDARD.decode(text.trim()) {
-                Ok(bytes) if bytes.len() > max => too_large.push(too_large_field(i, field, max)),
-                Ok(_) => {}
-                Err(e) => v.add(
-                    format!("[{i}].{field}"),
-                    format!("is not valid Base64: {e}"),
-                ),
-            }
-        }
+        check_files(i, &file, &attachment, &mut too_large, &mut v);
         let doc = serde_json::to_string(&record).unwrap_or_default();
-        if doc.len() >= MAX_DATA_BYTES {
+        let size = doc.len() + unknown_state.as_deref().map_or(0, extra_doc_bytes);
+        if size >= MAX_DATA_BYTES {
             too_large.push(FieldError {
                 field: format!("[{i}]"),
                 message: format!(
-                    "the message's data apart from File and Attachment is {} bytes; it must be \
-                     smaller than 48 KB ({MAX_DATA_BYTES} bytes)",
-                    doc.len()
+                    "the message's data apart from File and Attachment is {size} bytes; it \
+                     must be smaller than 48 KB ({MAX_DATA_BYTES} bytes)"
                 ),
             });
         }
-        check_message(i, &record, &mut v);
+        check_message(i, &record, unknown_state.as_deref(), &mut v);
         stored.push(StorableMessage {
             record,
             doc,
@@ -315,6 +323,42 @@ pub fn validated_batch(batch: Vec<MoMessage>) -> Result<Vec<StorableMessage>, Ba
     Ok(stored)
 }
 
+/// The bytes `"EmergencyState":"<text>"` adds to a document over `"EmergencyState":null`.
+fn extra_doc_bytes(text: &str) -> usize {
+    serde_json::to_string(text)
+        .map_or(0, |quoted| quoted.len())
+        .saturating_sub("null".len())
+}
+
+/// `File` and `Attachment`: at most their limits once decoded, and Base64.
+fn check_files(
+    i: usize,
+    file: &Option<String>,
+    attachment: &Option<String>,
+    too_large: &mut Vec<FieldError>,
+    v: &mut Validator,
+) {
+    for (field, value, max) in [
+        ("File", file, MAX_FILE_BYTES),
+        ("Attachment", attachment, MAX_ATTACHMENT_BYTES),
+    ] {
+        let Some(text) = value else { continue };
+        // Base64 of n bytes is 4⌈n/3⌉ characters: reject the oversized unread.
+        if text.len() / 4 * 3 > max + 3 {
+            too_large.push(too_large_field(i, field, max));
+            continue;
+        }
+        match base64::engine::general_purpose::STANDARD.decode(text.trim()) {
+            Ok(bytes) if bytes.len() > max => too_large.push(too_large_field(i, field, max)),
+            Ok(_) => {}
+            Err(e) => v.add(
+                format!("[{i}].{field}"),
+                format!("is not valid Base64: {e}"),
+            ),
+        }
+    }
+}
+
 fn too_large_field(index: usize, field: &str, max: usize) -> FieldError {
     FieldError {
         field: format!("[{index}].{field}"),
@@ -322,7 +366,7 @@ fn too_large_field(index: usize, field: &str, max: usize) -> FieldError {
     }
 }
 
-fn check_message(i: usize, m: &MoMessage, v: &mut Validator) {
+fn check_message(i: usize, m: &MoMessage, unknown_state: Option<&str>, v: &mut Validator) {
     v.length(
         &format!("[{i}].MessageType"),
         m.message_type.as_deref(),
@@ -331,7 +375,7 @@ fn check_message(i: usize, m: &MoMessage, v: &mut Validator) {
     );
     v.one_of(
         &format!("[{i}].EmergencyState"),
-        m.emergency_state.as_deref(),
+        unknown_state,
         EmergencyState::NAMES,
     );
     if let Some(p) = &m.position {
@@ -388,7 +432,7 @@ mod tests {
             }),
             sequence_number: Some(9_007_199_254_740_993),
             sent_from_device: Some(sent),
-            emergency_state: Some("None".into()),
+            emergency_state: Some(EmergencyState::Clear),
             properties: BTreeMap::from([("battery".into(), "42".into())]),
             file: Some("aGVsbG8=".into()),
             mime_type: Some("text/plain".into()),
@@ -396,14 +440,21 @@ mod tests {
             ..MoMessage::default()
         };
         let shown = MoMessage {
-            message_id: Some("12".into()),
-            device_id: Some("d1".into()),
+            message_id: Some(MoMessageId::new(12)),
+            device_id: Some(DeviceId::from_store("d1".into())),
             received_at_server: Some(received),
             containing_geofences: geofences.clone(),
             etag: Some("\"e1\"".into()),
             ..record.clone()
         };
-        let data = MoMessageEventData::new(&record, 12, "d1", received, &geofences, "\"e1\"");
+        let data = MoMessageEventData::new(
+            &record,
+            MoMessageId::new(12),
+            "d1",
+            received,
+            &geofences,
+            "\"e1\"",
+        );
         assert_eq!(
             serde_json::to_value(&data).unwrap(),
             super::super::webhook_event::event_data(&shown)
@@ -448,8 +499,11 @@ mod tests {
             speed: Some(-1.0),
             ..Default::default()
         });
-        bad.emergency_state = Some("Panic".into());
-        let err = validated_batch(vec![message(), bad]).unwrap_err();
+        let bad = Offered {
+            message: bad,
+            unknown_emergency_state: Some("Panic".into()),
+        };
+        let err = validated_offers(vec![message().into(), bad]).unwrap_err();
         assert_eq!(
             fields(err),
             [
@@ -467,9 +521,11 @@ mod tests {
         let mut file = message();
         file.file =
             Some(base64::engine::general_purpose::STANDARD.encode(vec![0u8; MAX_FILE_BYTES + 1]));
-        let mut invalid = message();
-        invalid.emergency_state = Some("Panic".into());
-        let err = validated_batch(vec![big, file, invalid]).unwrap_err();
+        let invalid = Offered {
+            message: message(),
+            unknown_emergency_state: Some("Panic".into()),
+        };
+        let err = validated_offers(vec![big.into(), file.into(), invalid]).unwrap_err();
         assert!(matches!(err, BatchRejection::TooLarge(_)));
         assert_eq!(fields(err), ["[0]", "[1].File"]);
         let mut attachment = message();
@@ -486,13 +542,28 @@ mod tests {
     }
 
     #[test]
+    fn an_unknown_state_counts_in_the_size_as_sent() {
+        let mut near = message();
+        let doc = serde_json::to_string(&near).unwrap();
+        near.message = Some("x".repeat(MAX_DATA_BYTES - doc.len() - 10));
+        assert!(validated_batch(vec![near.clone()]).is_ok());
+        let offered = Offered {
+            message: near,
+            unknown_emergency_state: Some("y".repeat(20)),
+        };
+        let err = validated_offers(vec![offered]).unwrap_err();
+        assert!(matches!(err, BatchRejection::TooLarge(_)));
+    }
+
+    #[test]
     fn battery_and_emergency() {
         let mut m = message();
         m.properties.insert("battery".into(), "85%".into());
         assert_eq!(m.battery_percent(), Some(85.0));
-        m.emergency_state = Some("Active".into());
+        assert_eq!(m.in_emergency(), None);
+        m.emergency_state = Some(EmergencyState::Active);
         assert_eq!(m.in_emergency(), Some(true));
-        m.emergency_state = Some("None".into());
+        m.emergency_state = Some(EmergencyState::Clear);
         assert_eq!(m.in_emergency(), Some(false));
     }
 }

@@ -141,7 +141,7 @@ pub fn message_event_body(
     let data = message.and_then(|m| {
         Some(MoMessageEventData::new(
             m,
-            m.message_id.as_deref()?.parse().ok()?,
+            m.message_id?,
             m.device_id.as_deref()?,
             m.received_at_server?,
             &m.containing_geofences,

@@ -15,9 +15,10 @@ use super::error::{ApiError, ApiResult, Problem};
 use super::extract::{IfMatch, Query, TenantScope};
 use super::negotiate::{Body, EmptyOk, Record, RecordList, Representable};
 use super::paging::{Cursor, Page};
+use super::records::mo_message::{MoMessageRecord, validated_batch};
 use crate::domain::access::Permission;
 use crate::domain::ids::{DeviceId, MoMessageId};
-use crate::domain::mo_message::{BatchRejection, MoMessage, validated_batch};
+use crate::domain::mo_message::{BatchRejection, MoMessage};
 use crate::services::ingest::ProcessedMessage;
 use crate::store::{MessageCursor, MessageQuery};
 
@@ -137,7 +138,7 @@ fn message_id(raw: &str) -> ApiResult<MoMessageId> {
 /// it is on disk. A retry (same `SequenceNumber` and `SentFromDevice`) is not stored or
 /// processed twice. With `process=true` the answer lists every message as processed.
 #[utoipa::path(post, path = "/V2/{tenantVarCode}/devices/{deviceId}/momessages", tag = "MO messages",
-    params(DevicePath, PostQuery), request_body = Vec<MoMessage>,
+    params(DevicePath, PostQuery), request_body = Vec<MoMessageRecord>,
     responses((status = 200, description = "Stored (with process=true: the processed messages)", body = [ProcessedMessage]),
         (status = 400, body = Problem), (status = 403, body = Problem), (status = 404, body = Problem),
         (status = 413, body = Problem)))]
@@ -146,7 +147,7 @@ async fn post_messages(
     State(app): State<AppState>,
     Path(path): Path<DevicePath>,
     Query(query): Query<PostQuery>,
-    Body(batch): Body<Vec<MoMessage>>,
+    Body(batch): Body<Vec<MoMessageRecord>>,
 ) -> ApiResult<Response> {
     scope.require(Permission::DeviceMessages)?;
     // An unknown device is found out inside the ingest transaction (404).
@@ -191,7 +192,7 @@ fn message_listing(scope: &TenantScope, device_id: &str, query: &ListQuery) -> A
 #[utoipa::path(get, path = "/V2/{tenantVarCode}/devices/{deviceId}/momessages", tag = "MO messages",
     params(DevicePath, ListQuery,
         ("X-CONTINUATIONTOKEN" = Option<String>, Header, description = "Token from the previous page")),
-    responses((status = 200, body = [MoMessage], headers(("X-CONTINUATIONTOKEN" = String, description = "Present while more messages exist"))),
+    responses((status = 200, body = [MoMessageRecord], headers(("X-CONTINUATIONTOKEN" = String, description = "Present while more messages exist"))),
         (status = 400, body = Problem), (status = 404, body = Problem)))]
 async fn list_messages(
     scope: TenantScope,
@@ -268,7 +269,7 @@ async fn list_messages(
 /// Get one message.
 #[utoipa::path(get, path = "/V2/{tenantVarCode}/devices/{deviceId}/momessages/{messageId}", tag = "MO messages",
     params(MessagePath, FileQuery),
-    responses((status = 200, body = MoMessage), (status = 404, body = Problem)))]
+    responses((status = 200, body = MoMessageRecord), (status = 404, body = Problem)))]
 async fn get_message(
     scope: TenantScope,
     State(app): State<AppState>,

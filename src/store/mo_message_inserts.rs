@@ -9,7 +9,7 @@ use sqlx::any::AnyRow;
 use sqlx::{FromRow, Row};
 
 use super::{Backend, Float, StoreError, StoreResult, WriteTx, new_etag, to_micros};
-use crate::domain::mo_message::StorableMessage;
+use crate::domain::mo_message::{EmergencyState, StorableMessage};
 
 /// Rows per INSERT statement: 17 values each stays well under both backends' limit on
 /// bound parameters.
@@ -158,12 +158,12 @@ impl WriteTx {
                     .bind(record.sent_from_device.map(to_micros))
                     .bind(to_micros(new.received_at))
                     .bind(to_micros(new.message_time))
-                    .bind(record.message_type.clone())
+                    .bind(record.message_type.as_deref())
                     .bind(Float(position.and_then(|p| p.latitude)))
                     .bind(Float(position.and_then(|p| p.longitude)))
                     .bind(Float(position.and_then(|p| p.speed)))
                     .bind(Float(position.and_then(|p| p.heading)))
-                    .bind(record.emergency_state.clone())
+                    .bind(record.emergency_state.map(EmergencyState::as_str))
                     .bind(new.message.doc.as_str())
                     .bind(new.geofences.as_deref())
                     .bind(new.message.file.as_deref())

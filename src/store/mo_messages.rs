@@ -8,7 +8,7 @@ use sqlx::FromRow;
 use sqlx::any::AnyRow;
 
 use super::{Backend, Store, StoreError, StoreResult, from_micros, to_micros};
-use crate::domain::ids::MoMessageId;
+use crate::domain::ids::{DeviceId, MoMessageId};
 use crate::domain::mo_message::MoMessage;
 
 /// Where a page of messages starts: after this (message time, id).
@@ -105,8 +105,8 @@ impl MoMessageRow {
             id: MoMessageId::new(self.id),
         };
         let message = MoMessage {
-            message_id: Some(self.id.to_string()),
-            device_id: Some(self.device_id),
+            message_id: Some(cursor.id),
+            device_id: Some(DeviceId::from_store(self.device_id)),
             received_at_server: from_micros(Some(self.received_at))?,
             etag: Some(self.etag),
             containing_geofences,

@@ -68,10 +68,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{
-    AUTOMATIC_POSITION_REPORT, DeviceRef, EMERGENCY_ACTIVE, EMERGENCY_NONE, GatewayReport,
-    OCTET_STREAM, SOURCE_GPS, checked_lat_lon,
+    AUTOMATIC_POSITION_REPORT, DeviceRef, GatewayReport, OCTET_STREAM, SOURCE_GPS, checked_lat_lon,
 };
-use crate::domain::mo_message::{MoMessage, Position};
+use crate::domain::mo_message::{EmergencyState, MoMessage, Position};
 
 /// A post Garmin sent: its version and each event, read or refused on its own.
 #[derive(Debug, Clone, PartialEq)]
@@ -184,7 +183,7 @@ pub fn parse_post(body: &[u8]) -> Result<GarminPost, GarminError> {
 }
 
 /// `MessageType` and `EmergencyState` of a message code (the table above).
-pub fn code_meaning(code: i64) -> (Option<&'static str>, Option<&'static str>) {
+pub fn code_meaning(code: i64) -> (Option<&'static str>, Option<EmergencyState>) {
     let message_type = match code {
         0 | 11 => Some(AUTOMATIC_POSITION_REPORT),
         2 => Some("ResponseToLocationRequest"),
@@ -202,8 +201,8 @@ pub fn code_meaning(code: i64) -> (Option<&'static str>, Option<&'static str>) {
         _ => None,
     };
     let emergency = match code {
-        4 | 6 => Some(EMERGENCY_ACTIVE),
-        7 => Some(EMERGENCY_NONE),
+        4 | 6 => Some(EmergencyState::Active),
+        7 => Some(EmergencyState::Clear),
         _ => None,
     };
     (message_type, emergency)
@@ -250,7 +249,7 @@ fn parse_event(index: usize, value: &Value) -> Result<GatewayReport, EventError>
             position,
             sequence_number: event.time_stamp,
             sent_from_device: sent,
-            emergency_state: emergency.map(str::to_string),
+            emergency_state: emergency,
             properties,
             mime_type,
             file,

@@ -117,11 +117,11 @@ fn every_code_class_maps_to_its_type() {
         assert_eq!(m.message_type.as_deref(), expected, "code {code}");
         assert_eq!(m.properties["messageCode"], code.to_string());
         let emergency = match code {
-            4 | 6 => Some("Active"),
-            7 => Some("None"),
+            4 | 6 => Some(EmergencyState::Active),
+            7 => Some(EmergencyState::Clear),
             _ => None,
         };
-        assert_eq!(m.emergency_state.as_deref(), emergency, "code {code}");
+        assert_eq!(m.emergency_state, emergency, "code {code}");
     }
 }
 

@@ -94,9 +94,6 @@ pub struct GatewayReport {
 
 /// `MessageType` of a position report.
 pub const AUTOMATIC_POSITION_REPORT: &str = "AutomaticPositionReport";
-/// `EmergencyState` values the gateways set.
-pub const EMERGENCY_ACTIVE: &str = "Active";
-pub const EMERGENCY_NONE: &str = "None";
 /// `LocationSource` of a satellite-navigation fix.
 pub const SOURCE_GPS: &str = "Gps";
 /// `MimeType` of a binary payload.

@@ -55,10 +55,10 @@ use jiff::tz::TimeZone;
 use serde_json::Value;
 
 use super::{
-    AUTOMATIC_POSITION_REPORT, DeviceRef, EMERGENCY_ACTIVE, GatewayReport, SOURCE_GPS,
-    checked_lat_lon, knots_to_kmh, millisecond_identity, ms_to_kmh, round_to,
+    AUTOMATIC_POSITION_REPORT, DeviceRef, GatewayReport, SOURCE_GPS, checked_lat_lon, knots_to_kmh,
+    millisecond_identity, ms_to_kmh, round_to,
 };
-use crate::domain::mo_message::{MoMessage, Position};
+use crate::domain::mo_message::{EmergencyState, MoMessage, Position};
 
 /// Why a report cannot be read. Nothing of it is stored.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -305,7 +305,7 @@ impl Report {
                 position,
                 sent_from_device: identity.map(|(sent, _)| sent),
                 sequence_number: identity.map(|(_, sequence)| sequence),
-                emergency_state: self.emergency.then(|| EMERGENCY_ACTIVE.to_string()),
+                emergency_state: self.emergency.then_some(EmergencyState::Active),
                 properties: self.properties,
                 ..MoMessage::default()
             },

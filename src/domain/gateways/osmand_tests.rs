@@ -166,11 +166,11 @@ fn no_position_is_never_made_up() {
 #[test]
 fn alarm_sos_is_an_emergency() {
     let m = query("id=1&alarm=sos");
-    assert_eq!(m.emergency_state.as_deref(), Some("Active"));
+    assert_eq!(m.emergency_state, Some(EmergencyState::Active));
     assert_eq!(m.properties["alarm"], "sos");
     assert_eq!(
-        query("id=1&alarm=SOS").emergency_state.as_deref(),
-        Some("Active")
+        query("id=1&alarm=SOS").emergency_state,
+        Some(EmergencyState::Active)
     );
     let other = query("id=1&alarm=lowBattery");
     assert_eq!(other.emergency_state, None);
@@ -285,7 +285,7 @@ fn json_negatives_numbers_and_batches() {
 fn json_extras_alarm_sos_is_an_emergency() {
     let reports = json(r#"{"device_id":"d","location":{"extras":{"alarm":"sos"}}}"#);
     let m = &reports[0].message;
-    assert_eq!(m.emergency_state.as_deref(), Some("Active"));
+    assert_eq!(m.emergency_state, Some(EmergencyState::Active));
     assert_eq!(m.properties["alarm"], "sos");
     assert_eq!(m.position, None, "no coords, no position");
 }

@@ -10,7 +10,7 @@ use super::matching::{Changes, Occurrence, UnitOfWork};
 use super::{Pipeline, ProcessedMessage, Triggered};
 use crate::domain::device::Device;
 use crate::domain::device_state::DeviceState;
-use crate::domain::ids::DeviceId;
+use crate::domain::ids::{DeviceId, MoMessageId};
 use crate::domain::mo_message::{GeofenceRef, MoMessage, StorableMessage};
 use crate::domain::tenant::TenantNode;
 use crate::domain::time::now;
@@ -67,11 +67,11 @@ impl AppliedBatch {
         } else {
             record
         };
-        record.message_id = Some(id.to_string());
+        record.message_id = Some(MoMessageId::new(id));
         if etag.is_some() {
             record.etag = etag;
         }
-        record.device_id = Some(self.device_id.to_string());
+        record.device_id = Some(self.device_id.clone());
         if !retry {
             record.received_at_server = Some(self.received);
             record.containing_geofences = self.inside[i].clone().unwrap_or_default();

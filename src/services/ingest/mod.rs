@@ -77,6 +77,7 @@ pub struct Triggered {
 #[serde(rename_all = "PascalCase")]
 pub struct ProcessedMessage {
     #[serde(flatten)]
+    #[schema(value_type = crate::http::records::mo_message::MoMessageRecord)]
     pub message: MoMessage,
     /// Older than the device's state when it arrived: evaluated, but it moved nothing.
     pub late: bool,
