@@ -103,9 +103,9 @@ mod tests {
         })
         .unwrap();
         let body = serde_json::to_string(&GarminMt {
-            mt_message_id: 1,
-            device_id: "d".into(),
-            r#type: "LocationRequest".into(),
+            mt_message_id: crate::domain::ids::MtMessageId::new(1),
+            device_id: crate::domain::ids::DeviceId::from_store("d".into()),
+            r#type: crate::domain::mt_message::MtType::LocationRequest,
             message: None,
             parameters: serde_json::Map::new(),
             queued_at: "2026-03-01T10:00:00Z".parse().unwrap(),

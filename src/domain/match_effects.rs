@@ -14,7 +14,7 @@ use super::delivery::{Channel, DeliveryStatus, MatchSummary};
 use super::device::Device;
 use super::device_state::Observation;
 use super::mo_message::MoMessage;
-use super::mt_message::{MtMessage, MtStatus, MtType};
+use super::mt_message::{MtType, NewMtMessage};
 use super::notification::{EventNotification, Severity};
 use super::recipient_targets::{Target, UserContact};
 use super::webhook::Category;
@@ -77,7 +77,7 @@ pub enum Effect {
     /// transaction).
     QueueMt {
         device_id: String,
-        message: Box<MtMessage>,
+        message: Box<NewMtMessage>,
         delivery: PlannedDelivery,
     },
     /// Move the matched device to this group (if the group still exists).
@@ -345,12 +345,10 @@ fn queue_mt(
     let text = summary.device_text();
     Effect::QueueMt {
         device_id: device_id.to_string(),
-        message: Box::new(MtMessage {
-            r#type: Some(kind.to_string()),
+        message: Box::new(NewMtMessage {
+            r#type: kind,
             message: Some(text.clone()),
             parameters: parameters.clone(),
-            status: Some(MtStatus::Queued.to_string()),
-            ..Default::default()
         }),
         delivery: PlannedDelivery {
             channel: Channel::Mt,

@@ -2,12 +2,12 @@
 //! (docs/api.md, "Devices"). A device gateway lists the `Queued` ones and reports progress.
 
 use jiff::Timestamp;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
+use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
 use super::closed_set::closed_set;
-use super::record::ServerFields;
-use super::validation::{ValidationErrors, Validator};
+use super::ids::{DeviceId, MtMessageId, NotificationId};
 
 closed_set! {
     /// What an MT message asks of the device (`Type`).
@@ -38,103 +38,33 @@ closed_set! {
 }
 pub const MAX_TEXT_CHARS: usize = 4000;
 
-/// An MT message.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "PascalCase")]
-pub struct MtMessage {
-    #[schema(read_only, example = "7")]
-    pub message_id: Option<String>,
-    #[schema(read_only)]
-    pub device_id: Option<String>,
-    /// Text, LocationRequest, CheckInRequest, ReportingFrequency, StartMonitoring,
-    /// StopMonitoring, ForceStopMonitoring, StartCheckInSchedule, StopCheckInSchedule, Call.
-    #[schema(
-        required = true,
-        example = "Text",
-        pattern = "^(Text|LocationRequest|CheckInRequest|ReportingFrequency|StartMonitoring|StopMonitoring|ForceStopMonitoring|StartCheckInSchedule|StopCheckInSchedule|Call)$"
-    )]
-    pub r#type: Option<String>,
-    /// The text (required for `Text`; at most 4,000 characters).
-    #[schema(max_length = 4000)]
+/// A message to queue, as a client (`http::records::mt_message`) or a notification's
+/// device command asks it; it is stored `Queued`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewMtMessage {
+    pub r#type: MtType,
+    /// The text (required for `Text`).
     pub message: Option<String>,
     /// Command parameters, e.g. `{"Interval": "30"}` for a `CheckInRequest`.
-    #[serde(default)]
-    #[schema(value_type = Object)]
-    pub parameters: serde_json::Map<String, serde_json::Value>,
-    /// Queued, Sent, Delivered or Failed; only a PATCH changes it, forward only
-    /// (`check_transition`).
-    #[schema(read_only, pattern = "^(Queued|Sent|Delivered|Failed)$")]
-    pub status: Option<String>,
-    #[schema(read_only, value_type = Option<String>, format = DateTime)]
-    pub created_at: Option<Timestamp>,
-    #[schema(read_only, value_type = Option<String>, format = DateTime)]
-    pub timestamp: Option<Timestamp>,
+    pub parameters: Map<String, Value>,
+}
+
+/// An MT message as stored, in the API's form.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct MtMessage {
+    pub message_id: MtMessageId,
+    pub device_id: DeviceId,
+    pub r#type: MtType,
+    pub message: Option<String>,
+    pub parameters: Map<String, Value>,
+    pub status: MtStatus,
+    pub created_at: Timestamp,
+    pub timestamp: Timestamp,
     /// The notification that queued it, if any.
-    #[schema(read_only)]
-    pub notification_id: Option<String>,
+    pub notification_id: Option<NotificationId>,
     #[serde(rename = "ETag")]
-    #[schema(read_only)]
-    pub etag: Option<String>,
-}
-
-/// Everything but `Status` is read-only once queued.
-impl ServerFields for MtMessage {
-    const READ_ONLY_FIELDS: &'static [&'static str] = &[
-        "MessageId",
-        "DeviceId",
-        "Type",
-        "Message",
-        "Parameters",
-        "CreatedAt",
-        "Timestamp",
-        "NotificationId",
-        "ETag",
-    ];
-
-    fn without_read_only(mut self) -> Self {
-        self.message_id = None;
-        self.device_id = None;
-        self.status = None;
-        self.created_at = None;
-        self.timestamp = None;
-        self.notification_id = None;
-        self.etag = None;
-        self
-    }
-}
-
-impl MtMessage {
-    /// A new message: checks every rule; returns it as stored (status `Queued`).
-    pub fn validated(self) -> Result<MtMessage, ValidationErrors> {
-        let mut v = Validator::new();
-        if let Some(t) = v.required("Type", self.r#type.as_deref()) {
-            v.one_of("Type", Some(t), MtType::NAMES);
-        }
-        v.length("Message", self.message.as_deref(), 0, MAX_TEXT_CHARS);
-        if self.r#type.as_deref() == Some(MtType::Text.as_str())
-            && self.message.as_deref().is_none_or(|m| m.trim().is_empty())
-        {
-            v.add("Message", "is required for a Text message");
-        }
-        v.finish()?;
-        Ok(MtMessage {
-            status: Some(MtStatus::Queued.to_string()),
-            ..self.without_read_only()
-        })
-    }
-
-    /// After a PATCH: only `Status` may have changed, to one of `MtStatus`.
-    pub fn validated_status(self) -> Result<MtStatus, ValidationErrors> {
-        let mut v = Validator::new();
-        if let Some(s) = v.required("Status", self.status.as_deref()) {
-            v.one_of("Status", Some(s), MtStatus::NAMES);
-        }
-        v.finish()?;
-        self.status
-            .as_deref()
-            .and_then(|s| s.parse().ok())
-            .ok_or_else(|| ValidationErrors::single("Status", "is required"))
-    }
+    pub etag: String,
 }
 
 impl MtStatus {
@@ -211,42 +141,5 @@ mod tests {
         }
         assert!(DELIVERED.is_final() && FAILED.is_final());
         assert!(!QUEUED.is_final() && !SENT.is_final());
-    }
-
-    #[test]
-    fn a_new_message_is_queued_and_checked() {
-        let queued = MtMessage {
-            r#type: Some("Text".into()),
-            message: Some("hello".into()),
-            status: Some(DELIVERED.to_string()),
-            message_id: Some("9".into()),
-            ..Default::default()
-        }
-        .validated()
-        .unwrap();
-        assert_eq!(queued.status.as_deref(), Some(QUEUED.as_str()));
-        assert_eq!(queued.message_id, None);
-        let errors = MtMessage {
-            r#type: Some("Shout".into()),
-            ..Default::default()
-        }
-        .validated()
-        .unwrap_err();
-        assert_eq!(errors.0[0].field, "Type");
-        let errors = MtMessage {
-            r#type: Some("Text".into()),
-            message: Some(" ".into()),
-            ..Default::default()
-        }
-        .validated()
-        .unwrap_err();
-        assert_eq!(errors.0[0].field, "Message");
-        let errors = MtMessage {
-            status: Some("Lost".into()),
-            ..Default::default()
-        }
-        .validated_status()
-        .unwrap_err();
-        assert_eq!(errors.0[0].field, "Status");
     }
 }

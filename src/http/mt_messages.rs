@@ -16,8 +16,9 @@ use super::extract::{IfMatch, Query, TenantScope};
 use super::negotiate::{Body, EmptyOk, OkWithLocation, Record, Representable};
 use super::paging::Page;
 use super::patch::apply_patch;
+use super::records::mt_message::MtMessageRecord;
 use crate::domain::access::Permission;
-use crate::domain::ids::MtMessageId;
+use crate::domain::ids::{DeviceId, MtMessageId};
 use crate::domain::mt_message::{MtMessage, MtStatus};
 
 /// Most messages one page returns (and the default).
@@ -26,7 +27,7 @@ pub const MAX_PAGE_SIZE: u32 = 1000;
 impl Representable for MtMessage {
     const NAME: &'static str = "MtMessage";
     fn etag(&self) -> Option<&str> {
-        self.etag.as_deref()
+        Some(&self.etag)
     }
 }
 
@@ -69,13 +70,20 @@ struct ListQuery {
     page_size: Option<u32>,
 }
 
-/// The device must be the path tenant's (404 otherwise, like any record out of scope).
-async fn require_device(app: &AppState, scope: &TenantScope, device_id: &str) -> ApiResult<()> {
-    if app.store.device_exists(scope.code(), device_id).await? {
-        Ok(())
+/// The device must be the path tenant's (404 otherwise, like any record out of scope;
+/// an id no device may have names none).
+async fn require_device(app: &AppState, scope: &TenantScope, raw: &str) -> ApiResult<DeviceId> {
+    let device_id = device_id(raw)?;
+    if app.store.device_exists(scope.code(), &device_id).await? {
+        Ok(device_id)
     } else {
         Err(ApiError::NotFound)
     }
+}
+
+/// A path device id that no device may have names nothing (404).
+fn device_id(raw: &str) -> ApiResult<DeviceId> {
+    raw.parse().map_err(|_| ApiError::NotFound)
 }
 
 /// A path id that is no `MtMessageId` names nothing (404).
@@ -89,8 +97,9 @@ async fn find_message(
     path: &MtMessagePath,
 ) -> ApiResult<MtMessage> {
     let id = message_id(&path.messageId)?;
+    let device_id = device_id(&path.deviceId)?;
     app.store
-        .get_mt_message(scope.code(), &path.deviceId, id)
+        .get_mt_message(scope.code(), &device_id, id)
         .await?
         .ok_or(ApiError::NotFound)
 }
@@ -100,7 +109,7 @@ async fn find_message(
 #[utoipa::path(get, path = "/V2/{tenantVarCode}/devices/{deviceId}/mtmessages", tag = "MT messages",
     params(DevicePath, ListQuery,
         ("X-CONTINUATIONTOKEN" = Option<String>, Header, description = "Token from the previous page")),
-    responses((status = 200, body = [MtMessage], headers(("X-CONTINUATIONTOKEN" = String, description = "Present while more messages exist"))),
+    responses((status = 200, body = [MtMessageRecord], headers(("X-CONTINUATIONTOKEN" = String, description = "Present while more messages exist"))),
         (status = 400, description = "A bad status, page size or continuation token", body = Problem),
         (status = 404, description = "No such device in this tenant", body = Problem)))]
 async fn list_mt_messages(
@@ -121,7 +130,7 @@ async fn list_mt_messages(
                 format!("must be one of {}", MtStatus::NAMES.join(", ")),
             )
         })?;
-    require_device(&app, &scope, &path.deviceId).await?;
+    let device_id = require_device(&app, &scope, &path.deviceId).await?;
     let listing = format!(
         "mtmessages:{}:{:?}:{:?}:{}",
         scope.code(),
@@ -136,7 +145,7 @@ async fn list_mt_messages(
         .store
         .list_mt_messages(
             scope.code(),
-            &path.deviceId,
+            &device_id,
             status,
             // The token's cursor is the last id shown (`Cursor for i64`).
             request.after.map(MtMessageId::new),
@@ -149,12 +158,7 @@ async fn list_mt_messages(
         request,
         &app.paging,
         &listing,
-        |m| {
-            m.message_id
-                .as_deref()
-                .and_then(|id| id.parse().ok())
-                .unwrap_or(i64::MAX)
-        },
+        |m| m.message_id.get(),
     ))
 }
 
@@ -164,7 +168,7 @@ async fn list_mt_messages(
 /// settings. Read-only fields sent are ignored; the message starts `Queued`. Answers 200
 /// with no body and `Location` naming the new message.
 #[utoipa::path(post, path = "/V2/{tenantVarCode}/devices/{deviceId}/mtmessages", tag = "MT messages",
-    params(DevicePath), request_body = MtMessage,
+    params(DevicePath), request_body = MtMessageRecord,
     responses((status = 200, description = "Queued; Location names the message"),
         (status = 400, body = Problem), (status = 403, body = Problem),
         (status = 404, description = "No such device in this tenant", body = Problem)))]
@@ -172,26 +176,25 @@ async fn post_mt_message(
     scope: TenantScope,
     State(app): State<AppState>,
     Path(path): Path<DevicePath>,
-    Body(message): Body<MtMessage>,
+    Body(message): Body<MtMessageRecord>,
 ) -> ApiResult<OkWithLocation> {
     scope.require(Permission::DeviceMessages)?;
-    require_device(&app, &scope, &path.deviceId).await?;
+    let device_id = require_device(&app, &scope, &path.deviceId).await?;
     let message = message.validated()?;
     let id = app
         .store
-        .queue_mt_message(scope.code(), &path.deviceId, &message)
+        .queue_mt_message(scope.code(), &device_id, &message)
         .await?;
     Ok(OkWithLocation(format!(
-        "/V2/{}/devices/{}/mtmessages/{id}",
+        "/V2/{}/devices/{device_id}/mtmessages/{id}",
         scope.code(),
-        path.deviceId
     )))
 }
 
 /// Get one MT message (`ETag` header; `If-None-Match` answers 304).
 #[utoipa::path(get, path = "/V2/{tenantVarCode}/devices/{deviceId}/mtmessages/{messageId}", tag = "MT messages",
     params(MtMessagePath),
-    responses((status = 200, body = MtMessage, headers(("ETag" = String, description = "The message's version"))),
+    responses((status = 200, body = MtMessageRecord, headers(("ETag" = String, description = "The message's version"))),
         (status = 304, description = "Not modified (If-None-Match)"),
         (status = 404, body = Problem)))]
 async fn get_mt_message(
@@ -226,15 +229,15 @@ async fn patch_mt_message(
 ) -> ApiResult<EmptyOk> {
     scope.require(Permission::DeviceMessages)?;
     let current = find_message(&app, &scope, &path).await?;
-    let expected = if_match.or_else(|| current.etag.clone());
-    let status = apply_patch(&current, &patch)?.validated_status()?;
+    let expected = if_match.unwrap_or_else(|| current.etag.clone());
+    let status = apply_patch(&MtMessageRecord::from(&current), &patch)?.validated_status()?;
     app.store
         .set_mt_status(
             scope.code(),
-            &path.deviceId,
-            message_id(&path.messageId)?,
+            &current.device_id,
+            current.message_id,
             status,
-            expected.as_deref(),
+            Some(expected.as_str()),
         )
         .await?;
     Ok(EmptyOk)

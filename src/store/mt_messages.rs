@@ -1,20 +1,18 @@
 //! MT messages (`mt_messages`): queued by the API or by a notification's device command.
 
+use jiff::Timestamp;
 use sqlx::any::AnyRow;
 use sqlx::{FromRow, Row};
 
 use super::NewDelivery;
 use super::stored;
 use super::webhook_events::emit;
-use super::{
-    Key, Store, StoreError, StoreResult, VersionedRow, WriteTx, from_micros, new_etag, to_micros,
-};
+use super::{Key, Store, StoreError, StoreResult, VersionedRow, WriteTx, new_etag, to_micros};
 use crate::domain::delivery::{Channel, DeliveryStatus};
 use crate::domain::gateways::garmin_mt::{self, GarminMt};
-use crate::domain::ids::{MtMessageId, NotificationId};
-use crate::domain::mt_message::{MtMessage, MtStatus, MtType, check_transition};
+use crate::domain::ids::{DeviceId, MtMessageId, NotificationId};
+use crate::domain::mt_message::{MtMessage, MtStatus, MtType, NewMtMessage, check_transition};
 use crate::domain::time::now;
-use crate::domain::validation::ValidationErrors;
 use crate::domain::webhook::Category;
 use crate::domain::webhook_event::{EventType, event_data};
 
@@ -50,21 +48,25 @@ impl MtRow {
     fn into_message(self) -> StoreResult<MtMessage> {
         let doc: MtDoc = serde_json::from_str(&self.doc)
             .map_err(|e| StoreError::Corrupt(format!("mt message {}: {e}", self.id)))?;
-        let kind: MtType = stored(&self.kind)?;
-        let status: MtStatus = stored(&self.status)?;
         Ok(MtMessage {
-            message_id: Some(self.id.to_string()),
-            device_id: Some(self.device_id),
-            r#type: Some(kind.to_string()),
+            message_id: MtMessageId::new(self.id),
+            device_id: DeviceId::from_store(self.device_id),
+            r#type: stored(&self.kind)?,
             message: doc.message,
             parameters: doc.parameters,
-            status: Some(status.to_string()),
-            created_at: from_micros(Some(self.created_at))?,
-            timestamp: from_micros(Some(self.updated_at))?,
-            notification_id: self.notification_id.map(|id| id.to_string()),
-            etag: Some(self.etag),
+            status: stored(&self.status)?,
+            created_at: time(self.created_at)?,
+            timestamp: time(self.updated_at)?,
+            notification_id: self.notification_id.map(NotificationId::new),
+            etag: self.etag,
         })
     }
+}
+
+/// A time column (microseconds since the epoch) that the server always sets.
+fn time(micros: i64) -> StoreResult<Timestamp> {
+    Timestamp::from_microsecond(micros)
+        .map_err(|e| StoreError::Corrupt(format!("time {micros}: {e}")))
 }
 
 fn mt_from_row(row: &AnyRow) -> StoreResult<MtMessage> {
@@ -98,41 +100,15 @@ fn mt_row<'a>(keys: &'a [Key<'a>; 3]) -> VersionedRow<'a> {
     }
 }
 
-/// What a message to queue asks (`Type`) and the status it starts in (`Queued` unless
-/// given): a validated message always names members; anything else is refused before
-/// it is stored, since the row would not read back.
-fn kind_and_status(message: &MtMessage) -> StoreResult<(MtType, MtStatus)> {
-    let kind = message.r#type.as_deref().unwrap_or_default();
-    let kind: MtType = kind.parse().map_err(|_| {
-        let names = MtType::NAMES.join(", ");
-        StoreError::Invalid(ValidationErrors::single(
-            "Type",
-            format!("must be one of {names}"),
-        ))
-    })?;
-    let status = match message.status.as_deref() {
-        None => MtStatus::Queued,
-        Some(status) => status.parse().map_err(|_| {
-            let names = MtStatus::NAMES.join(", ");
-            StoreError::Invalid(ValidationErrors::single(
-                "Status",
-                format!("must be one of {names}"),
-            ))
-        })?,
-    };
-    Ok((kind, status))
-}
-
 impl WriteTx {
-    /// Queues a validated message for a device; returns its id.
+    /// Queues a message for a device, `Queued`; returns its id.
     pub async fn queue_mt_message(
         &mut self,
         tenant_code: &str,
-        device_id: &str,
-        message: &MtMessage,
-        notification_id: Option<i64>,
+        device_id: &DeviceId,
+        message: &NewMtMessage,
+        notification_id: Option<NotificationId>,
     ) -> StoreResult<MtMessageId> {
-        let (kind, status) = kind_and_status(message)?;
         let doc = MtDoc {
             message: message.message.clone(),
             parameters: message.parameters.clone(),
@@ -144,22 +120,19 @@ impl WriteTx {
              VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8) RETURNING id",
         )
         .bind(tenant_code)
-        .bind(device_id)
-        .bind(kind.as_str())
-        .bind(status.as_str())
+        .bind(device_id.as_str())
+        .bind(message.r#type.as_str())
+        .bind(MtStatus::Queued.as_str())
         .bind(serde_json::to_string(&doc).map_err(|e| StoreError::Corrupt(e.to_string()))?)
-        .bind(notification_id)
+        .bind(notification_id.map(NotificationId::get))
         .bind(at)
         .bind(new_etag())
         .fetch_one(&mut *self.tx)
         .await?;
         let id = MtMessageId::new(row.try_get("id")?);
         mt_event(&mut self.tx, id, EventType::Created).await?;
-        if status == MtStatus::Queued {
-            let queued = (id, kind, message);
-            self.queue_garmin_delivery(tenant_code, device_id, queued, notification_id)
-                .await?;
-        }
+        self.queue_garmin_delivery(tenant_code, device_id, (id, message), notification_id)
+            .await?;
         Ok(id)
     }
 
@@ -169,15 +142,15 @@ impl WriteTx {
     async fn queue_garmin_delivery(
         &mut self,
         tenant_code: &str,
-        device_id: &str,
-        (id, kind, message): (MtMessageId, MtType, &MtMessage),
-        notification_id: Option<i64>,
+        device_id: &DeviceId,
+        (id, message): (MtMessageId, &NewMtMessage),
+        notification_id: Option<NotificationId>,
     ) -> StoreResult<()> {
         let Some(row) = sqlx::query(
             "SELECT device_type, doc FROM devices WHERE tenant_code = $1 AND device_id = $2",
         )
         .bind(tenant_code)
-        .bind(device_id)
+        .bind(device_id.as_str())
         .fetch_optional(&mut *self.tx)
         .await?
         else {
@@ -193,9 +166,9 @@ impl WriteTx {
         }
         let at = now();
         let body = GarminMt {
-            mt_message_id: id.get(),
-            device_id: device_id.to_string(),
-            r#type: kind.to_string(),
+            mt_message_id: id,
+            device_id: device_id.clone(),
+            r#type: message.r#type,
             message: message.message.clone(),
             parameters: message.parameters.clone(),
             queued_at: at,
@@ -207,7 +180,7 @@ impl WriteTx {
             subject: None,
             body: serde_json::to_string(&body).map_err(|e| StoreError::Corrupt(e.to_string()))?,
             status: DeliveryStatus::Pending,
-            notification_id: notification_id.map(NotificationId::new),
+            notification_id,
             alert_id: None,
             message_id: None,
             mt_message_id: Some(id),
@@ -225,8 +198,8 @@ impl Store {
     pub async fn queue_mt_message(
         &self,
         tenant_code: &str,
-        device_id: &str,
-        message: &MtMessage,
+        device_id: &DeviceId,
+        message: &NewMtMessage,
     ) -> StoreResult<MtMessageId> {
         let mut tx = self.begin().await?;
         let id = tx
@@ -241,7 +214,7 @@ impl Store {
     pub async fn list_mt_messages(
         &self,
         tenant_code: &str,
-        device_id: &str,
+        device_id: &DeviceId,
         status: Option<MtStatus>,
         after: Option<MtMessageId>,
         newest_first: bool,
@@ -259,7 +232,7 @@ impl Store {
         );
         let rows = sqlx::query(&sql)
             .bind(tenant_code)
-            .bind(device_id)
+            .bind(device_id.as_str())
             .bind(status.map_or("", MtStatus::as_str))
             .bind(after.map_or(start, MtMessageId::get))
             .bind(i64::from(limit))
@@ -271,7 +244,7 @@ impl Store {
     pub async fn get_mt_message(
         &self,
         tenant_code: &str,
-        device_id: &str,
+        device_id: &DeviceId,
         id: MtMessageId,
     ) -> StoreResult<Option<MtMessage>> {
         let sql = format!(
@@ -279,7 +252,7 @@ impl Store {
         );
         let row = sqlx::query(&sql)
             .bind(tenant_code)
-            .bind(device_id)
+            .bind(device_id.as_str())
             .bind(id.get())
             .fetch_optional(&self.pool)
             .await?;
@@ -292,7 +265,7 @@ impl Store {
     pub async fn take_queued_mt(
         &self,
         tenant_code: &str,
-        device_id: &str,
+        device_id: &DeviceId,
         kind: MtType,
     ) -> StoreResult<Option<MtMessage>> {
         let oldest = "SELECT id FROM mt_messages
@@ -301,7 +274,7 @@ impl Store {
         // Read first, outside a write transaction: most reports find nothing queued.
         let Some(row) = sqlx::query(oldest)
             .bind(tenant_code)
-            .bind(device_id)
+            .bind(device_id.as_str())
             .bind(MtStatus::Queued.as_str())
             .bind(kind.as_str())
             .fetch_optional(&self.pool)
@@ -329,7 +302,7 @@ impl Store {
             // Another request took it meanwhile: the next one, if any.
             match sqlx::query(oldest)
                 .bind(tenant_code)
-                .bind(device_id)
+                .bind(device_id.as_str())
                 .bind(MtStatus::Queued.as_str())
                 .bind(kind.as_str())
                 .fetch_optional(&mut *tx)
@@ -354,11 +327,10 @@ impl Store {
     pub async fn follow_mt_delivery(
         &self,
         tenant_code: &str,
-        device_id: &str,
-        id: i64,
+        device_id: &DeviceId,
+        id: MtMessageId,
         status: MtStatus,
     ) -> StoreResult<()> {
-        let id = MtMessageId::new(id);
         match self
             .set_mt_status(tenant_code, device_id, id, status, None)
             .await
@@ -375,7 +347,7 @@ impl Store {
     pub async fn set_mt_status(
         &self,
         tenant_code: &str,
-        device_id: &str,
+        device_id: &DeviceId,
         id: MtMessageId,
         status: MtStatus,
         if_match: Option<&str>,
@@ -409,41 +381,5 @@ impl Store {
         }
         tx.commit().await?;
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{MtMessage, MtStatus, MtType, StoreError, kind_and_status};
-
-    fn message(kind: Option<&str>, status: Option<&str>) -> MtMessage {
-        MtMessage {
-            r#type: kind.map(str::to_string),
-            status: status.map(str::to_string),
-            ..Default::default()
-        }
-    }
-
-    #[test]
-    fn a_message_to_queue_names_its_type_and_starts_queued_unless_told() {
-        let queued = kind_and_status(&message(Some("Text"), None)).ok();
-        assert_eq!(queued, Some((MtType::Text, MtStatus::Queued)));
-        let sent = kind_and_status(&message(Some("Call"), Some("Sent"))).ok();
-        assert_eq!(sent, Some((MtType::Call, MtStatus::Sent)));
-    }
-
-    #[test]
-    fn a_type_or_status_outside_its_set_is_refused_before_it_is_stored() {
-        for (kind, status) in [
-            (None, None),
-            (Some("Shout"), None),
-            (Some("Text"), Some("Lost")),
-        ] {
-            let refused = kind_and_status(&message(kind, status));
-            assert!(
-                matches!(refused, Err(StoreError::Invalid(_))),
-                "{kind:?} {status:?}"
-            );
-        }
     }
 }

@@ -487,7 +487,7 @@ async fn follow_mt(store: &Store, d: &ClaimedDelivery, settlement: &Settlement) 
         .follow_mt_delivery(&d.tenant_code, &mt.device_id, mt.mt_message_id, status)
         .await
     {
-        tracing::warn!(delivery = %d.id, mt_message = mt.mt_message_id, error = %e,
+        tracing::warn!(delivery = %d.id, mt_message = %mt.mt_message_id, error = %e,
             "the MT message's status could not follow its delivery");
     }
 }

@@ -27,6 +27,9 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use crate::domain::ids::{DeviceId, MtMessageId};
+use crate::domain::mt_message::MtType;
+
 /// Whether MT messages for a device go to Garmin: an inReach (`DeviceType` starting with
 /// `InReach`, any case) with an `IridiumImei`.
 pub fn is_inreach(device_type: &str, iridium_imei: Option<&str>) -> bool {
@@ -148,13 +151,16 @@ pub fn inbound_tracking_interval(imei: &str, seconds: u32) -> Result<InboundRequ
     })
 }
 
-/// What a `Garmin` delivery carries: the MT message to send.
+/// What a `Garmin` delivery carries: the MT message to send. Stored in the delivery's
+/// body, so its form stays readable: `MtMessageId` a JSON number, `DeviceId` text.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct GarminMt {
-    pub mt_message_id: i64,
-    pub device_id: String,
-    pub r#type: String,
+    #[serde(with = "id_number")]
+    pub mt_message_id: MtMessageId,
+    #[serde(with = "device_id_text")]
+    pub device_id: DeviceId,
+    pub r#type: MtType,
     pub message: Option<String>,
     #[serde(default)]
     pub parameters: serde_json::Map<String, Value>,
@@ -175,8 +181,8 @@ impl GarminMt {
                 .find(|(key, _)| key.eq_ignore_ascii_case(name))
                 .map(|(_, value)| value)
         };
-        let result = match self.r#type.as_str() {
-            "Text" => {
+        let result = match self.r#type {
+            MtType::Text => {
                 let sender = parameter("Sender")
                     .and_then(Value::as_str)
                     .or(default_sender)
@@ -188,8 +194,8 @@ impl GarminMt {
                     self.queued_at,
                 )
             }
-            "LocationRequest" => inbound_location_request(imei),
-            "ReportingFrequency" => {
+            MtType::LocationRequest => inbound_location_request(imei),
+            MtType::ReportingFrequency => {
                 let minutes = parameter("Interval")
                     .or_else(|| parameter("ReportingFrequency"))
                     .and_then(|v| match v {
@@ -211,6 +217,37 @@ impl GarminMt {
             }
         };
         result.map_err(|e| e.to_string())
+    }
+}
+
+/// An `MtMessageId` as the JSON number a delivery body holds.
+mod id_number {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::domain::ids::MtMessageId;
+
+    pub fn serialize<S: Serializer>(id: &MtMessageId, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_i64(id.get())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<MtMessageId, D::Error> {
+        i64::deserialize(d).map(MtMessageId::new)
+    }
+}
+
+/// A `DeviceId` as the text a delivery body holds (written by the server from a stored
+/// device, so read back unchecked).
+mod device_id_text {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use crate::domain::ids::DeviceId;
+
+    pub fn serialize<S: Serializer>(id: &DeviceId, s: S) -> Result<S::Ok, S::Error> {
+        id.serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<DeviceId, D::Error> {
+        String::deserialize(d).map(DeviceId::from_store)
     }
 }
 

@@ -6,11 +6,11 @@ fn at(s: &str) -> Timestamp {
     s.parse().unwrap()
 }
 
-fn mt(kind: &str, message: Option<&str>, parameters: Value) -> GarminMt {
+fn mt(kind: MtType, message: Option<&str>, parameters: Value) -> GarminMt {
     GarminMt {
-        mt_message_id: 1,
-        device_id: "d".into(),
-        r#type: kind.into(),
+        mt_message_id: MtMessageId::new(1),
+        device_id: DeviceId::from_store("d".into()),
+        r#type: kind,
         message: message.map(str::to_string),
         parameters: parameters.as_object().cloned().unwrap_or_default(),
         queued_at: at("2026-03-01T10:00:00Z"),
@@ -103,14 +103,14 @@ fn what_garmin_would_refuse_is_refused_here() {
 
 #[test]
 fn each_mt_type_has_its_request() {
-    let text = mt("Text", Some("Come back"), json!({}))
+    let text = mt(MtType::Text, Some("Come back"), json!({}))
         .request(IMEI, Some("ops@example.com"))
         .unwrap();
     assert_eq!(text.path, "Messaging/Message");
     assert_eq!(text.body["Messages"][0]["Sender"], "ops@example.com");
     // The MT message's own sender wins over the default.
     let own = mt(
-        "Text",
+        MtType::Text,
         Some("Come back"),
         json!({"sender": "+447700900123"}),
     )
@@ -118,10 +118,10 @@ fn each_mt_type_has_its_request() {
     .unwrap();
     assert_eq!(own.body["Messages"][0]["Sender"], "+447700900123");
     // No sender anywhere: Garmin would refuse it.
-    let none = mt("Text", Some("Come back"), json!({})).request(IMEI, None);
+    let none = mt(MtType::Text, Some("Come back"), json!({})).request(IMEI, None);
     assert!(none.is_err_and(|e| e.contains("--garmin-inbound-sender")));
 
-    let located = mt("LocationRequest", None, json!({}))
+    let located = mt(MtType::LocationRequest, None, json!({}))
         .request(IMEI, None)
         .unwrap();
     assert_eq!(located.path, "Location/SendLocationRequest");
@@ -132,7 +132,7 @@ fn each_mt_type_has_its_request() {
         json!({"Interval": 10}),
         json!({"ReportingFrequency": 10}),
     ] {
-        let interval = mt("ReportingFrequency", None, parameters)
+        let interval = mt(MtType::ReportingFrequency, None, parameters)
             .request(IMEI, None)
             .unwrap();
         assert_eq!(interval.body["Devices"][0]["Interval"], 600);
@@ -145,15 +145,41 @@ fn each_mt_type_has_its_request() {
         json!({"Interval": u64::MAX}),
     ] {
         assert!(
-            mt("ReportingFrequency", None, parameters.clone())
+            mt(MtType::ReportingFrequency, None, parameters.clone())
                 .request(IMEI, None)
                 .is_err(),
             "{parameters}"
         );
     }
     assert!(
-        mt("Call", None, json!({}))
+        mt(MtType::Call, None, json!({}))
             .request(IMEI, Some("ops@example.com"))
             .is_err()
     );
+}
+
+/// A delivery body keeps its form: the id a JSON number, the rest text.
+#[test]
+fn the_delivery_body_keeps_its_form() {
+    let body = mt(
+        MtType::Text,
+        Some("Come back"),
+        json!({"Sender": "ops@example.com"}),
+    );
+    let json = serde_json::to_value(&body).unwrap();
+    assert_eq!(
+        json,
+        json!({
+            "MtMessageId": 1,
+            "DeviceId": "d",
+            "Type": "Text",
+            "Message": "Come back",
+            "Parameters": {"Sender": "ops@example.com"},
+            "QueuedAt": "2026-03-01T10:00:00Z",
+        })
+    );
+    let read: GarminMt = serde_json::from_value(json).unwrap();
+    assert_eq!(read.mt_message_id, MtMessageId::new(1));
+    assert_eq!(read.device_id, "d");
+    assert_eq!(read.r#type, MtType::Text);
 }

@@ -6,7 +6,7 @@ use jiff::Timestamp;
 
 use super::matching::UnitOfWork;
 use crate::domain::alert::{Alert, TimelineKind};
-use crate::domain::ids::{AlertId, MoMessageId, MtMessageId, NotificationId};
+use crate::domain::ids::{AlertId, DeviceId, MoMessageId, MtMessageId, NotificationId};
 use crate::domain::match_effects::{AlertRaise, Effect, PlannedDelivery};
 use crate::domain::webhook::Category;
 use crate::domain::webhook_event::{EventType, event_data};
@@ -63,7 +63,8 @@ pub(super) async fn apply_effects(
                 delivery,
             } => {
                 let code = &unit.node.code;
-                let notification = Some(base.notification_id);
+                let notification = Some(NotificationId::new(base.notification_id));
+                let device_id = DeviceId::from_store(device_id);
                 let mt_id = unit
                     .tx
                     .queue_mt_message(code, &device_id, &message, notification)
