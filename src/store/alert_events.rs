@@ -17,7 +17,7 @@ use crate::domain::alert::{
 };
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
 use crate::domain::delivery::{Channel, DeliveryStatus};
-use crate::domain::ids::AlertId;
+use crate::domain::ids::{AlertId, DeliveryId, MoMessageId};
 use crate::domain::tenant::TenantNode;
 use crate::store::StreamAnnouncement;
 
@@ -139,7 +139,7 @@ impl EventRow {
         let mut entry = TimelineEntry::new(kind, at, self.actor);
         match kind {
             TimelineKind::Raised | TimelineKind::Matched => {
-                entry.message_id = self.message_id.map(|id| id.to_string());
+                entry.message_id = self.message_id.map(MoMessageId::new);
                 entry.latitude = self.latitude;
                 entry.longitude = self.longitude;
                 entry.match_count = self.count.filter(|_| kind == TimelineKind::Matched);
@@ -185,7 +185,7 @@ impl DeliveryRow {
         let at = from_micros(Some(self.created_at))?
             .ok_or_else(|| StoreError::Corrupt("delivery time".into()))?;
         let mut entry = TimelineEntry::new(TimelineKind::Delivery, at, None);
-        entry.delivery_id = Some(self.id.to_string());
+        entry.delivery_id = Some(DeliveryId::new(self.id));
         entry.channel = Some(stored::<Channel>(&self.channel)?);
         entry.target = self.target;
         entry.status = Some(stored::<DeliveryStatus>(&self.status)?);
@@ -319,14 +319,11 @@ impl WriteTx {
     /// Announces alert changes to every process's live stream (PostgreSQL; nothing on
     /// SQLite): call it last, just before `commit` (`announce_stream`).
     pub async fn announce_alert(&mut self, node: &TenantNode, alert: &Alert) -> StoreResult<()> {
-        let Some(id) = alert.alert_id.as_deref().and_then(|id| id.parse().ok()) else {
-            return Ok(());
-        };
         self.announce_stream(&StreamAnnouncement {
             tenant_code: node.code.clone(),
             tenant_path: node.path.clone(),
-            device_id: alert.device_id.clone().unwrap_or_default(),
-            alerts: vec![id],
+            device_id: alert.device_id.to_string(),
+            alerts: vec![alert.alert_id.get()],
             ..Default::default()
         })
         .await

@@ -35,7 +35,7 @@ pub(super) async fn apply_effects(
         match effect {
             Effect::RaiseOrJoinAlert(raise) => {
                 let matched = raise_or_join(unit, base, &raise).await?;
-                alert_id = Some(matched.id);
+                alert_id = Some(matched.alert.alert_id);
                 alert = Some(matched.alert);
             }
             Effect::Webhook(fired) => {
@@ -116,7 +116,9 @@ async fn raise_or_join(
         count: (!matched.raised).then_some(matched.alert.match_count),
         ..AlertEvent::new(kind, raise.at, None)
     };
-    unit.tx.record_alert_event(matched.id, &step).await?;
+    unit.tx
+        .record_alert_event(matched.alert.alert_id, &step)
+        .await?;
     Ok(matched)
 }
 
