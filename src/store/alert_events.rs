@@ -28,7 +28,7 @@ pub struct AlertEvent<'a> {
     pub at: Timestamp,
     /// None: the system.
     pub by: Option<&'a str>,
-    pub message_id: Option<i64>,
+    pub message_id: Option<MoMessageId>,
     pub position: Option<(f64, f64)>,
     /// Matched: the MatchCount after it; Escalated: the round.
     pub count: Option<i64>,
@@ -292,7 +292,7 @@ impl WriteTx {
         .bind(event.kind.as_str())
         .bind(to_micros(event.at))
         .bind(event.by)
-        .bind(event.message_id)
+        .bind(event.message_id.map(MoMessageId::get))
         .bind(Float(event.position.map(|p| p.0)))
         .bind(Float(event.position.map(|p| p.1)))
         .bind(event.count)

@@ -22,13 +22,13 @@ pub(super) const COLUMNS: &str = "a.id, a.tenant_code, a.device_id, a.notificati
 pub struct AlertMatch<'a> {
     pub tenant_code: &'a str,
     pub device_id: &'a str,
-    pub notification_id: i64,
+    pub notification_id: NotificationId,
     pub notification_name: &'a str,
     pub severity: Severity,
     pub at: Timestamp,
     pub position: Option<(f64, f64)>,
     pub geofences: &'a [String],
-    pub message_id: Option<i64>,
+    pub message_id: Option<MoMessageId>,
     pub late: bool,
     /// When an unacknowledged alert of this severity escalates (None: never).
     pub escalate_at: Option<Timestamp>,
@@ -152,7 +152,7 @@ impl WriteTx {
         let joined = sqlx::query(&sql)
             .bind(to_micros(m.at))
             .bind(new_etag())
-            .bind(m.notification_id)
+            .bind(m.notification_id.get())
             .bind(m.tenant_code)
             .bind(m.device_id)
             .fetch_optional(&mut *self.tx)
@@ -173,14 +173,14 @@ impl WriteTx {
         let row = sqlx::query(&sql)
             .bind(m.tenant_code)
             .bind(m.device_id)
-            .bind(m.notification_id)
+            .bind(m.notification_id.get())
             .bind(m.notification_name)
             .bind(m.severity.as_str())
             .bind(to_micros(m.at))
             .bind(Float(m.position.map(|p| p.0)))
             .bind(Float(m.position.map(|p| p.1)))
             .bind(serde_json::to_string(m.geofences).unwrap_or_else(|_| "[]".into()))
-            .bind(m.message_id)
+            .bind(m.message_id.map(MoMessageId::get))
             .bind(i64::from(m.late))
             .bind(m.escalate_at.map(to_micros))
             .bind(new_etag())
