@@ -7,6 +7,7 @@
 use jiff::Timestamp;
 use sqlx::FromRow;
 
+use super::alerts::stored_time;
 use super::stored;
 use super::{
     Float, Key, Store, StoreError, StoreResult, VersionedRow, WriteTx, from_micros, new_etag,
@@ -134,8 +135,7 @@ impl EventRow {
     /// The step as the timeline shows it.
     fn into_entry(self) -> StoreResult<TimelineEntry> {
         let kind: TimelineKind = stored(&self.kind)?;
-        let at = from_micros(Some(self.at))?
-            .ok_or_else(|| StoreError::Corrupt("alert event time".into()))?;
+        let at = stored_time(self.at)?;
         let mut entry = TimelineEntry::new(kind, at, self.actor);
         match kind {
             TimelineKind::Raised | TimelineKind::Matched => {
@@ -182,8 +182,7 @@ struct DeliveryRow {
 
 impl DeliveryRow {
     fn into_entry(self) -> StoreResult<TimelineEntry> {
-        let at = from_micros(Some(self.created_at))?
-            .ok_or_else(|| StoreError::Corrupt("delivery time".into()))?;
+        let at = stored_time(self.created_at)?;
         let mut entry = TimelineEntry::new(TimelineKind::Delivery, at, None);
         entry.delivery_id = Some(DeliveryId::new(self.id));
         entry.channel = Some(stored::<Channel>(&self.channel)?);
