@@ -7,6 +7,7 @@ use utoipa::ToSchema;
 
 use super::closed_set::closed_set;
 use super::delivery::{Channel, DeliveryStatus};
+use super::ids::{AlertId, DeliveryId, DeviceId, MoMessageId, NotificationId, TenantCode};
 use super::notification::Severity;
 use super::validation::{ValidationErrors, Validator};
 
@@ -44,32 +45,37 @@ closed_set! {
 /// An alert. Every field is set by the server; a further match of the same notification
 /// on the same device joins an `Open` or `Acknowledged` alert (`MatchCount`,
 /// `LastMatchAt`) instead of raising a new one.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 #[serde(rename_all = "PascalCase")]
 pub struct Alert {
-    #[schema(example = "12")]
-    pub alert_id: Option<String>,
-    pub tenant_code: Option<String>,
-    pub device_id: Option<String>,
+    #[schema(value_type = Option<String>, example = "12")]
+    pub alert_id: AlertId,
+    #[schema(value_type = Option<String>)]
+    pub tenant_code: TenantCode,
+    #[schema(value_type = Option<String>)]
+    pub device_id: DeviceId,
     /// Null once the notification is deleted (its name stays).
-    pub notification_id: Option<String>,
-    pub notification_name: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub notification_id: Option<NotificationId>,
+    #[schema(value_type = Option<String>)]
+    pub notification_name: String,
     /// "0" None, "1" Warning, "2" High.
     #[schema(value_type = Option<String>)]
-    pub severity: Option<Severity>,
+    pub severity: Severity,
     #[schema(value_type = Option<String>, pattern = "^(Open|Acknowledged|Resolved)$")]
-    pub status: Option<AlertStatus>,
+    pub status: AlertStatus,
     #[schema(value_type = Option<String>, format = DateTime)]
-    pub raised_at: Option<Timestamp>,
+    pub raised_at: Timestamp,
     #[schema(value_type = Option<String>, format = DateTime)]
-    pub last_match_at: Option<Timestamp>,
+    pub last_match_at: Timestamp,
     pub match_count: i64,
     pub latitude: Option<f64>,
     pub longitude: Option<f64>,
     /// Names of the geofences the device was in.
     pub geofences: Vec<String>,
     /// The message that raised it (null for a `MissedCheckIn`).
-    pub message_id: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub message_id: Option<MoMessageId>,
     /// Raised by a message older than the device's state (it arrived late).
     pub late: bool,
     pub acknowledged_by: Option<String>,
@@ -87,7 +93,40 @@ pub struct Alert {
     /// Escalation rounds sent so far.
     pub escalation_level: i64,
     #[serde(rename = "ETag")]
-    pub etag: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub etag: String,
+}
+
+/// A raised alert, every field set (for tests).
+#[cfg(test)]
+pub(crate) fn sample(id: i64) -> Alert {
+    let at = |s: &str| s.parse::<Timestamp>().expect("a time");
+    Alert {
+        alert_id: AlertId::new(id),
+        tenant_code: TenantCode::from_store("1000".into()),
+        device_id: DeviceId::from_store("300234010753370".into()),
+        notification_id: Some(NotificationId::new(4)),
+        notification_name: "SOS".into(),
+        severity: Severity::High,
+        status: AlertStatus::Resolved,
+        raised_at: at("2026-07-01T13:05:00Z"),
+        last_match_at: at("2026-07-01T13:06:00.5Z"),
+        match_count: 2,
+        latitude: Some(51.5),
+        longitude: Some(-0.125),
+        geofences: vec!["Depot".into()],
+        message_id: Some(MoMessageId::new(17)),
+        late: false,
+        acknowledged_by: Some("ann".into()),
+        acknowledged_at: Some(at("2026-07-01T13:07:00Z")),
+        resolved_by: Some("bob".into()),
+        resolved_at: Some(at("2026-07-01T13:08:00Z")),
+        resolution: Some("Called him".into()),
+        outcome: Some(Outcome::FalseAlarm),
+        note_count: 1,
+        escalation_level: 0,
+        etag: "00000000000000ab".into(),
+    }
 }
 
 /// The body of `POST …/alerts/{id}/resolve` (optional).
@@ -219,7 +258,8 @@ pub struct TimelineEntry {
     pub by: Option<String>,
     /// Raised, Matched: the message (absent for a missed check-in).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub message_id: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub message_id: Option<MoMessageId>,
     /// Raised, Matched: where the device was.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub latitude: Option<f64>,
@@ -236,7 +276,8 @@ pub struct TimelineEntry {
     pub notified: Option<Vec<Notified>>,
     /// Delivery: its id (`GET …/deliveries?alertId=` lists them whole).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub delivery_id: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub delivery_id: Option<DeliveryId>,
     /// Delivery: Email, Sms, Voice, Mt or Webhook.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<String>)]
@@ -345,6 +386,32 @@ mod tests {
                 outcome: Some(Outcome::FalseAlarm)
             }
         );
+    }
+
+    #[test]
+    fn an_alert_is_shown_with_its_ids_as_text_in_field_order() {
+        let json = serde_json::to_string(&sample(12)).unwrap();
+        assert_eq!(
+            json,
+            concat!(
+                r#"{"AlertId":"12","TenantCode":"1000","DeviceId":"300234010753370","#,
+                r#""NotificationId":"4","NotificationName":"SOS","Severity":"2","#,
+                r#""Status":"Resolved","RaisedAt":"2026-07-01T13:05:00Z","#,
+                r#""LastMatchAt":"2026-07-01T13:06:00.5Z","MatchCount":2,"Latitude":51.5,"#,
+                r#""Longitude":-0.125,"Geofences":["Depot"],"MessageId":"17","Late":false,"#,
+                r#""AcknowledgedBy":"ann","AcknowledgedAt":"2026-07-01T13:07:00Z","#,
+                r#""ResolvedBy":"bob","ResolvedAt":"2026-07-01T13:08:00Z","#,
+                r#""Resolution":"Called him","Outcome":"FalseAlarm","NoteCount":1,"#,
+                r#""EscalationLevel":0,"ETag":"00000000000000ab"}"#
+            )
+        );
+        let missed = Alert {
+            notification_id: None,
+            message_id: None,
+            ..sample(13)
+        };
+        let value = serde_json::to_value(&missed).unwrap();
+        assert!(value["NotificationId"].is_null() && value["MessageId"].is_null());
     }
 
     #[test]

@@ -7,10 +7,11 @@ use std::fmt;
 use std::net::IpAddr;
 
 use jiff::Timestamp;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::closed_set::closed_set;
+use super::ids::TenantCode;
 use super::tenant::TenantNode;
 use super::time::now;
 
@@ -153,10 +154,10 @@ impl Audit {
     ) -> AuditEntry {
         AuditEntry {
             audit_entry_id: None,
-            at: Some(now()),
-            tenant_code: Some(self.tenant_code.clone()),
+            at: now(),
+            tenant_code: TenantCode::from_store(self.tenant_code.clone()),
             tenant_path: self.tenant_path.clone(),
-            actor: Some(self.actor.as_str().to_string()),
+            actor: self.actor.as_str().to_string(),
             client_address: self.client.map(|c| c.to_string()),
             action,
             resource_type,
@@ -166,19 +167,22 @@ impl Audit {
 }
 
 /// One entry of `GET /V2/{t}/auditlog`. Every field is set by the server.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 #[serde(rename_all = "PascalCase")]
 pub struct AuditEntry {
+    // None until the entry is stored.
     #[schema(example = "42")]
     pub audit_entry_id: Option<String>,
     #[schema(value_type = Option<String>, format = DateTime)]
-    pub at: Option<Timestamp>,
+    pub at: Timestamp,
     /// The tenant the change was made in (the request's path tenant; a login's home tenant).
-    pub tenant_code: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub tenant_code: TenantCode,
     #[serde(skip)]
     pub tenant_path: String,
     /// A username, or `token:<Name>` for an API token.
-    pub actor: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub actor: String,
     /// The client's address (the TCP peer, or behind a `--trusted-proxy` the address it
     /// names).
     pub client_address: Option<String>,
@@ -220,7 +224,7 @@ mod tests {
             &node,
         );
         let entry = audit.entry(AuditAction::Delete, ResourceType::Geofence, 7);
-        assert_eq!(entry.actor.as_deref(), Some("token:Deploy"));
+        assert_eq!(entry.actor, "token:Deploy");
         assert_eq!(entry.client_address.as_deref(), Some("10.1.2.3"));
         assert_eq!(entry.tenant_path, "/1000/1001/");
         assert_eq!(entry.resource_id.as_deref(), Some("7"));

@@ -5,10 +5,13 @@ use std::fmt::Write as _;
 
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::closed_set::closed_set;
+use super::ids::{
+    AlertId, DeliveryId, DeviceId, MoMessageId, MtMessageId, NotificationId, TenantCode,
+};
 use super::notification::Severity;
 
 closed_set! {
@@ -86,33 +89,40 @@ impl Receiver {
 }
 
 /// A delivery as the API shows it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 #[serde(rename_all = "PascalCase")]
 pub struct Delivery {
-    #[schema(example = "31")]
-    pub delivery_id: Option<String>,
-    pub tenant_code: Option<String>,
+    #[schema(value_type = Option<String>, example = "31")]
+    pub delivery_id: DeliveryId,
+    #[schema(value_type = Option<String>)]
+    pub tenant_code: TenantCode,
     /// Email, Sms, Voice, Mt, Webhook or Garmin.
-    #[schema(example = "Email")]
-    pub channel: Option<String>,
+    #[schema(value_type = Option<String>, example = "Email")]
+    pub channel: Channel,
     /// The address: an e-mail address, a phone number, a device id or a URL (null when
     /// the recipient resolved to none).
     pub target: Option<String>,
     pub subject: Option<String>,
-    pub body: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub body: String,
     /// Pending, NotConfigured, NoAddress, Sent, Failed or Expired.
-    #[schema(example = "Pending")]
-    pub status: Option<String>,
-    pub notification_id: Option<String>,
-    pub alert_id: Option<String>,
-    pub message_id: Option<String>,
+    #[schema(value_type = Option<String>, example = "Pending")]
+    pub status: DeliveryStatus,
+    #[schema(value_type = Option<String>)]
+    pub notification_id: Option<NotificationId>,
+    #[schema(value_type = Option<String>)]
+    pub alert_id: Option<AlertId>,
+    #[schema(value_type = Option<String>)]
+    pub message_id: Option<MoMessageId>,
     /// The MT message a device delivery queued.
-    pub mt_message_id: Option<String>,
-    pub device_id: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub mt_message_id: Option<MtMessageId>,
+    #[schema(value_type = Option<String>)]
+    pub device_id: Option<DeviceId>,
     /// Webhook deliveries: the event's `Id` (the `webhook-id` header).
     pub event_id: Option<String>,
     #[schema(value_type = Option<String>, format = DateTime)]
-    pub created_at: Option<Timestamp>,
+    pub created_at: Timestamp,
     pub attempts: i64,
     #[schema(value_type = Option<String>, format = DateTime)]
     pub next_attempt_at: Option<Timestamp>,
@@ -311,6 +321,43 @@ mod tests {
         assert!(body.contains("Jane Doe, +447700900123"));
         assert!(body.contains("Diabetic"));
         assert!(summary.sms_body().contains("14:05 BST"));
+    }
+
+    #[test]
+    fn a_delivery_is_shown_with_its_ids_as_text_in_field_order() {
+        let at = |s: &str| s.parse::<Timestamp>().unwrap();
+        let delivery = Delivery {
+            delivery_id: DeliveryId::new(31),
+            tenant_code: TenantCode::from_store("1000".into()),
+            channel: Channel::Email,
+            target: Some("a@example.com".into()),
+            subject: Some("[High] SOS — Van 3".into()),
+            body: "Help".into(),
+            status: DeliveryStatus::Sent,
+            notification_id: Some(NotificationId::new(4)),
+            alert_id: Some(AlertId::new(12)),
+            message_id: Some(MoMessageId::new(17)),
+            mt_message_id: Some(MtMessageId::new(5)),
+            device_id: Some(DeviceId::from_store("300234010753370".into())),
+            event_id: Some("msg_1".into()),
+            created_at: at("2026-07-01T13:05:00Z"),
+            attempts: 1,
+            next_attempt_at: None,
+            last_error: None,
+            sent_at: Some(at("2026-07-01T13:05:01.25Z")),
+            provider_id: Some("q1".into()),
+        };
+        assert_eq!(
+            serde_json::to_string(&delivery).unwrap(),
+            concat!(
+                r#"{"DeliveryId":"31","TenantCode":"1000","Channel":"Email","#,
+                r#""Target":"a@example.com","Subject":"[High] SOS — Van 3","Body":"Help","#,
+                r#""Status":"Sent","NotificationId":"4","AlertId":"12","MessageId":"17","#,
+                r#""MtMessageId":"5","DeviceId":"300234010753370","EventId":"msg_1","#,
+                r#""CreatedAt":"2026-07-01T13:05:00Z","Attempts":1,"NextAttemptAt":null,"#,
+                r#""LastError":null,"SentAt":"2026-07-01T13:05:01.25Z","ProviderId":"q1"}"#
+            )
+        );
     }
 
     #[test]

@@ -141,7 +141,7 @@ impl Fired {
             "Severity": self.severity,
             "DeviceId": self.device_id,
             "MessageId": self.message_id.map(|id| id.to_string()),
-            "AlertId": alert.and_then(|a| a.alert_id.clone()),
+            "AlertId": alert.map(|a| a.alert_id),
             "Alert": alert,
             "MissedCheckIn": self.missed_check_in,
             "Time": self.time,

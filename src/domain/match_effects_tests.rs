@@ -257,10 +257,7 @@ fn with_webhooks_the_match_is_an_event_notification_carrying_its_alert() {
     let [Effect::RaiseOrJoinAlert(_), Effect::Webhook(fired)] = effects.as_slice() else {
         panic!("{effects:?}")
     };
-    let alert = Alert {
-        alert_id: Some("12".into()),
-        ..Default::default()
-    };
+    let alert = crate::domain::alert::sample(12);
     let event = fired.event("1000", Some(&alert));
     assert_eq!(event.notification_id, Some(4));
     assert_eq!(event.device_id.as_deref(), Some(DEVICE));

@@ -33,7 +33,7 @@ pub const MAX_PAGE_SIZE: u32 = 1000;
 impl Representable for Alert {
     const NAME: &'static str = "Alert";
     fn etag(&self) -> Option<&str> {
-        self.etag.as_deref()
+        Some(&self.etag)
     }
 }
 
@@ -168,12 +168,7 @@ async fn list_alerts(
         request,
         &app.paging,
         &listing,
-        |a| {
-            a.alert_id
-                .as_deref()
-                .and_then(|id| id.parse().ok())
-                .unwrap_or(i64::MAX)
-        },
+        |a| a.alert_id.get(),
     ))
 }
 

@@ -83,9 +83,7 @@ struct ListDeliveriesQuery {
 /// a token, so without ManageConfiguration (what reading the webhook settings needs) a
 /// webhook delivery's `Target` is only the URL's origin.
 fn shown(scope: &TenantScope, mut d: Delivery) -> Delivery {
-    if d.channel.as_deref() == Some(Channel::Webhook.as_str())
-        && !scope.caller.has(Permission::ManageConfiguration)
-    {
+    if d.channel == Channel::Webhook && !scope.caller.has(Permission::ManageConfiguration) {
         d.target = d.target.as_deref().and_then(url_origin);
     }
     d
@@ -169,10 +167,7 @@ async fn list_deliveries(
         })
         .await?;
     let page = Page::from_fetched(fetched, request, &app.paging, &listing, |d| {
-        d.delivery_id
-            .as_deref()
-            .and_then(|id| id.parse().ok())
-            .unwrap_or(i64::MAX)
+        d.delivery_id.get()
     });
     Ok(Page {
         items: page.items.into_iter().map(|d| shown(&scope, d)).collect(),

@@ -47,7 +47,7 @@ impl Escalator {
         let rounds = self.config.escalation_rounds.max(1);
         let (subject, body) = round_message(&due.alert, level, rounds);
         let created = now();
-        let template = round_delivery(&due, id, subject.clone(), body, created);
+        let template = round_delivery(&due, subject.clone(), body, created);
         let contacts = tx.escalation_contacts(&due.node).await?;
         let written = self.deliveries_to(&contacts, &subject, template);
         tx.insert_deliveries(&written).await?;
@@ -124,14 +124,14 @@ impl Escalator {
 fn round_message(alert: &Alert, level: i64, rounds: i64) -> (String, String) {
     let subject = format!(
         "[{}] Escalation {level} of {rounds}: {} — {} (not acknowledged)",
-        alert.severity.unwrap_or_default().word(),
-        alert.notification_name.as_deref().unwrap_or_default(),
-        alert.device_id.as_deref().unwrap_or_default()
+        alert.severity.word(),
+        alert.notification_name,
+        alert.device_id
     );
     let body = format!(
         "{subject}\n\nAlert {} was raised at {} and is still open.\nPosition: {}\nAcknowledge it to stop further escalation.\n",
-        alert.alert_id.as_deref().unwrap_or_default(),
-        alert.raised_at.map(|t| t.to_string()).unwrap_or_default(),
+        alert.alert_id,
+        alert.raised_at,
         match (alert.latitude, alert.longitude) {
             (Some(lat), Some(lon)) => format!("{lat:.5}, {lon:.5}"),
             _ => "unknown".into(),
@@ -144,7 +144,6 @@ fn round_message(alert: &Alert, level: i64, rounds: i64) -> (String, String) {
 /// alert, its notification, message and device.
 fn round_delivery(
     due: &DueEscalation,
-    id: AlertId,
     subject: String,
     body: String,
     created: Timestamp,
@@ -157,13 +156,10 @@ fn round_delivery(
         status: DeliveryStatus::NoAddress,
         subject: Some(subject),
         body,
-        notification_id: alert
-            .notification_id
-            .as_deref()
-            .and_then(|n| n.parse().ok()),
-        alert_id: Some(id),
-        message_id: alert.message_id.as_deref().and_then(|m| m.parse().ok()),
-        device_id: alert.device_id.clone(),
+        notification_id: alert.notification_id,
+        alert_id: Some(alert.alert_id),
+        message_id: alert.message_id,
+        device_id: Some(alert.device_id.to_string()),
         mt_message_id: None,
         event_id: None,
         created_at: created,

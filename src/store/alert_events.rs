@@ -7,6 +7,7 @@
 use jiff::Timestamp;
 use sqlx::FromRow;
 
+use super::alerts::stored_time;
 use super::stored;
 use super::{
     Float, Key, Store, StoreError, StoreResult, VersionedRow, WriteTx, from_micros, new_etag,
@@ -17,7 +18,7 @@ use crate::domain::alert::{
 };
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
 use crate::domain::delivery::{Channel, DeliveryStatus};
-use crate::domain::ids::AlertId;
+use crate::domain::ids::{AlertId, DeliveryId, MoMessageId};
 use crate::domain::tenant::TenantNode;
 use crate::store::StreamAnnouncement;
 
@@ -28,7 +29,7 @@ pub struct AlertEvent<'a> {
     pub at: Timestamp,
     /// None: the system.
     pub by: Option<&'a str>,
-    pub message_id: Option<i64>,
+    pub message_id: Option<MoMessageId>,
     pub position: Option<(f64, f64)>,
     /// Matched: the MatchCount after it; Escalated: the round.
     pub count: Option<i64>,
@@ -134,12 +135,11 @@ impl EventRow {
     /// The step as the timeline shows it.
     fn into_entry(self) -> StoreResult<TimelineEntry> {
         let kind: TimelineKind = stored(&self.kind)?;
-        let at = from_micros(Some(self.at))?
-            .ok_or_else(|| StoreError::Corrupt("alert event time".into()))?;
+        let at = stored_time(self.at)?;
         let mut entry = TimelineEntry::new(kind, at, self.actor);
         match kind {
             TimelineKind::Raised | TimelineKind::Matched => {
-                entry.message_id = self.message_id.map(|id| id.to_string());
+                entry.message_id = self.message_id.map(MoMessageId::new);
                 entry.latitude = self.latitude;
                 entry.longitude = self.longitude;
                 entry.match_count = self.count.filter(|_| kind == TimelineKind::Matched);
@@ -182,10 +182,9 @@ struct DeliveryRow {
 
 impl DeliveryRow {
     fn into_entry(self) -> StoreResult<TimelineEntry> {
-        let at = from_micros(Some(self.created_at))?
-            .ok_or_else(|| StoreError::Corrupt("delivery time".into()))?;
+        let at = stored_time(self.created_at)?;
         let mut entry = TimelineEntry::new(TimelineKind::Delivery, at, None);
-        entry.delivery_id = Some(self.id.to_string());
+        entry.delivery_id = Some(DeliveryId::new(self.id));
         entry.channel = Some(stored::<Channel>(&self.channel)?);
         entry.target = self.target;
         entry.status = Some(stored::<DeliveryStatus>(&self.status)?);
@@ -292,7 +291,7 @@ impl WriteTx {
         .bind(event.kind.as_str())
         .bind(to_micros(event.at))
         .bind(event.by)
-        .bind(event.message_id)
+        .bind(event.message_id.map(MoMessageId::get))
         .bind(Float(event.position.map(|p| p.0)))
         .bind(Float(event.position.map(|p| p.1)))
         .bind(event.count)
@@ -319,14 +318,11 @@ impl WriteTx {
     /// Announces alert changes to every process's live stream (PostgreSQL; nothing on
     /// SQLite): call it last, just before `commit` (`announce_stream`).
     pub async fn announce_alert(&mut self, node: &TenantNode, alert: &Alert) -> StoreResult<()> {
-        let Some(id) = alert.alert_id.as_deref().and_then(|id| id.parse().ok()) else {
-            return Ok(());
-        };
         self.announce_stream(&StreamAnnouncement {
             tenant_code: node.code.clone(),
             tenant_path: node.path.clone(),
-            device_id: alert.device_id.clone().unwrap_or_default(),
-            alerts: vec![id],
+            device_id: alert.device_id.to_string(),
+            alerts: vec![alert.alert_id.get()],
             ..Default::default()
         })
         .await

@@ -9,7 +9,7 @@ use sqlx::any::AnyRow;
 use super::stored;
 use super::{Float, Store, StoreError, StoreResult, WriteTx, from_micros, new_etag, to_micros};
 use crate::domain::alert::{Alert, AlertStatus, Outcome};
-use crate::domain::ids::AlertId;
+use crate::domain::ids::{AlertId, DeviceId, MoMessageId, NotificationId, TenantCode};
 use crate::domain::notification::Severity;
 
 pub(super) const COLUMNS: &str = "a.id, a.tenant_code, a.device_id, a.notification_id, a.notification_name, \
@@ -22,13 +22,13 @@ pub(super) const COLUMNS: &str = "a.id, a.tenant_code, a.device_id, a.notificati
 pub struct AlertMatch<'a> {
     pub tenant_code: &'a str,
     pub device_id: &'a str,
-    pub notification_id: i64,
+    pub notification_id: NotificationId,
     pub notification_name: &'a str,
     pub severity: Severity,
     pub at: Timestamp,
     pub position: Option<(f64, f64)>,
     pub geofences: &'a [String],
-    pub message_id: Option<i64>,
+    pub message_id: Option<MoMessageId>,
     pub late: bool,
     /// When an unacknowledged alert of this severity escalates (None: never).
     pub escalate_at: Option<Timestamp>,
@@ -62,8 +62,8 @@ struct AlertRow {
     notification_name: String,
     severity: String,
     status: String,
-    raised_at: Option<i64>,
-    last_match_at: Option<i64>,
+    raised_at: i64,
+    last_match_at: i64,
     match_count: i64,
     latitude: Option<f64>,
     longitude: Option<f64>,
@@ -84,21 +84,21 @@ struct AlertRow {
 impl AlertRow {
     fn into_alert(self) -> StoreResult<Alert> {
         Ok(Alert {
-            alert_id: Some(self.id.to_string()),
-            tenant_code: Some(self.tenant_code),
-            device_id: Some(self.device_id),
-            notification_id: self.notification_id.map(|id| id.to_string()),
-            notification_name: Some(self.notification_name),
-            severity: Some(stored(&self.severity)?),
-            status: Some(stored(&self.status)?),
-            raised_at: from_micros(self.raised_at)?,
-            last_match_at: from_micros(self.last_match_at)?,
+            alert_id: AlertId::new(self.id),
+            tenant_code: TenantCode::from_store(self.tenant_code),
+            device_id: DeviceId::from_store(self.device_id),
+            notification_id: self.notification_id.map(NotificationId::new),
+            notification_name: self.notification_name,
+            severity: stored(&self.severity)?,
+            status: stored(&self.status)?,
+            raised_at: stored_time(self.raised_at)?,
+            last_match_at: stored_time(self.last_match_at)?,
             match_count: self.match_count,
             latitude: self.latitude,
             longitude: self.longitude,
             geofences: serde_json::from_str(&self.geofences)
                 .map_err(|e| StoreError::Corrupt(format!("alert geofences: {e}")))?,
-            message_id: self.message_id.map(|id| id.to_string()),
+            message_id: self.message_id.map(MoMessageId::new),
             late: self.late != 0,
             acknowledged_by: self.acknowledged_by,
             acknowledged_at: from_micros(self.acknowledged_at)?,
@@ -108,9 +108,14 @@ impl AlertRow {
             outcome: self.outcome.as_deref().map(stored).transpose()?,
             note_count: self.note_count,
             escalation_level: self.escalation_level,
-            etag: Some(self.etag),
+            etag: self.etag,
         })
     }
+}
+
+/// A time from a `NOT NULL` column.
+pub(super) fn stored_time(micros: i64) -> StoreResult<Timestamp> {
+    from_micros(Some(micros))?.ok_or_else(|| StoreError::Corrupt(format!("time {micros}")))
 }
 
 pub(super) fn alert_from_row(row: &AnyRow) -> StoreResult<Alert> {
@@ -119,17 +124,14 @@ pub(super) fn alert_from_row(row: &AnyRow) -> StoreResult<Alert> {
 
 /// The alert a match raised or joined.
 pub struct MatchedAlert {
-    pub id: AlertId,
     pub alert: Alert,
     /// Whether the match raised it (else it joined an open one).
     pub raised: bool,
 }
 
 fn matched_alert(row: &AnyRow, raised: bool) -> StoreResult<MatchedAlert> {
-    let row = AlertRow::from_row(row)?;
     Ok(MatchedAlert {
-        id: AlertId::new(row.id),
-        alert: row.into_alert()?,
+        alert: alert_from_row(row)?,
         raised,
     })
 }
@@ -150,7 +152,7 @@ impl WriteTx {
         let joined = sqlx::query(&sql)
             .bind(to_micros(m.at))
             .bind(new_etag())
-            .bind(m.notification_id)
+            .bind(m.notification_id.get())
             .bind(m.tenant_code)
             .bind(m.device_id)
             .fetch_optional(&mut *self.tx)
@@ -171,14 +173,14 @@ impl WriteTx {
         let row = sqlx::query(&sql)
             .bind(m.tenant_code)
             .bind(m.device_id)
-            .bind(m.notification_id)
+            .bind(m.notification_id.get())
             .bind(m.notification_name)
             .bind(m.severity.as_str())
             .bind(to_micros(m.at))
             .bind(Float(m.position.map(|p| p.0)))
             .bind(Float(m.position.map(|p| p.1)))
             .bind(serde_json::to_string(m.geofences).unwrap_or_else(|_| "[]".into()))
-            .bind(m.message_id)
+            .bind(m.message_id.map(MoMessageId::get))
             .bind(i64::from(m.late))
             .bind(m.escalate_at.map(to_micros))
             .bind(new_etag())
@@ -290,7 +292,7 @@ impl WriteTx {
         let alert = alert_from_row(&row)?;
         let due = DueRow::from_row(&row)?;
         let node = crate::domain::tenant::TenantNode {
-            code: alert.tenant_code.clone().unwrap_or_default(),
+            code: alert.tenant_code.to_string(),
             parent_code: due.parent_code,
             path: due.path,
         };

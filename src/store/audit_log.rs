@@ -6,9 +6,11 @@ use jiff::Timestamp;
 use sqlx::FromRow;
 use sqlx::any::AnyRow;
 
+use super::alerts::stored_time;
 use super::stored;
-use super::{Store, StoreError, StoreResult, TenantSelection, WriteTx, from_micros, to_micros};
+use super::{Store, StoreResult, TenantSelection, WriteTx, to_micros};
 use crate::domain::audit::{Audit, AuditAction, AuditEntry, ResourceType};
+use crate::domain::ids::TenantCode;
 
 /// A page of the audit log: the filters, newest first, strictly before `before`.
 #[derive(Debug, Clone)]
@@ -35,18 +37,15 @@ pub(super) async fn write_audit(
     conn: &mut sqlx::AnyConnection,
     entry: &AuditEntry,
 ) -> StoreResult<()> {
-    let at = entry
-        .at
-        .ok_or_else(|| StoreError::Corrupt("audit entry without a time".into()))?;
     sqlx::query(
         "INSERT INTO audit_log (tenant_code, tenant_path, at, actor, client, action,
             resource_type, resource_id)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
     )
-    .bind(entry.tenant_code.clone().unwrap_or_default())
+    .bind(entry.tenant_code.as_str())
     .bind(&entry.tenant_path)
-    .bind(to_micros(at))
-    .bind(entry.actor.clone().unwrap_or_default())
+    .bind(to_micros(entry.at))
+    .bind(entry.actor.as_str())
     .bind(entry.client_address.clone())
     .bind(entry.action.as_str())
     .bind(entry.resource_type.as_str())
@@ -86,10 +85,10 @@ impl AuditRow {
     fn into_entry(self) -> StoreResult<AuditEntry> {
         Ok(AuditEntry {
             audit_entry_id: Some(self.id.to_string()),
-            at: from_micros(Some(self.at))?,
-            tenant_code: Some(self.tenant_code),
+            at: stored_time(self.at)?,
+            tenant_code: TenantCode::from_store(self.tenant_code),
             tenant_path: self.tenant_path,
-            actor: Some(self.actor),
+            actor: self.actor,
             client_address: self.client,
             action: stored(&self.action)?,
             resource_type: stored(&self.resource_type)?,

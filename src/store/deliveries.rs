@@ -5,11 +5,14 @@ use jiff::Timestamp;
 use sqlx::FromRow;
 use sqlx::any::AnyRow;
 
+use super::alerts::stored_time;
 use super::stored;
 use super::webhook_events::MessageEvent;
 use super::{Backend, Store, StoreResult, WriteTx, from_micros, to_micros};
 use crate::domain::delivery::{Channel, Delivery, DeliveryStatus};
-use crate::domain::ids::{AlertId, DeliveryId, MoMessageId, MtMessageId, NotificationId};
+use crate::domain::ids::{
+    AlertId, DeliveryId, DeviceId, MoMessageId, MtMessageId, NotificationId, TenantCode,
+};
 
 /// `'Pending'`, as the partial indexes of due deliveries (`deliveries_due`, …) write it in
 /// their predicates: a statement repeats the predicate word for word, or the planner
@@ -105,31 +108,28 @@ impl DeliveryRow {
     fn into_shown(self) -> StoreResult<ShownDelivery> {
         let channel: Channel = stored(&self.channel)?;
         let status: DeliveryStatus = stored(&self.status)?;
-        let created_at = from_micros(Some(self.created_at))?;
-        let event = created_at.and_then(|at| {
-            MessageEvent::of(
-                channel,
-                &self.body,
-                self.message_id,
-                self.event_id.as_deref(),
-                &self.tenant_code,
-                at,
-            )
-        });
-        let text = |id: Option<i64>| id.map(|id| id.to_string());
+        let created_at = stored_time(self.created_at)?;
+        let event = MessageEvent::of(
+            channel,
+            &self.body,
+            self.message_id,
+            self.event_id.as_deref(),
+            &self.tenant_code,
+            created_at,
+        );
         let delivery = Delivery {
-            delivery_id: Some(DeliveryId::new(self.id).to_string()),
-            tenant_code: Some(self.tenant_code),
-            channel: Some(channel.to_string()),
+            delivery_id: DeliveryId::new(self.id),
+            tenant_code: TenantCode::from_store(self.tenant_code),
+            channel,
             target: self.target,
             subject: self.subject,
-            body: Some(self.body),
-            status: Some(status.to_string()),
-            notification_id: text(self.notification_id),
-            alert_id: text(self.alert_id),
-            message_id: text(self.message_id),
-            mt_message_id: text(self.mt_message_id),
-            device_id: self.device_id,
+            body: self.body,
+            status,
+            notification_id: self.notification_id.map(NotificationId::new),
+            alert_id: self.alert_id.map(AlertId::new),
+            message_id: self.message_id.map(MoMessageId::new),
+            mt_message_id: self.mt_message_id.map(MtMessageId::new),
+            device_id: self.device_id.map(DeviceId::from_store),
             event_id: self.event_id,
             created_at,
             attempts: self.attempts,
@@ -246,7 +246,7 @@ impl Store {
         self.fill_message_bodies(
             &mut deliveries,
             |(_, event)| event.clone(),
-            |(d, _), body| d.body = Some(body),
+            |(d, _), body| d.body = body,
         )
         .await?;
         Ok(deliveries.into_iter().map(|(d, _)| d).collect())

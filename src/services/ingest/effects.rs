@@ -35,7 +35,7 @@ pub(super) async fn apply_effects(
         match effect {
             Effect::RaiseOrJoinAlert(raise) => {
                 let matched = raise_or_join(unit, base, &raise).await?;
-                alert_id = Some(matched.id);
+                alert_id = Some(matched.alert.alert_id);
                 alert = Some(matched.alert);
             }
             Effect::Webhook(fired) => {
@@ -95,13 +95,13 @@ async fn raise_or_join(
         .raise_or_join_alert(&AlertMatch {
             tenant_code: &unit.node.code,
             device_id: unit.device_id.as_str(),
-            notification_id: base.notification_id,
+            notification_id: NotificationId::new(base.notification_id),
             notification_name: &raise.notification_name,
             severity: raise.severity,
             at: raise.at,
             position: raise.position,
             geofences: &raise.geofences,
-            message_id: raise.message_id,
+            message_id: raise.message_id.map(MoMessageId::new),
             late: raise.late,
             escalate_at: raise.escalate_at,
         })
@@ -112,12 +112,14 @@ async fn raise_or_join(
         TimelineKind::Matched
     };
     let step = AlertEvent {
-        message_id: raise.message_id,
+        message_id: raise.message_id.map(MoMessageId::new),
         position: raise.position,
         count: (!matched.raised).then_some(matched.alert.match_count),
         ..AlertEvent::new(kind, raise.at, None)
     };
-    unit.tx.record_alert_event(matched.id, &step).await?;
+    unit.tx
+        .record_alert_event(matched.alert.alert_id, &step)
+        .await?;
     Ok(matched)
 }
 

@@ -96,7 +96,7 @@ impl Pipeline {
                     .notification_name
                     .clone()
                     .unwrap_or_default(),
-                alert_id: alert.as_ref().and_then(|a| a.alert_id.clone()),
+                alert_id: alert.as_ref().map(|a| a.alert_id.to_string()),
             });
             unit.changes.alerts.extend(alert);
         }

@@ -233,11 +233,7 @@ fn announcement(
         tenant_path: node.path.clone(),
         device_id: device_id.to_string(),
         messages,
-        alerts: changes
-            .alerts
-            .iter()
-            .filter_map(|a| a.alert_id.as_deref()?.parse().ok())
-            .collect(),
+        alerts: changes.alerts.iter().map(|a| a.alert_id.get()).collect(),
         device: changes.device_changed,
         device_record: changes
             .device_changed
