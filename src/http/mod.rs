@@ -32,7 +32,7 @@ pub mod paging;
 mod patch;
 mod profiles;
 pub mod rate_limit;
-mod records;
+pub(crate) mod records;
 mod reports;
 pub mod request_context;
 mod risk_regions;
