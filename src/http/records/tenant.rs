@@ -69,6 +69,7 @@ impl TenantRecord {
         v.culture("DefaultUiLanguage", self.default_ui_language.as_deref());
         v.finish()?;
         Ok(TenantFields {
+            // `required` reported a missing description, so `finish` has returned.
             description: description.unwrap_or_default(),
             admin_contacts: self.admin_contacts,
             sales_contacts: self.sales_contacts,

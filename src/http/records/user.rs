@@ -150,6 +150,7 @@ impl UserRecord {
         let username = username.map(str::to_string);
         v.finish()?;
         Ok(UserFields {
+            // `required` reported a missing username, so `finish` has returned.
             username: username.unwrap_or_default(),
             password,
             role,
