@@ -8,11 +8,13 @@ use tokio::net::TcpListener;
 
 use crate::auth::{AuthConfig, Authenticator, hash_password};
 use crate::channels::{Channels, ChannelsConfig};
-use crate::domain::tenant::{ROOT_TENANT_CODE, Tenant};
+use crate::domain::ids::{TenantCode, UserId};
+use crate::domain::tenant::{ROOT_TENANT_CODE, TenantFields};
 use crate::domain::user::User;
 use crate::http::metrics::MetricsConfig;
 use crate::http::paging::TokenSigner;
 use crate::http::rate_limit::RateLimit;
+use crate::http::records::user::UserRecord;
 use crate::http::{self, AppState, BodyLimits};
 use crate::server::ServeConfig;
 use crate::services::ingest::{Pipeline, PipelineConfig};
@@ -117,8 +119,8 @@ pub async fn bootstrap(
 
 /// Creates the root tenant `1000` if it does not exist yet.
 pub async fn ensure_root_tenant(store: &Store) -> anyhow::Result<()> {
-    let root = Tenant {
-        description: Some("Root".into()),
+    let root = TenantFields {
+        description: "Root".into(),
         ..Default::default()
     };
     store.ensure_root_tenant(ROOT_TENANT_CODE, &root).await?;
@@ -132,8 +134,8 @@ pub async fn create_user(
     email: &str,
     password: &str,
     role: &str,
-) -> anyhow::Result<i64> {
-    let user = User {
+) -> anyhow::Result<UserId> {
+    let user = UserRecord {
         username: Some(email.to_string()),
         password: Some(password.to_string()),
         user_role_id: Some(role.to_string()),
@@ -141,7 +143,7 @@ pub async fn create_user(
         is_portal_enabled: true,
         ..Default::default()
     };
-    let (user, role) = user.validated(true).map_err(|e| {
+    let mut user = user.validated(true).map_err(|e| {
         anyhow::anyhow!(
             "invalid user: {}",
             e.0.iter()
@@ -150,19 +152,16 @@ pub async fn create_user(
                 .join("; ")
         )
     })?;
-    if store.tenant_node(tenant).await?.is_none() {
+    let Some(node) = store.tenant_node(tenant).await? else {
         anyhow::bail!("tenant {tenant} does not exist");
-    }
+    };
+    user.password = None;
     let password_hash = hash_password(password.to_string()).await?;
     let id = store
         .create_user(
             NewUser {
-                tenant_code: tenant.to_string(),
-                user: User {
-                    password: None,
-                    ..user
-                },
-                role,
+                tenant_code: TenantCode::from_store(node.code),
+                user,
                 password_hash,
             },
             None,

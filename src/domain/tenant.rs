@@ -4,82 +4,81 @@ use std::collections::BTreeMap;
 
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
 
-use super::record::ServerFields;
-use super::validation::{ValidationErrors, Validator};
+use super::ids::TenantCode;
 
 pub const ROOT_TENANT_CODE: &str = "1000";
 pub const DESCRIPTION_MAX_CHARS: usize = 250;
 
-/// A tenant (organisation). Read-only on write: `TenantCode`, `ParentTenantCode`,
-/// `Timestamp`, `ETag`.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
+/// A tenant's settings as a client sets them, validated: what the store keeps as the
+/// tenant's `doc` JSON document (PascalCase; other keys are ignored on reading).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase")]
-pub struct Tenant {
-    /// Tenant var code: a numeric string of at least 4 digits, assigned by the server.
-    #[schema(read_only, example = "1001")]
-    pub tenant_code: Option<String>,
-    /// Tenant name.
-    #[schema(
-        required = true,
-        min_length = 1,
-        max_length = 250,
-        example = "Acme Field Services"
-    )]
-    pub description: Option<String>,
-    /// Semicolon-separated list of e-mail addresses.
+pub struct TenantFields {
+    pub description: String,
     pub admin_contacts: Option<String>,
-    /// Semicolon-separated list of e-mail addresses.
     pub sales_contacts: Option<String>,
-    /// Comma-separated device types the tenant can provision and manage.
     pub device_types: Option<String>,
-    /// Culture for date formatting in a portal (e.g. `en-GB`).
     pub culture_name: Option<String>,
-    /// Default UI language for new users; empty means browser language.
     pub default_ui_language: Option<String>,
-    /// IANA (`Europe/London`) or Windows (`GMT Standard Time`) time zone id.
     pub time_zone_id: Option<String>,
-    #[schema(nullable)]
     #[serde(default, deserialize_with = "super::serde_util::null_as_default")]
     pub properties: BTreeMap<String, String>,
-    /// Returned only when the caller can access the parent tenant.
-    #[schema(read_only)]
-    pub parent_tenant_code: Option<String>,
-    #[schema(read_only, value_type = Option<String>, format = DateTime)]
+}
+
+/// A tenant (organisation) as stored and sent, in the API's key order.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Tenant {
+    pub tenant_code: TenantCode,
+    pub description: String,
+    pub admin_contacts: Option<String>,
+    pub sales_contacts: Option<String>,
+    pub device_types: Option<String>,
+    pub culture_name: Option<String>,
+    pub default_ui_language: Option<String>,
+    pub time_zone_id: Option<String>,
+    pub properties: BTreeMap<String, String>,
+    /// `None` for the root, and in answers to a caller who cannot reach the parent.
+    pub parent_tenant_code: Option<TenantCode>,
     pub timestamp: Option<Timestamp>,
     #[serde(rename = "ETag")]
-    #[schema(read_only)]
-    pub etag: Option<String>,
+    pub etag: String,
 }
 
 impl Tenant {
-    /// Checks every rule; returns the tenant as stored.
-    pub fn validated(self) -> Result<Tenant, ValidationErrors> {
-        let mut v = Validator::new();
-        if let Some(d) = v.required("Description", self.description.as_deref()) {
-            v.length("Description", Some(d), 1, DESCRIPTION_MAX_CHARS);
+    /// A tenant's code, parent and version (its columns) with its settings.
+    pub fn new(
+        tenant_code: TenantCode,
+        parent_tenant_code: Option<TenantCode>,
+        fields: TenantFields,
+        timestamp: Option<Timestamp>,
+        etag: String,
+    ) -> Self {
+        let TenantFields {
+            description,
+            admin_contacts,
+            sales_contacts,
+            device_types,
+            culture_name,
+            default_ui_language,
+            time_zone_id,
+            properties,
+        } = fields;
+        Tenant {
+            tenant_code,
+            description,
+            admin_contacts,
+            sales_contacts,
+            device_types,
+            culture_name,
+            default_ui_language,
+            time_zone_id,
+            properties,
+            parent_tenant_code,
+            timestamp,
+            etag,
         }
-        v.email_list("AdminContacts", self.admin_contacts.as_deref());
-        v.email_list("SalesContacts", self.sales_contacts.as_deref());
-        v.time_zone("TimeZoneId", self.time_zone_id.as_deref());
-        v.culture("CultureName", self.culture_name.as_deref());
-        v.culture("DefaultUiLanguage", self.default_ui_language.as_deref());
-        v.finish()?;
-        Ok(self.without_read_only())
-    }
-}
-
-impl ServerFields for Tenant {
-    const READ_ONLY_FIELDS: &'static [&'static str] =
-        &["TenantCode", "ParentTenantCode", "Timestamp", "ETag"];
-
-    fn without_read_only(mut self) -> Self {
-        self.tenant_code = None;
-        self.parent_tenant_code = None;
-        self.timestamp = None;
-        self.etag = None;
-        self
     }
 }
 
@@ -107,35 +106,6 @@ impl TenantNode {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn tenant(description: &str) -> Tenant {
-        Tenant {
-            description: Some(description.into()),
-            ..Default::default()
-        }
-    }
-
-    #[test]
-    fn description_bounds() {
-        assert!(tenant("Acme").validated().is_ok());
-        assert!(tenant("").validated().is_err());
-        assert!(tenant(&"x".repeat(250)).validated().is_ok());
-        assert!(tenant(&"x".repeat(251)).validated().is_err());
-        assert!(Tenant::default().validated().is_err());
-    }
-
-    #[test]
-    fn contacts_zone_culture() {
-        let mut t = tenant("Acme");
-        t.admin_contacts = Some("a@example.com; b@example.org".into());
-        t.time_zone_id = Some("GMT Standard Time".into());
-        t.culture_name = Some("en-GB".into());
-        assert!(t.clone().validated().is_ok());
-        t.sales_contacts = Some("a@example.com;nope".into());
-        t.time_zone_id = Some("Nowhere/Special".into());
-        t.culture_name = Some("en_GB!".into());
-        assert_eq!(t.validated().unwrap_err().0.len(), 3);
-    }
 
     #[test]
     fn subtree() {

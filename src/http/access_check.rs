@@ -184,7 +184,7 @@ async fn current_user(
         Some(user) if user.role != principal.role && principal.role.may_assign(user.role) => {
             Err(Revoked::RoleLowered)
         }
-        Some(user) => Ok(user.user.etag),
+        Some(user) => Ok(Some(user.user.etag)),
     })
 }
 

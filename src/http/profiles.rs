@@ -11,6 +11,7 @@ use super::error::{ApiError, ApiResult, Problem};
 use super::extract::{IfMatch, TenantScope};
 use super::negotiate::{Body, EmptyOk, Record, RecordList, Representable};
 use super::patch::apply_patch;
+use super::records::profile::UserProfileRecord;
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
 use crate::domain::ids::UserId;
@@ -61,7 +62,7 @@ fn require_self_or_manager(scope: &TenantScope, user_id: UserId) -> ApiResult<()
 
 /// List the profiles of the tenant's users.
 #[utoipa::path(get, path = "/V2/{tenantVarCode}/userprofile", tag = "User profiles",
-    params(TenantParam), responses((status = 200, body = [UserProfile]), (status = 404, body = Problem)))]
+    params(TenantParam), responses((status = 200, body = [UserProfileRecord]), (status = 404, body = Problem)))]
 async fn list_profiles(
     scope: TenantScope,
     State(app): State<AppState>,
@@ -71,7 +72,7 @@ async fn list_profiles(
 
 /// Get a user's profile by user id or username.
 #[utoipa::path(get, path = "/V2/{tenantVarCode}/userprofile/{userId}", tag = "User profiles",
-    params(ProfilePath), responses((status = 200, body = UserProfile), (status = 404, body = Problem)))]
+    params(ProfilePath), responses((status = 200, body = UserProfileRecord), (status = 404, body = Problem)))]
 async fn get_profile(
     scope: TenantScope,
     State(app): State<AppState>,
@@ -82,7 +83,7 @@ async fn get_profile(
 
 /// Replace a user's profile.
 #[utoipa::path(put, path = "/V2/{tenantVarCode}/userprofile/{userId}", tag = "User profiles",
-    params(ProfilePath), request_body = UserProfile,
+    params(ProfilePath), request_body = UserProfileRecord,
     responses((status = 200, description = "Updated"), (status = 400, body = Problem),
         (status = 403, body = Problem), (status = 404, body = Problem), (status = 412, body = Problem)))]
 async fn update_profile(
@@ -90,7 +91,7 @@ async fn update_profile(
     State(app): State<AppState>,
     Path(path): Path<ProfilePath>,
     IfMatch(if_match): IfMatch,
-    Body(incoming): Body<UserProfile>,
+    Body(incoming): Body<UserProfileRecord>,
 ) -> ApiResult<EmptyOk> {
     let (id, _) = find_profile(&app, &scope, &path.userId).await?;
     require_self_or_manager(&scope, id)?;
@@ -122,7 +123,7 @@ async fn patch_profile(
 ) -> ApiResult<EmptyOk> {
     let (id, current) = find_profile(&app, &scope, &path.userId).await?;
     require_self_or_manager(&scope, id)?;
-    let patched = apply_patch(&current, &patch)?.validated()?;
+    let patched = apply_patch(&UserProfileRecord::from(&current), &patch)?.validated()?;
     // The patch was applied to the version read: refuse if another write came between.
     let expected = if_match.or(current.etag);
     app.store

@@ -9,6 +9,7 @@ use utoipa_axum::routes;
 use super::error::{ApiError, ApiResult, Problem};
 use super::extract::{IfMatch, Query, TenantScope};
 use super::negotiate::{Body, EmptyOk, Record, RecordList, Representable};
+use super::records::tenant::TenantRecord;
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
 use crate::domain::ids::TenantCode;
@@ -18,7 +19,7 @@ use crate::store::TenantDeletion;
 impl Representable for Tenant {
     const NAME: &'static str = "Tenant";
     fn etag(&self) -> Option<&str> {
-        self.etag.as_deref()
+        Some(&self.etag)
     }
 }
 
@@ -43,7 +44,7 @@ fn visible(mut tenant: Tenant, scope: &TenantScope) -> Tenant {
 
 /// Get a tenant.
 #[utoipa::path(get, path = "/V2/{tenantVarCode}", tag = "Tenants", params(TenantParam),
-    responses((status = 200, body = Tenant), (status = 404, body = Problem)))]
+    responses((status = 200, body = TenantRecord), (status = 404, body = Problem)))]
 async fn get_tenant(scope: TenantScope, State(app): State<AppState>) -> ApiResult<Record<Tenant>> {
     let tenant = app
         .store
@@ -55,13 +56,13 @@ async fn get_tenant(scope: TenantScope, State(app): State<AppState>) -> ApiResul
 
 /// Create a subtenant of the path tenant; the server assigns its code.
 #[utoipa::path(post, path = "/V2/{tenantVarCode}", tag = "Tenants", params(TenantParam),
-    request_body = Tenant,
-    responses((status = 200, body = Tenant, description = "The created tenant"),
+    request_body = TenantRecord,
+    responses((status = 200, body = TenantRecord, description = "The created tenant"),
         (status = 400, body = Problem), (status = 403, body = Problem), (status = 404, body = Problem)))]
 async fn create_subtenant(
     scope: TenantScope,
     State(app): State<AppState>,
-    Body(tenant): Body<Tenant>,
+    Body(tenant): Body<TenantRecord>,
 ) -> ApiResult<Record<Tenant>> {
     scope.require(Permission::ManageTenants)?;
     let tenant = tenant.validated()?;
@@ -74,14 +75,14 @@ async fn create_subtenant(
 
 /// Replace a tenant's settings.
 #[utoipa::path(put, path = "/V2/{tenantVarCode}", tag = "Tenants", params(TenantParam),
-    request_body = Tenant,
+    request_body = TenantRecord,
     responses((status = 200, description = "Updated"), (status = 400, body = Problem),
         (status = 404, body = Problem), (status = 412, body = Problem)))]
 async fn update_tenant(
     scope: TenantScope,
     State(app): State<AppState>,
     IfMatch(if_match): IfMatch,
-    Body(tenant): Body<Tenant>,
+    Body(tenant): Body<TenantRecord>,
 ) -> ApiResult<EmptyOk> {
     scope.require(Permission::ManageTenants)?;
     let tenant = tenant.validated()?;
@@ -140,7 +141,7 @@ struct ListSubtenantsQuery {
 /// List the direct subtenants of a tenant (with `subtenants=true`, all its descendants).
 #[utoipa::path(get, path = "/V2/{tenantVarCode}/tenants", tag = "Tenants",
     params(TenantParam, ListSubtenantsQuery),
-    responses((status = 200, body = [Tenant]), (status = 400, body = Problem),
+    responses((status = 200, body = [TenantRecord]), (status = 400, body = Problem),
         (status = 404, body = Problem)))]
 async fn list_subtenants(
     scope: TenantScope,

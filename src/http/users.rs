@@ -12,11 +12,12 @@ use super::extract::{IfMatch, Query, TenantScope};
 use super::negotiate::{Body, EmptyOk, OkWithLocation, Record, Representable};
 use super::paging::Page;
 use super::patch::apply_patch;
+use super::records::user::UserRecord;
 use super::{AppState, TenantParam};
 use crate::auth::hash_password;
 use crate::domain::access::{Permission, Role};
-use crate::domain::ids::UserId;
-use crate::domain::user::{User, UserRef};
+use crate::domain::ids::{TenantCode, UserId};
+use crate::domain::user::{User, UserFields, UserRef};
 use crate::store::{NewUser, StoredUser, UserUpdate};
 
 /// Most users one page returns (the contract's limit).
@@ -31,7 +32,7 @@ const PHOTO_CHUNK: u32 = 4;
 impl Representable for User {
     const NAME: &'static str = "User";
     fn etag(&self) -> Option<&str> {
-        self.etag.as_deref()
+        Some(&self.etag)
     }
 }
 
@@ -78,7 +79,7 @@ struct UserPath {
 #[utoipa::path(get, path = "/V2/{tenantVarCode}/users", tag = "Users",
     params(TenantParam, ListUsersQuery,
         ("X-CONTINUATIONTOKEN" = Option<String>, Header, description = "Token from the previous page")),
-    responses((status = 200, body = [User], headers(("X-CONTINUATIONTOKEN" = String, description = "Present while more users exist"))),
+    responses((status = 200, body = [UserRecord], headers(("X-CONTINUATIONTOKEN" = String, description = "Present while more users exist"))),
         (status = 400, body = Problem), (status = 404, body = Problem)))]
 async fn list_users(
     scope: TenantScope,
@@ -153,20 +154,24 @@ async fn list_users(
 
 /// Create a user. `Password` is required; the response carries `Location`.
 #[utoipa::path(post, path = "/V2/{tenantVarCode}/users", tag = "Users", params(TenantParam),
-    request_body = User,
+    request_body = UserRecord,
     responses((status = 200, description = "Created; Location names the new user"),
         (status = 400, body = Problem), (status = 403, body = Problem), (status = 409, body = Problem)))]
 async fn create_user(
     scope: TenantScope,
     State(app): State<AppState>,
-    Body(incoming): Body<User>,
+    Body(incoming): Body<UserRecord>,
 ) -> ApiResult<OkWithLocation> {
     scope.require(Permission::ManageUsers)?;
-    let (mut incoming, role) = incoming.validated(true)?;
-    authorize_role(&scope, None, role)?;
+    let mut incoming = incoming.validated(true)?;
+    authorize_role(&scope, None, incoming.role)?;
     check_manager(&app, &scope, &incoming, None).await?;
-    let password = incoming.password.take().unwrap_or_default();
-    let password_hash = hash_password(password).await?;
+    // `validated(true)` refuses a record without a password.
+    let password = incoming
+        .password
+        .take()
+        .ok_or_else(|| ApiError::field("Password", "is required"))?;
+    let password_hash = hash_password(password.into_text()).await?;
     if incoming.photo.as_deref() == Some("") {
         incoming.photo = None;
     }
@@ -174,9 +179,8 @@ async fn create_user(
         .store
         .create_user(
             NewUser {
-                tenant_code: scope.code().to_string(),
+                tenant_code: TenantCode::from_store(scope.code().to_string()),
                 user: incoming,
-                role,
                 password_hash,
             },
             Some(&scope.audit()),
@@ -200,7 +204,7 @@ async fn find_user(
 /// Get a user by id or username.
 #[utoipa::path(get, path = "/V2/{tenantVarCode}/users/{userId}", tag = "Users",
     params(UserPath, PhotoQuery),
-    responses((status = 200, body = User), (status = 304, description = "Not modified (If-None-Match)"),
+    responses((status = 200, body = UserRecord), (status = 304, description = "Not modified (If-None-Match)"),
         (status = 404, body = Problem)))]
 async fn get_user(
     scope: TenantScope,
@@ -220,7 +224,7 @@ async fn get_user(
 /// role is above the user's may set `Password` (403). Demoting or disabling the root
 /// tenant's last active Administrator is a 409.
 #[utoipa::path(put, path = "/V2/{tenantVarCode}/users/{userId}", tag = "Users", params(UserPath),
-    request_body = User,
+    request_body = UserRecord,
     responses((status = 200, description = "Updated"), (status = 400, body = Problem),
         (status = 404, body = Problem), (status = 409, body = Problem), (status = 412, body = Problem)))]
 async fn update_user(
@@ -228,7 +232,7 @@ async fn update_user(
     State(app): State<AppState>,
     Path(path): Path<UserPath>,
     IfMatch(if_match): IfMatch,
-    Body(incoming): Body<User>,
+    Body(incoming): Body<UserRecord>,
 ) -> ApiResult<EmptyOk> {
     scope.require(Permission::ManageUsers)?;
     let existing = find_user(&app, &scope, &path.userId, true).await?;
@@ -249,9 +253,9 @@ async fn patch_user(
 ) -> ApiResult<EmptyOk> {
     scope.require(Permission::ManageUsers)?;
     let existing = find_user(&app, &scope, &path.userId, true).await?;
-    let patched = apply_patch(&existing.user, &patch)?;
+    let patched = apply_patch(&UserRecord::from(&existing.user), &patch)?;
     // Without If-Match, still refuse to overwrite a change made since we read the record.
-    let expected = if_match.or_else(|| existing.user.etag.clone());
+    let expected = if_match.or_else(|| Some(existing.user.etag.clone()));
     save_user(&app, &scope, existing, patched, expected).await
 }
 
@@ -291,7 +295,7 @@ async fn save_user(
     app: &AppState,
     scope: &TenantScope,
     existing: StoredUser,
-    incoming: User,
+    incoming: UserRecord,
     if_match: Option<String>,
 ) -> ApiResult<EmptyOk> {
     let mut incoming = incoming;
@@ -300,14 +304,14 @@ async fn save_user(
     if incoming.user_role_id.as_deref().is_none_or(str::is_empty) {
         incoming.user_role_id = Some(existing.role.as_str().to_string());
     }
-    let (mut incoming, role) = incoming.validated(false)?;
-    authorize_role(scope, Some(existing.role), role)?;
+    let mut incoming = incoming.validated(false)?;
+    authorize_role(scope, Some(existing.role), incoming.role)?;
     if incoming.password.is_some() {
         authorize_password_change(scope, &existing)?;
     }
     check_manager(app, scope, &incoming, Some(existing.id)).await?;
     let password_hash = match incoming.password.take() {
-        Some(p) => Some(hash_password(p).await?),
+        Some(p) => Some(hash_password(p.into_text()).await?),
         None => None,
     };
     incoming.photo = match incoming.photo.take() {
@@ -321,7 +325,6 @@ async fn save_user(
                 tenant_code: scope.code(),
                 id: existing.id,
                 user: &incoming,
-                role,
                 password_hash,
             },
             if_match.as_deref(),
@@ -368,15 +371,12 @@ fn authorize_password_change(scope: &TenantScope, user: &StoredUser) -> ApiResul
 async fn check_manager(
     app: &AppState,
     scope: &TenantScope,
-    user: &User,
+    user: &UserFields,
     own_id: Option<UserId>,
 ) -> ApiResult<()> {
-    let Some(manager) = user.manager_user_id.as_deref().filter(|m| !m.is_empty()) else {
+    let Some(id) = user.details.manager_user_id else {
         return Ok(());
     };
-    let id: UserId = manager
-        .parse()
-        .map_err(|_| ApiError::field("ManagerUserId", "is not a user id"))?;
     if Some(id) == own_id {
         return Err(ApiError::field(
             "ManagerUserId",

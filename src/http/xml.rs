@@ -130,8 +130,8 @@ mod tests {
     use super::*;
     use crate::domain::address_book::{Contact, DistributionListInput};
     use crate::domain::geofence::Geofence;
-    use crate::domain::user::User;
     use crate::domain::webhook::WebhookSettings;
+    use crate::http::records::user::UserRecord;
 
     fn read<T: DeserializeOwned>(xml: &str) -> T {
         from_xml(xml.as_bytes()).unwrap_or_else(|e| panic!("{xml}: {e:?}"))
@@ -270,7 +270,7 @@ mod tests {
             "<SecondaryFacilityIds><string>a</string><string>b</string></SecondaryFacilityIds>",
             "<SecondaryFacilityIds>a</SecondaryFacilityIds><SecondaryFacilityIds>b</SecondaryFacilityIds>",
         ] {
-            same::<User>(
+            same::<UserRecord>(
                 &format!("<User><Username>a@example.com</Username>{form}</User>"),
                 ab.clone(),
             );
@@ -279,7 +279,7 @@ mod tests {
             "<SecondaryFacilityIds>a</SecondaryFacilityIds>",
             "<SecondaryFacilityIds><string>a</string></SecondaryFacilityIds>",
         ] {
-            same::<User>(
+            same::<UserRecord>(
                 &format!("<User><Username>a@example.com</Username>{form}</User>"),
                 json!({"Username": "a@example.com", "SecondaryFacilityIds": ["a"]}),
             );
@@ -347,7 +347,7 @@ mod tests {
 
     #[test]
     fn data_contract_namespaces_and_nil() {
-        same::<User>(
+        same::<UserRecord>(
             r#"<?xml version="1.0" encoding="utf-8"?>
             <User xmlns="http://schemas.datacontract.org/2004/07/Safetrack"
                   xmlns:i="http://www.w3.org/2001/XMLSchema-instance">

@@ -281,12 +281,12 @@ impl Store {
         )
         .await?;
         let DeletedDeviceRow { owner, tenant_doc } = DeletedDeviceRow::from_row(&row)?;
-        let tenant: crate::domain::tenant::Tenant = serde_json::from_str(&tenant_doc)
+        let tenant: crate::domain::tenant::TenantFields = serde_json::from_str(&tenant_doc)
             .map_err(|e| StoreError::Corrupt(format!("tenant document: {e}")))?;
         let at = now();
         let record = DeletedDevice {
             tenant_code: Some(tenant_code.to_string()),
-            tenant_description: tenant.description,
+            tenant_description: Some(tenant.description),
             device_id: Some(device.device_id.into_string()),
             device_type: Some(device.device_type),
             friendly_name: device.friendly_name,

@@ -90,10 +90,10 @@ impl WriteTx {
             .fetch_optional(&mut *self.tx)
             .await?;
         let Some(row) = row else { return Ok(None) };
-        let user: crate::domain::user::User = from_doc(&row, "doc")?;
+        let user: crate::domain::user::UserDetails = from_doc(&row, "doc")?;
         Ok(Some(UserContact {
             username: row.try_get("username")?,
-            manager_user_id: user.manager_user_id.as_deref().and_then(|m| m.parse().ok()),
+            manager_user_id: user.manager_user_id.map(|m| m.get()),
             profile: from_doc(&row, "profile_doc")?,
         }))
     }

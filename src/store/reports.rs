@@ -13,7 +13,7 @@ use crate::domain::device_state::DeviceState;
 use crate::domain::mo_message::{GeofenceRef, MoMessage};
 use crate::domain::report::track::TrackPoint;
 use crate::domain::report::{DeviceFilter, Window};
-use crate::domain::user::User;
+use crate::domain::user::UserDetails;
 
 /// A device as reports see it.
 #[derive(Debug, Clone)]
@@ -23,7 +23,7 @@ pub struct ReportDevice {
     pub state: DeviceState,
     pub group_name: Option<String>,
     /// The assigned user (id, username, the user record for names).
-    pub user: Option<(i64, String, User)>,
+    pub user: Option<(i64, String, UserDetails)>,
 }
 
 impl ReportDevice {
@@ -134,7 +134,7 @@ fn report_device_from_row(row: &AnyRow) -> StoreResult<ReportDevice> {
     let own = ReportDeviceRow::from_row(row)?;
     let user = match (own.user_id, own.username, own.user_doc) {
         (Some(id), Some(username), Some(doc)) => {
-            let user: User = serde_json::from_str(&doc)
+            let user: UserDetails = serde_json::from_str(&doc)
                 .map_err(|e| StoreError::Corrupt(format!("user doc: {e}")))?;
             Some((id, username, user))
         }

@@ -11,7 +11,7 @@ use super::{
 };
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
 use crate::domain::ids::TenantCode;
-use crate::domain::tenant::{Tenant, TenantNode};
+use crate::domain::tenant::{Tenant, TenantFields, TenantNode};
 use crate::domain::time::now;
 use crate::domain::webhook::Category;
 use crate::domain::webhook_event::{EventType, event_data};
@@ -37,13 +37,15 @@ struct TenantRow {
 
 impl TenantRow {
     fn into_tenant(self) -> StoreResult<Tenant> {
-        let mut tenant: Tenant = serde_json::from_str(&self.doc)
+        let fields: TenantFields = serde_json::from_str(&self.doc)
             .map_err(|e| StoreError::Corrupt(format!("tenant document: {e}")))?;
-        tenant.tenant_code = Some(self.code);
-        tenant.parent_tenant_code = self.parent_code;
-        tenant.etag = Some(self.etag);
-        tenant.timestamp = from_micros(self.updated_at)?;
-        Ok(tenant)
+        Ok(Tenant::new(
+            TenantCode::from_store(self.code),
+            self.parent_code.map(TenantCode::from_store),
+            fields,
+            from_micros(self.updated_at)?,
+            self.etag,
+        ))
     }
 }
 
@@ -173,7 +175,7 @@ impl Store {
     }
 
     /// Creates the root tenant with the given code if it does not exist yet.
-    pub async fn ensure_root_tenant(&self, code: &str, tenant: &Tenant) -> StoreResult<bool> {
+    pub async fn ensure_root_tenant(&self, code: &str, tenant: &TenantFields) -> StoreResult<bool> {
         let result = sqlx::query(
             "INSERT INTO tenants (code, parent_code, path, doc, etag, updated_at)
              VALUES ($1, NULL, $2, $3, $4, $5) ON CONFLICT (code) DO NOTHING",
@@ -192,7 +194,7 @@ impl Store {
     pub async fn create_tenant(
         &self,
         parent: &TenantNode,
-        tenant: &Tenant,
+        tenant: &TenantFields,
         audit: &Audit,
     ) -> StoreResult<Tenant> {
         let mut tx = self.begin_write().await?;
@@ -240,7 +242,7 @@ impl Store {
     pub async fn update_tenant(
         &self,
         code: &TenantCode,
-        tenant: &Tenant,
+        tenant: &TenantFields,
         if_match: Option<&str>,
         audit: &Audit,
     ) -> StoreResult<Tenant> {

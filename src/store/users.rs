@@ -18,28 +18,27 @@ use super::{
 };
 use crate::domain::access::Role;
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
-use crate::domain::ids::UserId;
+use crate::domain::ids::{TenantCode, UserId};
 use crate::domain::profile::UserProfile;
 use crate::domain::time::now;
-use crate::domain::user::{User, UserRef};
+use crate::domain::user::{User, UserAccount, UserDetails, UserFields, UserRef};
 use crate::domain::webhook::Category;
 use crate::domain::webhook_event::{EventType, event_data};
 
-/// A validated user ready to insert.
+/// A validated user ready to insert (its `password` is ignored: `password_hash` is
+/// what is stored).
 pub struct NewUser {
-    pub tenant_code: String,
-    pub user: User,
-    pub role: Role,
+    pub tenant_code: TenantCode,
+    pub user: UserFields,
     pub password_hash: String,
 }
 
-/// A user's record replaced (PUT): the new record and role, and the new password's hash
-/// when the password changes.
+/// A user's record replaced (PUT): the new record, its photo as it is to be stored,
+/// and the new password's hash when the password changes.
 pub struct UserUpdate<'a> {
     pub tenant_code: &'a str,
     pub id: UserId,
-    pub user: &'a User,
-    pub role: Role,
+    pub user: &'a UserFields,
     pub password_hash: Option<String>,
 }
 
@@ -84,25 +83,27 @@ struct UserRow {
 impl UserRow {
     fn into_stored(self, with_photo: bool) -> StoreResult<StoredUser> {
         let role: Role = stored(&self.role)?;
-        let mut user: User = serde_json::from_str(&self.doc)
+        let details: UserDetails = serde_json::from_str(&self.doc)
             .map_err(|e| StoreError::Corrupt(format!("user document: {e}")))?;
-        user.user_id = Some(self.id.to_string());
-        user.tenant_code = Some(self.tenant_code);
-        user.username = Some(self.username);
-        user.user_role_id = Some(role.as_str().to_string());
-        user.is_disabled = self.is_disabled != 0;
-        user.failed_password_attempt_count = self.failed_count as i32;
-        user.failed_password_attempt_window_start = from_micros(self.failed_window_start)?;
-        user.last_lockout_date = from_micros(self.last_lockout)?;
-        user.last_logged_in = from_micros(self.last_logged_in)?;
-        user.etag = Some(self.etag);
-        user.timestamp = from_micros(self.updated_at)?;
-        user.password = None;
-        user.photo = if with_photo { self.photo } else { None };
-        Ok(StoredUser {
-            id: UserId::new(self.id),
+        let id = UserId::new(self.id);
+        let account = UserAccount {
+            tenant_code: TenantCode::from_store(self.tenant_code),
+            username: self.username,
+            user_id: id,
             role,
-            user,
+            is_disabled: self.is_disabled != 0,
+            failed_password_attempt_count: i32::try_from(self.failed_count).unwrap_or(i32::MAX),
+            failed_password_attempt_window_start: from_micros(self.failed_window_start)?,
+            last_lockout_date: from_micros(self.last_lockout)?,
+            last_logged_in: from_micros(self.last_logged_in)?,
+            timestamp: from_micros(self.updated_at)?,
+            photo: if with_photo { self.photo } else { None },
+            etag: self.etag,
+        };
+        Ok(StoredUser {
+            id,
+            role,
+            user: User::new(account, details),
         })
     }
 }
@@ -112,22 +113,8 @@ fn user_from_row(row: &AnyRow, with_photo: bool) -> StoreResult<StoredUser> {
 }
 
 /// The part of a user kept in `doc`: everything not held in its own column.
-fn user_doc(user: &User) -> StoreResult<String> {
-    let mut doc = user.clone();
-    doc.tenant_code = None;
-    doc.username = None;
-    doc.user_id = None;
-    doc.password = None;
-    doc.user_role_id = None;
-    doc.is_disabled = false;
-    doc.failed_password_attempt_count = 0;
-    doc.failed_password_attempt_window_start = None;
-    doc.last_lockout_date = None;
-    doc.last_logged_in = None;
-    doc.timestamp = None;
-    doc.photo = None;
-    doc.etag = None;
-    to_doc(&doc)
+fn user_doc(user: &UserFields) -> StoreResult<String> {
+    to_doc(&user.details)
 }
 
 fn user_filter(user: &UserRef) -> (&'static str, UserKey) {
@@ -153,8 +140,8 @@ impl Store {
 
     /// Inserts a user with an empty profile; `Conflict` when the username is taken.
     /// `audit` is `None` only for the first administrator, made at startup.
-    pub async fn create_user(&self, new: NewUser, audit: Option<&Audit>) -> StoreResult<i64> {
-        let username = new.user.username.clone().unwrap_or_default();
+    pub async fn create_user(&self, new: NewUser, audit: Option<&Audit>) -> StoreResult<UserId> {
+        let username = &new.user.username;
         let now = to_micros(now());
         let profile = UserProfile {
             timestamp: None,
@@ -166,11 +153,11 @@ impl Store {
                 is_disabled, failed_count, doc, photo, profile_doc, profile_updated_at, etag, updated_at)
              VALUES ($1, $2, $3, $4, $5, $6, 0, $7, $8, $9, $10, $11, $10) RETURNING id",
         )
-        .bind(&new.tenant_code)
+        .bind(new.tenant_code.as_str())
         .bind(username.trim())
-        .bind(User::username_key(&username))
+        .bind(User::username_key(username))
         .bind(&new.password_hash)
-        .bind(new.role.as_str())
+        .bind(new.user.role.as_str())
         .bind(new.user.is_disabled as i64)
         .bind(user_doc(&new.user)?)
         .bind(new.user.photo.clone())
@@ -186,7 +173,7 @@ impl Store {
             record(&mut tx, audit, AuditAction::Create, ResourceType::User, id).await?;
         }
         tx.commit().await?;
-        Ok(id.get())
+        Ok(id)
     }
 
     /// A user of exactly this tenant.
@@ -201,7 +188,7 @@ impl Store {
             && let UserRef::Id(id) = user
             && let Some(hit) = self.users.get(&id.get())
         {
-            let same_tenant = hit.user.tenant_code.as_deref() == Some(tenant_code);
+            let same_tenant = hit.user.tenant_code == tenant_code;
             return Ok(same_tenant.then_some(hit));
         }
         let (filter, key) = user_filter(user);
@@ -280,9 +267,9 @@ impl Store {
             tenant_code,
             id,
             user,
-            role,
             password_hash,
         } = update;
+        let role = user.role;
         let mut tx = self.begin_write().await?;
         let stays = role == Role::Administrator && !user.is_disabled;
         keep_root_administrator(&mut tx, id, stays).await?;
@@ -299,7 +286,7 @@ impl Store {
         let ends_sessions = password_hash.is_some()
             || user.is_disabled
             || role_before.is_some_and(|before| before != role.as_str());
-        let username = user.username.clone().unwrap_or_default();
+        let username = &user.username;
         sqlx::query(
             "UPDATE users SET username = $1, username_key = $2,
                 password_hash = COALESCE($3, password_hash), role = $4, is_disabled = $5,
@@ -307,7 +294,7 @@ impl Store {
              WHERE id = $10",
         )
         .bind(username.trim())
-        .bind(User::username_key(&username))
+        .bind(User::username_key(username))
         .bind(password_hash)
         .bind(role.as_str())
         .bind(user.is_disabled as i64)
@@ -426,8 +413,8 @@ async fn user_event(tx: &mut super::Tx, id: UserId, kind: EventType) -> StoreRes
         .fetch_one(&mut **tx)
         .await?;
     let stored = user_from_row(&row, false)?;
-    let tenant = stored.user.tenant_code.clone().unwrap_or_default();
-    emit(tx, &tenant, Category::User, kind, event_data(&stored.user)).await
+    let tenant = &stored.user.tenant_code;
+    emit(tx, tenant, Category::User, kind, event_data(&stored.user)).await
 }
 
 /// A user's profile columns (`u.id, u.username, u.profile_doc, u.profile_updated_at,
