@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use super::address_book::optional_serial_id;
 use super::closed_set::closed_set;
-use super::ids::NotificationId;
+use super::ids::{GroupId, NotificationId};
 use super::recipient::Recipient;
 use super::serde_util::null_as_default;
 
@@ -84,7 +84,7 @@ impl EventNotification {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NotificationLevel {
     Tenant,
-    Group(i64),
+    Group(GroupId),
 }
 
 /// Most device ids one notification may list (each is looked up on every write; larger

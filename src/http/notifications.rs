@@ -75,9 +75,8 @@ async fn group_level(
     scope: &TenantScope,
     raw_group: &str,
 ) -> ApiResult<NotificationLevel> {
-    // Notification levels and `group_exists` still take the raw number.
-    let id = group_id(raw_group)?.get();
-    if !app.store.group_exists(scope.code(), id).await? {
+    let id = group_id(raw_group)?;
+    if !app.store.group_exists(scope.code(), id.get()).await? {
         return Err(ApiError::NotFound);
     }
     Ok(NotificationLevel::Group(id))

@@ -10,7 +10,7 @@ use jiff::tz::TimeZone;
 
 use crate::domain::events::{Expression, parse_expression};
 use crate::domain::geofence::Shape;
-use crate::domain::ids::NotificationId;
+use crate::domain::ids::{GroupId, NotificationId};
 use crate::domain::mo_message::GeofenceRef;
 use crate::domain::notification::{EventNotification, Severity};
 use crate::domain::tenant::TenantNode;
@@ -22,7 +22,7 @@ use crate::store::{Store, StoreResult, StoredGeofence, StoredNotification, Write
 pub struct CompiledNotification {
     pub id: NotificationId,
     /// `None`: tenant level (applies by `DeviceType`/`Devices`); else this group's.
-    pub group_id: Option<i64>,
+    pub group_id: Option<GroupId>,
     pub record: EventNotification,
     /// The record's `Severity` (`Info` when it names none).
     pub severity: Severity,
@@ -38,7 +38,7 @@ impl CompiledNotification {
             return false;
         }
         match self.group_id {
-            Some(group) => group_id == Some(group),
+            Some(group) => group_id == Some(group.get()),
             None => {
                 let type_ok = self
                     .record

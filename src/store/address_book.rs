@@ -15,7 +15,7 @@ use super::{
 };
 use crate::domain::address_book::{Contact, DistributionList};
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
-use crate::domain::ids::{ContactId, DistributionListId, NotificationId};
+use crate::domain::ids::{ContactId, DistributionListId, NotificationId, TenantCode};
 use crate::domain::notification::EventNotification;
 use crate::domain::recipient::RecipientReference;
 use crate::domain::tenant::TenantNode;
@@ -135,7 +135,7 @@ pub struct AddressBookWrite<'a, T> {
 #[derive(Debug, Clone)]
 pub struct Owned<T: OwnedRecord> {
     pub id: T::Id,
-    pub owner: String,
+    pub owner: TenantCode,
     pub etag: String,
     pub updated_at: Option<Timestamp>,
     pub record: T,
@@ -159,7 +159,7 @@ impl OwnedRow {
             .map_err(|e| StoreError::Corrupt(format!("doc: {e}")))?;
         Ok(Owned {
             id: T::id(self.id),
-            owner: self.tenant_code,
+            owner: TenantCode::from_store(self.tenant_code),
             etag: self.etag,
             updated_at: from_micros(Some(self.updated_at))?,
             record,

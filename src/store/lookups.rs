@@ -6,7 +6,7 @@ use sqlx::Row;
 
 use super::{Store, StoreError, StoreResult, WriteTx, from_doc};
 use crate::domain::address_book::{Contact, DistributionList};
-use crate::domain::ids::{ContactId, DistributionListId, NotificationId};
+use crate::domain::ids::{ContactId, DistributionListId, GroupId, NotificationId};
 use crate::domain::notification::EventNotification;
 pub use crate::domain::recipient_targets::{DevicePosition, UserContact};
 use crate::domain::tenant::TenantNode;
@@ -16,7 +16,7 @@ use crate::domain::tenant::TenantNode;
 pub struct StoredNotification {
     pub id: NotificationId,
     /// `None`: tenant level.
-    pub group_id: Option<i64>,
+    pub group_id: Option<GroupId>,
     pub record: EventNotification,
 }
 
@@ -218,7 +218,7 @@ where
         .map(|r| {
             Ok(StoredNotification {
                 id: NotificationId::new(r.try_get("id")?),
-                group_id: r.try_get("group_id")?,
+                group_id: r.try_get::<Option<i64>, _>("group_id")?.map(GroupId::new),
                 record: from_doc(r, "doc")?,
             })
         })

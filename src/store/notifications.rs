@@ -18,14 +18,14 @@ fn group_key(level: NotificationLevel) -> i64 {
     // 0 is never a group id: it stands for "tenant level" in the portable filter below.
     match level {
         NotificationLevel::Tenant => 0,
-        NotificationLevel::Group(id) => id,
+        NotificationLevel::Group(id) => id.get(),
     }
 }
 
 fn group_column(level: NotificationLevel) -> Option<i64> {
     match level {
         NotificationLevel::Tenant => None,
-        NotificationLevel::Group(id) => Some(id),
+        NotificationLevel::Group(id) => Some(id.get()),
     }
 }
 

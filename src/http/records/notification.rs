@@ -190,7 +190,7 @@ impl EventNotificationRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::ids::NotificationId;
+    use crate::domain::ids::{GroupId, NotificationId};
     use crate::domain::recipient::RecipientType;
 
     fn fields_with(
@@ -225,7 +225,10 @@ mod tests {
             ..sos()
         };
         assert!(fields(&ok, NotificationLevel::Tenant).is_empty());
-        assert_eq!(fields(&ok, NotificationLevel::Group(1)), ["Devices"]);
+        assert_eq!(
+            fields(&ok, NotificationLevel::Group(GroupId::new(1))),
+            ["Devices"]
+        );
         assert_eq!(ok.device_ids(), ["a", "b"]);
         let bad = EventNotificationRecord {
             events_expression: Some("Emergency AND".into()),
@@ -295,11 +298,11 @@ mod tests {
         assert!(fields(&listed(&same), NotificationLevel::Tenant).is_empty());
         // On group level even an empty string is refused: the field does not exist there.
         assert_eq!(
-            fields(&listed(""), NotificationLevel::Group(1)),
+            fields(&listed(""), NotificationLevel::Group(GroupId::new(1))),
             ["Devices"]
         );
         assert_eq!(
-            fields(&typed(""), NotificationLevel::Group(1)),
+            fields(&typed(""), NotificationLevel::Group(GroupId::new(1))),
             ["DeviceType"]
         );
     }
