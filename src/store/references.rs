@@ -9,6 +9,7 @@ use sqlx::{FromRow, Row};
 
 use super::address_book::AddressBook;
 use super::{Store, StoreError, StoreResult, Tx};
+use crate::domain::address_book::Contact;
 use crate::domain::ids::{ContactId, DistributionListId, GroupId, NotificationId};
 use crate::domain::recipient::{
     ContactTarget, RecipientReference, RecipientTarget, RecipientType, ReferencedRecords,
@@ -118,17 +119,13 @@ impl Store {
                     if book == AddressBook::Lists {
                         found.lists.insert(DistributionListId::new(id), owner);
                     } else {
-                        let doc: serde_json::Value = serde_json::from_str(&doc)
+                        let contact: Contact = serde_json::from_str(&doc)
                             .map_err(|e| StoreError::Corrupt(format!("contact doc: {e}")))?;
-                        let entries = doc["ContactEntries"]
-                            .as_array()
-                            .map(|entries| {
-                                entries
-                                    .iter()
-                                    .filter_map(|e| e["EntryId"].as_str().map(str::to_string))
-                                    .collect()
-                            })
-                            .unwrap_or_default();
+                        let entries = contact
+                            .contact_entries
+                            .into_iter()
+                            .filter_map(|e| e.entry_id)
+                            .collect();
                         let contact = ContactTarget { owner, entries };
                         found.contacts.insert(ContactId::new(id), contact);
                     }
