@@ -1,35 +1,31 @@
 //! The address book: contacts and distribution lists of a tenant.
 
+use std::str::FromStr;
+
 use jiff::Timestamp;
-use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
+use serde::{Deserialize, Deserializer, Serialize};
 
-use super::address::ContactAddress;
-use super::recipient::{Recipient, RecipientReference, check_recipient_count, validate_recipients};
-use super::record::ServerFields;
+use super::ids::{ContactId, DistributionListId};
+use super::recipient::Recipient;
 use super::serde_util::null_as_default;
-use super::validation::{ValidationErrors, Validator};
 
-/// An address book contact. `SyncToDevices` is read-only.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+/// An address book contact, checked: it has a name, a known culture, and every entry's
+/// address reads (`ContactAddress::parse`). Stored as this document, with `ContactId`
+/// and `SyncToDevices` null (the row's id is the id; syncing is derived when shown).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct Contact {
-    #[schema(read_only)]
-    pub contact_id: Option<String>,
-    #[schema(required = true, min_length = 1)]
-    pub contact_name: Option<String>,
-    /// Given to first responders in an emergency.
+    /// Set when the contact is shown (`None` as stored).
+    #[serde(default, deserialize_with = "optional_serial_id")]
+    pub contact_id: Option<ContactId>,
+    pub contact_name: String,
     #[serde(default)]
     pub is_escalation_contact: bool,
-    /// Visible (read-only) in every subtenant.
     #[serde(default)]
     pub applies_to_subtenants: bool,
-    /// True when a distribution list of the tenant names this contact in a
-    /// `DeviceContact` recipient (devices keep it in their address book).
-    #[schema(read_only)]
+    /// Set when the contact is shown (`None` as stored).
     pub sync_to_devices: Option<bool>,
     pub culture_name: Option<String>,
-    #[schema(nullable)]
     #[serde(default, deserialize_with = "null_as_default")]
     pub contact_entries: Vec<ContactEntry>,
     /// The contact's version: the `ETag` header only.
@@ -39,41 +35,17 @@ pub struct Contact {
 
 /// One way to reach a contact: an e-mail address or a phone number, plain or with the
 /// `mail:`/`sms:` prefix (kept as sent; `ContactAddress::parse` reads it).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct ContactEntry {
-    /// Server-assigned; send it back to keep the entry's identity on PUT.
+    /// `None` only before `assign_entries` gave it one (or kept the one sent back).
     pub entry_id: Option<String>,
-    #[schema(example = "+447700900123")]
-    pub address: Option<String>,
-    #[schema(read_only, value_type = Option<String>, format = DateTime)]
+    pub address: String,
+    /// `None` only before `assign_entries`.
     pub last_updated: Option<Timestamp>,
 }
 
 impl Contact {
-    /// Checks every rule; returns the contact as stored (entries get their ids from
-    /// `assign_entries`).
-    pub fn validated(self) -> Result<Contact, ValidationErrors> {
-        let mut v = Validator::new();
-        if let Some(name) = v.required("ContactName", self.contact_name.as_deref()) {
-            v.length("ContactName", Some(name), 1, 200);
-        }
-        v.culture("CultureName", self.culture_name.as_deref());
-        for (i, entry) in self.contact_entries.iter().enumerate() {
-            let field = format!("ContactEntries[{i}].Address");
-            match entry.address.as_deref().map(str::trim) {
-                None | Some("") => v.add(field, "is required"),
-                Some(a) => {
-                    if let Err(message) = ContactAddress::parse(a) {
-                        v.add(field, message);
-                    }
-                }
-            }
-        }
-        v.finish()?;
-        Ok(self.without_read_only())
-    }
-
     /// The `EntryId`s of `previous` this contact no longer has.
     pub fn removed_entries(&self, previous: &[ContactEntry]) -> Vec<String> {
         previous
@@ -123,140 +95,79 @@ impl Contact {
     }
 }
 
-impl ServerFields for Contact {
-    const READ_ONLY_FIELDS: &'static [&'static str] = &["ContactId", "SyncToDevices"];
-
-    fn without_read_only(mut self) -> Self {
-        self.contact_id = None;
-        self.sync_to_devices = None;
-        self.etag = None;
-        self
-    }
-}
-
-/// A distribution list as written: no `SyncToDevices`, and no unknown properties.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "PascalCase", deny_unknown_fields)]
-pub struct DistributionListInput {
-    /// Ignored on write.
-    #[schema(read_only)]
-    pub list_id: Option<String>,
-    #[schema(required = true, min_length = 1)]
-    pub list_name: Option<String>,
-    #[serde(default)]
-    pub applies_to_subtenants: bool,
-    /// Ignored on write.
-    #[schema(read_only, value_type = Option<String>, format = DateTime)]
-    pub last_updated: Option<Timestamp>,
-    #[schema(required = true)]
-    pub recipients: Option<Vec<Recipient>>,
-}
-
-/// A distribution list as read.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+/// A distribution list, checked: it has a name and its recipients follow their rules
+/// (what they name is checked by the store when it is written). Stored as this
+/// document, with `ListId` and `LastUpdated` null and `SyncToDevices` false (the row
+/// has them).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct DistributionList {
-    pub list_id: Option<String>,
-    pub list_name: Option<String>,
+    /// Set when the list is shown (`None` as stored).
+    #[serde(default, deserialize_with = "optional_serial_id")]
+    pub list_id: Option<DistributionListId>,
+    /// Trimmed.
+    pub list_name: String,
+    #[serde(default)]
     pub applies_to_subtenants: bool,
-    #[schema(value_type = Option<String>, format = DateTime)]
     pub last_updated: Option<Timestamp>,
+    #[serde(default, deserialize_with = "null_as_default")]
     pub recipients: Vec<Recipient>,
-    /// True when another list of the tenant names this one in a `DeviceList` recipient.
+    /// True when another list of the tenant names this one in a `DeviceList` recipient
+    /// (set when the list is shown).
+    #[serde(default)]
     pub sync_to_devices: bool,
     /// The list's version: the `ETag` header only.
     #[serde(skip)]
     pub etag: Option<String>,
 }
 
-impl DistributionListInput {
-    /// Checks every rule that needs no lookup (`own_id`: the list being replaced, which
-    /// may not name itself); returns the list as stored and the references its recipients
-    /// make, which the store resolves in the writing transaction.
-    pub fn validated(
-        self,
-        own_id: Option<i64>,
-    ) -> Result<(DistributionList, Vec<RecipientReference>), ValidationErrors> {
-        let mut v = Validator::new();
-        if let Some(name) = v.required("ListName", self.list_name.as_deref()) {
-            v.length("ListName", Some(name), 1, 200);
-        }
-        let references = match &self.recipients {
-            None => {
-                v.add("Recipients", "is required (an empty array is allowed)");
-                Vec::new()
-            }
-            // Too many is one error; nothing is looked up then.
-            Some(recipients) if !check_recipient_count(recipients, &mut v) => Vec::new(),
-            Some(recipients) => validate_recipients(recipients, &mut v),
-        };
-        let recipients = self.recipients.unwrap_or_default();
-        if let Some(id) = own_id.map(|id| id.to_string()) {
-            for (i, r) in recipients.iter().enumerate() {
-                if r.list_id.as_deref() == Some(id.as_str()) {
-                    v.add(
-                        format!("Recipients[{i}].ListId"),
-                        "a list cannot contain itself",
-                    );
-                }
-            }
-        }
-        v.finish()?;
-        let list = DistributionList {
-            list_id: None,
-            list_name: self.list_name.map(|n| n.trim().to_string()),
-            applies_to_subtenants: self.applies_to_subtenants,
-            last_updated: None,
-            recipients,
-            sync_to_devices: false,
-            etag: None,
-        };
-        Ok((list, references))
-    }
+/// Reads an optional serial id written as its decimal text (records store theirs as
+/// null; the row holds the id).
+pub(crate) fn optional_serial_id<'de, D, I>(d: D) -> Result<Option<I>, D::Error>
+where
+    D: Deserializer<'de>,
+    I: FromStr,
+    I::Err: std::fmt::Display,
+{
+    Option::<String>::deserialize(d)?
+        .map(|text| text.parse().map_err(serde::de::Error::custom))
+        .transpose()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn entry(id: Option<&str>, address: &str) -> ContactEntry {
+        ContactEntry {
+            entry_id: id.map(str::to_string),
+            address: address.into(),
+            last_updated: None,
+        }
+    }
+
     #[test]
     fn entries_keep_their_identity() {
         let t0: Timestamp = "2026-01-01T00:00:00Z".parse().unwrap();
         let t1: Timestamp = "2026-02-01T00:00:00Z".parse().unwrap();
         let mut first = Contact {
-            contact_name: Some("Sam".into()),
-            contact_entries: vec![
-                ContactEntry {
-                    address: Some("sam@example.com".into()),
-                    ..Default::default()
-                },
-                ContactEntry {
-                    address: Some("+447700900123".into()),
-                    ..Default::default()
-                },
-            ],
-            ..Default::default()
+            contact_id: None,
+            contact_name: "Sam".into(),
+            is_escalation_contact: false,
+            applies_to_subtenants: false,
+            sync_to_devices: None,
+            culture_name: None,
+            contact_entries: vec![entry(None, "sam@example.com"), entry(None, "+447700900123")],
+            etag: None,
         };
         first.assign_entries(&[], t0);
         assert_eq!(first.contact_entries[0].entry_id.as_deref(), Some("1"));
         assert_eq!(first.contact_entries[1].entry_id.as_deref(), Some("2"));
         let mut second = Contact {
             contact_entries: vec![
-                ContactEntry {
-                    entry_id: Some("2".into()),
-                    address: Some("+447700900123".into()),
-                    last_updated: None,
-                },
-                ContactEntry {
-                    entry_id: Some("1".into()),
-                    address: Some("sam@new.example".into()),
-                    last_updated: None,
-                },
-                ContactEntry {
-                    entry_id: Some("99".into()),
-                    address: Some("x@example.com".into()),
-                    last_updated: None,
-                },
+                entry(Some("2"), "+447700900123"),
+                entry(Some("1"), "sam@new.example"),
+                entry(Some("99"), "x@example.com"),
             ],
             ..first.clone()
         };
@@ -264,49 +175,26 @@ mod tests {
         assert_eq!(second.contact_entries[0].last_updated, Some(t0));
         assert_eq!(second.contact_entries[1].last_updated, Some(t1));
         assert_eq!(second.contact_entries[2].entry_id.as_deref(), Some("100"));
+        assert!(second.removed_entries(&first.contact_entries).is_empty());
+        second.contact_entries.remove(0);
+        assert_eq!(second.removed_entries(&first.contact_entries), ["2"]);
     }
 
     #[test]
-    fn contact_rules() {
-        let bad = Contact {
-            contact_name: Some(" ".into()),
-            contact_entries: vec![ContactEntry {
-                address: Some("nope".into()),
-                ..Default::default()
-            }],
-            ..Default::default()
-        };
-        assert_eq!(bad.validated().unwrap_err().0.len(), 2);
-    }
-
-    #[test]
-    fn entry_addresses_plain_or_prefixed() {
-        let with = |addresses: &[&str]| Contact {
-            contact_name: Some("Ops".into()),
-            contact_entries: addresses
-                .iter()
-                .map(|a| ContactEntry {
-                    address: Some(a.to_string()),
-                    ..Default::default()
-                })
-                .collect(),
-            ..Default::default()
-        };
-        let good = [
-            "ops@example.com",
-            "mail:ops@example.com",
-            "+441234567890",
-            "sms:+441234567890",
-        ];
-        assert!(with(&good).validated().is_ok());
-        let bad = with(&["mail:+441234567890", "ops@example.com", "sms:a@b.co"])
-            .validated()
-            .unwrap_err();
-        let fields: Vec<_> = bad.0.iter().map(|e| e.field.as_str()).collect();
-        assert_eq!(
-            fields,
-            ["ContactEntries[0].Address", "ContactEntries[2].Address"]
-        );
-        assert!(bad.0[0].message.contains("sms:"), "{:?}", bad.0[0]);
+    fn stored_documents_read_back() {
+        let doc = r#"{"ContactId":null,"ContactName":"Sam","IsEscalationContact":true,
+            "AppliesToSubtenants":false,"SyncToDevices":null,"CultureName":null,
+            "ContactEntries":[{"EntryId":"1","Address":"sam@example.com",
+            "LastUpdated":"2026-01-01T00:00:00Z"}]}"#;
+        let contact: Contact = serde_json::from_str(doc).expect("reads");
+        assert!(contact.is_escalation_contact);
+        let doc: serde_json::Value = serde_json::from_str(doc).expect("json");
+        assert_eq!(serde_json::to_value(&contact).expect("serialises"), doc);
+        let doc = r#"{"ListId":null,"ListName":"Ops","AppliesToSubtenants":true,
+            "LastUpdated":null,"Recipients":[],"SyncToDevices":false}"#;
+        let list: DistributionList = serde_json::from_str(doc).expect("reads");
+        assert_eq!(list.list_name, "Ops");
+        let doc: serde_json::Value = serde_json::from_str(doc).expect("json");
+        assert_eq!(serde_json::to_value(&list).expect("serialises"), doc);
     }
 }

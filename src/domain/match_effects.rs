@@ -211,7 +211,7 @@ pub fn plan_match(m: &Matched<'_>, c: &Circumstances<'_>) -> Vec<Effect> {
         effects.push(Effect::RaiseOrJoinAlert(AlertRaise {
             at: c.now,
             severity: m.severity,
-            notification_name: m.notification.notification_name.clone().unwrap_or_default(),
+            notification_name: m.notification.notification_name.clone(),
             position: m.position,
             geofences: m.geofence_names(),
             message_id: m.message.map(|(id, _)| id),
@@ -223,7 +223,7 @@ pub fn plan_match(m: &Matched<'_>, c: &Circumstances<'_>) -> Vec<Effect> {
         effects.push(Effect::Webhook(Fired {
             at: c.now,
             notification_id: m.notification_id,
-            notification_name: m.notification.notification_name.clone(),
+            notification_name: Some(m.notification.notification_name.clone()),
             severity: m.severity,
             device_id: m.device_id(),
             message_id: m.message.map(|(id, _)| id),
@@ -245,7 +245,7 @@ pub fn plan_match(m: &Matched<'_>, c: &Circumstances<'_>) -> Vec<Effect> {
 /// What the match's messages say.
 fn summary(m: &Matched<'_>, c: &Circumstances<'_>) -> MatchSummary {
     let mut summary = MatchSummary {
-        notification_name: m.notification.notification_name.clone().unwrap_or_default(),
+        notification_name: m.notification.notification_name.clone(),
         notification_text: m.notification.notification_text.clone(),
         severity: m.severity,
         device_id: m.device_id(),

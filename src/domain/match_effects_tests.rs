@@ -14,9 +14,18 @@ fn at(text: &str) -> Timestamp {
 
 fn notification(name: &str, raise_alert: bool) -> EventNotification {
     EventNotification {
-        notification_name: Some(name.into()),
+        notification_id: None,
+        notification_name: name.into(),
+        notification_text: None,
+        notification_disabled: false,
+        recipients: Vec::new(),
+        events_expression: "Emergency".into(),
+        time_zone_id: None,
         raise_alert,
-        ..Default::default()
+        severity: None,
+        device_type: None,
+        devices: None,
+        etag: None,
     }
 }
 

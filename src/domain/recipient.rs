@@ -8,6 +8,7 @@ use utoipa::ToSchema;
 
 use super::address::ContactAddress;
 use super::closed_set::closed_set;
+use super::ids::{ContactId, DistributionListId, GroupId};
 use super::validation::Validator;
 
 closed_set! {
@@ -76,16 +77,16 @@ pub struct Recipient {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum RecipientTarget {
     List {
-        id: i64,
+        id: DistributionListId,
         tenant_code: Option<String>,
     },
     Contact {
-        id: i64,
+        id: ContactId,
         tenant_code: Option<String>,
         detail_id: Option<String>,
     },
     Group {
-        id: i64,
+        id: GroupId,
     },
 }
 
@@ -108,9 +109,9 @@ pub struct ContactTarget {
 /// (found by the store): lists and contacts by id with their owner, group ids.
 #[derive(Debug, Clone, Default)]
 pub struct ReferencedRecords {
-    pub lists: HashMap<i64, String>,
-    pub contacts: HashMap<i64, ContactTarget>,
-    pub groups: HashSet<i64>,
+    pub lists: HashMap<DistributionListId, String>,
+    pub contacts: HashMap<ContactId, ContactTarget>,
+    pub groups: HashSet<GroupId>,
 }
 
 /// Adds an error for every reference that does not resolve in `found`. The message for
@@ -371,19 +372,21 @@ pub fn validate_recipients(recipients: &[Recipient], v: &mut Validator) -> Vec<R
         let target = match kind {
             RecipientType::DeviceList | RecipientType::TenantList => {
                 id_of(Field::ListId, v).map(|id| RecipientTarget::List {
-                    id,
+                    id: DistributionListId::new(id),
                     tenant_code: recipient.tenant_code.clone(),
                 })
             }
             RecipientType::DeviceContact | RecipientType::TenantContact => {
                 id_of(Field::ContactId, v).map(|id| RecipientTarget::Contact {
-                    id,
+                    id: ContactId::new(id),
                     tenant_code: recipient.tenant_code.clone(),
                     detail_id: recipient.contact_detail_id.clone(),
                 })
             }
             RecipientType::ChangeGroup => {
-                id_of(Field::GroupId, v).map(|id| RecipientTarget::Group { id })
+                id_of(Field::GroupId, v).map(|id| RecipientTarget::Group {
+                    id: GroupId::new(id),
+                })
             }
             _ => None,
         };
@@ -551,7 +554,7 @@ mod tests {
         assert_eq!(
             refs[0].target,
             RecipientTarget::List {
-                id: 4,
+                id: DistributionListId::new(4),
                 tenant_code: None
             }
         );

@@ -14,6 +14,7 @@ use serde_json::{Map, Value, json};
 use super::address::ContactAddress;
 use super::address_book::Contact;
 use super::delivery::Channel;
+use super::ids::{ContactId, DistributionListId};
 use super::mt_message::MtType;
 use super::profile::UserProfile;
 use super::recipient::{Recipient, RecipientType};
@@ -77,9 +78,9 @@ pub struct MatchedDevice<'a> {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Lookup {
     /// A distribution list visible from the tenant.
-    List(i64),
+    List(DistributionListId),
     /// A contact visible from the tenant.
-    Contact(i64),
+    Contact(ContactId),
     /// A user (the device's user, or their manager).
     User(i64),
     /// The devices of one of the tenant's groups.
@@ -92,8 +93,8 @@ pub enum Lookup {
 /// visible from the tenant).
 #[derive(Debug, Clone, Default)]
 pub struct RecipientFacts {
-    pub lists: HashMap<i64, Option<Vec<Recipient>>>,
-    pub contacts: HashMap<i64, Option<Contact>>,
+    pub lists: HashMap<DistributionListId, Option<Vec<Recipient>>>,
+    pub contacts: HashMap<ContactId, Option<Contact>>,
     pub users: HashMap<i64, Option<UserContact>>,
     pub group_devices: HashMap<i64, Vec<String>>,
     /// By the radius's bits (a match has one position).
@@ -152,7 +153,7 @@ pub fn plan_targets(
             targets_of(kind, recipient, device, facts, &mut out)?;
             continue;
         }
-        let Some(id) = id_of(recipient.list_id.as_deref()) else {
+        let Some(id) = id_of(recipient.list_id.as_deref()).map(DistributionListId::new) else {
             continue;
         };
         if depth >= MAX_LIST_DEPTH || !seen_lists.insert(id) {
@@ -188,7 +189,7 @@ fn targets_of(
     match kind {
         R::DeviceList | R::TenantList => {}
         R::DeviceContact | R::TenantContact => {
-            if let Some(id) = id_of(recipient.contact_id.as_deref()) {
+            if let Some(id) = id_of(recipient.contact_id.as_deref()).map(ContactId::new) {
                 match facts.contacts.get(&id).ok_or(Lookup::Contact(id))? {
                     Some(contact) => contact_targets(
                         contact,
@@ -416,15 +417,14 @@ fn contact_targets(contact: &Contact, entry: Option<&str>, targets: &mut Vec<Tar
         if entry.is_some_and(|wanted| e.entry_id.as_deref() != Some(wanted)) {
             continue;
         }
-        if let Some(Ok(address)) = e.address.as_deref().map(ContactAddress::parse) {
+        if let Ok(address) = ContactAddress::parse(&e.address) {
             targets.push(address_target(address));
         }
     }
     if targets.len() == before {
-        let name = contact.contact_name.as_deref().unwrap_or_default();
         targets.push(nobody(
             Channel::Email,
-            format!("contact {name} has no usable entry"),
+            format!("contact {} has no usable entry", contact.contact_name),
         ));
     }
 }

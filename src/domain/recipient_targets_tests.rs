@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::domain::address_book::ContactEntry;
+use crate::domain::ids::{ContactId, DistributionListId};
 
 const OWN: &str = "300234010753370";
 
@@ -29,16 +30,21 @@ fn user(username: &str, manager: Option<i64>, profile: Value) -> UserContact {
 
 fn contact(name: &str, entries: &[(&str, &str)]) -> Contact {
     Contact {
-        contact_name: Some(name.into()),
+        contact_id: None,
+        contact_name: name.into(),
+        is_escalation_contact: false,
+        applies_to_subtenants: false,
+        sync_to_devices: None,
+        culture_name: None,
         contact_entries: entries
             .iter()
             .map(|(id, address)| ContactEntry {
                 entry_id: Some(id.to_string()),
-                address: Some(address.to_string()),
+                address: address.to_string(),
                 last_updated: None,
             })
             .collect(),
-        ..Default::default()
+        etag: None,
     }
 }
 
@@ -142,16 +148,17 @@ fn lists_expand_in_order_once_each_and_a_missing_one_is_recorded() {
     let names = |id: &str| recipient(json!({"Type": "TenantList", "ListId": id}));
     // List 1 names list 2, which names list 1 back.
     world.lists.insert(
-        1,
+        DistributionListId::new(1),
         Some(vec![
             address("mail:a@example.com"),
             names("2"),
             address("mail:c@example.com"),
         ]),
     );
-    world
-        .lists
-        .insert(2, Some(vec![address("mail:b@example.com"), names("1")]));
+    world.lists.insert(
+        DistributionListId::new(2),
+        Some(vec![address("mail:b@example.com"), names("1")]),
+    );
     let (resolution, asked) = resolve(
         &[
             json!({"Type": "DeviceList", "ListId": "1"}),
@@ -161,7 +168,8 @@ fn lists_expand_in_order_once_each_and_a_missing_one_is_recorded() {
         &device(),
         &world,
     );
-    assert_eq!(asked, [Lookup::List(1), Lookup::List(2), Lookup::List(9)]);
+    let list = |id| Lookup::List(DistributionListId::new(id));
+    assert_eq!(asked, [list(1), list(2), list(9)]);
     assert_eq!(
         resolution.targets,
         [
@@ -178,15 +186,16 @@ fn lists_expand_in_order_once_each_and_a_missing_one_is_recorded() {
 fn contacts_resolve_every_entry_or_the_one_named() {
     let mut world = RecipientFacts::default();
     world.contacts.insert(
-        3,
+        ContactId::new(3),
         Some(contact(
             "Jane",
             &[("1", "jane@example.com"), ("2", "+447700900123")],
         )),
     );
-    world
-        .contacts
-        .insert(4, Some(contact("Postal", &[("1", "1 High Street")])));
+    world.contacts.insert(
+        ContactId::new(4),
+        Some(contact("Postal", &[("1", "1 High Street")])),
+    );
     assert_eq!(
         targets(
             &[json!({"Type": "TenantContact", "ContactId": "3"})],

@@ -9,12 +9,14 @@ use utoipa_axum::routes;
 use super::error::{ApiError, ApiResult, Problem};
 use super::extract::{IfMatch, TenantScope};
 use super::negotiate::{Body, EmptyOk, OkWithLocation, Record, RecordList, Representable};
+use super::records::contact::ContactRecord;
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
 use crate::domain::address_book::Contact;
+use crate::domain::ids::ContactId;
 use crate::domain::shared::ensure_owner;
 use crate::domain::time::now;
-use crate::store::{AddressBook, AddressBookWrite, Owned};
+use crate::store::{AddressBookWrite, Owned};
 
 impl Representable for Contact {
     const NAME: &'static str = "Contact";
@@ -39,7 +41,7 @@ struct ContactPath {
 
 fn present(owned: Owned<Contact>, synced: bool) -> Contact {
     Contact {
-        contact_id: Some(owned.id.to_string()),
+        contact_id: Some(owned.id),
         sync_to_devices: Some(synced),
         etag: Some(owned.etag),
         ..owned.record
@@ -53,10 +55,10 @@ async fn owned_contact(
     scope: &TenantScope,
     raw_id: &str,
 ) -> ApiResult<Owned<Contact>> {
-    let id: i64 = raw_id.parse().map_err(|_| ApiError::NotFound)?;
+    let id: ContactId = raw_id.parse().map_err(|_| ApiError::NotFound)?;
     let contact = app
         .store
-        .get_address_book::<Contact>(AddressBook::Contacts, &scope.tenant, id)
+        .get_address_book::<Contact>(&scope.tenant, id)
         .await?
         .ok_or(ApiError::NotFound)?;
     ensure_owner(&contact.owner, scope.code(), "contact")?;
@@ -65,7 +67,7 @@ async fn owned_contact(
 
 /// List contacts: the tenant's own, then those ancestors share with subtenants.
 #[utoipa::path(get, path = "/V2/{tenantVarCode}/addressbookcontacts", tag = "Address book contacts",
-    params(TenantParam), responses((status = 200, body = [Contact]), (status = 404, body = Problem)))]
+    params(TenantParam), responses((status = 200, body = [ContactRecord]), (status = 404, body = Problem)))]
 async fn list_contacts(
     scope: TenantScope,
     State(app): State<AppState>,
@@ -73,7 +75,7 @@ async fn list_contacts(
     let (synced, _) = app.store.synced_to_devices(&scope.tenant).await?;
     let contacts = app
         .store
-        .list_address_book::<Contact>(AddressBook::Contacts, &scope.tenant)
+        .list_address_book::<Contact>(&scope.tenant)
         .await?;
     Ok(RecordList(
         contacts
@@ -88,13 +90,13 @@ async fn list_contacts(
 
 /// Create a contact; entries get server-assigned `EntryId`s.
 #[utoipa::path(post, path = "/V2/{tenantVarCode}/addressbookcontacts", tag = "Address book contacts",
-    params(TenantParam), request_body = Contact,
+    params(TenantParam), request_body = ContactRecord,
     responses((status = 200, description = "Created; Location names the contact"), (status = 400, body = Problem),
         (status = 403, body = Problem)))]
 async fn create_contact(
     scope: TenantScope,
     State(app): State<AppState>,
-    Body(contact): Body<Contact>,
+    Body(contact): Body<ContactRecord>,
 ) -> ApiResult<OkWithLocation> {
     scope.require(Permission::ManageConfiguration)?;
     let mut contact = contact.validated()?;
@@ -107,7 +109,7 @@ async fn create_contact(
     };
     let id = app
         .store
-        .create_address_book(AddressBook::Contacts, &scope.tenant, write, &scope.audit())
+        .create_address_book(&scope.tenant, write, &scope.audit())
         .await?;
     Ok(OkWithLocation(format!(
         "/V2/{}/addressbookcontacts/{id}",
@@ -117,16 +119,16 @@ async fn create_contact(
 
 /// Get a contact.
 #[utoipa::path(get, path = "/V2/{tenantVarCode}/addressbookcontacts/{contactId}", tag = "Address book contacts",
-    params(ContactPath), responses((status = 200, body = Contact), (status = 404, body = Problem)))]
+    params(ContactPath), responses((status = 200, body = ContactRecord), (status = 404, body = Problem)))]
 async fn get_contact(
     scope: TenantScope,
     State(app): State<AppState>,
     Path(path): Path<ContactPath>,
 ) -> ApiResult<Record<Contact>> {
-    let id: i64 = path.contactId.parse().map_err(|_| ApiError::NotFound)?;
+    let id: ContactId = path.contactId.parse().map_err(|_| ApiError::NotFound)?;
     let contact = app
         .store
-        .get_address_book::<Contact>(AddressBook::Contacts, &scope.tenant, id)
+        .get_address_book::<Contact>(&scope.tenant, id)
         .await?
         .ok_or(ApiError::NotFound)?;
     let (synced, _) = app.store.synced_to_devices(&scope.tenant).await?;
@@ -136,7 +138,7 @@ async fn get_contact(
 
 /// Replace a contact (entries sent back with their `EntryId` keep it).
 #[utoipa::path(put, path = "/V2/{tenantVarCode}/addressbookcontacts/{contactId}", tag = "Address book contacts",
-    params(ContactPath), request_body = Contact,
+    params(ContactPath), request_body = ContactRecord,
     responses((status = 200, description = "Updated"), (status = 400, body = Problem), (status = 403, body = Problem),
         (status = 404, body = Problem), (status = 412, body = Problem)))]
 async fn update_contact(
@@ -144,7 +146,7 @@ async fn update_contact(
     State(app): State<AppState>,
     Path(path): Path<ContactPath>,
     IfMatch(if_match): IfMatch,
-    Body(contact): Body<Contact>,
+    Body(contact): Body<ContactRecord>,
 ) -> ApiResult<EmptyOk> {
     scope.require(Permission::ManageConfiguration)?;
     let current = owned_contact(&app, &scope, &path.contactId).await?;
@@ -161,7 +163,6 @@ async fn update_contact(
     let expected = if_match.unwrap_or(current.etag);
     app.store
         .update_address_book(
-            AddressBook::Contacts,
             &scope.tenant,
             current.id,
             write,
@@ -186,8 +187,7 @@ async fn delete_contact(
     scope.require(Permission::ManageConfiguration)?;
     let current = owned_contact(&app, &scope, &path.contactId).await?;
     app.store
-        .delete_address_book(
-            AddressBook::Contacts,
+        .delete_address_book::<Contact>(
             scope.code(),
             current.id,
             if_match.as_deref(),

@@ -10,11 +10,13 @@ use utoipa_axum::routes;
 use super::error::{ApiError, ApiResult, Problem};
 use super::extract::{IfMatch, TenantScope};
 use super::negotiate::{Body, EmptyOk, OkWithLocation, Record, RecordList, Representable};
+use super::records::distribution_list::{DistributionListInputRecord, DistributionListRecord};
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
-use crate::domain::address_book::{DistributionList, DistributionListInput};
+use crate::domain::address_book::DistributionList;
+use crate::domain::ids::DistributionListId;
 use crate::domain::shared::ensure_owner;
-use crate::store::{AddressBook, AddressBookWrite, Owned};
+use crate::store::{AddressBookWrite, Owned};
 
 impl Representable for DistributionList {
     const NAME: &'static str = "DistributionList";
@@ -39,7 +41,7 @@ struct ListPath {
 
 fn present(owned: Owned<DistributionList>, synced: bool) -> DistributionList {
     DistributionList {
-        list_id: Some(owned.id.to_string()),
+        list_id: Some(owned.id),
         last_updated: owned.updated_at,
         sync_to_devices: synced,
         etag: Some(owned.etag),
@@ -53,10 +55,10 @@ async fn owned_list(
     scope: &TenantScope,
     raw_id: &str,
 ) -> ApiResult<Owned<DistributionList>> {
-    let id: i64 = raw_id.parse().map_err(|_| ApiError::NotFound)?;
+    let id: DistributionListId = raw_id.parse().map_err(|_| ApiError::NotFound)?;
     let list = app
         .store
-        .get_address_book::<DistributionList>(AddressBook::Lists, &scope.tenant, id)
+        .get_address_book::<DistributionList>(&scope.tenant, id)
         .await?
         .ok_or(ApiError::NotFound)?;
     ensure_owner(&list.owner, scope.code(), "list")?;
@@ -65,7 +67,7 @@ async fn owned_list(
 
 /// List distribution lists: the tenant's own, then those ancestors share with subtenants.
 #[utoipa::path(get, path = "/V2/{tenantVarCode}/addressbookdistributionlists", tag = "Address book distribution lists",
-    params(TenantParam), responses((status = 200, content(([DistributionList] = "application/json"), ([DistributionList] = "application/xml"), ([DistributionList] = "text/xml"), ([DistributionList] = "text/plain"), ([DistributionList] = "text/json"), ([DistributionList] = "application/octet-stream"), ([DistributionList] = "text/csv"))),
+    params(TenantParam), responses((status = 200, content(([DistributionListRecord] = "application/json"), ([DistributionListRecord] = "application/xml"), ([DistributionListRecord] = "text/xml"), ([DistributionListRecord] = "text/plain"), ([DistributionListRecord] = "text/json"), ([DistributionListRecord] = "application/octet-stream"), ([DistributionListRecord] = "text/csv"))),
         (status = 404, body = Problem), (status = 406, body = Problem)))]
 async fn list_lists(
     scope: TenantScope,
@@ -74,7 +76,7 @@ async fn list_lists(
     let (_, synced) = app.store.synced_to_devices(&scope.tenant).await?;
     let lists = app
         .store
-        .list_address_book::<DistributionList>(AddressBook::Lists, &scope.tenant)
+        .list_address_book::<DistributionList>(&scope.tenant)
         .await?;
     Ok(RecordList(
         lists
@@ -90,13 +92,13 @@ async fn list_lists(
 /// Create a distribution list (JSON, XML or text/plain JSON).
 #[utoipa::path(post, path = "/V2/{tenantVarCode}/addressbookdistributionlists", tag = "Address book distribution lists",
     params(TenantParam),
-    request_body(content((DistributionListInput = "application/json"), (DistributionListInput = "application/xml"), (DistributionListInput = "text/xml"), (DistributionListInput = "text/plain"), (DistributionListInput = "text/json"))),
+    request_body(content((DistributionListInputRecord = "application/json"), (DistributionListInputRecord = "application/xml"), (DistributionListInputRecord = "text/xml"), (DistributionListInputRecord = "text/plain"), (DistributionListInputRecord = "text/json"))),
     responses((status = 200, description = "Created; Location names the list"), (status = 400, body = Problem),
         (status = 403, body = Problem), (status = 415, body = Problem)))]
 async fn create_list(
     scope: TenantScope,
     State(app): State<AppState>,
-    Body(input): Body<DistributionListInput>,
+    Body(input): Body<DistributionListInputRecord>,
 ) -> ApiResult<OkWithLocation> {
     scope.require(Permission::ManageConfiguration)?;
     let (list, references) = input.validated(None)?;
@@ -108,7 +110,7 @@ async fn create_list(
     };
     let id = app
         .store
-        .create_address_book(AddressBook::Lists, &scope.tenant, write, &scope.audit())
+        .create_address_book(&scope.tenant, write, &scope.audit())
         .await?;
     Ok(OkWithLocation(format!(
         "/V2/{}/addressbookdistributionlists/{id}",
@@ -118,17 +120,17 @@ async fn create_list(
 
 /// Get a distribution list.
 #[utoipa::path(get, path = "/V2/{tenantVarCode}/addressbookdistributionlists/{listId}", tag = "Address book distribution lists",
-    params(ListPath), responses((status = 200, content((DistributionList = "application/json"), (DistributionList = "application/xml"), (DistributionList = "text/xml"), (DistributionList = "text/plain"), (DistributionList = "text/json"), (DistributionList = "application/octet-stream"))),
+    params(ListPath), responses((status = 200, content((DistributionListRecord = "application/json"), (DistributionListRecord = "application/xml"), (DistributionListRecord = "text/xml"), (DistributionListRecord = "text/plain"), (DistributionListRecord = "text/json"), (DistributionListRecord = "application/octet-stream"))),
         (status = 404, body = Problem), (status = 406, body = Problem)))]
 async fn get_list(
     scope: TenantScope,
     State(app): State<AppState>,
     Path(path): Path<ListPath>,
 ) -> ApiResult<Record<DistributionList>> {
-    let id: i64 = path.listId.parse().map_err(|_| ApiError::NotFound)?;
+    let id: DistributionListId = path.listId.parse().map_err(|_| ApiError::NotFound)?;
     let list = app
         .store
-        .get_address_book::<DistributionList>(AddressBook::Lists, &scope.tenant, id)
+        .get_address_book::<DistributionList>(&scope.tenant, id)
         .await?
         .ok_or(ApiError::NotFound)?;
     let (_, synced) = app.store.synced_to_devices(&scope.tenant).await?;
@@ -139,7 +141,7 @@ async fn get_list(
 /// Replace a distribution list.
 #[utoipa::path(put, path = "/V2/{tenantVarCode}/addressbookdistributionlists/{listId}", tag = "Address book distribution lists",
     params(ListPath),
-    request_body(content((DistributionListInput = "application/json"), (DistributionListInput = "application/xml"), (DistributionListInput = "text/xml"), (DistributionListInput = "text/plain"), (DistributionListInput = "text/json"))),
+    request_body(content((DistributionListInputRecord = "application/json"), (DistributionListInputRecord = "application/xml"), (DistributionListInputRecord = "text/xml"), (DistributionListInputRecord = "text/plain"), (DistributionListInputRecord = "text/json"))),
     responses((status = 200, description = "Updated"), (status = 400, body = Problem), (status = 403, body = Problem),
         (status = 404, body = Problem), (status = 412, body = Problem)))]
 async fn update_list(
@@ -147,7 +149,7 @@ async fn update_list(
     State(app): State<AppState>,
     Path(path): Path<ListPath>,
     IfMatch(if_match): IfMatch,
-    Body(input): Body<DistributionListInput>,
+    Body(input): Body<DistributionListInputRecord>,
 ) -> ApiResult<EmptyOk> {
     scope.require(Permission::ManageConfiguration)?;
     let current = owned_list(&app, &scope, &path.listId).await?;
@@ -160,7 +162,6 @@ async fn update_list(
     };
     app.store
         .update_address_book(
-            AddressBook::Lists,
             &scope.tenant,
             current.id,
             write,
@@ -185,8 +186,7 @@ async fn delete_list(
     scope.require(Permission::ManageConfiguration)?;
     let current = owned_list(&app, &scope, &path.listId).await?;
     app.store
-        .delete_address_book(
-            AddressBook::Lists,
+        .delete_address_book::<DistributionList>(
             scope.code(),
             current.id,
             if_match.as_deref(),

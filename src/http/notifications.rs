@@ -14,9 +14,11 @@ use super::error::{ApiError, ApiResult, Problem};
 use super::extract::{IfMatch, TenantScope};
 use super::groups::{GroupPath, group_id};
 use super::negotiate::{Body, EmptyOk, OkWithLocation, Record, RecordList, Representable};
+use super::records::notification::EventNotificationRecord;
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
 use crate::domain::device::device_type_list;
+use crate::domain::ids::NotificationId;
 use crate::domain::notification::{EventNotification, MAX_DEVICES, NotificationLevel};
 use crate::domain::recipient::RecipientReference;
 use crate::store::{NotificationUpdate, Owned};
@@ -73,9 +75,8 @@ async fn group_level(
     scope: &TenantScope,
     raw_group: &str,
 ) -> ApiResult<NotificationLevel> {
-    // Notification levels and `group_exists` still take the raw number.
-    let id = group_id(raw_group)?.get();
-    if !app.store.group_exists(scope.code(), id).await? {
+    let id = group_id(raw_group)?;
+    if !app.store.group_exists(scope.code(), id.get()).await? {
         return Err(ApiError::NotFound);
     }
     Ok(NotificationLevel::Group(id))
@@ -83,7 +84,7 @@ async fn group_level(
 
 fn present(owned: Owned<EventNotification>) -> EventNotification {
     EventNotification {
-        notification_id: Some(owned.id.to_string()),
+        notification_id: Some(owned.id),
         etag: Some(owned.etag),
         ..owned.record
     }
@@ -95,7 +96,7 @@ async fn validated(
     app: &AppState,
     scope: &TenantScope,
     level: NotificationLevel,
-    notification: EventNotification,
+    notification: EventNotificationRecord,
 ) -> ApiResult<(EventNotification, Vec<RecipientReference>)> {
     let device_types = match level {
         NotificationLevel::Tenant => {
@@ -123,7 +124,7 @@ async fn validated(
     Ok(notification.validated(level, &device_types, &known)?)
 }
 
-fn notification_id(raw: &str) -> ApiResult<i64> {
+fn notification_id(raw: &str) -> ApiResult<NotificationId> {
     raw.parse().map_err(|_| ApiError::NotFound)
 }
 
@@ -140,7 +141,7 @@ async fn create(
     app: &AppState,
     scope: &TenantScope,
     level: NotificationLevel,
-    notification: EventNotification,
+    notification: EventNotificationRecord,
 ) -> ApiResult<OkWithLocation> {
     scope.require(Permission::ManageConfiguration)?;
     let (notification, references) = validated(app, scope, level, notification).await?;
@@ -181,7 +182,7 @@ async fn update(
     level: NotificationLevel,
     raw_id: &str,
     if_match: Option<String>,
-    notification: EventNotification,
+    notification: EventNotificationRecord,
 ) -> ApiResult<EmptyOk> {
     scope.require(Permission::ManageConfiguration)?;
     let id = notification_id(raw_id)?;
@@ -230,7 +231,7 @@ async fn delete(
 
 /// List the tenant's notifications.
 #[utoipa::path(get, path = "/V2/{tenantVarCode}/eventnotifications", tag = "Event notifications",
-    params(TenantParam), responses((status = 200, body = [EventNotification]), (status = 404, body = Problem)))]
+    params(TenantParam), responses((status = 200, body = [EventNotificationRecord]), (status = 404, body = Problem)))]
 async fn list_tenant_notifications(
     scope: TenantScope,
     State(app): State<AppState>,
@@ -241,12 +242,12 @@ async fn list_tenant_notifications(
 /// Create a tenant-level notification. `EventsExpression` is parsed; a failure names the
 /// position and what was expected.
 #[utoipa::path(post, path = "/V2/{tenantVarCode}/eventnotifications", tag = "Event notifications",
-    params(TenantParam), request_body = EventNotification,
+    params(TenantParam), request_body = EventNotificationRecord,
     responses((status = 200, description = "Created; Location names it"), (status = 400, body = Problem), (status = 403, body = Problem)))]
 async fn create_tenant_notification(
     scope: TenantScope,
     State(app): State<AppState>,
-    Body(notification): Body<EventNotification>,
+    Body(notification): Body<EventNotificationRecord>,
 ) -> ApiResult<OkWithLocation> {
     create(&app, &scope, NotificationLevel::Tenant, notification).await
 }
@@ -258,12 +259,12 @@ async fn create_tenant_notification(
 /// `errors[]`, an `EventsExpression` message naming the position) that saving it would
 /// get. Nothing is written. For editors that check an expression as it is typed.
 #[utoipa::path(post, path = "/V2/{tenantVarCode}/eventnotifications/validate", tag = "Event notifications",
-    params(TenantParam), request_body = EventNotification,
+    params(TenantParam), request_body = EventNotificationRecord,
     responses((status = 200, description = "Valid; nothing stored"), (status = 400, body = Problem), (status = 403, body = Problem), (status = 404, body = Problem)))]
 async fn validate_tenant_notification(
     scope: TenantScope,
     State(app): State<AppState>,
-    Body(notification): Body<EventNotification>,
+    Body(notification): Body<EventNotificationRecord>,
 ) -> ApiResult<EmptyOk> {
     scope.require(Permission::ManageConfiguration)?;
     let (_, references) = validated(&app, &scope, NotificationLevel::Tenant, notification).await?;
@@ -275,7 +276,7 @@ async fn validate_tenant_notification(
 
 /// Get a tenant-level notification.
 #[utoipa::path(get, path = "/V2/{tenantVarCode}/eventnotifications/{notificationId}", tag = "Event notifications",
-    params(NotificationPath), responses((status = 200, body = EventNotification), (status = 404, body = Problem)))]
+    params(NotificationPath), responses((status = 200, body = EventNotificationRecord), (status = 404, body = Problem)))]
 async fn get_tenant_notification(
     scope: TenantScope,
     State(app): State<AppState>,
@@ -292,14 +293,14 @@ async fn get_tenant_notification(
 
 /// Replace a tenant-level notification.
 #[utoipa::path(put, path = "/V2/{tenantVarCode}/eventnotifications/{notificationId}", tag = "Event notifications",
-    params(NotificationPath), request_body = EventNotification,
+    params(NotificationPath), request_body = EventNotificationRecord,
     responses((status = 200, description = "Updated"), (status = 400, body = Problem), (status = 404, body = Problem), (status = 412, body = Problem)))]
 async fn update_tenant_notification(
     scope: TenantScope,
     State(app): State<AppState>,
     Path(path): Path<NotificationPath>,
     IfMatch(if_match): IfMatch,
-    Body(notification): Body<EventNotification>,
+    Body(notification): Body<EventNotificationRecord>,
 ) -> ApiResult<EmptyOk> {
     update(
         &app,
@@ -336,7 +337,7 @@ async fn delete_tenant_notification(
 
 /// List a group's notifications.
 #[utoipa::path(get, path = "/V2/{tenantVarCode}/groups/{groupId}/eventnotifications", tag = "Event notifications",
-    params(GroupPath), responses((status = 200, body = [EventNotification]), (status = 404, body = Problem)))]
+    params(GroupPath), responses((status = 200, body = [EventNotificationRecord]), (status = 404, body = Problem)))]
 async fn list_group_notifications(
     scope: TenantScope,
     State(app): State<AppState>,
@@ -348,13 +349,13 @@ async fn list_group_notifications(
 
 /// Create a group-level notification (`DeviceType` and `Devices` are not allowed here).
 #[utoipa::path(post, path = "/V2/{tenantVarCode}/groups/{groupId}/eventnotifications", tag = "Event notifications",
-    params(GroupPath), request_body = EventNotification,
+    params(GroupPath), request_body = EventNotificationRecord,
     responses((status = 200, description = "Created; Location names it"), (status = 400, body = Problem), (status = 404, body = Problem)))]
 async fn create_group_notification(
     scope: TenantScope,
     State(app): State<AppState>,
     Path(path): Path<GroupPath>,
-    Body(notification): Body<EventNotification>,
+    Body(notification): Body<EventNotificationRecord>,
 ) -> ApiResult<OkWithLocation> {
     let level = group_level(&app, &scope, &path.groupId).await?;
     create(&app, &scope, level, notification).await
@@ -362,7 +363,7 @@ async fn create_group_notification(
 
 /// Get a group-level notification.
 #[utoipa::path(get, path = "/V2/{tenantVarCode}/groups/{groupId}/eventnotifications/{notificationId}", tag = "Event notifications",
-    params(GroupNotificationPath), responses((status = 200, body = EventNotification), (status = 404, body = Problem)))]
+    params(GroupNotificationPath), responses((status = 200, body = EventNotificationRecord), (status = 404, body = Problem)))]
 async fn get_group_notification(
     scope: TenantScope,
     State(app): State<AppState>,
@@ -374,14 +375,14 @@ async fn get_group_notification(
 
 /// Replace a group-level notification.
 #[utoipa::path(put, path = "/V2/{tenantVarCode}/groups/{groupId}/eventnotifications/{notificationId}", tag = "Event notifications",
-    params(GroupNotificationPath), request_body = EventNotification,
+    params(GroupNotificationPath), request_body = EventNotificationRecord,
     responses((status = 200, description = "Updated"), (status = 400, body = Problem), (status = 404, body = Problem), (status = 412, body = Problem)))]
 async fn update_group_notification(
     scope: TenantScope,
     State(app): State<AppState>,
     Path(path): Path<GroupNotificationPath>,
     IfMatch(if_match): IfMatch,
-    Body(notification): Body<EventNotification>,
+    Body(notification): Body<EventNotificationRecord>,
 ) -> ApiResult<EmptyOk> {
     let level = group_level(&app, &scope, &path.groupId).await?;
     update(

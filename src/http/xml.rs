@@ -128,9 +128,10 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::domain::address_book::{Contact, DistributionListInput};
     use crate::domain::geofence::Geofence;
     use crate::domain::webhook::WebhookSettings;
+    use crate::http::records::contact::ContactRecord;
+    use crate::http::records::distribution_list::DistributionListInputRecord;
     use crate::http::records::user::UserRecord;
 
     fn read<T: DeserializeOwned>(xml: &str) -> T {
@@ -170,14 +171,14 @@ mod tests {
     fn recipients_repeated_or_wrapped() {
         let two = json!({"ListName": "Ops", "Recipients": [
             {"Type": "TenantList", "ListId": "1"}, {"Type": "DeviceUserSms"}]});
-        same::<DistributionListInput>(
+        same::<DistributionListInputRecord>(
             &list(
                 "<Recipients><Type>TenantList</Type><ListId>1</ListId></Recipients>\
                  <Recipients><Type>DeviceUserSms</Type></Recipients>",
             ),
             two.clone(),
         );
-        same::<DistributionListInput>(
+        same::<DistributionListInputRecord>(
             &list(
                 "<Recipients><Recipient><Type>TenantList</Type><ListId>1</ListId></Recipient>\
                  <Recipient><Type>DeviceUserSms</Type></Recipient></Recipients>",
@@ -193,14 +194,14 @@ mod tests {
             "<Recipients><Type>TenantList</Type><ListId>1</ListId></Recipients>",
             "<Recipients><Recipient><Type>TenantList</Type><ListId>1</ListId></Recipient></Recipients>",
         ] {
-            same::<DistributionListInput>(&list(form), one.clone());
+            same::<DistributionListInputRecord>(&list(form), one.clone());
         }
         // One child, and its tag is a field of Recipient: one recipient, not a wrapper.
-        same::<DistributionListInput>(
+        same::<DistributionListInputRecord>(
             &list("<Recipients><Type>DeviceUserSms</Type></Recipients>"),
             json!({"ListName": "Ops", "Recipients": [{"Type": "DeviceUserSms"}]}),
         );
-        same::<DistributionListInput>(
+        same::<DistributionListInputRecord>(
             &list("<Recipients><Recipient><Type>DeviceUserSms</Type></Recipient></Recipients>"),
             json!({"ListName": "Ops", "Recipients": [{"Type": "DeviceUserSms"}]}),
         );
@@ -214,16 +215,19 @@ mod tests {
             "<Recipients></Recipients>",
             "<Recipients>\n  </Recipients>",
         ] {
-            same::<DistributionListInput>(&list(form), empty.clone());
+            same::<DistributionListInputRecord>(&list(form), empty.clone());
         }
         // Absent or nil is null, which a list refuses later (Recipients is required).
         for form in [
             "",
             r#"<Recipients xmlns:i="http://www.w3.org/2001/XMLSchema-instance" i:nil="true"/>"#,
         ] {
-            assert_eq!(read::<DistributionListInput>(&list(form)).recipients, None);
+            assert_eq!(
+                read::<DistributionListInputRecord>(&list(form)).recipients,
+                None
+            );
         }
-        same::<Contact>(
+        same::<ContactRecord>(
             "<Contact><ContactName>Sam</ContactName><ContactEntries/></Contact>",
             json!({"ContactName": "Sam", "ContactEntries": []}),
         );
@@ -233,13 +237,13 @@ mod tests {
     fn contact_entries_and_webhook_urls() {
         let sam = json!({"ContactName": "Sam", "ContactEntries": [
             {"Address": "mail:sam@example.com"}, {"Address": "+447700900123"}]});
-        same::<Contact>(
+        same::<ContactRecord>(
             "<Contact><ContactName>Sam</ContactName><ContactEntries><ContactEntry>\
              <Address>mail:sam@example.com</Address></ContactEntry><ContactEntry>\
              <Address>+447700900123</Address></ContactEntry></ContactEntries></Contact>",
             sam.clone(),
         );
-        same::<Contact>(
+        same::<ContactRecord>(
             "<Contact><ContactName>Sam</ContactName>\
              <ContactEntries><Address>mail:sam@example.com</Address></ContactEntries>\
              <ContactEntries><Address>+447700900123</Address></ContactEntries></Contact>",
@@ -362,7 +366,7 @@ mod tests {
                    "SecondaryFacilityIds": ["north"]}),
         );
         // A byte-order mark, CDATA and entities.
-        same::<Contact>(
+        same::<ContactRecord>(
             "\u{feff}<Contact><ContactName><![CDATA[ A & B ]]></ContactName>\
              <CultureName>en&#45;GB</CultureName></Contact>",
             json!({"ContactName": " A & B ", "CultureName": "en-GB"}),
@@ -371,7 +375,7 @@ mod tests {
 
     #[test]
     fn errors_name_the_field() {
-        let (field, message) = field_error::<DistributionListInput>(&list(
+        let (field, message) = field_error::<DistributionListInputRecord>(&list(
             "<Recipients><Recipient><Type>DeviceUserSms</Type></Recipient>\
              <Recipient><Type>Pigeon</Type></Recipient></Recipients>",
         ));
@@ -380,12 +384,13 @@ mod tests {
             message.contains("'Pigeon' is no RecipientType"),
             "{message}"
         );
-        let (field, _) = field_error::<DistributionListInput>(&list(
+        let (field, _) = field_error::<DistributionListInputRecord>(&list(
             "<Recipients><Recipient><Type>DeviceUserSms</Type><Colour>red</Colour></Recipient></Recipients>",
         ));
         assert_eq!(field, "Recipients[0].Colour");
         assert_eq!(
-            field_error::<DistributionListInput>(&list("<Recipients/><Colour>red</Colour>")).0,
+            field_error::<DistributionListInputRecord>(&list("<Recipients/><Colour>red</Colour>"))
+                .0,
             "Colour"
         );
         assert_eq!(
@@ -400,17 +405,18 @@ mod tests {
             .0,
             "PolygonPositions[0][0].Lon"
         );
-        let (field, message) = field_error::<Contact>(
+        let (field, message) = field_error::<ContactRecord>(
             "<Contact><ContactName>a</ContactName><ContactName>b</ContactName></Contact>",
         );
         assert_eq!(field, "ContactName");
         assert!(message.contains("is given 2 times"), "{message}");
         assert_eq!(
-            field_error::<Contact>("<Contact><ContactName><b>x</b></ContactName></Contact>").0,
+            field_error::<ContactRecord>("<Contact><ContactName><b>x</b></ContactName></Contact>")
+                .0,
             "ContactName"
         );
         assert_eq!(
-            field_error::<Contact>(
+            field_error::<ContactRecord>(
                 "<Contact><IsEscalationContact>yes</IsEscalationContact></Contact>"
             )
             .0,
@@ -429,11 +435,11 @@ mod tests {
             "",
             "<Contact a='1' a='2'/>",
         ] {
-            assert_eq!(code::<Contact>(body), "malformed_xml", "{body}");
+            assert_eq!(code::<ContactRecord>(body), "malformed_xml", "{body}");
         }
         let deep = format!("{}{}", "<a>".repeat(100), "</a>".repeat(100));
-        assert_eq!(code::<Contact>(&deep), "payload_too_large");
+        assert_eq!(code::<ContactRecord>(&deep), "payload_too_large");
         let many = format!("<Contact>{}</Contact>", "<x/>".repeat(tree::MAX_ELEMENTS));
-        assert_eq!(code::<Contact>(&many), "payload_too_large");
+        assert_eq!(code::<ContactRecord>(&many), "payload_too_large");
     }
 }

@@ -82,7 +82,7 @@ impl Escalator {
         let mut written: Vec<NewDelivery> = Vec::new();
         let mut seen = Vec::new();
         for entry in contacts.iter().flat_map(|c| &c.contact_entries) {
-            let Some(Ok(address)) = entry.address.as_deref().map(ContactAddress::parse) else {
+            let Ok(address) = ContactAddress::parse(&entry.address) else {
                 continue;
             };
             let d = match address {

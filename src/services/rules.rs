@@ -10,6 +10,7 @@ use jiff::tz::TimeZone;
 
 use crate::domain::events::{Expression, parse_expression};
 use crate::domain::geofence::Shape;
+use crate::domain::ids::{GroupId, NotificationId};
 use crate::domain::mo_message::GeofenceRef;
 use crate::domain::notification::{EventNotification, Severity};
 use crate::domain::tenant::TenantNode;
@@ -19,11 +20,11 @@ use crate::store::{Store, StoreResult, StoredGeofence, StoredNotification, Write
 /// A notification ready to evaluate.
 #[derive(Debug, Clone)]
 pub struct CompiledNotification {
-    pub id: i64,
+    pub id: NotificationId,
     /// `None`: tenant level (applies by `DeviceType`/`Devices`); else this group's.
-    pub group_id: Option<i64>,
+    pub group_id: Option<GroupId>,
     pub record: EventNotification,
-    /// The record's `Severity`, parsed.
+    /// The record's `Severity` (`Info` when it names none).
     pub severity: Severity,
     pub expression: Expression,
     pub zone: TimeZone,
@@ -37,7 +38,7 @@ impl CompiledNotification {
             return false;
         }
         match self.group_id {
-            Some(group) => group_id == Some(group),
+            Some(group) => group_id == Some(group.get()),
             None => {
                 let type_ok = self
                     .record
@@ -153,10 +154,10 @@ fn compile(notifications: Vec<StoredNotification>, geofences: Vec<StoredGeofence
         .filter_map(|n| {
             // Stored expressions parsed when written; one that no longer does (a grammar
             // change) is skipped rather than stopping every other rule.
-            let expression = match parse_expression(n.record.events_expression.as_deref()?) {
+            let expression = match parse_expression(&n.record.events_expression) {
                 Ok(e) => e,
                 Err(e) => {
-                    tracing::warn!(notification = n.id, error = %e, "stored expression does not parse");
+                    tracing::warn!(notification = %n.id, error = %e, "stored expression does not parse");
                     return None;
                 }
             };
@@ -171,7 +172,7 @@ fn compile(notifications: Vec<StoredNotification>, geofences: Vec<StoredGeofence
                 id: n.id,
                 group_id: n.group_id,
                 devices: (!ids.is_empty()).then(|| ids.into_iter().collect()),
-                severity: Severity::of_stored(n.record.severity.as_deref()),
+                severity: n.record.severity(),
                 expression,
                 zone,
                 record: n.record,

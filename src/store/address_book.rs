@@ -13,11 +13,15 @@ use super::references::{Named, Referrer};
 use super::{
     Key, Store, StoreError, StoreResult, VersionedRow, from_micros, new_etag, to_doc, to_micros,
 };
+use crate::domain::address_book::{Contact, DistributionList};
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
+use crate::domain::ids::{ContactId, DistributionListId, NotificationId, TenantCode};
+use crate::domain::notification::EventNotification;
 use crate::domain::recipient::RecipientReference;
 use crate::domain::tenant::TenantNode;
 use crate::domain::time::now;
 
+/// The table of an address-book record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AddressBook {
     Contacts,
@@ -39,11 +43,80 @@ impl AddressBook {
         }
     }
 
+    /// The record of this book with row id `id`, as references name it.
+    fn named(self, id: i64) -> Named<'static> {
+        match self {
+            AddressBook::Contacts => Named::Contact(ContactId::new(id)),
+            AddressBook::Lists => Named::List(DistributionListId::new(id)),
+        }
+    }
+
     fn noun(self) -> &'static str {
         match self {
             AddressBook::Contacts => "contact",
             AddressBook::Lists => "list",
         }
+    }
+}
+
+/// A record kept as a document in a row with an owner and a version, and the id of
+/// its rows.
+pub trait OwnedRecord: DeserializeOwned {
+    type Id: Copy;
+
+    /// The id of the row `raw`.
+    fn id(raw: i64) -> Self::Id;
+
+    /// The row's number, for binding in SQL.
+    fn raw(id: Self::Id) -> i64;
+}
+
+/// Contacts and distribution lists: owned records of the address book.
+pub trait BookRecord: OwnedRecord + Serialize {
+    const BOOK: AddressBook;
+}
+
+impl OwnedRecord for Contact {
+    type Id = ContactId;
+
+    fn id(raw: i64) -> ContactId {
+        ContactId::new(raw)
+    }
+
+    fn raw(id: ContactId) -> i64 {
+        id.get()
+    }
+}
+
+impl BookRecord for Contact {
+    const BOOK: AddressBook = AddressBook::Contacts;
+}
+
+impl OwnedRecord for DistributionList {
+    type Id = DistributionListId;
+
+    fn id(raw: i64) -> DistributionListId {
+        DistributionListId::new(raw)
+    }
+
+    fn raw(id: DistributionListId) -> i64 {
+        id.get()
+    }
+}
+
+impl BookRecord for DistributionList {
+    const BOOK: AddressBook = AddressBook::Lists;
+}
+
+impl OwnedRecord for EventNotification {
+    type Id = NotificationId;
+
+    fn id(raw: i64) -> NotificationId {
+        NotificationId::new(raw)
+    }
+
+    fn raw(id: NotificationId) -> i64 {
+        id.get()
     }
 }
 
@@ -60,9 +133,9 @@ pub struct AddressBookWrite<'a, T> {
 
 /// A record with who owns it and its version.
 #[derive(Debug, Clone)]
-pub struct Owned<T> {
-    pub id: i64,
-    pub owner: String,
+pub struct Owned<T: OwnedRecord> {
+    pub id: T::Id,
+    pub owner: TenantCode,
     pub etag: String,
     pub updated_at: Option<Timestamp>,
     pub record: T,
@@ -81,12 +154,12 @@ pub(super) struct OwnedRow {
 }
 
 impl OwnedRow {
-    pub(super) fn into_owned<T: DeserializeOwned>(self) -> StoreResult<Owned<T>> {
+    pub(super) fn into_owned<T: OwnedRecord>(self) -> StoreResult<Owned<T>> {
         let record = serde_json::from_str(&self.doc)
             .map_err(|e| StoreError::Corrupt(format!("doc: {e}")))?;
         Ok(Owned {
-            id: self.id,
-            owner: self.tenant_code,
+            id: T::id(self.id),
+            owner: TenantCode::from_store(self.tenant_code),
             etag: self.etag,
             updated_at: from_micros(Some(self.updated_at))?,
             record,
@@ -94,7 +167,7 @@ impl OwnedRow {
     }
 }
 
-fn owned_from_row<T: DeserializeOwned>(row: &AnyRow) -> StoreResult<Owned<T>> {
+fn owned_from_row<T: OwnedRecord>(row: &AnyRow) -> StoreResult<Owned<T>> {
     OwnedRow::from_row(row)?.into_owned()
 }
 
@@ -104,11 +177,11 @@ const VISIBLE: &str =
 
 impl Store {
     /// Records visible from `node`: its own first, then inherited ones.
-    pub async fn list_address_book<T: DeserializeOwned>(
+    pub async fn list_address_book<T: BookRecord>(
         &self,
-        book: AddressBook,
         node: &TenantNode,
     ) -> StoreResult<Vec<Owned<T>>> {
+        let book = T::BOOK;
         let sql = format!(
             "SELECT x.id, x.tenant_code, x.doc, x.etag, x.updated_at FROM {} x
              JOIN tenants o ON o.code = x.tenant_code WHERE {VISIBLE}
@@ -124,11 +197,11 @@ impl Store {
     }
 
     /// Records owned by any tenant of the subtree rooted at `path` (for reference checks).
-    pub async fn list_address_book_in_subtree<T: DeserializeOwned>(
+    pub async fn list_address_book_in_subtree<T: BookRecord>(
         &self,
-        book: AddressBook,
         path: &str,
     ) -> StoreResult<Vec<Owned<T>>> {
+        let book = T::BOOK;
         let sql = format!(
             "SELECT x.id, x.tenant_code, x.doc, x.etag, x.updated_at FROM {} x
              JOIN tenants o ON o.code = x.tenant_code WHERE o.path LIKE $1 ORDER BY x.id",
@@ -142,12 +215,12 @@ impl Store {
     }
 
     /// One record visible from `node`.
-    pub async fn get_address_book<T: DeserializeOwned>(
+    pub async fn get_address_book<T: BookRecord>(
         &self,
-        book: AddressBook,
         node: &TenantNode,
-        id: i64,
+        id: T::Id,
     ) -> StoreResult<Option<Owned<T>>> {
+        let book = T::BOOK;
         let sql = format!(
             "SELECT x.id, x.tenant_code, x.doc, x.etag, x.updated_at FROM {} x
              JOIN tenants o ON o.code = x.tenant_code WHERE {VISIBLE} AND x.id = $3",
@@ -156,7 +229,7 @@ impl Store {
         let row = sqlx::query(&sql)
             .bind(&node.code)
             .bind(&node.path)
-            .bind(id)
+            .bind(T::raw(id))
             .fetch_optional(&self.pool)
             .await?;
         row.as_ref().map(owned_from_row).transpose()
@@ -164,13 +237,13 @@ impl Store {
 
     /// Creates a record owned by `node`; a list's recipients' references are checked
     /// and recorded in the same transaction.
-    pub async fn create_address_book<T: Serialize>(
+    pub async fn create_address_book<T: BookRecord>(
         &self,
-        book: AddressBook,
         node: &TenantNode,
         write: AddressBookWrite<'_, T>,
         audit: &Audit,
-    ) -> StoreResult<i64> {
+    ) -> StoreResult<T::Id> {
+        let book = T::BOOK;
         let mut tx = self.begin_write().await?;
         self.check_references(&mut tx, node, write.references)
             .await?;
@@ -189,34 +262,33 @@ impl Store {
             .await?;
         let id: i64 = row.try_get("id")?;
         if book == AddressBook::Lists {
-            self.record_references(&mut tx, Referrer::List(id), &node.code, write.references)
+            let referrer = Referrer::List(DistributionListId::new(id));
+            self.record_references(&mut tx, referrer, &node.code, write.references)
                 .await?;
         }
         record(&mut tx, audit, AuditAction::Create, book.resource(), id).await?;
         tx.commit().await?;
-        Ok(id)
+        Ok(T::id(id))
     }
 
     /// Replaces a record `node` owns. Refused (`Conflict`) when it would stop sharing a
     /// record a subtenant's list or notification names, or remove a contact entry one
     /// names.
-    pub async fn update_address_book<T: Serialize>(
+    pub async fn update_address_book<T: BookRecord>(
         &self,
-        book: AddressBook,
         node: &TenantNode,
-        id: i64,
+        id: T::Id,
         write: AddressBookWrite<'_, T>,
         if_match: Option<&str>,
         audit: &Audit,
     ) -> StoreResult<()> {
+        let book = T::BOOK;
+        let id = T::raw(id);
         let mut tx = self.begin_write().await?;
         let keys = [Key::Id(id), Key::Text(&node.code)];
         self.check_version(&mut tx, VersionedRow::by_id(book.table(), &keys), if_match)
             .await?;
-        let named = match book {
-            AddressBook::Contacts => Named::Contact(id),
-            AddressBook::Lists => Named::List(id),
-        };
+        let named = book.named(id);
         if !write.applies_to_subtenants
             && let Some(referrer) = self
                 .first_referrer(&mut tx, named, Some(&node.code))
@@ -231,7 +303,7 @@ impl Store {
         if let Some(referrer) = self
             .first_referrer(
                 &mut tx,
-                Named::ContactEntries(id, write.removed_entries),
+                Named::ContactEntries(ContactId::new(id), write.removed_entries),
                 None,
             )
             .await?
@@ -255,7 +327,8 @@ impl Store {
             .execute(&mut *tx)
             .await?;
         if book == AddressBook::Lists {
-            self.record_references(&mut tx, Referrer::List(id), &node.code, write.references)
+            let referrer = Referrer::List(DistributionListId::new(id));
+            self.record_references(&mut tx, referrer, &node.code, write.references)
                 .await?;
         }
         record(&mut tx, audit, AuditAction::Update, book.resource(), id).await?;
@@ -264,22 +337,20 @@ impl Store {
     }
 
     /// Deletes a record the tenant owns; `Conflict` while a list or notification names it.
-    pub async fn delete_address_book(
+    pub async fn delete_address_book<T: BookRecord>(
         &self,
-        book: AddressBook,
         tenant_code: &str,
-        id: i64,
+        id: T::Id,
         if_match: Option<&str>,
         audit: &Audit,
     ) -> StoreResult<()> {
+        let book = T::BOOK;
+        let id = T::raw(id);
         let mut tx = self.begin_write().await?;
         let keys = [Key::Id(id), Key::Text(tenant_code)];
         self.check_version(&mut tx, VersionedRow::by_id(book.table(), &keys), if_match)
             .await?;
-        let named = match book {
-            AddressBook::Contacts => Named::Contact(id),
-            AddressBook::Lists => Named::List(id),
-        };
+        let named = book.named(id);
         let in_use = |referrer: String| {
             StoreError::Conflict(format!(
                 "the {} is a recipient of {referrer}; remove it there first",

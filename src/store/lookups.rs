@@ -6,6 +6,7 @@ use sqlx::Row;
 
 use super::{Store, StoreError, StoreResult, WriteTx, from_doc};
 use crate::domain::address_book::{Contact, DistributionList};
+use crate::domain::ids::{ContactId, DistributionListId, GroupId, NotificationId};
 use crate::domain::notification::EventNotification;
 pub use crate::domain::recipient_targets::{DevicePosition, UserContact};
 use crate::domain::tenant::TenantNode;
@@ -13,9 +14,9 @@ use crate::domain::tenant::TenantNode;
 /// A notification as ingest evaluates it.
 #[derive(Debug, Clone)]
 pub struct StoredNotification {
-    pub id: i64,
+    pub id: NotificationId,
     /// `None`: tenant level.
-    pub group_id: Option<i64>,
+    pub group_id: Option<GroupId>,
     pub record: EventNotification,
 }
 
@@ -28,7 +29,7 @@ impl WriteTx {
     pub async fn visible_list(
         &mut self,
         node: &TenantNode,
-        id: i64,
+        id: DistributionListId,
     ) -> StoreResult<Option<DistributionList>> {
         let sql = format!(
             "SELECT x.doc FROM distribution_lists x JOIN tenants o ON o.code = x.tenant_code
@@ -37,7 +38,7 @@ impl WriteTx {
         let row = sqlx::query(&sql)
             .bind(&node.code)
             .bind(&node.path)
-            .bind(id)
+            .bind(id.get())
             .fetch_optional(&mut *self.tx)
             .await?;
         row.map(|r| from_doc(&r, "doc")).transpose()
@@ -47,7 +48,7 @@ impl WriteTx {
     pub async fn visible_contact(
         &mut self,
         node: &TenantNode,
-        id: i64,
+        id: ContactId,
     ) -> StoreResult<Option<Contact>> {
         let sql = format!(
             "SELECT x.doc FROM address_book_contacts x JOIN tenants o ON o.code = x.tenant_code
@@ -56,7 +57,7 @@ impl WriteTx {
         let row = sqlx::query(&sql)
             .bind(&node.code)
             .bind(&node.path)
-            .bind(id)
+            .bind(id.get())
             .fetch_optional(&mut *self.tx)
             .await?;
         row.map(|r| from_doc(&r, "doc")).transpose()
@@ -216,8 +217,8 @@ where
     rows.iter()
         .map(|r| {
             Ok(StoredNotification {
-                id: r.try_get("id")?,
-                group_id: r.try_get("group_id")?,
+                id: NotificationId::new(r.try_get("id")?),
+                group_id: r.try_get::<Option<i64>, _>("group_id")?.map(GroupId::new),
                 record: from_doc(r, "doc")?,
             })
         })

@@ -81,7 +81,7 @@ use crate::domain::tenant::{Tenant, TenantNode};
 use cache::RecordCache;
 use sqlite_writer::{SqliteWriter, WriterTx};
 
-pub use address_book::{AddressBook, AddressBookWrite, Owned};
+pub use address_book::{AddressBook, AddressBookWrite, BookRecord, Owned, OwnedRecord};
 pub use alert_events::{AlertAction, AlertEvent};
 pub use alerts::{AlertFilter, AlertMatch, DueEscalation, MatchedAlert};
 pub use api_tokens::{IssuedToken, TokenCredentials};

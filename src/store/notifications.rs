@@ -8,6 +8,7 @@ use super::audit_log::record;
 use super::references::Referrer;
 use super::{Key, Owned, Store, StoreResult, VersionedRow, new_etag, to_doc, to_micros};
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
+use crate::domain::ids::NotificationId;
 use crate::domain::notification::{EventNotification, NotificationLevel};
 use crate::domain::recipient::RecipientReference;
 use crate::domain::tenant::TenantNode;
@@ -17,14 +18,14 @@ fn group_key(level: NotificationLevel) -> i64 {
     // 0 is never a group id: it stands for "tenant level" in the portable filter below.
     match level {
         NotificationLevel::Tenant => 0,
-        NotificationLevel::Group(id) => id,
+        NotificationLevel::Group(id) => id.get(),
     }
 }
 
 fn group_column(level: NotificationLevel) -> Option<i64> {
     match level {
         NotificationLevel::Tenant => None,
-        NotificationLevel::Group(id) => Some(id),
+        NotificationLevel::Group(id) => Some(id.get()),
     }
 }
 
@@ -50,7 +51,7 @@ fn notification_row<'a>(keys: &'a [Key<'a>; 3]) -> VersionedRow<'a> {
 pub struct NotificationUpdate<'a> {
     pub node: &'a TenantNode,
     pub level: NotificationLevel,
-    pub id: i64,
+    pub id: NotificationId,
     pub notification: &'a EventNotification,
     pub references: &'a [RecipientReference],
 }
@@ -89,13 +90,13 @@ impl Store {
         &self,
         tenant_code: &str,
         level: NotificationLevel,
-        id: i64,
+        id: NotificationId,
     ) -> StoreResult<Option<Owned<EventNotification>>> {
         let sql = format!("SELECT {COLUMNS} FROM event_notifications WHERE {AT_LEVEL} AND id = $3");
         let row = sqlx::query(&sql)
             .bind(tenant_code)
             .bind(group_key(level))
-            .bind(id)
+            .bind(id.get())
             .fetch_optional(&self.pool)
             .await?;
         row.as_ref().map(notification_from_row).transpose()
@@ -110,7 +111,7 @@ impl Store {
         notification: &EventNotification,
         references: &[RecipientReference],
         audit: &Audit,
-    ) -> StoreResult<i64> {
+    ) -> StoreResult<NotificationId> {
         let mut tx = self.begin_write().await?;
         self.check_references(&mut tx, node, references).await?;
         let row = sqlx::query(
@@ -124,7 +125,7 @@ impl Store {
         .bind(to_micros(now()))
         .fetch_one(&mut *tx)
         .await?;
-        let id: i64 = row.try_get("id")?;
+        let id = NotificationId::new(row.try_get("id")?);
         self.record_references(&mut tx, Referrer::Notification(id), &node.code, references)
             .await?;
         record(
@@ -132,7 +133,7 @@ impl Store {
             audit,
             AuditAction::Create,
             ResourceType::Notification,
-            id,
+            id.get(),
         )
         .await?;
         tx.commit().await?;
@@ -158,7 +159,7 @@ impl Store {
         let keys = [
             Key::Text(&node.code),
             Key::Id(group_key(level)),
-            Key::Id(id),
+            Key::Id(id.get()),
         ];
         self.check_version(&mut tx, notification_row(&keys), if_match)
             .await?;
@@ -169,7 +170,7 @@ impl Store {
         .bind(to_doc(notification)?)
         .bind(new_etag())
         .bind(to_micros(now()))
-        .bind(id)
+        .bind(id.get())
         .execute(&mut *tx)
         .await?;
         self.record_references(&mut tx, Referrer::Notification(id), &node.code, references)
@@ -179,7 +180,7 @@ impl Store {
             audit,
             AuditAction::Update,
             ResourceType::Notification,
-            id,
+            id.get(),
         )
         .await?;
         tx.commit().await?;
@@ -190,10 +191,11 @@ impl Store {
         &self,
         tenant_code: &str,
         level: NotificationLevel,
-        id: i64,
+        id: NotificationId,
         if_match: Option<&str>,
         audit: &Audit,
     ) -> StoreResult<()> {
+        let id = id.get();
         let delete = sqlx::query("DELETE FROM event_notifications WHERE id = $1").bind(id);
         let keys = [
             Key::Text(tenant_code),

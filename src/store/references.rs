@@ -9,6 +9,8 @@ use sqlx::{FromRow, Row};
 
 use super::address_book::AddressBook;
 use super::{Store, StoreError, StoreResult, Tx};
+use crate::domain::address_book::Contact;
+use crate::domain::ids::{ContactId, DistributionListId, GroupId, NotificationId};
 use crate::domain::recipient::{
     ContactTarget, RecipientReference, RecipientTarget, RecipientType, ReferencedRecords,
     check_references,
@@ -43,17 +45,18 @@ struct SyncedRow {
 /// A record whose recipients name other records.
 #[derive(Debug, Clone, Copy)]
 pub(super) enum Referrer {
-    List(i64),
-    Notification(i64),
+    List(DistributionListId),
+    Notification(NotificationId),
 }
 
 /// A record recipients may name.
 #[derive(Debug, Clone, Copy)]
 pub(super) enum Named<'a> {
-    Contact(i64),
+    Contact(ContactId),
     /// Some entries of a contact.
-    ContactEntries(i64, &'a [String]),
-    List(i64),
+    ContactEntries(ContactId, &'a [String]),
+    List(DistributionListId),
+    /// A group (`device_groups.id`).
     Group(i64),
 }
 
@@ -84,9 +87,9 @@ impl Store {
         let mut group_ids = Vec::new();
         for reference in references {
             match &reference.target {
-                RecipientTarget::List { id, .. } => list_ids.push(*id),
-                RecipientTarget::Contact { id, .. } => contact_ids.push(*id),
-                RecipientTarget::Group { id } => group_ids.push(*id),
+                RecipientTarget::List { id, .. } => list_ids.push(id.get()),
+                RecipientTarget::Contact { id, .. } => contact_ids.push(id.get()),
+                RecipientTarget::Group { id } => group_ids.push(id.get()),
             }
         }
         let lock = self.backend.share_rows();
@@ -114,20 +117,17 @@ impl Store {
                         doc,
                     } = OwnerDocRow::from_row(&row)?;
                     if book == AddressBook::Lists {
-                        found.lists.insert(id, owner);
+                        found.lists.insert(DistributionListId::new(id), owner);
                     } else {
-                        let doc: serde_json::Value = serde_json::from_str(&doc)
+                        let contact: Contact = serde_json::from_str(&doc)
                             .map_err(|e| StoreError::Corrupt(format!("contact doc: {e}")))?;
-                        let entries = doc["ContactEntries"]
-                            .as_array()
-                            .map(|entries| {
-                                entries
-                                    .iter()
-                                    .filter_map(|e| e["EntryId"].as_str().map(str::to_string))
-                                    .collect()
-                            })
-                            .unwrap_or_default();
-                        found.contacts.insert(id, ContactTarget { owner, entries });
+                        let entries = contact
+                            .contact_entries
+                            .into_iter()
+                            .filter_map(|e| e.entry_id)
+                            .collect();
+                        let contact = ContactTarget { owner, entries };
+                        found.contacts.insert(ContactId::new(id), contact);
                     }
                 }
             }
@@ -142,7 +142,7 @@ impl Store {
                 query = query.bind(*id);
             }
             for row in query.fetch_all(&mut *conn).await? {
-                found.groups.insert(row.try_get("id")?);
+                found.groups.insert(GroupId::new(row.try_get("id")?));
             }
         }
         Ok(found)
@@ -191,8 +191,8 @@ impl Store {
         references: &[RecipientReference],
     ) -> StoreResult<()> {
         let (column, id) = match referrer {
-            Referrer::List(id) => ("from_list_id", id),
-            Referrer::Notification(id) => ("from_notification_id", id),
+            Referrer::List(id) => ("from_list_id", id.get()),
+            Referrer::Notification(id) => ("from_notification_id", id.get()),
         };
         sqlx::query(&format!(
             "DELETE FROM recipient_references WHERE {column} = $1"
@@ -207,10 +207,10 @@ impl Store {
             }
             let (contact, entry, list, group) = match &reference.target {
                 RecipientTarget::Contact { id, detail_id, .. } => {
-                    (Some(*id), detail_id.clone(), None, None)
+                    (Some(id.get()), detail_id.clone(), None, None)
                 }
-                RecipientTarget::List { id, .. } => (None, None, Some(*id), None),
-                RecipientTarget::Group { id } => (None, None, None, Some(*id)),
+                RecipientTarget::List { id, .. } => (None, None, Some(id.get()), None),
+                RecipientTarget::Group { id } => (None, None, None, Some(id.get())),
             };
             sqlx::query(&format!(
                 "INSERT INTO recipient_references ({column}, referrer_tenant, recipient_type,
@@ -239,9 +239,9 @@ impl Store {
         except_tenant: Option<&str>,
     ) -> StoreResult<Option<String>> {
         let (filter, id, entries): (&str, i64, &[String]) = match named {
-            Named::Contact(id) => ("r.to_contact_id = $1", id, &[]),
-            Named::ContactEntries(id, entries) => ("r.to_contact_id = $1", id, entries),
-            Named::List(id) => ("r.to_list_id = $1", id, &[]),
+            Named::Contact(id) => ("r.to_contact_id = $1", id.get(), &[]),
+            Named::ContactEntries(id, entries) => ("r.to_contact_id = $1", id.get(), entries),
+            Named::List(id) => ("r.to_list_id = $1", id.get(), &[]),
             Named::Group(id) => ("r.to_group_id = $1", id, &[]),
         };
         if matches!(named, Named::ContactEntries(..)) && entries.is_empty() {
@@ -291,7 +291,7 @@ impl Store {
     pub async fn synced_to_devices(
         &self,
         node: &TenantNode,
-    ) -> StoreResult<(HashSet<i64>, HashSet<i64>)> {
+    ) -> StoreResult<(HashSet<ContactId>, HashSet<DistributionListId>)> {
         let sql = format!(
             "SELECT r.to_contact_id, r.to_list_id FROM recipient_references r
              JOIN distribution_lists x ON x.id = r.from_list_id
@@ -311,10 +311,10 @@ impl Store {
         for row in rows {
             let row = SyncedRow::from_row(&row)?;
             if let Some(id) = row.to_contact_id {
-                contacts.insert(id);
+                contacts.insert(ContactId::new(id));
             }
             if let Some(id) = row.to_list_id {
-                lists.insert(id);
+                lists.insert(DistributionListId::new(id));
             }
         }
         Ok((contacts, lists))

@@ -91,11 +91,7 @@ impl Pipeline {
                 .await?;
             triggered.push(Triggered {
                 notification_id: notification.id.to_string(),
-                notification_name: notification
-                    .record
-                    .notification_name
-                    .clone()
-                    .unwrap_or_default(),
+                notification_name: notification.record.notification_name.clone(),
                 alert_id: alert.as_ref().map(|a| a.alert_id.to_string()),
             });
             unit.changes.alerts.extend(alert);
@@ -118,7 +114,7 @@ impl Pipeline {
             .or_else(|| unit.state.last_position.as_ref().map(|p| (p.lat, p.lon)));
         let device = &*unit.device;
         let matched = Matched {
-            notification_id: notification.id,
+            notification_id: notification.id.get(),
             notification: &notification.record,
             severity: notification.severity,
             device,
@@ -172,7 +168,7 @@ impl Pipeline {
             },
         );
         let base = DeliveryBase {
-            notification_id: notification.id,
+            notification_id: notification.id.get(),
             message_id: occurrence.message.map(|(id, _)| id),
             at,
         };
