@@ -5,13 +5,19 @@
 //! the two from drifting). Records only the server makes (alerts, deliveries, timeline
 //! and audit entries) have no wire record: their domain record is their form.
 
+pub mod api_token;
 pub mod contact;
 pub mod device;
 pub mod distribution_list;
+pub mod external_link;
+pub mod geofence;
 pub mod group;
+pub mod itinerary;
 pub mod mo_message;
 pub mod mt_message;
 pub mod notification;
 pub mod profile;
+pub mod risk_region;
 pub mod tenant;
 pub mod user;
+pub mod webhook;

@@ -1,0 +1,1 @@
+//! The wire record: see `mod.rs`.
