@@ -77,6 +77,14 @@ macro_rules! serial_id {
                 s.collect_str(self)
             }
         }
+
+        /// Reads the decimal text it is written as (documents, the stream's log).
+        impl<'de> ::serde::Deserialize<'de> for $name {
+            fn deserialize<D: ::serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let text = <String as ::serde::Deserialize>::deserialize(d)?;
+                text.parse().map_err(::serde::de::Error::custom)
+            }
+        }
     )+};
 }
 
@@ -166,6 +174,14 @@ macro_rules! text_id {
                 s.serialize_str(&self.0)
             }
         }
+
+        /// Reads a text the server wrote (documents, the stream's log) as it is, like
+        /// `from_store`: what a client sends is parsed with `FromStr` at the edge.
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                String::deserialize(d).map(Self)
+            }
+        }
     )+};
 }
 
@@ -249,6 +265,11 @@ mod tests {
     fn serial_ids_go_on_the_wire_as_text() {
         let json = serde_json::to_string(&DeliveryId::new(7)).expect("serialises");
         assert_eq!(json, "\"7\"");
+        let read: DeliveryId = serde_json::from_str(&json).expect("reads back");
+        assert_eq!(read, DeliveryId::new(7));
+        assert!(serde_json::from_str::<DeliveryId>("\"7x\"").is_err());
+        let device: DeviceId = serde_json::from_str("\"truck-7\"").expect("reads back");
+        assert_eq!(device, "truck-7");
     }
 
     #[test]
