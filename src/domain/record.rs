@@ -1,10 +1,11 @@
 //! What every record the API writes has in common — one way each (docs/decisions.md):
 //!
-//! - **Validation**: `validated(self, context…) -> Result<Stored, ValidationErrors>`
-//!   checks every rule with one `Validator` (all problems reported at once) and returns
-//!   the record as it is stored — read-only fields dropped, values normalised — together
-//!   with anything the check derives (a role, a shape, recipient references). Lookups a
-//!   rule needs are done by the caller first and passed in as context.
+//! - **Parsing**: a client's record arrives as its wire record (`http/records/`), whose
+//!   `validated(self, context…)` checks every rule with one `Validator` (all problems
+//!   reported at once) and returns the domain record — ids typed, closed sets as enums,
+//!   required fields present, read-only fields dropped — with anything the check derives
+//!   (a role, a shape, recipient references). Lookups a rule needs are done by the caller
+//!   first and passed in as context.
 //! - **Read-only fields**: `ServerFields` names the fields the server owns. PATCH refuses
 //!   to touch them; PUT and POST ignore them (`validated` drops them).
 //! - **Versions**: a record carries its ETag in an `etag` field (serialised as `ETag`
