@@ -1,6 +1,7 @@
 //! Geofences (circle, polygon, polyline) and their geometry rules. Coordinates are WGS 84
-//! degrees; distances are metres. Validation turns a record into a normalised one (type
-//! in lower case, polygon rings closed) plus a `Shape` that answers "is this point inside".
+//! degrees; distances are metres. The rules here are checked on what a client sends
+//! (`http::records::geofence`); a checked geofence has a `Shape` that answers "is this
+//! point inside".
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -14,9 +15,9 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::closed_set::closed_set;
-use super::record::ServerFields;
+use super::ids::GeofenceId;
 use super::serde_util::{null_as_default, opt_int64};
-use super::validation::{ValidationErrors, Validator};
+use super::validation::Validator;
 
 pub const NAME_MAX_CHARS: usize = 200;
 /// Most points one geofence may have, over all its rings. Keeps the self-intersection
@@ -74,55 +75,102 @@ impl LatLon {
     }
 }
 
-/// A geofence. `GeofenceType` decides which shape fields are used: `circle` needs
-/// `CircleCentre` and `CircleRadius`; `polygon` needs `PolygonPositions` (the first ring
-/// is the outline, further rings are holes); `polyline` needs `PolylinePositions` and
-/// `FenceWidth`. Shape fields of another type must be null (or an empty array).
-#[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
+/// What a client sets on a geofence, its rules checked: type in lower case, polygon
+/// rings closed, shape fields of other types absent. The store keeps it as the
+/// geofence's document (in this form, which also reads documents that carry the
+/// read-only fields as null).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase")]
-pub struct Geofence {
-    /// Assigned by the server.
-    #[schema(read_only, example = "17")]
-    pub geofence_id: Option<String>,
-    /// Unique within the tenant (case-insensitively).
-    #[schema(required = true, min_length = 1, max_length = 200, example = "Depot")]
-    pub name: Option<String>,
-    /// Width of a polyline's corridor in metres (whole number, 1 to 1,000,000); a point
-    /// is inside when it is within half the width of the line. Polyline only.
+pub struct GeofenceFields {
+    pub name: String,
     #[serde(default, with = "opt_int64")]
-    #[schema(value_type = Option<i64>, example = 50)]
     pub fence_width: Option<i64>,
-    /// Lowest map zoom level at which the geofence is shown (at least 0).
     pub min_zoom: Option<f64>,
-    /// Highest map zoom level at which the geofence is shown (at least `MinZoom`).
     pub max_zoom: Option<f64>,
-    /// Radius in metres (more than 0, at most 20,000,000). Circle only.
-    #[schema(example = 250.0)]
     pub circle_radius: Option<f64>,
-    /// Centre of a circle. Circle only.
     pub circle_centre: Option<LatLon>,
-    /// Polygon rings, each of at least 3 distinct points; an open ring is closed by the
-    /// server. Rings must not cross themselves; holes must lie inside the outline.
-    #[serde(default, deserialize_with = "positions_serde::rings")]
     pub polygon_positions: Option<Vec<Vec<LatLon>>>,
-    /// At least 2 distinct points. Polyline only.
     pub polyline_positions: Option<Vec<LatLon>>,
-    #[schema(nullable)]
     #[serde(default, deserialize_with = "null_as_default")]
     pub properties: BTreeMap<String, String>,
-    /// `circle`, `polygon` or `polyline` (any case; stored in lower case).
-    #[schema(required = true, example = "circle")]
-    pub geofence_type: Option<String>,
-    #[schema(read_only, value_type = Option<String>, format = DateTime)]
-    pub timestamp: Option<Timestamp>,
-    /// Shown (read-only) to every descendant tenant as well.
-    #[schema(nullable)]
+    pub geofence_type: GeofenceShape,
     #[serde(default, deserialize_with = "null_as_default")]
+    pub applies_to_subtenants: bool,
+}
+
+/// A geofence as stored. `GeofenceType` decides which shape fields are used: `circle`
+/// has `CircleCentre` and `CircleRadius`; `polygon` has `PolygonPositions` (the first
+/// ring is the outline, further rings are holes); `polyline` has `PolylinePositions`
+/// and `FenceWidth`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Geofence {
+    pub geofence_id: GeofenceId,
+    pub name: String,
+    #[serde(serialize_with = "opt_int64::serialize")]
+    pub fence_width: Option<i64>,
+    pub min_zoom: Option<f64>,
+    pub max_zoom: Option<f64>,
+    pub circle_radius: Option<f64>,
+    pub circle_centre: Option<LatLon>,
+    pub polygon_positions: Option<Vec<Vec<LatLon>>>,
+    pub polyline_positions: Option<Vec<LatLon>>,
+    pub properties: BTreeMap<String, String>,
+    pub geofence_type: GeofenceShape,
+    pub timestamp: Timestamp,
     pub applies_to_subtenants: bool,
     /// Record version: sent as the `ETag` header only (the contract's record has no
     /// such field).
     #[serde(skip)]
-    pub etag: Option<String>,
+    pub etag: String,
+}
+
+impl Geofence {
+    /// The geofence `fields` as stored under `geofence_id`, at version `etag`.
+    pub fn new(
+        geofence_id: GeofenceId,
+        fields: GeofenceFields,
+        etag: String,
+        timestamp: Timestamp,
+    ) -> Self {
+        Geofence {
+            geofence_id,
+            name: fields.name,
+            fence_width: fields.fence_width,
+            min_zoom: fields.min_zoom,
+            max_zoom: fields.max_zoom,
+            circle_radius: fields.circle_radius,
+            circle_centre: fields.circle_centre,
+            polygon_positions: fields.polygon_positions,
+            polyline_positions: fields.polyline_positions,
+            properties: fields.properties,
+            geofence_type: fields.geofence_type,
+            timestamp,
+            applies_to_subtenants: fields.applies_to_subtenants,
+            etag,
+        }
+    }
+
+    /// The shape of a stored record, which was checked (rings closed) when written:
+    /// built without checking again. `None` when the record lacks its shape's fields.
+    pub fn shape(&self) -> Option<Shape> {
+        let coords = |points: &[LatLon]| points.iter().map(|p| p.coord()).collect();
+        match self.geofence_type {
+            GeofenceShape::Circle => Some(Shape::Circle {
+                centre: Point::from(self.circle_centre?.coord()),
+                radius_m: self.circle_radius?,
+            }),
+            GeofenceShape::Polygon => {
+                let mut rings = self.polygon_positions.as_ref()?.iter().map(|r| coords(r));
+                let exterior = rings.next()?;
+                Some(Shape::Polygon(Polygon::new(exterior, rings.collect())))
+            }
+            GeofenceShape::Polyline => Some(Shape::Polyline {
+                line: coords(self.polyline_positions.as_ref()?),
+                width_m: self.fence_width? as f64,
+            }),
+        }
+    }
 }
 
 /// A validated geometry.
@@ -160,229 +208,142 @@ impl Shape {
     }
 }
 
-impl ServerFields for Geofence {
-    const READ_ONLY_FIELDS: &'static [&'static str] = &["GeofenceId", "Timestamp"];
-
-    fn without_read_only(mut self) -> Self {
-        self.geofence_id = None;
-        self.timestamp = None;
-        self.etag = None;
-        self
+/// Whether `total` points (over all rings) are few enough; reports `field` when not.
+pub fn check_point_count(v: &mut Validator, field: &str, total: usize) -> bool {
+    if total > MAX_POINTS {
+        v.add(
+            field,
+            format!("at most {MAX_POINTS} points per geofence (got {total})"),
+        );
+        return false;
     }
+    true
 }
 
-impl Geofence {
-    /// Checks every rule and returns the record as it is stored (read-only fields
-    /// cleared, type in lower case, polygon rings closed) with its shape.
-    pub fn validated(mut self) -> Result<(Geofence, Shape), ValidationErrors> {
-        let mut v = Validator::new();
-        if let Some(name) = v.required("Name", self.name.as_deref()) {
-            v.length("Name", Some(name.trim()), 1, NAME_MAX_CHARS);
+/// A circle's rules: a centre in range and a radius within bounds.
+pub fn check_circle(
+    v: &mut Validator,
+    centre: Option<LatLon>,
+    radius: Option<f64>,
+) -> Option<Shape> {
+    let centre = match centre {
+        Some(c) => check_position(v, "CircleCentre", c).then_some(c),
+        None => {
+            v.add("CircleCentre", "is required for a circle");
+            None
         }
-        self.name = self.name.map(|n| n.trim().to_string());
-        check_zoom(&mut v, self.min_zoom, self.max_zoom);
-        let kind = match v.required("GeofenceType", self.geofence_type.as_deref()) {
-            Some(t) => match GeofenceShape::parse_any_case(t) {
-                Some(kind) => Some(kind),
-                None => {
-                    let names = GeofenceShape::NAMES.join(", ");
-                    v.add("GeofenceType", format!("must be one of {names}"));
-                    None
-                }
-            },
-            None => None,
-        };
-        // Empty arrays count as absent: some clients always send every collection.
-        if self.polygon_positions.as_ref().is_some_and(Vec::is_empty) {
-            self.polygon_positions = None;
-        }
-        if self.polyline_positions.as_ref().is_some_and(Vec::is_empty) {
-            self.polyline_positions = None;
-        }
-        let total_points = self.polygon_positions.iter().flatten().flatten().count()
-            + self.polyline_positions.iter().flatten().count();
-        if total_points > MAX_POINTS {
+    };
+    let radius = match radius {
+        Some(r) if r > 0.0 && r <= MAX_CIRCLE_RADIUS_M => Some(r),
+        Some(_) => {
             v.add(
-                if self.polygon_positions.is_some() {
-                    "PolygonPositions"
-                } else {
-                    "PolylinePositions"
-                },
-                format!("at most {MAX_POINTS} points per geofence (got {total_points})"),
+                "CircleRadius",
+                format!("must be more than 0 and at most {MAX_CIRCLE_RADIUS_M} metres"),
             );
-            return Err(finish_err(v));
+            None
         }
-        let shape = match kind {
-            Some(GeofenceShape::Circle) => self.circle(&mut v),
-            Some(GeofenceShape::Polygon) => self.polygon(&mut v),
-            Some(GeofenceShape::Polyline) => self.polyline(&mut v),
-            None => None,
-        };
-        v.finish()?;
-        let shape = shape.ok_or_else(|| {
-            // Unreachable in practice: every shape error was reported above.
-            ValidationErrors::single("GeofenceType", "the shape is invalid")
-        })?;
-        self.geofence_type = kind.map(|k| k.to_string());
-        Ok((self.without_read_only(), shape))
-    }
+        None => {
+            v.add("CircleRadius", "is required for a circle");
+            None
+        }
+    };
+    Some(Shape::Circle {
+        centre: Point::from(centre?.coord()),
+        radius_m: radius?,
+    })
+}
 
-    /// The shape of a stored (already validated) record.
-    pub fn shape(&self) -> Option<Shape> {
-        self.clone().validated().ok().map(|(_, shape)| shape)
+/// A polyline's rules: a width within bounds and 2+ distinct points in range.
+pub fn check_polyline(
+    v: &mut Validator,
+    width: Option<i64>,
+    points: Option<&[LatLon]>,
+) -> Option<Shape> {
+    let width = match width {
+        Some(w) if w > 0 && w <= MAX_FENCE_WIDTH_M => Some(w as f64),
+        Some(_) => {
+            v.add(
+                "FenceWidth",
+                format!("must be more than 0 and at most {MAX_FENCE_WIDTH_M} metres"),
+            );
+            None
+        }
+        None => {
+            v.add("FenceWidth", "is required for a polyline");
+            None
+        }
+    };
+    let Some(points) = points else {
+        v.add("PolylinePositions", "is required for a polyline");
+        return None;
+    };
+    let positions_ok = check_positions(v, "PolylinePositions", points);
+    if distinct(points) < 2 {
+        v.add("PolylinePositions", "needs at least 2 distinct points");
+        return None;
     }
+    let line: LineString<f64> = points.iter().map(|p| p.coord()).collect();
+    positions_ok.then_some(())?;
+    Some(Shape::Polyline {
+        line,
+        width_m: width?,
+    })
+}
 
-    fn refuse_other_fields(&self, v: &mut Validator, kind: GeofenceShape) {
-        use GeofenceShape::{Circle, Polygon, Polyline};
-        let present = [
-            ("CircleCentre", self.circle_centre.is_some(), Circle),
-            ("CircleRadius", self.circle_radius.is_some(), Circle),
-            (
-                "PolygonPositions",
-                self.polygon_positions.is_some(),
-                Polygon,
-            ),
-            (
-                "PolylinePositions",
-                self.polyline_positions.is_some(),
-                Polyline,
-            ),
-            ("FenceWidth", self.fence_width.is_some(), Polyline),
-        ];
-        for (field, is_present, owner) in present {
-            if is_present && owner != kind {
-                v.add(
-                    field,
-                    format!("is only used by {owner} geofences; send null for a {kind}"),
-                );
-            }
+/// A polygon's rules (reported as `field[ring]`): each ring of 3+ distinct points in
+/// range, not crossing itself and enclosing an area; holes inside the outline. Closes
+/// open rings in place, as stored and as geo expects.
+pub fn check_polygon(
+    v: &mut Validator,
+    field: &str,
+    rings: &mut [Vec<LatLon>],
+) -> Option<Polygon<f64>> {
+    let mut ok = true;
+    for (i, ring) in rings.iter_mut().enumerate() {
+        let ring_field = format!("{field}[{i}]");
+        ok &= check_positions(v, &ring_field, ring);
+        if distinct(ring) < 3 {
+            v.add(&ring_field, "a ring needs at least 3 distinct points");
+            ok = false;
+            continue;
+        }
+        if let (Some(first), Some(last)) = (ring.first().copied(), ring.last().copied())
+            && first != last
+        {
+            ring.push(first);
         }
     }
-
-    fn circle(&self, v: &mut Validator) -> Option<Shape> {
-        self.refuse_other_fields(v, GeofenceShape::Circle);
-        let centre = match self.circle_centre {
-            Some(c) => check_position(v, "CircleCentre", c).then_some(c),
-            None => {
-                v.add("CircleCentre", "is required for a circle");
-                None
-            }
-        };
-        let radius = match self.circle_radius {
-            Some(r) if r > 0.0 && r <= MAX_CIRCLE_RADIUS_M => Some(r),
-            Some(_) => {
-                v.add(
-                    "CircleRadius",
-                    format!("must be more than 0 and at most {MAX_CIRCLE_RADIUS_M} metres"),
-                );
-                None
-            }
-            None => {
-                v.add("CircleRadius", "is required for a circle");
-                None
-            }
-        };
-        Some(Shape::Circle {
-            centre: Point::from(centre?.coord()),
-            radius_m: radius?,
-        })
+    if !ok {
+        return None;
     }
-
-    fn polyline(&self, v: &mut Validator) -> Option<Shape> {
-        self.refuse_other_fields(v, GeofenceShape::Polyline);
-        let width = match self.fence_width {
-            Some(w) if w > 0 && w <= MAX_FENCE_WIDTH_M => Some(w as f64),
-            Some(_) => {
-                v.add(
-                    "FenceWidth",
-                    format!("must be more than 0 and at most {MAX_FENCE_WIDTH_M} metres"),
-                );
-                None
-            }
-            None => {
-                v.add("FenceWidth", "is required for a polyline");
-                None
-            }
-        };
-        let Some(points) = &self.polyline_positions else {
-            v.add("PolylinePositions", "is required for a polyline");
-            return None;
-        };
-        let positions_ok = check_positions(v, "PolylinePositions", points);
-        if distinct(points) < 2 {
-            v.add("PolylinePositions", "needs at least 2 distinct points");
-            return None;
-        }
-        let line: LineString<f64> = points.iter().map(|p| p.coord()).collect();
-        positions_ok.then_some(())?;
-        Some(Shape::Polyline {
-            line,
-            width_m: width?,
-        })
+    let mut line_strings = rings
+        .iter()
+        .map(|ring| ring.iter().map(|p| p.coord()).collect::<LineString<f64>>());
+    let exterior = line_strings.next()?;
+    let polygon = Polygon::new(exterior, line_strings.collect());
+    let mut reported = HashSet::new();
+    for problem in polygon.validation_errors() {
+        let (ring, message) = describe(&problem);
+        v.add(format!("{field}[{ring}]"), message);
+        reported.insert(ring);
+        ok = false;
     }
-
-    fn polygon(&mut self, v: &mut Validator) -> Option<Shape> {
-        self.refuse_other_fields(v, GeofenceShape::Polygon);
-        let Some(rings) = &mut self.polygon_positions else {
-            v.add("PolygonPositions", "is required for a polygon");
-            return None;
-        };
-        let mut ok = true;
-        for (i, ring) in rings.iter_mut().enumerate() {
-            let field = format!("PolygonPositions[{i}]");
-            ok &= check_positions(v, &field, ring);
-            if distinct(ring) < 3 {
-                v.add(&field, "a ring needs at least 3 distinct points");
-                ok = false;
-                continue;
-            }
-            // Close an open ring, as stored and as geo expects.
-            if let (Some(first), Some(last)) = (ring.first().copied(), ring.last().copied())
-                && first != last
-            {
-                ring.push(first);
-            }
-        }
-        if !ok {
-            return None;
-        }
-        let mut line_strings = rings
-            .iter()
-            .map(|ring| ring.iter().map(|p| p.coord()).collect::<LineString<f64>>());
-        let exterior = line_strings.next()?;
-        let polygon = Polygon::new(exterior, line_strings.collect());
-        let mut reported = HashSet::new();
-        for problem in polygon.validation_errors() {
-            let (ring, message) = describe(&problem);
-            v.add(format!("PolygonPositions[{ring}]"), message);
-            reported.insert(ring);
+    // A ring that crosses itself may also have zero net area: one message is enough.
+    for (i, ring) in std::iter::once(polygon.exterior())
+        .chain(polygon.interiors())
+        .enumerate()
+    {
+        if !reported.contains(&i) && Polygon::new(ring.clone(), vec![]).unsigned_area() == 0.0 {
+            v.add(
+                format!("{field}[{i}]"),
+                "the ring encloses no area (its points are collinear)",
+            );
             ok = false;
         }
-        // A ring that crosses itself may also have zero net area: one message is enough.
-        for (i, ring) in std::iter::once(polygon.exterior())
-            .chain(polygon.interiors())
-            .enumerate()
-        {
-            if !reported.contains(&i) && Polygon::new(ring.clone(), vec![]).unsigned_area() == 0.0 {
-                v.add(
-                    format!("PolygonPositions[{i}]"),
-                    "the ring encloses no area (its points are collinear)",
-                );
-                ok = false;
-            }
-        }
-        ok.then_some(Shape::Polygon(polygon))
     }
+    ok.then_some(polygon)
 }
-
-fn finish_err(v: Validator) -> ValidationErrors {
-    match v.finish() {
-        Err(e) => e,
-        Ok(()) => ValidationErrors::single("body", "invalid geofence"),
-    }
-}
-
-fn check_zoom(v: &mut Validator, min: Option<f64>, max: Option<f64>) {
+pub fn check_zoom(v: &mut Validator, min: Option<f64>, max: Option<f64>) {
     for (field, zoom) in [("MinZoom", min), ("MaxZoom", max)] {
         if let Some(z) = zoom
             && !(z.is_finite() && z >= 0.0)
@@ -401,7 +362,7 @@ fn check_zoom(v: &mut Validator, min: Option<f64>, max: Option<f64>) {
 }
 
 /// Latitude and longitude within range; reports each bad one and returns whether both are fine.
-fn check_position(v: &mut Validator, field: &str, p: LatLon) -> bool {
+pub fn check_position(v: &mut Validator, field: &str, p: LatLon) -> bool {
     let mut ok = true;
     if !(-90.0..=90.0).contains(&p.lat) {
         v.add(format!("{field}.Lat"), "must be between -90 and 90");
@@ -414,7 +375,7 @@ fn check_position(v: &mut Validator, field: &str, p: LatLon) -> bool {
     ok
 }
 
-fn check_positions(v: &mut Validator, field: &str, points: &[LatLon]) -> bool {
+pub fn check_positions(v: &mut Validator, field: &str, points: &[LatLon]) -> bool {
     let mut ok = true;
     for (i, p) in points.iter().enumerate() {
         ok &= check_position(v, &format!("{field}[{i}]"), *p);
@@ -422,7 +383,7 @@ fn check_positions(v: &mut Validator, field: &str, points: &[LatLon]) -> bool {
     ok
 }
 
-fn distinct(points: &[LatLon]) -> usize {
+pub fn distinct(points: &[LatLon]) -> usize {
     points.iter().map(|p| p.key()).collect::<HashSet<_>>().len()
 }
 
@@ -451,8 +412,4 @@ fn describe(problem: &InvalidPolygon) -> (usize, String) {
 }
 
 #[path = "geofence_serde.rs"]
-mod positions_serde;
-
-#[cfg(test)]
-#[path = "geofence_tests.rs"]
-mod tests;
+pub mod positions_serde;

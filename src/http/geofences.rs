@@ -9,6 +9,7 @@ use utoipa_axum::routes;
 use super::error::{ApiError, ApiResult, Problem};
 use super::extract::{IfMatch, TenantScope};
 use super::negotiate::{Body, EmptyOk, OkWithLocation, Record, RecordList, Representable};
+use super::records::geofence::GeofenceRecord;
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
 use crate::domain::geofence::Geofence;
@@ -19,7 +20,7 @@ use crate::store::StoredGeofence;
 impl Representable for Geofence {
     const NAME: &'static str = "Geofence";
     fn etag(&self) -> Option<&str> {
-        self.etag.as_deref()
+        Some(&self.etag)
     }
 }
 
@@ -61,7 +62,7 @@ async fn find_owned(app: &AppState, scope: &TenantScope, id: &str) -> ApiResult<
 /// in id order.
 #[utoipa::path(get, path = "/V2/{tenantVarCode}/geofences", tag = "Geofences",
     params(TenantParam),
-    responses((status = 200, body = [Geofence]), (status = 404, body = Problem)))]
+    responses((status = 200, body = [GeofenceRecord]), (status = 404, body = Problem)))]
 async fn list_geofences(
     scope: TenantScope,
     State(app): State<AppState>,
@@ -81,20 +82,20 @@ async fn list_geofences(
 /// points and `FenceWidth`); shape fields of another type are a 400 naming the field.
 /// Names are unique within a tenant (409). Answers 200 with `Location`.
 #[utoipa::path(post, path = "/V2/{tenantVarCode}/geofences", tag = "Geofences",
-    params(TenantParam), request_body = Geofence,
+    params(TenantParam), request_body = GeofenceRecord,
     responses((status = 200, description = "Created; Location names the new geofence"),
         (status = 400, body = Problem), (status = 403, body = Problem),
         (status = 404, body = Problem), (status = 409, body = Problem)))]
 async fn create_geofence(
     scope: TenantScope,
     State(app): State<AppState>,
-    Body(incoming): Body<Geofence>,
+    Body(incoming): Body<GeofenceRecord>,
 ) -> ApiResult<OkWithLocation> {
     scope.require(Permission::ManageConfiguration)?;
-    let (geofence, shape) = incoming.validated()?;
+    let (geofence, _) = incoming.validated()?;
     let id = app
         .store
-        .create_geofence(scope.code(), &geofence, shape.kind(), &scope.audit())
+        .create_geofence(scope.code(), &geofence, &scope.audit())
         .await?;
     Ok(OkWithLocation(format!(
         "/V2/{}/geofences/{id}",
@@ -107,7 +108,7 @@ async fn create_geofence(
 /// Own or inherited. The `ETag` header carries its version.
 #[utoipa::path(get, path = "/V2/{tenantVarCode}/geofences/{geofenceId}", tag = "Geofences",
     params(GeofencePath),
-    responses((status = 200, body = Geofence, headers(("ETag" = String, description = "Record version"))),
+    responses((status = 200, body = GeofenceRecord, headers(("ETag" = String, description = "Record version"))),
         (status = 304, description = "Not modified (If-None-Match)"),
         (status = 404, body = Problem)))]
 async fn get_geofence(
@@ -123,7 +124,7 @@ async fn get_geofence(
 /// Only the owning tenant may (same rules as POST); an inherited geofence answers 403.
 /// `If-Match` is honoured (412).
 #[utoipa::path(put, path = "/V2/{tenantVarCode}/geofences/{geofenceId}", tag = "Geofences",
-    params(GeofencePath), request_body = Geofence,
+    params(GeofencePath), request_body = GeofenceRecord,
     responses((status = 200, description = "Updated"), (status = 400, body = Problem),
         (status = 403, body = Problem), (status = 404, body = Problem),
         (status = 409, body = Problem), (status = 412, body = Problem)))]
@@ -132,17 +133,16 @@ async fn update_geofence(
     State(app): State<AppState>,
     Path(path): Path<GeofencePath>,
     IfMatch(if_match): IfMatch,
-    Body(incoming): Body<Geofence>,
+    Body(incoming): Body<GeofenceRecord>,
 ) -> ApiResult<EmptyOk> {
     scope.require(Permission::ManageConfiguration)?;
     let existing = find_owned(&app, &scope, &path.geofenceId).await?;
-    let (geofence, shape) = incoming.validated()?;
+    let (geofence, _) = incoming.validated()?;
     app.store
         .update_geofence(
             scope.code(),
             existing.id,
             &geofence,
-            shape.kind(),
             if_match.as_deref(),
             &scope.audit(),
         )

@@ -9,6 +9,7 @@ use utoipa_axum::routes;
 use super::error::{ApiError, ApiResult, Problem};
 use super::extract::{IfMatch, TenantScope};
 use super::negotiate::{Body, EmptyOk, OkWithLocation, Record, RecordList, Representable};
+use super::records::risk_region::RiskRegionRecord;
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
 use crate::domain::risk_region::{RiskRegion, is_geometry_id};
@@ -18,7 +19,7 @@ use crate::store::{RiskRegionUpdate, StoredRiskRegion};
 impl Representable for RiskRegion {
     const NAME: &'static str = "RiskRegion";
     fn etag(&self) -> Option<&str> {
-        self.etag.as_deref()
+        Some(&self.etag)
     }
 }
 
@@ -66,7 +67,7 @@ async fn find_owned(app: &AppState, scope: &TenantScope, id: &str) -> ApiResult<
 /// `AppliesToSubtenants`, in creation order.
 #[utoipa::path(get, path = "/V2/{tenantVarCode}/riskregions", tag = "Risk regions",
     params(TenantParam),
-    responses((status = 200, body = [RiskRegion]), (status = 404, body = Problem)))]
+    responses((status = 200, body = [RiskRegionRecord]), (status = 404, body = Problem)))]
 async fn list_risk_regions(
     scope: TenantScope,
     State(app): State<AppState>,
@@ -85,14 +86,14 @@ async fn list_risk_regions(
 /// geofence's polygon) are required. The OverallRisk of itineraries it covers follows.
 /// Answers 200 with `Location`.
 #[utoipa::path(post, path = "/V2/{tenantVarCode}/riskregions", tag = "Risk regions",
-    params(TenantParam), request_body = RiskRegion,
+    params(TenantParam), request_body = RiskRegionRecord,
     responses((status = 200, description = "Created; Location names the new region"),
         (status = 400, body = Problem), (status = 403, body = Problem),
         (status = 404, body = Problem), (status = 409, body = Problem)))]
 async fn create_risk_region(
     scope: TenantScope,
     State(app): State<AppState>,
-    Body(incoming): Body<RiskRegion>,
+    Body(incoming): Body<RiskRegionRecord>,
 ) -> ApiResult<OkWithLocation> {
     scope.require(Permission::ManageConfiguration)?;
     let (region, shape) = incoming.validated()?;
@@ -108,7 +109,7 @@ async fn create_risk_region(
     Ok(OkWithLocation(format!(
         "/V2/{}/riskregions/{}",
         scope.code(),
-        region.geometry_id.unwrap_or_default()
+        region.geometry_id
     )))
 }
 
@@ -118,7 +119,7 @@ async fn create_risk_region(
 /// carries its version.
 #[utoipa::path(get, path = "/V2/{tenantVarCode}/riskregions/{geometryId}", tag = "Risk regions",
     params(RiskRegionPath),
-    responses((status = 200, body = RiskRegion, headers(("ETag" = String, description = "Record version"))),
+    responses((status = 200, body = RiskRegionRecord, headers(("ETag" = String, description = "Record version"))),
         (status = 304, description = "Not modified (If-None-Match)"),
         (status = 404, body = Problem)))]
 async fn get_risk_region(
@@ -136,7 +137,7 @@ async fn get_risk_region(
 /// has the region attached is a 409. The OverallRisk of affected itineraries follows.
 /// `If-Match` is honoured (412).
 #[utoipa::path(put, path = "/V2/{tenantVarCode}/riskregions/{geometryId}", tag = "Risk regions",
-    params(RiskRegionPath), request_body = RiskRegion,
+    params(RiskRegionPath), request_body = RiskRegionRecord,
     responses((status = 200, description = "Updated"), (status = 400, body = Problem),
         (status = 403, body = Problem), (status = 404, body = Problem),
         (status = 409, body = Problem), (status = 412, body = Problem)))]
@@ -145,11 +146,11 @@ async fn update_risk_region(
     State(app): State<AppState>,
     Path(path): Path<RiskRegionPath>,
     IfMatch(if_match): IfMatch,
-    Body(mut incoming): Body<RiskRegion>,
+    Body(mut incoming): Body<RiskRegionRecord>,
 ) -> ApiResult<EmptyOk> {
     scope.require(Permission::ManageConfiguration)?;
     let existing = find_owned(&app, &scope, &path.geometryId).await?;
-    incoming.geometry_id = existing.region.geometry_id.clone();
+    incoming.geometry_id = Some(existing.region.geometry_id.clone());
     let (region, shape) = incoming.validated()?;
     app.store
         .update_risk_region(

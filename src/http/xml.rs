@@ -128,10 +128,10 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::domain::geofence::Geofence;
     use crate::domain::webhook::WebhookSettings;
     use crate::http::records::contact::ContactRecord;
     use crate::http::records::distribution_list::DistributionListInputRecord;
+    use crate::http::records::geofence::GeofenceRecord;
     use crate::http::records::user::UserRecord;
 
     fn read<T: DeserializeOwned>(xml: &str) -> T {
@@ -322,8 +322,8 @@ mod tests {
                  <PolygonPositions>{rings}</PolygonPositions></Geofence>"
             )
         };
-        same::<Geofence>(&dotnet(&[&outline, &hole]), with_hole.clone());
-        same::<Geofence>(&dotnet(&[&outline]), one_ring.clone());
+        same::<GeofenceRecord>(&dotnet(&[&outline, &hole]), with_hole.clone());
+        same::<GeofenceRecord>(&dotnet(&[&outline]), one_ring.clone());
         // Our own output: one element per ring, `Item` per point; one ring or two.
         for record in [with_hole, one_ring] {
             let written = to_xml("Geofence", false, &record).unwrap();
@@ -331,12 +331,12 @@ mod tests {
                 written.contains("<PolygonPositions><Item><Lat>0"),
                 "{written}"
             );
-            same::<Geofence>(&written, record);
+            same::<GeofenceRecord>(&written, record);
         }
         // Polylines: a wrapped or repeated array of positions.
         let road = json!({"Name": "Road", "GeofenceType": "polyline", "FenceWidth": 25,
             "PolylinePositions": ring(&[(0.0, 0.0), (1.0, 1.0)])});
-        same::<Geofence>(
+        same::<GeofenceRecord>(
             &format!(
                 "<Geofence><Name>Road</Name><GeofenceType>polyline</GeofenceType>\
                  <FenceWidth>25</FenceWidth><PolylinePositions>{}</PolylinePositions></Geofence>",
@@ -346,7 +346,7 @@ mod tests {
             ),
             road.clone(),
         );
-        same::<Geofence>(&to_xml("Geofence", false, &road).unwrap(), road.clone());
+        same::<GeofenceRecord>(&to_xml("Geofence", false, &road).unwrap(), road.clone());
     }
 
     #[test]
@@ -394,11 +394,12 @@ mod tests {
             "Colour"
         );
         assert_eq!(
-            field_error::<Geofence>("<Geofence><CircleRadius>wide</CircleRadius></Geofence>").0,
+            field_error::<GeofenceRecord>("<Geofence><CircleRadius>wide</CircleRadius></Geofence>")
+                .0,
             "CircleRadius"
         );
         assert_eq!(
-            field_error::<Geofence>(&format!(
+            field_error::<GeofenceRecord>(&format!(
                 "<Geofence><PolygonPositions>{}</PolygonPositions></Geofence>",
                 dotnet_ring(&[(0.0, 0.0)]).replace("<Lon>0</Lon>", "<Lon>east</Lon>")
             ))

@@ -186,7 +186,7 @@ fn compile(notifications: Vec<StoredNotification>, geofences: Vec<StoredGeofence
             Some(CompiledGeofence {
                 reference: GeofenceRef {
                     geofence_id: g.id.to_string(),
-                    geofence_name: g.geofence.name.clone().unwrap_or_default(),
+                    geofence_name: g.geofence.name.clone(),
                 },
                 shape,
             })

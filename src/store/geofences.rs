@@ -10,15 +10,15 @@ use super::{
     new_etag, to_doc, to_micros,
 };
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
-use crate::domain::geofence::{Geofence, GeofenceShape};
-use crate::domain::ids::GeofenceId;
+use crate::domain::geofence::{Geofence, GeofenceFields};
+use crate::domain::ids::{GeofenceId, TenantCode};
 use crate::domain::time::now;
 
 /// A geofence with the tenant that owns it.
 #[derive(Debug, Clone)]
 pub struct StoredGeofence {
     pub id: GeofenceId,
-    pub tenant_code: String,
+    pub tenant_code: TenantCode,
     pub geofence: Geofence,
 }
 
@@ -43,15 +43,15 @@ struct GeofenceRow {
 
 impl GeofenceRow {
     fn into_stored(self) -> StoreResult<StoredGeofence> {
-        let mut geofence: Geofence = serde_json::from_str(&self.doc)
+        let fields: GeofenceFields = serde_json::from_str(&self.doc)
             .map_err(|e| StoreError::Corrupt(format!("geofence document: {e}")))?;
-        geofence.geofence_id = Some(self.id.to_string());
-        geofence.etag = Some(self.etag);
-        geofence.timestamp = from_micros(Some(self.updated_at))?;
+        let timestamp = from_micros(Some(self.updated_at))?
+            .ok_or_else(|| StoreError::Corrupt("geofence without a timestamp".into()))?;
+        let id = GeofenceId::new(self.id);
         Ok(StoredGeofence {
-            id: GeofenceId::new(self.id),
-            tenant_code: self.tenant_code,
-            geofence,
+            id,
+            tenant_code: TenantCode::from_store(self.tenant_code),
+            geofence: Geofence::new(id, fields, self.etag, timestamp),
         })
     }
 }
@@ -60,13 +60,8 @@ fn geofence_from_row(row: &AnyRow) -> StoreResult<StoredGeofence> {
     GeofenceRow::from_row(row)?.into_stored()
 }
 
-fn name_key(geofence: &Geofence) -> String {
-    geofence
-        .name
-        .as_deref()
-        .unwrap_or_default()
-        .trim()
-        .to_lowercase()
+fn name_key(geofence: &GeofenceFields) -> String {
+    geofence.name.trim().to_lowercase()
 }
 
 impl WriteTx {
@@ -124,12 +119,11 @@ impl Store {
         row.as_ref().map(geofence_from_row).transpose()
     }
 
-    /// Inserts a validated geofence of shape `kind`; `Conflict` when the tenant already has the name.
+    /// Inserts a validated geofence; `Conflict` when the tenant already has the name.
     pub async fn create_geofence(
         &self,
         tenant_code: &str,
-        geofence: &Geofence,
-        kind: GeofenceShape,
+        geofence: &GeofenceFields,
         audit: &Audit,
     ) -> StoreResult<GeofenceId> {
         let mut tx = self.begin_write().await?;
@@ -139,9 +133,9 @@ impl Store {
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
         )
         .bind(tenant_code)
-        .bind(geofence.name.clone().unwrap_or_default())
+        .bind(geofence.name.clone())
         .bind(name_key(geofence))
-        .bind(kind.as_str())
+        .bind(geofence.geofence_type.as_str())
         .bind(geofence.applies_to_subtenants as i64)
         .bind(to_doc(geofence)?)
         .bind(new_etag())
@@ -167,8 +161,7 @@ impl Store {
         &self,
         tenant_code: &str,
         id: GeofenceId,
-        geofence: &Geofence,
-        kind: GeofenceShape,
+        geofence: &GeofenceFields,
         if_match: Option<&str>,
         audit: &Audit,
     ) -> StoreResult<()> {
@@ -181,9 +174,9 @@ impl Store {
                 applies_to_subtenants = $4, doc = $5, etag = $6, updated_at = $7
              WHERE id = $8",
         )
-        .bind(geofence.name.clone().unwrap_or_default())
+        .bind(geofence.name.clone())
         .bind(name_key(geofence))
-        .bind(kind.as_str())
+        .bind(geofence.geofence_type.as_str())
         .bind(geofence.applies_to_subtenants as i64)
         .bind(to_doc(geofence)?)
         .bind(new_etag())

@@ -16,7 +16,7 @@ use sqlx::FromRow;
 
 use super::itineraries::{parse_doc, placeholders};
 use super::{Backend, Store, StoreError, StoreResult, Tx, new_etag, to_micros};
-use crate::domain::risk_region::{RegionShape, RiskRegion, overall_risk};
+use crate::domain::risk_region::{RegionPolygon, RegionShape, overall_risk};
 use crate::domain::time::now;
 
 /// An itinerary to rescore: id, tenant code, tenant path.
@@ -55,7 +55,7 @@ struct AreaRow {
 
 impl AreaRow {
     fn into_area(self) -> StoreResult<Area> {
-        let region: RiskRegion = parse_doc(&self.doc, "risk region")?;
+        let region: RegionPolygon = parse_doc(&self.doc, "risk region")?;
         let shape = region
             .stored_shape()
             .ok_or_else(|| StoreError::Corrupt("risk region without a polygon".into()))?;

@@ -11,15 +11,15 @@ use super::{
     new_etag, to_doc, to_micros,
 };
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
-use crate::domain::ids::RiskRegionId;
-use crate::domain::risk_region::{RegionShape, RiskRegion};
+use crate::domain::ids::{RiskRegionId, TenantCode};
+use crate::domain::risk_region::{RegionPolygon, RegionShape, RiskRegion, RiskRegionFields};
 use crate::domain::time::now;
 
 /// A risk region with its internal id and owning tenant.
 #[derive(Debug, Clone)]
 pub struct StoredRiskRegion {
     pub id: RiskRegionId,
-    pub tenant_code: String,
+    pub tenant_code: TenantCode,
     pub region: RiskRegion,
 }
 
@@ -48,18 +48,22 @@ struct RiskRegionRow {
 
 impl RiskRegionRow {
     fn into_stored(self) -> StoreResult<StoredRiskRegion> {
-        let stored: RiskRegion = serde_json::from_str(&self.doc)
+        let stored: RegionPolygon = serde_json::from_str(&self.doc)
             .map_err(|e| StoreError::Corrupt(format!("risk region document: {e}")))?;
+        let risk_level = i32::try_from(self.risk_level)
+            .map_err(|_| StoreError::Corrupt(format!("risk level {}", self.risk_level)))?;
+        let timestamp = from_micros(Some(self.updated_at))?
+            .ok_or_else(|| StoreError::Corrupt("risk region without a timestamp".into()))?;
         Ok(StoredRiskRegion {
             id: RiskRegionId::new(self.id),
-            tenant_code: self.tenant_code,
+            tenant_code: TenantCode::from_store(self.tenant_code),
             region: RiskRegion {
-                geometry_id: Some(self.geometry_id),
-                name: Some(self.name),
-                risk_level: i32::try_from(self.risk_level).ok(),
+                geometry_id: self.geometry_id,
+                name: self.name,
+                risk_level,
                 applies_to_subtenants: self.applies_to_subtenants != 0,
-                timestamp: from_micros(Some(self.updated_at))?,
-                etag: Some(self.etag),
+                timestamp,
+                etag: self.etag,
                 polygon: stored.polygon,
             },
         })
@@ -71,10 +75,9 @@ fn region_from_row(row: &AnyRow) -> StoreResult<StoredRiskRegion> {
 }
 
 /// The polygon is the document; the other fields have columns.
-fn region_doc(region: &RiskRegion) -> StoreResult<String> {
-    to_doc(&RiskRegion {
+fn region_doc(region: &RiskRegionFields) -> StoreResult<String> {
+    to_doc(&RegionPolygon {
         polygon: region.polygon.clone(),
-        ..RiskRegion::default()
     })
 }
 
@@ -107,7 +110,7 @@ pub struct RiskRegionUpdate<'a> {
     pub tenant_code: &'a str,
     pub tenant_path: &'a str,
     pub id: RiskRegionId,
-    pub region: &'a RiskRegion,
+    pub region: &'a RiskRegionFields,
     pub shape: &'a RegionShape,
 }
 
@@ -154,7 +157,7 @@ impl Store {
         &self,
         tenant_code: &str,
         tenant_path: &str,
-        region: &RiskRegion,
+        region: &RiskRegionFields,
         shape: &RegionShape,
         audit: &Audit,
     ) -> StoreResult<RiskRegionId> {
@@ -167,9 +170,9 @@ impl Store {
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id",
         )
         .bind(tenant_code)
-        .bind(region.geometry_id.clone().unwrap_or_default())
-        .bind(region.name.clone().unwrap_or_default())
-        .bind(i64::from(region.risk_level.unwrap_or_default()))
+        .bind(region.geometry_id.clone())
+        .bind(region.name.clone())
+        .bind(i64::from(region.risk_level))
         .bind(region.applies_to_subtenants as i64)
         .bind(min_lat)
         .bind(max_lat)
@@ -191,7 +194,7 @@ impl Store {
             shape.bbox,
         )
         .await?;
-        let geometry_id = region.geometry_id.as_deref().unwrap_or_default();
+        let geometry_id = region.geometry_id.as_str();
         let (action, kind) = (AuditAction::Create, ResourceType::RiskRegion);
         record(&mut tx, audit, action, kind, geometry_id).await?;
         tx.commit().await?;
@@ -272,8 +275,8 @@ impl Store {
                 updated_at = $10
              WHERE id = $11",
         )
-        .bind(region.name.clone().unwrap_or_default())
-        .bind(i64::from(region.risk_level.unwrap_or_default()))
+        .bind(region.name.clone())
+        .bind(i64::from(region.risk_level))
         .bind(region.applies_to_subtenants as i64)
         .bind(min_lat)
         .bind(max_lat)

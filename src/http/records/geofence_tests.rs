@@ -1,10 +1,12 @@
 use super::*;
+use crate::domain::geofence::MAX_POINTS;
+use crate::domain::ids::GeofenceId;
 
 fn p(lat: f64, lon: f64) -> LatLon {
     LatLon { lat, lon }
 }
 
-fn fields(g: Geofence) -> Vec<String> {
+fn fields(g: GeofenceRecord) -> Vec<String> {
     g.validated()
         .unwrap_err()
         .0
@@ -13,8 +15,8 @@ fn fields(g: Geofence) -> Vec<String> {
         .collect()
 }
 
-fn circle() -> Geofence {
-    Geofence {
+fn circle() -> GeofenceRecord {
+    GeofenceRecord {
         name: Some("Depot".into()),
         geofence_type: Some("circle".into()),
         circle_centre: Some(p(51.5, -0.12)),
@@ -27,8 +29,8 @@ fn square() -> Vec<LatLon> {
     vec![p(0.0, 0.0), p(0.0, 1.0), p(1.0, 1.0), p(1.0, 0.0)]
 }
 
-fn polygon(rings: Vec<Vec<LatLon>>) -> Geofence {
-    Geofence {
+fn polygon(rings: Vec<Vec<LatLon>>) -> GeofenceRecord {
+    GeofenceRecord {
         name: Some("Area".into()),
         geofence_type: Some("polygon".into()),
         polygon_positions: Some(rings),
@@ -36,8 +38,8 @@ fn polygon(rings: Vec<Vec<LatLon>>) -> Geofence {
     }
 }
 
-fn polyline(points: Vec<LatLon>, width: Option<i64>) -> Geofence {
-    Geofence {
+fn polyline(points: Vec<LatLon>, width: Option<i64>) -> GeofenceRecord {
+    GeofenceRecord {
         name: Some("Road".into()),
         geofence_type: Some("polyline".into()),
         polyline_positions: Some(points),
@@ -49,7 +51,7 @@ fn polyline(points: Vec<LatLon>, width: Option<i64>) -> Geofence {
 #[test]
 fn valid_circle_contains_its_centre_only_within_radius() {
     let (g, shape) = circle().validated().unwrap();
-    assert_eq!(g.geofence_type.as_deref(), Some("circle"));
+    assert_eq!(g.geofence_type, GeofenceShape::Circle);
     assert!(shape.contains(51.5, -0.12));
     // ~111 m per 0.001° of latitude.
     assert!(shape.contains(51.5008, -0.12));
@@ -61,8 +63,8 @@ fn type_is_case_insensitive_and_required() {
     let mut g = circle();
     g.geofence_type = Some("Circle".into());
     assert_eq!(
-        g.validated().unwrap().0.geofence_type.as_deref(),
-        Some("circle")
+        g.validated().unwrap().0.geofence_type,
+        GeofenceShape::Circle
     );
     let mut g = circle();
     g.geofence_type = None;
@@ -107,7 +109,7 @@ fn name_is_required_and_bounded() {
     assert_eq!(fields(g), ["Name"]);
     let mut g = circle();
     g.name = Some(" Depot ".into());
-    assert_eq!(g.validated().unwrap().0.name.as_deref(), Some("Depot"));
+    assert_eq!(g.validated().unwrap().0.name, "Depot");
 }
 
 #[test]
@@ -236,7 +238,7 @@ fn polyline_rules() {
 
 #[test]
 fn every_error_is_listed_at_once() {
-    let g = Geofence {
+    let g = GeofenceRecord {
         geofence_type: Some("circle".into()),
         min_zoom: Some(5.0),
         max_zoom: Some(1.0),
@@ -250,10 +252,51 @@ fn every_error_is_listed_at_once() {
 }
 
 #[test]
-fn read_only_fields_are_cleared() {
-    let mut g = circle();
-    g.geofence_id = Some("99".into());
-    g.etag = Some("x".into());
-    let (stored, _) = g.validated().unwrap();
-    assert!(stored.geofence_id.is_none() && stored.etag.is_none());
+fn wire_form_matches_the_domain_form() {
+    let (fields, _) = polygon(vec![square()]).validated().unwrap();
+    let geofence = Geofence::new(
+        GeofenceId::new(17),
+        GeofenceFields {
+            fence_width: Some(40),
+            min_zoom: Some(2.0),
+            max_zoom: Some(9.5),
+            circle_radius: Some(12.5),
+            circle_centre: Some(p(1.0, 2.0)),
+            polyline_positions: Some(vec![p(3.0, 4.0), p(5.0, 6.0)]),
+            properties: [("Colour".to_string(), "red".to_string())].into(),
+            applies_to_subtenants: true,
+            ..fields
+        },
+        "W/\"1\"".to_string(),
+        Timestamp::from_second(1_700_000_000).unwrap(),
+    );
+    let domain = serde_json::to_string(&geofence).unwrap();
+    let wire: GeofenceRecord = serde_json::from_str(&domain).unwrap();
+    assert_eq!(serde_json::to_string(&wire).unwrap(), domain);
+    assert_eq!(GeofenceRecord::from(&geofence), wire);
+    let keys: Vec<String> =
+        serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(&domain)
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect();
+    assert_eq!(keys.first().map(String::as_str), Some("GeofenceId"));
+}
+
+#[test]
+fn a_stored_geofence_has_the_checked_shape() {
+    for record in [
+        circle(),
+        polygon(vec![square()]),
+        polyline(vec![p(0.0, 0.0), p(1.0, 1.0)], Some(10)),
+    ] {
+        let (fields, shape) = record.validated().unwrap();
+        let stored = Geofence::new(
+            GeofenceId::new(1),
+            fields,
+            String::new(),
+            Timestamp::UNIX_EPOCH,
+        );
+        assert_eq!(stored.shape(), Some(shape));
+    }
 }
