@@ -130,17 +130,14 @@ pub fn check_references(
                     format!("{prefix}.ListId"),
                     format!("no distribution list {id} in this tenant"),
                 ),
-                Some(owner) if tenant_code.as_ref().is_some_and(|t| t != owner.as_str()) => v.add(
-                    format!("{prefix}.TenantCode"),
-                    format!(
-                        "list {id} does not belong to tenant {}",
-                        tenant_code
-                            .as_ref()
-                            .map(TenantCode::as_str)
-                            .unwrap_or_default()
-                    ),
-                ),
-                Some(_) => {}
+                Some(owner) => {
+                    if let Some(code) = tenant_code.as_ref().filter(|t| *t != owner.as_str()) {
+                        v.add(
+                            format!("{prefix}.TenantCode"),
+                            format!("list {id} does not belong to tenant {code}"),
+                        );
+                    }
+                }
             },
             RecipientTarget::Contact {
                 id,
@@ -152,19 +149,13 @@ pub fn check_references(
                     format!("no contact {id} in this tenant"),
                 ),
                 Some(contact) => {
-                    if tenant_code
+                    if let Some(code) = tenant_code
                         .as_ref()
-                        .is_some_and(|t| t != contact.owner.as_str())
+                        .filter(|t| *t != contact.owner.as_str())
                     {
                         v.add(
                             format!("{prefix}.TenantCode"),
-                            format!(
-                                "contact {id} does not belong to tenant {}",
-                                tenant_code
-                                    .as_ref()
-                                    .map(TenantCode::as_str)
-                                    .unwrap_or_default()
-                            ),
+                            format!("contact {id} does not belong to tenant {code}"),
                         );
                     }
                     if let Some(detail) = detail_id
