@@ -8,7 +8,7 @@ use utoipa::ToSchema;
 
 use super::address::ContactAddress;
 use super::closed_set::closed_set;
-use super::ids::{ContactId, DistributionListId, GroupId};
+use super::ids::{ContactId, DistributionListId, GroupId, TenantCode};
 use super::validation::Validator;
 
 closed_set! {
@@ -78,11 +78,11 @@ pub struct Recipient {
 pub enum RecipientTarget {
     List {
         id: DistributionListId,
-        tenant_code: Option<String>,
+        tenant_code: Option<TenantCode>,
     },
     Contact {
         id: ContactId,
-        tenant_code: Option<String>,
+        tenant_code: Option<TenantCode>,
         detail_id: Option<String>,
     },
     Group {
@@ -130,14 +130,14 @@ pub fn check_references(
                     format!("{prefix}.ListId"),
                     format!("no distribution list {id} in this tenant"),
                 ),
-                Some(owner) if tenant_code.as_ref().is_some_and(|t| t != owner) => v.add(
-                    format!("{prefix}.TenantCode"),
-                    format!(
-                        "list {id} does not belong to tenant {}",
-                        tenant_code.as_deref().unwrap_or_default()
-                    ),
-                ),
-                Some(_) => {}
+                Some(owner) => {
+                    if let Some(code) = tenant_code.as_ref().filter(|t| *t != owner.as_str()) {
+                        v.add(
+                            format!("{prefix}.TenantCode"),
+                            format!("list {id} does not belong to tenant {code}"),
+                        );
+                    }
+                }
             },
             RecipientTarget::Contact {
                 id,
@@ -149,13 +149,13 @@ pub fn check_references(
                     format!("no contact {id} in this tenant"),
                 ),
                 Some(contact) => {
-                    if tenant_code.as_ref().is_some_and(|t| *t != contact.owner) {
+                    if let Some(code) = tenant_code
+                        .as_ref()
+                        .filter(|t| *t != contact.owner.as_str())
+                    {
                         v.add(
                             format!("{prefix}.TenantCode"),
-                            format!(
-                                "contact {id} does not belong to tenant {}",
-                                tenant_code.as_deref().unwrap_or_default()
-                            ),
+                            format!("contact {id} does not belong to tenant {code}"),
                         );
                     }
                     if let Some(detail) = detail_id
@@ -249,47 +249,32 @@ impl Recipient {
 
 /// Longest `Interval` and `ReportingFrequency`, in minutes: a week (the longest device
 /// check-in interval too).
-pub const MAX_MINUTES: f64 = 10_080.0;
+pub const MAX_MINUTES: u32 = 10_080;
 /// Largest `Radius`, in kilometres: half the Earth's circumference.
 pub const MAX_RADIUS_KM: f64 = 20_000.0;
 
-/// A numeric field's value within its range, or what is wrong with it. Checked on save
-/// and again at fire time, where a value stored before the ranges existed is skipped.
-fn in_range(field: Field, raw: &str) -> Result<f64, String> {
-    let number = raw.trim().parse::<f64>().ok().filter(|n| n.is_finite());
-    match field {
-        Field::Radius => number
-            .filter(|n| *n > 0.0 && *n <= MAX_RADIUS_KM)
-            .ok_or_else(|| {
-                format!("must be a number of kilometres above 0 and at most {MAX_RADIUS_KM}")
-            }),
-        _ => number
-            .filter(|n| (1.0..=MAX_MINUTES).contains(n))
-            .ok_or_else(|| format!("must be a number of minutes from 1 to {MAX_MINUTES}")),
-    }
+/// A written number, if finite.
+fn number(raw: &str) -> Option<f64> {
+    raw.trim().parse::<f64>().ok().filter(|n| n.is_finite())
 }
 
-impl Recipient {
-    /// `Radius` in kilometres, if within range.
-    pub fn radius_km(&self) -> Result<f64, String> {
-        in_range(Field::Radius, self.radius.as_deref().unwrap_or_default())
-    }
+/// `Radius` in kilometres, or what is wrong with it.
+fn radius_km(raw: &str) -> Result<f64, String> {
+    number(raw)
+        .filter(|n| *n > 0.0 && *n <= MAX_RADIUS_KM)
+        .ok_or_else(|| {
+            format!("must be a number of kilometres above 0 and at most {MAX_RADIUS_KM}")
+        })
+}
 
-    /// `Interval` in minutes, if within range.
-    pub fn interval_minutes(&self) -> Result<f64, String> {
-        in_range(
-            Field::Interval,
-            self.interval.as_deref().unwrap_or_default(),
-        )
-    }
-
-    /// `ReportingFrequency` in minutes, if within range.
-    pub fn reporting_frequency_minutes(&self) -> Result<f64, String> {
-        in_range(
-            Field::ReportingFrequency,
-            self.reporting_frequency.as_deref().unwrap_or_default(),
-        )
-    }
+/// `Interval` or `ReportingFrequency` in whole minutes (a fraction is rounded), or what
+/// is wrong with it.
+fn minutes(raw: &str) -> Result<u32, String> {
+    number(raw)
+        .filter(|n| (1.0..=f64::from(MAX_MINUTES)).contains(n))
+        // In range (1 to a week), so the rounded value fits.
+        .map(|n| n.round() as u32)
+        .ok_or_else(|| format!("must be a number of minutes from 1 to {MAX_MINUTES}"))
 }
 
 const ALL_FIELDS: [Field; 9] = [
@@ -303,6 +288,306 @@ const ALL_FIELDS: [Field; 9] = [
     Field::Interval,
     Field::GroupId,
 ];
+
+/// A recipient as written, parsed: one variant per `RecipientType`, holding exactly what
+/// that type needs. Parsed on write (`validate_recipients`) and again at fire time
+/// (`recipient_targets`), where a stored recipient that no longer parses is skipped.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ParsedRecipient {
+    DeviceList(DistributionListId),
+    TenantList {
+        list_id: DistributionListId,
+        tenant_code: Option<TenantCode>,
+    },
+    DeviceContact {
+        contact_id: ContactId,
+        /// The one entry to use (its `EntryId`); all entries when absent.
+        detail_id: Option<String>,
+    },
+    TenantContact {
+        contact_id: ContactId,
+        tenant_code: Option<TenantCode>,
+        detail_id: Option<String>,
+    },
+    MessagingAddress(ContactAddress),
+    NearestDevices {
+        radius_km: f64,
+    },
+    DeviceUserEmail,
+    DeviceUserSms,
+    DeviceUserManagerEmail,
+    DeviceUserManagerSms,
+    DeviceUserEmergencyContacts,
+    OtherDevicesInGroup,
+    SendCheckInRequest {
+        interval_minutes: u32,
+    },
+    SendLocationRequest,
+    ChangeReportingFrequency {
+        minutes: u32,
+    },
+    SendTextMessage,
+    StartMonitoring,
+    StopMonitoring,
+    ForceStopMonitoring,
+    DeviceUserCall,
+    DeviceUserManagerCall,
+    DeviceCall,
+    StartCheckInSchedule,
+    StopCheckInSchedule,
+    ChangeGroup(GroupId),
+    DeviceUserEmergencyContactsCall,
+    DeviceUserEmergencyContactsEmail,
+}
+
+/// One thing wrong with a written recipient: the field (`Type`, `Radius`, …) and a
+/// sentence for the client.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecipientProblem {
+    pub field: &'static str,
+    pub message: String,
+}
+
+/// Why a written recipient does not parse: its type (when it has one) and every problem,
+/// in the order the client is told them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unparsable {
+    pub kind: Option<RecipientType>,
+    pub problems: Vec<RecipientProblem>,
+}
+
+/// Reads the fields of one recipient of type `kind`, collecting what is wrong.
+struct FieldReader<'a> {
+    recipient: &'a Recipient,
+    problems: Vec<RecipientProblem>,
+}
+
+impl FieldReader<'_> {
+    fn fail(&mut self, field: Field, message: String) {
+        self.problems.push(RecipientProblem {
+            field: field.name(),
+            message,
+        });
+    }
+
+    /// Adds a problem for each field the type does not allow, or requires and lacks.
+    fn check_presence(&mut self, kind: RecipientType) {
+        let (allowed, required) = kind.fields();
+        for field in ALL_FIELDS {
+            let value = self.recipient.value(field);
+            if value.is_some() && !allowed.contains(&field) {
+                self.fail(field, format!("is not allowed on a {kind} recipient"));
+            } else if value.is_none_or(|s| s.trim().is_empty()) && required.contains(&field) {
+                self.fail(field, format!("is required on a {kind} recipient"));
+            }
+        }
+    }
+
+    /// A present field, read by `parse` (its error becomes the field's problem).
+    fn read<T>(
+        &mut self,
+        field: Field,
+        parse: impl FnOnce(&str) -> Result<T, String>,
+    ) -> Option<T> {
+        let raw = self.recipient.value(field)?;
+        parse(raw).map_err(|message| self.fail(field, message)).ok()
+    }
+
+    fn id(&mut self, field: Field) -> Option<i64> {
+        self.read(field, |raw| {
+            raw.trim()
+                .parse::<i64>()
+                .map_err(|_| format!("'{raw}' is not an id"))
+        })
+    }
+
+    /// The optional `TenantCode`: `Ok(None)` when absent.
+    fn tenant_code(&mut self) -> Result<Option<TenantCode>, ()> {
+        match self.recipient.tenant_code {
+            None => Ok(None),
+            Some(_) => self
+                .read(Field::TenantCode, |raw| {
+                    raw.parse::<TenantCode>().map_err(|e| e.to_string())
+                })
+                .map(Some)
+                .ok_or(()),
+        }
+    }
+}
+
+impl ParsedRecipient {
+    /// Parses a written recipient: its fields must be those of its type, present where
+    /// required, and readable (ids, an address, numbers within range).
+    pub fn parse(recipient: &Recipient) -> Result<ParsedRecipient, Unparsable> {
+        let Some(kind) = recipient.r#type else {
+            return Err(Unparsable {
+                kind: None,
+                problems: vec![RecipientProblem {
+                    field: "Type",
+                    message: "is required".into(),
+                }],
+            });
+        };
+        let mut reader = FieldReader {
+            recipient,
+            problems: Vec::new(),
+        };
+        reader.check_presence(kind);
+        let parsed = Self::read(kind, &mut reader);
+        match parsed {
+            Some(parsed) if reader.problems.is_empty() => Ok(parsed),
+            _ => Err(Unparsable {
+                kind: Some(kind),
+                problems: reader.problems,
+            }),
+        }
+    }
+
+    /// The variant of `kind` from its fields (`None` when one is missing or unreadable;
+    /// the reader holds why).
+    fn read(kind: RecipientType, f: &mut FieldReader<'_>) -> Option<ParsedRecipient> {
+        use ParsedRecipient as P;
+        use RecipientType as R;
+        let detail_id = f.recipient.contact_detail_id.clone();
+        Some(match kind {
+            R::DeviceList => P::DeviceList(DistributionListId::new(f.id(Field::ListId)?)),
+            R::TenantList => {
+                let tenant_code = f.tenant_code();
+                let list_id = DistributionListId::new(f.id(Field::ListId)?);
+                P::TenantList {
+                    list_id,
+                    tenant_code: tenant_code.ok()?,
+                }
+            }
+            R::DeviceContact => P::DeviceContact {
+                contact_id: ContactId::new(f.id(Field::ContactId)?),
+                detail_id,
+            },
+            R::TenantContact => {
+                let tenant_code = f.tenant_code();
+                let contact_id = ContactId::new(f.id(Field::ContactId)?);
+                P::TenantContact {
+                    contact_id,
+                    tenant_code: tenant_code.ok()?,
+                    detail_id,
+                }
+            }
+            R::MessagingAddress => P::MessagingAddress(
+                f.read(Field::MessagingAddress, ContactAddress::parse_prefixed)?,
+            ),
+            R::NearestDevices => P::NearestDevices {
+                radius_km: f.read(Field::Radius, radius_km)?,
+            },
+            R::SendCheckInRequest => P::SendCheckInRequest {
+                interval_minutes: f.read(Field::Interval, minutes)?,
+            },
+            R::ChangeReportingFrequency => P::ChangeReportingFrequency {
+                minutes: f.read(Field::ReportingFrequency, minutes)?,
+            },
+            R::ChangeGroup => P::ChangeGroup(GroupId::new(f.id(Field::GroupId)?)),
+            _ => Self::without_fields(kind)?,
+        })
+    }
+
+    /// The variants that carry nothing.
+    fn without_fields(kind: RecipientType) -> Option<ParsedRecipient> {
+        use ParsedRecipient as P;
+        use RecipientType as R;
+        Some(match kind {
+            R::DeviceUserEmail => P::DeviceUserEmail,
+            R::DeviceUserSms => P::DeviceUserSms,
+            R::DeviceUserManagerEmail => P::DeviceUserManagerEmail,
+            R::DeviceUserManagerSms => P::DeviceUserManagerSms,
+            R::DeviceUserEmergencyContacts => P::DeviceUserEmergencyContacts,
+            R::OtherDevicesInGroup => P::OtherDevicesInGroup,
+            R::SendLocationRequest => P::SendLocationRequest,
+            R::SendTextMessage => P::SendTextMessage,
+            R::StartMonitoring => P::StartMonitoring,
+            R::StopMonitoring => P::StopMonitoring,
+            R::ForceStopMonitoring => P::ForceStopMonitoring,
+            R::DeviceUserCall => P::DeviceUserCall,
+            R::DeviceUserManagerCall => P::DeviceUserManagerCall,
+            R::DeviceCall => P::DeviceCall,
+            R::StartCheckInSchedule => P::StartCheckInSchedule,
+            R::StopCheckInSchedule => P::StopCheckInSchedule,
+            R::DeviceUserEmergencyContactsCall => P::DeviceUserEmergencyContactsCall,
+            R::DeviceUserEmergencyContactsEmail => P::DeviceUserEmergencyContactsEmail,
+            _ => return None,
+        })
+    }
+
+    /// The type it was written as.
+    pub fn kind(&self) -> RecipientType {
+        use ParsedRecipient as P;
+        use RecipientType as R;
+        match self {
+            P::DeviceList(_) => R::DeviceList,
+            P::TenantList { .. } => R::TenantList,
+            P::DeviceContact { .. } => R::DeviceContact,
+            P::TenantContact { .. } => R::TenantContact,
+            P::MessagingAddress(_) => R::MessagingAddress,
+            P::NearestDevices { .. } => R::NearestDevices,
+            P::DeviceUserEmail => R::DeviceUserEmail,
+            P::DeviceUserSms => R::DeviceUserSms,
+            P::DeviceUserManagerEmail => R::DeviceUserManagerEmail,
+            P::DeviceUserManagerSms => R::DeviceUserManagerSms,
+            P::DeviceUserEmergencyContacts => R::DeviceUserEmergencyContacts,
+            P::OtherDevicesInGroup => R::OtherDevicesInGroup,
+            P::SendCheckInRequest { .. } => R::SendCheckInRequest,
+            P::SendLocationRequest => R::SendLocationRequest,
+            P::ChangeReportingFrequency { .. } => R::ChangeReportingFrequency,
+            P::SendTextMessage => R::SendTextMessage,
+            P::StartMonitoring => R::StartMonitoring,
+            P::StopMonitoring => R::StopMonitoring,
+            P::ForceStopMonitoring => R::ForceStopMonitoring,
+            P::DeviceUserCall => R::DeviceUserCall,
+            P::DeviceUserManagerCall => R::DeviceUserManagerCall,
+            P::DeviceCall => R::DeviceCall,
+            P::StartCheckInSchedule => R::StartCheckInSchedule,
+            P::StopCheckInSchedule => R::StopCheckInSchedule,
+            P::ChangeGroup(_) => R::ChangeGroup,
+            P::DeviceUserEmergencyContactsCall => R::DeviceUserEmergencyContactsCall,
+            P::DeviceUserEmergencyContactsEmail => R::DeviceUserEmergencyContactsEmail,
+        }
+    }
+
+    /// The record it names, to be looked up on write.
+    pub fn target(&self) -> Option<RecipientTarget> {
+        use ParsedRecipient as P;
+        match self {
+            P::DeviceList(id) => Some(RecipientTarget::List {
+                id: *id,
+                tenant_code: None,
+            }),
+            P::TenantList {
+                list_id,
+                tenant_code,
+            } => Some(RecipientTarget::List {
+                id: *list_id,
+                tenant_code: tenant_code.clone(),
+            }),
+            P::DeviceContact {
+                contact_id,
+                detail_id,
+            } => Some(RecipientTarget::Contact {
+                id: *contact_id,
+                tenant_code: None,
+                detail_id: detail_id.clone(),
+            }),
+            P::TenantContact {
+                contact_id,
+                tenant_code,
+                detail_id,
+            } => Some(RecipientTarget::Contact {
+                id: *contact_id,
+                tenant_code: tenant_code.clone(),
+                detail_id: detail_id.clone(),
+            }),
+            P::ChangeGroup(id) => Some(RecipientTarget::Group { id: *id }),
+            _ => None,
+        }
+    }
+}
 
 /// Most recipients one list or notification may have: each reference is looked up on
 /// every write.
@@ -323,88 +608,30 @@ pub fn check_recipient_count(recipients: &[Recipient], v: &mut Validator) -> boo
     true
 }
 
-/// Checks every recipient's own rules into `v` (fields named `Recipients[i].Field`) and
-/// returns the references that still need looking up.
+/// Parses every recipient, adding what is wrong to `v` (fields named
+/// `Recipients[i].Field`), and returns the references that still need looking up.
 pub fn validate_recipients(recipients: &[Recipient], v: &mut Validator) -> Vec<RecipientReference> {
     let mut references = Vec::new();
     for (index, recipient) in recipients.iter().enumerate() {
         let prefix = format!("Recipients[{index}]");
-        let Some(kind) = recipient.r#type else {
-            v.add(format!("{prefix}.Type"), "is required");
-            continue;
-        };
-        let (allowed, required) = kind.fields();
-        for field in ALL_FIELDS {
-            let value = recipient.value(field);
-            let name = format!("{prefix}.{}", field.name());
-            if value.is_some() && !allowed.contains(&field) {
-                v.add(name, format!("is not allowed on a {kind} recipient"));
-            } else if value.is_none_or(|s| s.trim().is_empty()) && required.contains(&field) {
-                v.add(name, format!("is required on a {kind} recipient"));
-            }
-        }
-        if let Some(address) = recipient.messaging_address.as_deref()
-            && allowed.contains(&Field::MessagingAddress)
-        {
-            check_messaging_address(&format!("{prefix}.MessagingAddress"), address, v);
-        }
-        for field in [Field::Radius, Field::ReportingFrequency, Field::Interval] {
-            if let Some(value) = recipient.value(field)
-                && allowed.contains(&field)
-                && let Err(message) = in_range(field, value)
-            {
-                v.add(format!("{prefix}.{}", field.name()), message);
-            }
-        }
-        let id_of = |field: Field, v: &mut Validator| -> Option<i64> {
-            let raw = recipient.value(field)?;
-            match raw.trim().parse::<i64>() {
-                Ok(id) => Some(id),
-                Err(_) => {
-                    v.add(
-                        format!("{prefix}.{}", field.name()),
-                        format!("'{raw}' is not an id"),
-                    );
-                    None
+        match ParsedRecipient::parse(recipient) {
+            Ok(parsed) => {
+                if let Some(target) = parsed.target() {
+                    references.push(RecipientReference {
+                        field_prefix: prefix,
+                        kind: parsed.kind(),
+                        target,
+                    });
                 }
             }
-        };
-        let target = match kind {
-            RecipientType::DeviceList | RecipientType::TenantList => {
-                id_of(Field::ListId, v).map(|id| RecipientTarget::List {
-                    id: DistributionListId::new(id),
-                    tenant_code: recipient.tenant_code.clone(),
-                })
+            Err(unparsable) => {
+                for problem in unparsable.problems {
+                    v.add(format!("{prefix}.{}", problem.field), problem.message);
+                }
             }
-            RecipientType::DeviceContact | RecipientType::TenantContact => {
-                id_of(Field::ContactId, v).map(|id| RecipientTarget::Contact {
-                    id: ContactId::new(id),
-                    tenant_code: recipient.tenant_code.clone(),
-                    detail_id: recipient.contact_detail_id.clone(),
-                })
-            }
-            RecipientType::ChangeGroup => {
-                id_of(Field::GroupId, v).map(|id| RecipientTarget::Group {
-                    id: GroupId::new(id),
-                })
-            }
-            _ => None,
-        };
-        if let Some(target) = target {
-            references.push(RecipientReference {
-                field_prefix: prefix,
-                kind,
-                target,
-            });
         }
     }
     references
-}
-
-fn check_messaging_address(field: &str, address: &str, v: &mut Validator) {
-    if let Err(message) = ContactAddress::parse_prefixed(address) {
-        v.add(field, message);
-    }
 }
 
 #[cfg(test)]
@@ -529,9 +756,14 @@ mod tests {
                 [format!("Recipients[0].{field}")]
             );
         }
-        assert_eq!(interval("90").interval_minutes(), Ok(90.0));
-        assert!(interval("1e18").interval_minutes().is_err());
-        assert!(radius("1e9").radius_km().is_err());
+        assert_eq!(
+            ParsedRecipient::parse(&interval("90")),
+            Ok(ParsedRecipient::SendCheckInRequest {
+                interval_minutes: 90
+            })
+        );
+        assert!(ParsedRecipient::parse(&interval("1e18")).is_err());
+        assert!(ParsedRecipient::parse(&radius("1e9")).is_err());
     }
 
     #[test]
@@ -559,5 +791,173 @@ mod tests {
             }
         );
         assert!(!v.is_empty());
+    }
+
+    fn with(kind: RecipientType, fields: serde_json::Value) -> Recipient {
+        let mut value = fields;
+        value["Type"] = serde_json::json!(kind);
+        serde_json::from_value(value).expect("a recipient")
+    }
+
+    fn parsed(kind: RecipientType, fields: serde_json::Value) -> ParsedRecipient {
+        ParsedRecipient::parse(&with(kind, fields)).expect("parses")
+    }
+
+    /// The (field, message) pairs of a recipient that does not parse.
+    fn problems(kind: RecipientType, fields: serde_json::Value) -> Vec<(&'static str, String)> {
+        let err = ParsedRecipient::parse(&with(kind, fields)).expect_err("does not parse");
+        assert_eq!(err.kind, Some(kind));
+        err.problems
+            .into_iter()
+            .map(|p| (p.field, p.message))
+            .collect()
+    }
+
+    #[test]
+    fn each_type_parses_into_what_it_needs() {
+        use ParsedRecipient as P;
+        use RecipientType as R;
+        use serde_json::json;
+        assert_eq!(
+            parsed(R::DeviceList, json!({"ListId": " 4 "})),
+            P::DeviceList(DistributionListId::new(4))
+        );
+        assert_eq!(
+            parsed(R::TenantList, json!({"ListId": "4", "TenantCode": "1001"})),
+            P::TenantList {
+                list_id: DistributionListId::new(4),
+                tenant_code: Some("1001".parse().expect("a code")),
+            }
+        );
+        assert_eq!(
+            parsed(
+                R::DeviceContact,
+                json!({"ContactId": "9", "ContactDetailId": "e1"})
+            ),
+            P::DeviceContact {
+                contact_id: ContactId::new(9),
+                detail_id: Some("e1".into()),
+            }
+        );
+        assert_eq!(
+            parsed(R::TenantContact, json!({"ContactId": "9"})),
+            P::TenantContact {
+                contact_id: ContactId::new(9),
+                tenant_code: None,
+                detail_id: None,
+            }
+        );
+        assert_eq!(
+            parsed(
+                R::MessagingAddress,
+                json!({"MessagingAddress": "sms:+447700900123"})
+            ),
+            P::MessagingAddress(ContactAddress::Phone("+447700900123".into()))
+        );
+        assert_eq!(
+            parsed(R::NearestDevices, json!({"Radius": "2.50"})),
+            P::NearestDevices { radius_km: 2.5 }
+        );
+        assert_eq!(
+            parsed(R::SendCheckInRequest, json!({"Interval": "45"})),
+            P::SendCheckInRequest {
+                interval_minutes: 45
+            }
+        );
+        assert_eq!(
+            parsed(
+                R::ChangeReportingFrequency,
+                json!({"ReportingFrequency": "1e1"})
+            ),
+            P::ChangeReportingFrequency { minutes: 10 }
+        );
+        assert_eq!(
+            parsed(R::ChangeGroup, json!({"GroupId": "3"})),
+            P::ChangeGroup(GroupId::new(3))
+        );
+        for kind in RecipientType::ALL {
+            let fieldless = ParsedRecipient::without_fields(*kind);
+            if let Some(p) = fieldless {
+                assert_eq!(p.kind(), *kind);
+                assert_eq!(parsed(*kind, json!({})), p);
+                assert_eq!(p.target(), None);
+            }
+        }
+    }
+
+    #[test]
+    fn each_bad_input_names_its_field() {
+        use RecipientType as R;
+        use serde_json::json;
+        let one = |field: &'static str, message: &str| vec![(field, message.to_string())];
+        assert_eq!(
+            problems(R::DeviceList, json!({"ListId": "x"})),
+            one("ListId", "'x' is not an id")
+        );
+        assert_eq!(
+            problems(R::DeviceList, json!({"ListId": ""})),
+            [
+                (
+                    "ListId",
+                    "is required on a DeviceList recipient".to_string()
+                ),
+                ("ListId", "'' is not an id".to_string()),
+            ]
+        );
+        assert_eq!(
+            problems(R::TenantList, json!({"ListId": "1", "TenantCode": "acme"})),
+            one("TenantCode", "'acme' is no TenantCode")
+        );
+        assert_eq!(
+            problems(
+                R::DeviceContact,
+                json!({"ContactId": "1", "TenantCode": "1001"})
+            ),
+            one("TenantCode", "is not allowed on a DeviceContact recipient")
+        );
+        assert_eq!(
+            problems(R::TenantContact, json!({})),
+            one("ContactId", "is required on a TenantContact recipient")
+        );
+        assert_eq!(
+            problems(
+                R::MessagingAddress,
+                json!({"MessagingAddress": "ops@example.com"})
+            )[0]
+            .0,
+            "MessagingAddress"
+        );
+        assert_eq!(
+            problems(R::NearestDevices, json!({"Radius": "0"})),
+            one(
+                "Radius",
+                "must be a number of kilometres above 0 and at most 20000"
+            )
+        );
+        for bad in ["0.5", "10081", "NaN", "soon"] {
+            assert_eq!(
+                problems(R::SendCheckInRequest, json!({"Interval": bad})),
+                one("Interval", "must be a number of minutes from 1 to 10080")
+            );
+        }
+        assert_eq!(
+            problems(
+                R::ChangeReportingFrequency,
+                json!({"ReportingFrequency": "inf"})
+            )[0]
+            .0,
+            "ReportingFrequency"
+        );
+        assert_eq!(
+            problems(R::ChangeGroup, json!({"GroupId": "g"})),
+            one("GroupId", "'g' is not an id")
+        );
+        assert_eq!(
+            problems(R::SendTextMessage, json!({"Interval": "5"})),
+            one("Interval", "is not allowed on a SendTextMessage recipient")
+        );
+        let untyped = ParsedRecipient::parse(&Recipient::default()).expect_err("no type");
+        assert_eq!(untyped.kind, None);
+        assert_eq!(untyped.problems[0].field, "Type");
     }
 }

@@ -17,7 +17,7 @@ use super::delivery::Channel;
 use super::ids::{ContactId, DistributionListId};
 use super::mt_message::MtType;
 use super::profile::UserProfile;
-use super::recipient::{Recipient, RecipientType};
+use super::recipient::{ParsedRecipient, Recipient, RecipientType, Unparsable};
 
 /// How deep lists may name lists before the rest is ignored (lists cannot name
 /// themselves, but two lists can name each other).
@@ -110,8 +110,8 @@ impl RecipientFacts {
     }
 }
 
-/// A stored recipient's number that is out of range: saved before the ranges were
-/// checked on save, it is skipped rather than acted on (the caller logs it).
+/// A stored recipient that does not parse (e.g. a number saved before the ranges were
+/// checked on save): it is skipped rather than acted on (the caller logs it).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Skipped {
     pub kind: RecipientType,
@@ -146,15 +146,19 @@ pub fn plan_targets(
     // Work list of (recipient, list depth); lists push their own recipients.
     let mut pending: Vec<(&Recipient, usize)> = recipients.iter().rev().map(|r| (r, 0)).collect();
     while let Some((recipient, depth)) = pending.pop() {
-        let Some(kind) = recipient.r#type else {
-            continue;
+        let parsed = match ParsedRecipient::parse(recipient) {
+            Ok(parsed) => parsed,
+            Err(unparsable) => {
+                skip(unparsable, &mut out);
+                continue;
+            }
         };
-        if !matches!(kind, RecipientType::DeviceList | RecipientType::TenantList) {
-            targets_of(kind, recipient, device, facts, &mut out)?;
-            continue;
-        }
-        let Some(id) = id_of(recipient.list_id.as_deref()).map(DistributionListId::new) else {
-            continue;
+        let id = match parsed {
+            ParsedRecipient::DeviceList(id) | ParsedRecipient::TenantList { list_id: id, .. } => id,
+            other => {
+                targets_of(&other, device, facts, &mut out)?;
+                continue;
+            }
         };
         if depth >= MAX_LIST_DEPTH || !seen_lists.insert(id) {
             continue;
@@ -179,56 +183,49 @@ pub fn plan_targets(
 
 /// What one recipient other than a list resolves to.
 fn targets_of(
-    kind: RecipientType,
-    recipient: &Recipient,
+    recipient: &ParsedRecipient,
     device: &MatchedDevice<'_>,
     facts: &RecipientFacts,
     out: &mut Resolution,
 ) -> Result<(), Lookup> {
-    use RecipientType as R;
-    match kind {
-        R::DeviceList | R::TenantList => {}
-        R::DeviceContact | R::TenantContact => {
-            if let Some(id) = id_of(recipient.contact_id.as_deref()).map(ContactId::new) {
-                match facts.contacts.get(&id).ok_or(Lookup::Contact(id))? {
-                    Some(contact) => contact_targets(
-                        contact,
-                        recipient.contact_detail_id.as_deref(),
-                        &mut out.targets,
-                    ),
-                    None => out.targets.push(nobody(
-                        Channel::Email,
-                        format!("contact {id} no longer exists"),
-                    )),
-                }
-            }
+    use ParsedRecipient as P;
+    match recipient {
+        P::DeviceList(_) | P::TenantList { .. } => {}
+        P::DeviceContact {
+            contact_id,
+            detail_id,
         }
-        R::MessagingAddress => out.targets.push(
-            match recipient
-                .messaging_address
-                .as_deref()
-                .map(ContactAddress::parse_prefixed)
-            {
-                Some(Ok(address)) => address_target(address),
-                _ => nobody(Channel::Email, "invalid messaging address".into()),
-            },
-        ),
-        R::DeviceUserEmail
-        | R::DeviceUserSms
-        | R::DeviceUserCall
-        | R::DeviceUserEmergencyContacts
-        | R::DeviceUserEmergencyContactsCall
-        | R::DeviceUserEmergencyContactsEmail => {
+        | P::TenantContact {
+            contact_id,
+            detail_id,
+            ..
+        } => match facts
+            .contacts
+            .get(contact_id)
+            .ok_or(Lookup::Contact(*contact_id))?
+        {
+            Some(contact) => contact_targets(contact, detail_id.as_deref(), &mut out.targets),
+            None => out.targets.push(nobody(
+                Channel::Email,
+                format!("contact {contact_id} no longer exists"),
+            )),
+        },
+        P::MessagingAddress(address) => out.targets.push(address_target(address.clone())),
+        P::DeviceUserEmail
+        | P::DeviceUserSms
+        | P::DeviceUserCall
+        | P::DeviceUserEmergencyContacts
+        | P::DeviceUserEmergencyContactsCall
+        | P::DeviceUserEmergencyContactsEmail => {
             let user = facts.user(device.user_id)?;
-            user_targets(kind, user, &mut out.targets);
+            user_targets(recipient.kind(), user, &mut out.targets);
         }
-        R::DeviceUserManagerEmail | R::DeviceUserManagerSms | R::DeviceUserManagerCall => {
-            manager_targets(kind, device, facts, &mut out.targets)?
+        P::DeviceUserManagerEmail | P::DeviceUserManagerSms | P::DeviceUserManagerCall => {
+            manager_targets(recipient.kind(), device, facts, &mut out.targets)?
         }
-        R::OtherDevicesInGroup | R::NearestDevices => {
-            other_devices(kind, recipient, device, facts, out)?
-        }
-        _ => command_targets(kind, recipient, device, out),
+        P::OtherDevicesInGroup => other_devices(None, device, facts, out)?,
+        P::NearestDevices { radius_km } => other_devices(Some(*radius_km), device, facts, out)?,
+        _ => command_targets(recipient, device, out),
     }
     Ok(())
 }
@@ -257,29 +254,15 @@ fn manager_targets(
     Ok(())
 }
 
-/// `OtherDevicesInGroup` and `NearestDevices`: a text to each other device.
+/// `OtherDevicesInGroup` (no radius) and `NearestDevices` (within `radius_km`): a text
+/// to each other device.
 fn other_devices(
-    kind: RecipientType,
-    recipient: &Recipient,
+    radius_km: Option<f64>,
     device: &MatchedDevice<'_>,
     facts: &RecipientFacts,
     out: &mut Resolution,
 ) -> Result<(), Lookup> {
-    let others: Vec<&str> = if kind == RecipientType::OtherDevicesInGroup {
-        let Some(group) = device.group_id else {
-            out.targets
-                .push(nobody(Channel::Mt, "the device is in no group".into()));
-            return Ok(());
-        };
-        let members = facts
-            .group_devices
-            .get(&group)
-            .ok_or(Lookup::GroupDevices(group))?;
-        members.iter().map(String::as_str).collect()
-    } else {
-        let Some(radius_km) = in_range(kind, recipient.radius_km(), out) else {
-            return Ok(());
-        };
+    let others: Vec<&str> = if let Some(radius_km) = radius_km {
         let Some((lat, lon)) = device.position else {
             out.targets.push(nobody(
                 Channel::Mt,
@@ -297,6 +280,17 @@ fn other_devices(
             .filter(|d| Haversine.distance(here, Point::new(d.lon, d.lat)) <= radius_km * 1000.0)
             .map(|d| d.device_id.as_str())
             .collect()
+    } else {
+        let Some(group) = device.group_id else {
+            out.targets
+                .push(nobody(Channel::Mt, "the device is in no group".into()));
+            return Ok(());
+        };
+        let members = facts
+            .group_devices
+            .get(&group)
+            .ok_or(Lookup::GroupDevices(group))?;
+        members.iter().map(String::as_str).collect()
     };
     for other in others.into_iter().filter(|d| *d != device.device_id) {
         out.targets.push(Target::Device {
@@ -309,13 +303,8 @@ fn other_devices(
 }
 
 /// The commands to the matched device, and what they change about it.
-fn command_targets(
-    kind: RecipientType,
-    recipient: &Recipient,
-    device: &MatchedDevice<'_>,
-    out: &mut Resolution,
-) {
-    use RecipientType as R;
+fn command_targets(recipient: &ParsedRecipient, device: &MatchedDevice<'_>, out: &mut Resolution) {
+    use ParsedRecipient as R;
     let command = |kind: MtType, parameters: Value| Target::Device {
         device_id: device.device_id.to_string(),
         kind,
@@ -324,26 +313,19 @@ fn command_targets(
             _ => Map::new(),
         },
     };
-    let (mt, parameters, change) = match kind {
-        R::SendCheckInRequest => {
-            let Some(interval) = in_range(kind, recipient.interval_minutes(), out) else {
-                return;
-            };
-            // In range (1 to a week), so rounding cannot overflow.
-            let change = Target::CheckInInterval(interval.round() as i64);
-            (
-                MtType::CheckInRequest,
-                json!({"Interval": interval}),
-                Some(change),
-            )
-        }
-        R::ChangeReportingFrequency => {
-            let Some(minutes) = in_range(kind, recipient.reporting_frequency_minutes(), out) else {
-                return;
-            };
-            let parameters = json!({"ReportingFrequency": minutes});
-            (MtType::ReportingFrequency, parameters, None)
-        }
+    // Minutes go to the device as JSON numbers with a fraction (`30.0`), as MT
+    // parameters always have.
+    let (mt, parameters, change) = match *recipient {
+        R::SendCheckInRequest { interval_minutes } => (
+            MtType::CheckInRequest,
+            json!({"Interval": f64::from(interval_minutes)}),
+            Some(Target::CheckInInterval(i64::from(interval_minutes))),
+        ),
+        R::ChangeReportingFrequency { minutes } => (
+            MtType::ReportingFrequency,
+            json!({"ReportingFrequency": f64::from(minutes)}),
+            None,
+        ),
         R::SendLocationRequest => (MtType::LocationRequest, json!({}), None),
         R::SendTextMessage => (MtType::Text, json!({}), None),
         R::StartMonitoring => (MtType::StartMonitoring, json!({}), None),
@@ -360,9 +342,8 @@ fn command_targets(
             json!({}),
             Some(Target::PauseCheckIns(true)),
         ),
-        R::ChangeGroup => {
-            out.targets
-                .extend(id_of(recipient.group_id.as_deref()).map(Target::MoveToGroup));
+        R::ChangeGroup(group) => {
+            out.targets.push(Target::MoveToGroup(group.get()));
             return;
         }
         // Resolved by the other functions of `targets_of`.
@@ -372,20 +353,26 @@ fn command_targets(
     out.targets.extend(change);
 }
 
-fn id_of(raw: Option<&str>) -> Option<i64> {
-    raw?.trim().parse().ok()
-}
-
-/// A recipient's number, or `None` (recorded as skipped) when it is out of range.
-fn in_range(kind: RecipientType, value: Result<f64, String>, out: &mut Resolution) -> Option<f64> {
-    value
-        .inspect_err(|why| {
-            out.skipped.push(Skipped {
-                kind,
-                why: why.clone(),
-            })
-        })
-        .ok()
+/// A stored recipient that does not parse: without a type it names nothing; an
+/// unreadable messaging address is a delivery to nobody; anything else is recorded as
+/// skipped, with its first problem as the reason.
+fn skip(unparsable: Unparsable, out: &mut Resolution) {
+    match unparsable.kind {
+        None => {}
+        Some(RecipientType::MessagingAddress) => out
+            .targets
+            .push(nobody(Channel::Email, "invalid messaging address".into())),
+        Some(kind) => out.skipped.push(Skipped {
+            kind,
+            // An `Unparsable` always names a problem.
+            why: unparsable
+                .problems
+                .into_iter()
+                .next()
+                .map(|p| p.message)
+                .unwrap_or_default(),
+        }),
+    }
 }
 
 fn nobody(channel: Channel, why: String) -> Target {

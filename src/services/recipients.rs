@@ -34,7 +34,7 @@ pub async fn resolve_recipients(
                         tenant = %node.code,
                         recipient = ?skipped.kind,
                         why = %skipped.why,
-                        "a stored recipient's number is out of range: that recipient is skipped"
+                        "a stored recipient does not parse (e.g. a number out of range): that recipient is skipped"
                     );
                 }
                 return Ok(Resolved {
