@@ -19,7 +19,6 @@ use super::negotiate::{Body, EmptyOk, OkWithLocation, Record, RecordList, Repres
 use super::records::itinerary::ItineraryWriteRecord;
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
-use crate::domain::ids::TenantCode;
 use crate::domain::ids::UserId;
 use crate::domain::itinerary::filter::{ListFilter, PageRequest, RawFilter};
 use crate::domain::itinerary::{ApprovalState, Itinerary, UserZone};
@@ -186,7 +185,7 @@ fn assemble(it: StoredItinerary, parts: ItineraryParts, zone: &UserZone) -> ApiR
         .map_err(|_| ApiError::Internal(anyhow::anyhow!("itinerary id {} beyond int32", it.id)))?;
     Ok(Itinerary {
         id,
-        tenant_code: TenantCode::from_store(it.tenant_code),
+        tenant_code: it.tenant_code,
         start: it.start,
         end: it.end,
         start_user_time_zone: zone.local(it.start),
