@@ -16,11 +16,12 @@ use utoipa_axum::routes;
 use super::error::{ApiError, ApiResult, Problem};
 use super::extract::{IfMatch, Query, TenantScope};
 use super::negotiate::{Body, EmptyOk, OkWithLocation, Record, RecordList, Representable};
+use super::records::itinerary::ItineraryWriteRecord;
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
 use crate::domain::ids::UserId;
 use crate::domain::itinerary::filter::{ListFilter, PageRequest, RawFilter};
-use crate::domain::itinerary::{ApprovalState, Itinerary, ItineraryWrite, UserZone};
+use crate::domain::itinerary::{ApprovalState, Itinerary, UserZone};
 use crate::domain::user::{User, UserRef};
 use crate::store::{ItineraryParts, ItineraryQuery, Owner, StoredItinerary};
 
@@ -307,14 +308,14 @@ async fn list_itineraries_paged(
 /// `Administrator`). The caller becomes its owner. Answers 200 with no body and a
 /// `Location` header naming the new `Id`.
 #[utoipa::path(post, path = "/V2/{tenantVarCode}/itineraries", tag = "Itineraries",
-    params(TenantParam), request_body = ItineraryWrite,
+    params(TenantParam), request_body = ItineraryWriteRecord,
     responses((status = 200, description = "Created; Location names the new itinerary"),
         (status = 400, body = Problem), (status = 403, body = Problem),
         (status = 404, body = Problem)))]
 async fn create_itinerary(
     scope: TenantScope,
     State(app): State<AppState>,
-    Body(incoming): Body<ItineraryWrite>,
+    Body(incoming): Body<ItineraryWriteRecord>,
 ) -> ApiResult<OkWithLocation> {
     require_write(&scope)?;
     let caller = Viewer::of(&scope);
@@ -367,7 +368,7 @@ async fn get_itinerary(
 /// Changing `ApprovalState` needs `Manager` or `Administrator` (403). `If-Match` is
 /// honoured (412).
 #[utoipa::path(put, path = "/V2/{tenantVarCode}/itineraries/{itineraryId}", tag = "Itineraries",
-    params(ItineraryPath), request_body = ItineraryWrite,
+    params(ItineraryPath), request_body = ItineraryWriteRecord,
     responses((status = 200, description = "Updated"), (status = 400, body = Problem),
         (status = 403, body = Problem), (status = 404, body = Problem),
         (status = 412, body = Problem)))]
@@ -376,7 +377,7 @@ async fn update_itinerary(
     State(app): State<AppState>,
     Path(path): Path<ItineraryPath>,
     IfMatch(if_match): IfMatch,
-    Body(incoming): Body<ItineraryWrite>,
+    Body(incoming): Body<ItineraryWriteRecord>,
 ) -> ApiResult<EmptyOk> {
     let id = int32_id("itineraryId", &path.itineraryId)?;
     let caller = Viewer::of(&scope);

@@ -19,6 +19,7 @@ use super::error::{ApiError, ApiResult, Problem};
 use super::extract::{IfMatch, TenantScope};
 use super::itineraries::{ItineraryPath, Viewer, find, int32_id, require_write};
 use super::negotiate::{Body, EmptyOk, OkWithLocation, Record, RecordList, Representable};
+use super::records::itinerary::TravelerRecord;
 use crate::domain::itinerary::{Flight, Hotel, Journey, Region, Segment, Traveler};
 use crate::domain::risk_region::is_geometry_id;
 use crate::store::{ItineraryKey, StoredItinerary};
@@ -346,7 +347,7 @@ struct TravelerPath {
 /// `EmergencyContact2`).
 #[utoipa::path(get, path = "/V2/{tenantVarCode}/itineraries/{itineraryId}/travelers",
     tag = "Itineraries", params(ItineraryPath),
-    responses((status = 200, body = [Traveler]), (status = 400, body = Problem),
+    responses((status = 200, body = [TravelerRecord]), (status = 400, body = Problem),
         (status = 404, body = Problem)))]
 async fn list_travelers(
     scope: TenantScope,
@@ -366,7 +367,7 @@ async fn list_travelers(
 /// `EmailAddress` is required and unique within the itinerary, ignoring case (409).
 /// The profile fields are read-only: filled from the matching user when read.
 #[utoipa::path(post, path = "/V2/{tenantVarCode}/itineraries/{itineraryId}/travelers",
-    tag = "Itineraries", params(ItineraryPath), request_body = Traveler,
+    tag = "Itineraries", params(ItineraryPath), request_body = TravelerRecord,
     responses((status = 200, description = "Created; Location names the new traveler"),
         (status = 400, body = Problem), (status = 403, body = Problem),
         (status = 404, body = Problem), (status = 409, body = Problem),
@@ -376,7 +377,7 @@ async fn create_traveler(
     State(app): State<AppState>,
     Path(path): Path<ItineraryPath>,
     IfMatch(if_match): IfMatch,
-    Body(incoming): Body<Traveler>,
+    Body(incoming): Body<TravelerRecord>,
 ) -> ApiResult<OkWithLocation> {
     let it = itinerary(&app, &scope, &path.itineraryId).await?;
     require_write(&scope)?;
@@ -398,7 +399,7 @@ async fn create_traveler(
 /// version.
 #[utoipa::path(get, path = "/V2/{tenantVarCode}/itineraries/{itineraryId}/travelers/{travelerId}",
     tag = "Itineraries", params(TravelerPath),
-    responses((status = 200, body = Traveler, headers(("ETag" = String, description = "The itinerary's version"))),
+    responses((status = 200, body = TravelerRecord, headers(("ETag" = String, description = "The itinerary's version"))),
         (status = 304, description = "Not modified (If-None-Match)"),
         (status = 400, body = Problem), (status = 404, body = Problem)))]
 async fn get_traveler(

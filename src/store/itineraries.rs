@@ -14,7 +14,7 @@ use sqlx::{FromRow, Row};
 use super::{
     Key, Store, StoreError, StoreResult, VersionedRow, from_micros, new_etag, to_doc, to_micros,
 };
-use crate::domain::ids::UserId;
+use crate::domain::ids::{TenantCode, UserId};
 use crate::domain::itinerary::filter::{ListFilter, PageRequest};
 use crate::domain::itinerary::{
     ApprovalState, Flight, Hotel, ItineraryFields, Journey, Region, Segment, SegmentKind, Traveler,
@@ -29,8 +29,8 @@ const CHUNK: usize = 500;
 #[derive(Debug, Clone)]
 pub struct StoredItinerary {
     pub id: i64,
-    pub tenant_code: String,
-    pub owner_user_id: Option<i64>,
+    pub tenant_code: TenantCode,
+    pub owner_user_id: Option<UserId>,
     pub approval_state: ApprovalState,
     pub start: Option<Timestamp>,
     pub end: Option<Timestamp>,
@@ -99,8 +99,8 @@ impl ItineraryRow {
         let state = self.approval_state;
         Ok(StoredItinerary {
             id: self.id,
-            tenant_code: self.tenant_code,
-            owner_user_id: self.owner_user_id,
+            tenant_code: TenantCode::from_store(self.tenant_code),
+            owner_user_id: self.owner_user_id.map(UserId::new),
             approval_state: ApprovalState::from_code(state)
                 .ok_or_else(|| StoreError::Corrupt(format!("approval state {state}")))?,
             start: from_micros(self.start_at)?,

@@ -21,10 +21,9 @@ use serde::de::{self, Deserializer, IgnoredAny, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 use utoipa::ToSchema;
 
+use super::ids::TenantCode;
 use super::time::resolve_time_zone;
-use super::validation::{ValidationErrors, Validator};
-use segments::text;
-use times::{blank_to_none, format_local};
+use times::format_local;
 
 pub use segments::{Flight, Hotel, Journey, Segment, SegmentKind, SegmentSpan};
 pub use traveler::{Region, Traveler};
@@ -154,29 +153,6 @@ impl Visitor<'_> for ApprovalStateVisitor {
     }
 }
 
-/// The body of `POST` and `PUT /itineraries`: the itinerary's own fields. Everything
-/// else of a read itinerary (segments, derived fields) is ignored if sent back.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "PascalCase")]
-pub struct ItineraryWrite {
-    /// Only `Manager` and `Administrator` may change it; null keeps the current state
-    /// (`NoDecision` for a new itinerary).
-    #[schema(value_type = Option<ApprovalState>, example = "Approved")]
-    pub approval_state: Option<ApprovalState>,
-    /// Passenger name record of the reservation system: up to 20 letters, digits or
-    /// hyphens, matched ignoring case.
-    #[schema(example = "X7K2QP")]
-    pub pnr_number: Option<String>,
-    /// Free text, up to 4,000 characters.
-    pub notes: Option<String>,
-    /// Up to 1,000 characters (extension: the contract shows it on reads only).
-    pub summary: Option<String>,
-    /// An external system's id (extension), up to 200 characters.
-    pub external_id: Option<String>,
-    /// An external system's status (extension), up to 200 characters.
-    pub external_status: Option<String>,
-}
-
 /// What the store keeps in an itinerary's document.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase")]
@@ -200,48 +176,10 @@ pub fn pnr_key(pnr: &str) -> String {
     pnr.trim().to_ascii_uppercase()
 }
 
-impl ItineraryWrite {
-    /// Checks the fields; returns them as stored and the approval state asked for.
-    pub fn validated(
-        mut self,
-    ) -> Result<(ItineraryFields, Option<ApprovalState>), ValidationErrors> {
-        let mut v = Validator::new();
-        if let Some(pnr) = blank_to_none(&mut self.pnr_number) {
-            let valid = pnr.chars().count() <= PNR_MAX_CHARS
-                && pnr.chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
-            if !valid {
-                v.add(
-                    "PnrNumber",
-                    format!("must be at most {PNR_MAX_CHARS} letters, digits or hyphens"),
-                );
-            }
-        }
-        text(&mut v, "Notes", &mut self.notes, NOTES_MAX_CHARS);
-        text(&mut v, "Summary", &mut self.summary, SUMMARY_MAX_CHARS);
-        text(
-            &mut v,
-            "ExternalId",
-            &mut self.external_id,
-            EXTERNAL_MAX_CHARS,
-        );
-        text(
-            &mut v,
-            "ExternalStatus",
-            &mut self.external_status,
-            EXTERNAL_MAX_CHARS,
-        );
-        v.finish()?;
-        Ok((
-            ItineraryFields {
-                pnr_number: self.pnr_number,
-                notes: self.notes,
-                summary: self.summary,
-                external_id: self.external_id,
-                external_status: self.external_status,
-            },
-            self.approval_state,
-        ))
-    }
+/// Whether a text is a PNR: up to `PNR_MAX_CHARS` letters, digits or hyphens.
+pub fn is_pnr(pnr: &str) -> bool {
+    pnr.chars().count() <= PNR_MAX_CHARS
+        && pnr.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
 }
 
 /// An itinerary as read. `Start`/`End` span its segments; `OverallRisk` is the highest
@@ -254,8 +192,8 @@ pub struct Itinerary {
     pub id: i32,
     /// The tenant the itinerary belongs to (extension: lists with `subtenants=true`
     /// mix tenants, and an itinerary is addressed under its own tenant).
-    #[schema(example = "1001")]
-    pub tenant_code: String,
+    #[schema(value_type = String, example = "1001")]
+    pub tenant_code: TenantCode,
     /// Earliest departure or check-in (UTC); null without segments.
     #[schema(value_type = Option<String>, format = DateTime)]
     pub start: Option<Timestamp>,
@@ -280,6 +218,7 @@ pub struct Itinerary {
     pub external_status: Option<String>,
     pub pnr_number: Option<String>,
     pub notes: Option<String>,
+    #[schema(schema_with = traveler_list)]
     pub travelers: Vec<Traveler>,
     pub hotels: Vec<Hotel>,
     pub flights: Vec<Flight>,
@@ -288,6 +227,13 @@ pub struct Itinerary {
     /// Record version: the `ETag` header (covers the sub-resources too).
     #[serde(skip)]
     pub etag: Option<String>,
+}
+
+/// `[Traveler]`: the schema is the wire record's (`http::records::itinerary`).
+fn traveler_list() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+    utoipa::openapi::schema::ArrayBuilder::new()
+        .items(utoipa::openapi::Ref::from_schema_name("Traveler"))
+        .into()
 }
 
 /// The caller's time zone for `StartUserTimeZone`/`EndUserTimeZone`.
@@ -364,27 +310,9 @@ mod tests {
     }
 
     #[test]
-    fn itinerary_fields() {
-        let (fields, state) = ItineraryWrite {
-            pnr_number: Some(" x7k2qp ".into()),
-            notes: Some("  ".into()),
-            approval_state: Some(ApprovalState::Approved),
-            ..Default::default()
-        }
-        .validated()
-        .unwrap();
-        assert_eq!(fields.pnr_number.as_deref(), Some("x7k2qp"));
-        assert_eq!(fields.pnr_key().as_deref(), Some("X7K2QP"));
-        assert!(fields.notes.is_none());
-        assert_eq!(state, Some(ApprovalState::Approved));
-        let err = ItineraryWrite {
-            pnr_number: Some("no spaces please".into()),
-            notes: Some("n".repeat(4001)),
-            ..Default::default()
-        }
-        .validated()
-        .unwrap_err();
-        assert_eq!(err.0.len(), 2);
+    fn pnr_rule_and_key() {
+        assert!(is_pnr("X7K2-QP") && !is_pnr("no spaces") && !is_pnr(&"A".repeat(21)));
+        assert_eq!(pnr_key(" x7k2qp "), "X7K2QP");
     }
 
     #[test]

@@ -533,7 +533,7 @@ fn finish<T>(
 }
 
 /// Optional free text: trimmed, blank is null, at most `max` characters.
-pub(super) fn text(v: &mut Validator, field: &str, value: &mut Option<String>, max: usize) {
+pub fn text(v: &mut Validator, field: &str, value: &mut Option<String>, max: usize) {
     if let Some(t) = blank_to_none(value) {
         v.length(field, Some(&t), 1, max);
     }

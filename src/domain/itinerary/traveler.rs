@@ -1,64 +1,32 @@
 //! Travelers of an itinerary and the risk regions attached to it.
 
+use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::segments::{NAME_MAX_CHARS, text};
-use super::times::{blank_to_none, parse_utc};
-use super::{read_only, read_only_id};
 use crate::domain::profile::UserProfile;
-use crate::domain::time::now;
-use crate::domain::user::User;
-use crate::domain::validation::{ValidationErrors, Validator};
 
-/// A person travelling on the itinerary. `EmailAddress` is required; when it is the
-/// username of a platform user within the caller's scope, the read-only fields are
-/// filled from that user's profile whenever the traveler is read.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
+/// A person travelling on the itinerary, as stored and read (the wire record:
+/// `http::records::itinerary::TravelerRecord`). When `EmailAddress` is the username of
+/// a platform user within the reader's scope, the profile fields are filled from that
+/// user's profile whenever the traveler is read; they are never stored.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct Traveler {
-    #[serde(default, deserialize_with = "read_only_id")]
-    #[schema(read_only, example = 3)]
+    /// Assigned by the store; `None` until the traveler is stored (the stored document
+    /// holds null, the row's id is the truth).
     pub id: Option<i32>,
-    /// Unique within the itinerary (ignoring case).
-    #[schema(required = true, example = "jane@acme.example")]
-    pub email_address: Option<String>,
-    #[schema(example = "Jane")]
+    pub email_address: String,
     pub firstname: Option<String>,
-    #[schema(example = "Doe")]
     pub lastname: Option<String>,
-    #[schema(value_type = Option<String>, format = DateTime, example = "1985-04-12T00:00:00Z")]
-    pub date_of_birth: Option<String>,
-    /// Starts with + and a country code.
-    #[schema(example = "+447700900123")]
+    pub date_of_birth: Option<Timestamp>,
     pub phone_number: Option<String>,
-    /// From the matching user's profile.
-    #[serde(default, deserialize_with = "read_only")]
-    #[schema(read_only)]
     pub citizenship: Option<String>,
-    /// From the matching user's profile.
-    #[serde(default, deserialize_with = "read_only")]
-    #[schema(read_only)]
     pub address: Option<String>,
-    /// City, state and postal code of the matching user's profile, comma-separated.
-    #[serde(default, deserialize_with = "read_only")]
-    #[schema(read_only)]
     pub city_state_postal_code: Option<String>,
-    /// Residence country of the matching user's profile.
-    #[serde(default, deserialize_with = "read_only")]
-    #[schema(read_only)]
     pub country: Option<String>,
-    /// Daytime, evening and cell phone of the matching user's profile, `; `-separated.
-    #[serde(default, deserialize_with = "read_only")]
-    #[schema(read_only)]
     pub phone_numbers_all: Option<String>,
-    /// First emergency contact (name, address, telephone) of the matching user's profile.
-    #[serde(default, deserialize_with = "read_only")]
-    #[schema(read_only)]
     pub emergency_contact1: Option<String>,
-    /// Second emergency contact of the matching user's profile.
-    #[serde(default, deserialize_with = "read_only")]
-    #[schema(read_only)]
     pub emergency_contact2: Option<String>,
     /// The itinerary's version, sent as the `ETag` header (not a field of the contract).
     #[serde(skip)]
@@ -66,38 +34,6 @@ pub struct Traveler {
 }
 
 impl Traveler {
-    /// Checks the writable fields; returns the record as stored (read-only fields
-    /// cleared) and the key it is matched and deduplicated by (`User::username_key`).
-    pub fn validated(mut self) -> Result<(Traveler, String), ValidationErrors> {
-        let mut v = Validator::new();
-        let email = blank_to_none(&mut self.email_address);
-        match &email {
-            Some(e) => v.email("EmailAddress", Some(e)),
-            None => v.add("EmailAddress", "is required"),
-        }
-        text(&mut v, "Firstname", &mut self.firstname, NAME_MAX_CHARS);
-        text(&mut v, "Lastname", &mut self.lastname, NAME_MAX_CHARS);
-        if let Some(dob) = blank_to_none(&mut self.date_of_birth) {
-            match parse_utc(&dob) {
-                Ok(ts) if ts > now() => v.add("DateOfBirth", "must not be in the future"),
-                Ok(ts) => self.date_of_birth = Some(ts.to_string()),
-                Err(message) => v.add("DateOfBirth", message),
-            }
-        }
-        if let Some(phone) = blank_to_none(&mut self.phone_number) {
-            v.phone("PhoneNumber", Some(&phone));
-        }
-        v.finish()?;
-        let key = User::username_key(email.as_deref().unwrap_or_default());
-        Ok((
-            Traveler {
-                id: None,
-                ..self.without_profile()
-            },
-            key,
-        ))
-    }
-
     /// The record without the fields copied from a user's profile.
     pub fn without_profile(self) -> Traveler {
         Traveler {
@@ -179,33 +115,6 @@ pub struct Region {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn email_is_required_and_read_only_fields_are_dropped() {
-        let err = Traveler::default().validated().unwrap_err();
-        assert_eq!(err.0[0].field, "EmailAddress");
-        let (t, key) = Traveler {
-            email_address: Some(" Jane@Example.com ".into()),
-            citizenship: Some("sent by the client".into()),
-            id: Some(4),
-            ..Default::default()
-        }
-        .validated()
-        .unwrap();
-        assert_eq!(key, "jane@example.com");
-        assert_eq!(t.email_address.as_deref(), Some("Jane@Example.com"));
-        assert!(t.citizenship.is_none() && t.id.is_none());
-        let bad = Traveler {
-            email_address: Some("nope".into()),
-            phone_number: Some("0123".into()),
-            date_of_birth: Some("2999-01-01".into()),
-            ..Default::default()
-        }
-        .validated()
-        .unwrap_err();
-        let fields: Vec<_> = bad.0.iter().map(|e| e.field.as_str()).collect();
-        assert_eq!(fields, ["EmailAddress", "DateOfBirth", "PhoneNumber"]);
-    }
 
     #[test]
     fn profile_fields_are_joined() {
