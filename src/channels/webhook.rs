@@ -48,22 +48,17 @@ impl WebhookAuth {
     /// The authentication the tenant's settings give, or `None` when the URL is no
     /// longer among them (the delivery then fails: nobody asked for it any more).
     pub fn for_url(settings: &WebhookSettings, url: &str) -> Option<WebhookAuth> {
-        settings
-            .urls
-            .iter()
-            .find(|u| u.url.as_deref() == Some(url))?;
+        settings.urls.iter().find(|u| u.url == url)?;
         let password = settings.password.clone().unwrap_or_default();
-        Some(
-            match Authentication::parse(settings.authentication.as_deref()) {
-                Some(Authentication::Basic) => WebhookAuth::Basic {
-                    username: settings.username.clone().unwrap_or_default(),
-                    password,
-                },
-                Some(Authentication::Bearer) => WebhookAuth::Bearer(password),
-                Some(Authentication::HmacSha256) => WebhookAuth::HmacSha256(password),
-                Some(Authentication::None) | None => WebhookAuth::None,
+        Some(match settings.authentication {
+            Authentication::Basic => WebhookAuth::Basic {
+                username: settings.username.clone().unwrap_or_default(),
+                password,
             },
-        )
+            Authentication::Bearer => WebhookAuth::Bearer(password),
+            Authentication::HmacSha256 => WebhookAuth::HmacSha256(password),
+            Authentication::None => WebhookAuth::None,
+        })
     }
 }
 

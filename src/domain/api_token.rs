@@ -8,13 +8,14 @@
 
 use base64::Engine;
 use jiff::Timestamp;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 use utoipa::ToSchema;
 
 use super::access::{Permission, Permissions};
-use super::validation::{ValidationErrors, Validator};
+use super::ids::ApiTokenId;
+use super::validation::ValidationErrors;
 
 /// What every token secret starts with, so leaked ones are recognisable (secret scanners).
 pub const TOKEN_PREFIX: &str = "st_";
@@ -68,22 +69,6 @@ pub fn is_random_secret(presented: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
-/// `POST /V2/{t}/apitokens`.
-#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
-#[serde(rename_all = "PascalCase")]
-pub struct ApiTokenRequest {
-    /// Unique among the tenant's live tokens; what the token's actions are recorded as
-    /// (`token:<Name>`).
-    #[schema(required = true, example = "gateway-north")]
-    pub name: Option<String>,
-    /// Names of permissions (`Read`, `DeviceMessages`, …); default: the creator's own
-    /// (less `KeepOwnItineraries`, which only a person has). Never more than the creator's.
-    pub permissions: Option<Vec<String>>,
-    /// When the token stops working; default: never.
-    #[schema(value_type = Option<String>, format = DateTime)]
-    pub expires_at: Option<Timestamp>,
-}
-
 /// A token request made sense of, before it is stored.
 #[derive(Debug, Clone)]
 pub struct NewApiToken {
@@ -100,87 +85,19 @@ pub enum TokenRequestError {
     BeyondCreator(Vec<String>),
 }
 
-impl ApiTokenRequest {
-    /// The token to create for a creator holding `creator` (at `now`).
-    pub fn validated(
-        self,
-        creator: Permissions,
-        now: Timestamp,
-    ) -> Result<NewApiToken, TokenRequestError> {
-        let mut v = Validator::new();
-        let name = v.required("Name", self.name.as_deref()).map(str::trim);
-        if let Some(name) = name
-            && (name.chars().count() > MAX_NAME_CHARS || name.chars().any(char::is_control))
-        {
-            v.add(
-                "Name",
-                format!("at most {MAX_NAME_CHARS} characters, no control characters"),
-            );
-        }
-        let mut permissions = Permissions::default();
-        let mut unknown = Vec::new();
-        match &self.permissions {
-            None => permissions = creator.without(Permission::KeepOwnItineraries),
-            Some(names) => {
-                for name in names {
-                    match name.parse::<Permission>() {
-                        Ok(Permission::KeepOwnItineraries) => v.add(
-                            "Permissions",
-                            "KeepOwnItineraries belongs to a person; a token owns no itineraries",
-                        ),
-                        Ok(p) => permissions = permissions.with(p),
-                        Err(_) => unknown.push(name.clone()),
-                    }
-                }
-                if !unknown.is_empty() {
-                    v.add(
-                        "Permissions",
-                        format!(
-                            "unknown permission(s): {} (known: {})",
-                            unknown.join(", "),
-                            Permission::NAMES.join(", ")
-                        ),
-                    );
-                } else if permissions.is_empty() && v.is_empty() {
-                    v.add("Permissions", "must name at least one permission");
-                }
-            }
-        }
-        if let Some(at) = self.expires_at
-            && at <= now
-        {
-            v.add("ExpiresAt", "must be in the future");
-        }
-        v.finish().map_err(TokenRequestError::Invalid)?;
-        let beyond: Vec<String> = permissions
-            .iter()
-            .filter(|p| !creator.contains(*p))
-            .map(|p| p.as_str().to_string())
-            .collect();
-        if !beyond.is_empty() {
-            return Err(TokenRequestError::BeyondCreator(beyond));
-        }
-        Ok(NewApiToken {
-            name: name.unwrap_or_default().to_string(),
-            permissions,
-            expires_at: self.expires_at,
-        })
-    }
-}
-
 /// A token as clients read it. `Token` (the secret) is present only in the answer to
 /// the POST that created it.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 #[serde(rename_all = "PascalCase")]
 pub struct ApiToken {
-    #[schema(example = "12")]
-    pub token_id: String,
+    #[schema(value_type = String, example = "12")]
+    pub token_id: ApiTokenId,
     pub name: String,
     /// The secret's first characters, to recognise it.
     #[schema(example = "st_Xq3vT0aB")]
     pub prefix: String,
-    #[schema(example = json!(["DeviceMessages"]))]
-    pub permissions: Vec<String>,
+    #[schema(value_type = Vec<String>, example = json!(["DeviceMessages"]))]
+    pub permissions: Vec<Permission>,
     /// Username of the creator.
     pub created_by: String,
     #[schema(value_type = String, format = DateTime)]
@@ -198,15 +115,6 @@ pub struct ApiToken {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::access::Role;
-
-    fn request(permissions: Option<&[&str]>) -> ApiTokenRequest {
-        ApiTokenRequest {
-            name: Some("gw".into()),
-            permissions: permissions.map(|p| p.iter().map(|s| s.to_string()).collect()),
-            expires_at: None,
-        }
-    }
 
     #[test]
     fn secrets_have_their_shape() {
@@ -220,21 +128,21 @@ mod tests {
     }
 
     #[test]
-    fn permissions_default_and_subset() {
-        let user = Role::User.permissions();
-        let t = request(None).validated(user, Timestamp::now()).unwrap();
-        assert_eq!(t.permissions, user.without(Permission::KeepOwnItineraries));
-        let t = request(Some(&["DeviceMessages"]))
-            .validated(user, Timestamp::now())
-            .unwrap();
-        assert_eq!(t.permissions.names(), ["DeviceMessages"]);
-        assert!(matches!(
-            request(Some(&["ManageUsers"])).validated(user, Timestamp::now()),
-            Err(TokenRequestError::BeyondCreator(names)) if names == ["ManageUsers"]
-        ));
-        assert!(matches!(
-            request(Some(&["Fly"])).validated(user, Timestamp::now()),
-            Err(TokenRequestError::Invalid(_))
-        ));
+    fn a_token_serialises_in_the_api_form() {
+        let token = ApiToken {
+            token_id: ApiTokenId::new(12),
+            name: "gw".into(),
+            prefix: "st_Xq3vT0aB".into(),
+            permissions: vec![Permission::Read, Permission::DeviceMessages],
+            created_by: "a@example.com".into(),
+            created_at: Timestamp::UNIX_EPOCH,
+            expires_at: None,
+            last_used_at: None,
+            token: None,
+        };
+        assert_eq!(
+            serde_json::to_string(&token).expect("serialises"),
+            r#"{"TokenId":"12","Name":"gw","Prefix":"st_Xq3vT0aB","Permissions":["Read","DeviceMessages"],"CreatedBy":"a@example.com","CreatedAt":"1970-01-01T00:00:00Z","ExpiresAt":null,"LastUsedAt":null}"#
+        );
     }
 }

@@ -2,16 +2,12 @@
 //! shared with external links. The private-address check is also what delivery applies
 //! to resolved addresses.
 
-use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Serialize, Serializer};
 use url::{Host, Origin, Url};
-use utoipa::ToSchema;
 
 use super::closed_set::closed_set;
-use super::serde_util::null_as_default;
-use super::validation::{ValidationErrors, Validator};
 
 pub const MAX_URLS: usize = 10;
 pub const MAX_URL_CHARS: usize = 2048;
@@ -19,42 +15,28 @@ pub const MAX_USERNAME_CHARS: usize = 256;
 pub const MAX_SECRET_CHARS: usize = 1024;
 pub const MIN_HMAC_KEY_CHARS: usize = 16;
 
-/// How deliveries authenticate to the receiver.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Authentication {
-    None,
-    /// HTTP Basic with `Username` and `Password`.
-    Basic,
-    /// `Authorization: Bearer <Password>`.
-    Bearer,
-    /// Standard Webhooks: `webhook-signature: v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}">`,
-    /// keyed with `Password` (see `webhook_event::sign`).
-    HmacSha256,
+closed_set! {
+    /// How deliveries authenticate to the receiver.
+    pub enum Authentication {
+        None = "None",
+        /// HTTP Basic with `Username` and `Password`.
+        Basic = "Basic",
+        /// `Authorization: Bearer <Password>`.
+        Bearer = "Bearer",
+        /// Standard Webhooks: `webhook-signature: v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}">`,
+        /// keyed with `Password` (see `webhook_event::sign`).
+        HmacSha256 = "HmacSha256",
+    }
 }
 
 impl Authentication {
-    pub const ALL: [Authentication; 4] = [
-        Authentication::None,
-        Authentication::Basic,
-        Authentication::Bearer,
-        Authentication::HmacSha256,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Authentication::None => "None",
-            Authentication::Basic => "Basic",
-            Authentication::Bearer => "Bearer",
-            Authentication::HmacSha256 => "HmacSha256",
-        }
-    }
-
-    /// Case-insensitive; null or empty means `None`.
+    /// What a client may send: case-insensitive; null or empty means `None`.
     pub fn parse(value: Option<&str>) -> Option<Self> {
         match value.map(str::trim) {
             None | Some("") => Some(Authentication::None),
             Some(v) => Self::ALL
-                .into_iter()
+                .iter()
+                .copied()
                 .find(|a| a.as_str().eq_ignore_ascii_case(v)),
         }
     }
@@ -73,30 +55,22 @@ closed_set! {
 }
 
 /// One receiver and the categories it wants.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct WebhookUrl {
-    /// Absolute http(s) URL. Loopback, private, link-local and unspecified IP literals
-    /// and `localhost` are refused unless the server runs with `--allow-private-webhooks`.
-    #[schema(required = true, example = "https://hooks.example.com/safetrack")]
-    pub url: Option<String>,
-    #[schema(nullable)]
-    #[serde(default, deserialize_with = "null_as_default")]
+    /// Trimmed; checked by `check_webhook_url` when saved.
+    pub url: String,
+    #[serde(default)]
     pub device: bool,
-    #[schema(nullable)]
-    #[serde(default, deserialize_with = "null_as_default")]
+    #[serde(default)]
     pub event_notification: bool,
-    #[schema(nullable)]
-    #[serde(default, deserialize_with = "null_as_default")]
+    #[serde(default)]
     pub mo_message: bool,
-    #[schema(nullable)]
-    #[serde(default, deserialize_with = "null_as_default")]
+    #[serde(default)]
     pub mt_message: bool,
-    #[schema(nullable)]
-    #[serde(default, deserialize_with = "null_as_default")]
+    #[serde(default)]
     pub tenant: bool,
-    #[schema(nullable)]
-    #[serde(default, deserialize_with = "null_as_default")]
+    #[serde(default)]
     pub user: bool,
 }
 
@@ -113,166 +87,49 @@ impl WebhookUrl {
     }
 }
 
-/// A tenant's webhook settings. `Password` is write-only (always null on GET); a PUT
-/// with a null or empty `Password` keeps the stored secret, for URLs of the origins it
-/// was already sent to.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+/// A tenant's webhook settings, as stored: `Authentication` canonical, `Username` and
+/// `Password` only where the type uses them. The secret (`Password`) is kept beside the
+/// document, never in it, and is never serialised (always `null`): no response and no
+/// stored document can carry it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct WebhookSettings {
-    /// At most 10, no two alike.
-    #[schema(nullable)]
-    #[serde(default, deserialize_with = "null_as_default")]
+    #[serde(default)]
     pub urls: Vec<WebhookUrl>,
-    /// `None` (also null), `Basic`, `Bearer` or `HmacSha256`.
-    #[schema(example = "HmacSha256")]
-    pub authentication: Option<String>,
-    /// Basic only; ignored (and not kept) for the other types.
+    pub authentication: Authentication,
     pub username: Option<String>,
-    /// Basic: the password. Bearer: the token. HmacSha256: the signing key (at least 16
-    /// characters). Not kept when `Authentication` is `None`. Always `null` on read.
+    #[serde(serialize_with = "never_shown", skip_deserializing)]
     pub password: Option<String>,
-    /// Record version: sent as the `ETag` header only.
+    /// Record version: sent as the `ETag` header only (`None`: never saved).
     #[serde(skip)]
     pub etag: Option<String>,
 }
 
+/// Writes a secret as `null`.
+fn never_shown<S: Serializer>(_: &Option<String>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_none()
+}
+
 impl WebhookSettings {
-    /// Checks every rule against the incoming settings; `stored` is what was saved
-    /// before, whose secret is kept when `Password` is null — but only while every URL
-    /// has an origin among the stored URLs' (a kept secret never goes anywhere the
-    /// caller did not prove they may send it). Returns what to store: the canonical
-    /// `Authentication`, and `Username`/`Password` only where the type uses them.
-    pub fn validated(
-        self,
-        stored: Option<&WebhookSettings>,
-        allow_private: bool,
-    ) -> Result<WebhookSettings, ValidationErrors> {
-        let mut v = Validator::new();
-        if self.urls.len() > MAX_URLS {
-            v.add(
-                "Urls",
-                format!("at most {MAX_URLS} URLs (got {})", self.urls.len()),
-            );
-        }
-        let (urls, origins) = checked_urls(self.urls, allow_private, &mut v);
-
-        let auth = Authentication::parse(self.authentication.as_deref());
-        if auth.is_none() {
-            v.add(
-                "Authentication",
-                "must be one of None, Basic, Bearer, HmacSha256",
-            );
-        }
-        let given = self.password.filter(|p| !p.is_empty());
-        let stored_password = stored.and_then(|s| s.password.as_deref());
-        if given.is_none()
-            && stored_password.is_some()
-            && auth.is_some_and(|a| a != Authentication::None)
-        {
-            let known = stored.map(stored_origins).unwrap_or_default();
-            if let Some((i, origin)) = origins.iter().find(|(_, o)| !known.contains(o)) {
-                v.add(
-                    "Password",
-                    format!(
-                        "must be sent again: Urls[{i}].Url is on {}, which the stored \
-                         secret was never sent to",
-                        origin.ascii_serialization()
-                    ),
-                );
-            }
-        }
-        let secret = given.or_else(|| stored_password.map(str::to_string));
-        let username = self.username.filter(|u| !u.trim().is_empty());
-        let (username, password) = credentials(auth, username, secret, &mut v);
-        v.finish()?;
-        Ok(WebhookSettings {
-            urls,
-            authentication: auth.map(|a| a.as_str().to_string()),
-            username,
-            password,
+    /// What a tenant that never saved any has: no URLs, no authentication.
+    pub fn none() -> Self {
+        WebhookSettings {
+            urls: Vec::new(),
+            authentication: Authentication::None,
+            username: None,
+            password: None,
             etag: None,
-        })
+        }
     }
 
-    /// As GET shows it: without the secret.
-    pub fn public(mut self) -> Self {
-        self.password = None;
-        self
+    /// The origins (scheme, host, port) of the URLs: where the secret was sent.
+    pub fn origins(&self) -> Vec<Origin> {
+        self.urls
+            .iter()
+            .filter_map(|u| Url::parse(&u.url).ok())
+            .map(|u| u.origin())
+            .collect()
     }
-}
-
-/// The origins (scheme, host, port) of the stored settings' URLs.
-/// The URLs with their text trimmed, each checked (and no two alike), and the origin of
-/// each valid one by its index.
-fn checked_urls(
-    entries: Vec<WebhookUrl>,
-    allow_private: bool,
-    v: &mut Validator,
-) -> (Vec<WebhookUrl>, Vec<(usize, Origin)>) {
-    let mut seen: HashMap<String, usize> = HashMap::new();
-    let mut urls = Vec::with_capacity(entries.len());
-    let mut origins = Vec::with_capacity(entries.len());
-    for (i, mut entry) in entries.into_iter().enumerate() {
-        let field = format!("Urls[{i}].Url");
-        let Some(raw) = v.required(&field, entry.url.as_deref()).map(str::trim) else {
-            continue;
-        };
-        match check_webhook_url(raw, allow_private) {
-            Ok(url) => {
-                if let Some(first) = seen.insert(url.as_str().to_string(), i) {
-                    v.add(&field, format!("duplicates Urls[{first}].Url"));
-                }
-                origins.push((i, url.origin()));
-            }
-            Err(message) => v.add(&field, message),
-        }
-        entry.url = Some(raw.to_string());
-        urls.push(entry);
-    }
-    (urls, origins)
-}
-
-/// The `Username` and secret kept for `auth` (only what the type uses), each checked.
-fn credentials(
-    auth: Option<Authentication>,
-    username: Option<String>,
-    secret: Option<String>,
-    v: &mut Validator,
-) -> (Option<String>, Option<String>) {
-    match auth {
-        Some(Authentication::Basic) => {
-            match username.as_deref() {
-                None => v.add("Username", "is required for Basic authentication"),
-                Some(u) => {
-                    v.length("Username", Some(u), 1, MAX_USERNAME_CHARS);
-                    if u.contains(':') || u.chars().any(char::is_control) {
-                        v.add("Username", "must not contain ':' or control characters");
-                    }
-                }
-            }
-            check_secret(v, secret.as_deref(), "Basic authentication", 1);
-            (username, secret)
-        }
-        Some(Authentication::Bearer) => {
-            check_secret(v, secret.as_deref(), "Bearer authentication", 1);
-            (None, secret)
-        }
-        Some(Authentication::HmacSha256) => {
-            let what = "HmacSha256 authentication";
-            check_secret(v, secret.as_deref(), what, MIN_HMAC_KEY_CHARS);
-            (None, secret)
-        }
-        Some(Authentication::None) | None => (None, None),
-    }
-}
-
-fn stored_origins(stored: &WebhookSettings) -> Vec<Origin> {
-    stored
-        .urls
-        .iter()
-        .filter_map(|u| Url::parse(u.url.as_deref()?).ok())
-        .map(|u| u.origin())
-        .collect()
 }
 
 /// What a caller without the ManageConfiguration permission sees of a webhook URL: its
@@ -283,24 +140,6 @@ pub fn url_origin(raw: &str) -> Option<String> {
     let host = url.host_str()?;
     let port = url.port_or_known_default()?;
     matches!(url.scheme(), "http" | "https").then(|| format!("{}://{host}:{port}", url.scheme()))
-}
-
-fn check_secret(v: &mut Validator, secret: Option<&str>, what: &str, min: usize) {
-    let Some(secret) = secret else {
-        v.add("Password", format!("is required for {what}"));
-        return;
-    };
-    let n = secret.chars().count();
-    if n < min || n > MAX_SECRET_CHARS {
-        v.add(
-            "Password",
-            format!("must be between {min} and {MAX_SECRET_CHARS} characters for {what}"),
-        );
-    }
-    // It travels in a header (Basic, Bearer): no line breaks or other control characters.
-    if secret.chars().any(char::is_control) {
-        v.add("Password", "must not contain control characters");
-    }
 }
 
 /// An absolute http(s) URL with a host and no embedded credentials.

@@ -15,10 +15,11 @@ use super::negotiate::{Body, EmptyOk, Record, RecordList, Representable};
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
 use crate::domain::api_token::{
-    ApiToken, ApiTokenRequest, SHOWN_PREFIX_CHARS, TokenRequestError, new_token_secret, secret_hash,
+    ApiToken, SHOWN_PREFIX_CHARS, TokenRequestError, new_token_secret, secret_hash,
 };
 use crate::domain::ids::ApiTokenId;
 use crate::domain::time::now;
+use crate::http::records::api_token::ApiTokenRequestRecord;
 use crate::store::IssuedToken;
 
 impl Representable for ApiToken {
@@ -60,14 +61,14 @@ async fn list_tokens(
 /// shown this once: use it as `Authorization: Bearer <Token>`. Needs
 /// `ManageConfiguration`.
 #[utoipa::path(post, path = "/V2/{tenantVarCode}/apitokens", tag = "API tokens",
-    params(TenantParam), request_body = ApiTokenRequest,
+    params(TenantParam), request_body = ApiTokenRequestRecord,
     responses((status = 200, body = ApiToken, description = "Created; `Token` is the secret, shown only now"),
         (status = 400, body = Problem), (status = 403, body = Problem),
         (status = 404, body = Problem), (status = 409, body = Problem)))]
 async fn create_token(
     scope: TenantScope,
     State(app): State<AppState>,
-    Body(request): Body<ApiTokenRequest>,
+    Body(request): Body<ApiTokenRequestRecord>,
 ) -> ApiResult<Record<ApiToken>> {
     scope.require(Permission::ManageConfiguration)?;
     let at = now();

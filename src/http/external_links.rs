@@ -12,6 +12,7 @@ use super::negotiate::{Body, EmptyOk, OkWithLocation, Record, RecordList, Repres
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
 use crate::domain::external_link::ExternalLink;
+use crate::http::records::external_link::ExternalLinkRecord;
 
 impl Representable for ExternalLink {
     const NAME: &'static str = "ExternalLink";
@@ -40,7 +41,7 @@ fn link_id(segment: &str) -> ApiResult<i64> {
 /// List the tenant's links, sorted by `Order`, then `LinkId`.
 #[utoipa::path(get, path = "/V2/{tenantVarCode}/tenantexternallinks", tag = "External links",
     params(TenantParam),
-    responses((status = 200, body = [ExternalLink]), (status = 404, body = Problem)))]
+    responses((status = 200, body = [ExternalLinkRecord]), (status = 404, body = Problem)))]
 async fn list_links(
     scope: TenantScope,
     State(app): State<AppState>,
@@ -55,14 +56,14 @@ async fn list_links(
 /// `Name` (1–200 characters), `Link` (absolute http(s) URL) and `Order` are required.
 /// Answers 200 with `Location`.
 #[utoipa::path(post, path = "/V2/{tenantVarCode}/tenantexternallinks", tag = "External links",
-    params(TenantParam), request_body = ExternalLink,
+    params(TenantParam), request_body = ExternalLinkRecord,
     responses((status = 200, description = "Created; Location names the new link"),
         (status = 400, body = Problem), (status = 403, body = Problem),
         (status = 404, body = Problem)))]
 async fn create_link(
     scope: TenantScope,
     State(app): State<AppState>,
-    Body(incoming): Body<ExternalLink>,
+    Body(incoming): Body<ExternalLinkRecord>,
 ) -> ApiResult<OkWithLocation> {
     scope.require(Permission::ManageConfiguration)?;
     let link = incoming.validated()?;
@@ -79,7 +80,7 @@ async fn create_link(
 /// Get a link.
 #[utoipa::path(get, path = "/V2/{tenantVarCode}/tenantexternallinks/{externalLinkId}",
     tag = "External links", params(LinkPath),
-    responses((status = 200, body = ExternalLink), (status = 404, body = Problem)))]
+    responses((status = 200, body = ExternalLinkRecord), (status = 404, body = Problem)))]
 async fn get_link(
     scope: TenantScope,
     State(app): State<AppState>,

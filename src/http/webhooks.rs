@@ -10,6 +10,7 @@ use super::negotiate::{Body, EmptyOk, Record, Representable};
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
 use crate::domain::webhook::WebhookSettings;
+use crate::http::records::webhook::WebhookSettingsRecord;
 
 impl Representable for WebhookSettings {
     const NAME: &'static str = "WebhookSettings";
@@ -29,7 +30,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 /// (tokens in the path or query).
 #[utoipa::path(get, path = "/V2/{tenantVarCode}/webhooks", tag = "Webhooks",
     params(TenantParam),
-    responses((status = 200, body = WebhookSettings), (status = 403, body = Problem),
+    responses((status = 200, body = WebhookSettingsRecord), (status = 403, body = Problem),
         (status = 404, body = Problem)))]
 async fn get_webhooks(
     scope: TenantScope,
@@ -40,11 +41,9 @@ async fn get_webhooks(
         .store
         .get_webhooks(scope.code())
         .await?
-        .unwrap_or_else(|| WebhookSettings {
-            authentication: Some("None".into()),
-            ..Default::default()
-        });
-    Ok(Record(settings.public()))
+        .unwrap_or_else(WebhookSettings::none);
+    // Serialising never shows the secret.
+    Ok(Record(settings))
 }
 
 /// Replace the webhook settings.
@@ -59,7 +58,7 @@ async fn get_webhooks(
 /// (scheme, host and port) of a URL saved with it: a URL on any other origin needs the
 /// `Password` again (400 naming it). `If-Match` is honoured (412).
 #[utoipa::path(put, path = "/V2/{tenantVarCode}/webhooks", tag = "Webhooks",
-    params(TenantParam), request_body = WebhookSettings,
+    params(TenantParam), request_body = WebhookSettingsRecord,
     responses((status = 200, description = "Saved"), (status = 400, body = Problem),
         (status = 403, body = Problem), (status = 404, body = Problem),
         (status = 412, body = Problem)))]
@@ -67,7 +66,7 @@ async fn put_webhooks(
     scope: TenantScope,
     State(app): State<AppState>,
     IfMatch(if_match): IfMatch,
-    Body(incoming): Body<WebhookSettings>,
+    Body(incoming): Body<WebhookSettingsRecord>,
 ) -> ApiResult<EmptyOk> {
     scope.require(Permission::ManageConfiguration)?;
     let current = app.store.get_webhooks(scope.code()).await?;

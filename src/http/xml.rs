@@ -128,11 +128,11 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::domain::webhook::WebhookSettings;
     use crate::http::records::contact::ContactRecord;
     use crate::http::records::distribution_list::DistributionListInputRecord;
     use crate::http::records::geofence::GeofenceRecord;
     use crate::http::records::user::UserRecord;
+    use crate::http::records::webhook::WebhookSettingsRecord;
 
     fn read<T: DeserializeOwned>(xml: &str) -> T {
         from_xml(xml.as_bytes()).unwrap_or_else(|e| panic!("{xml}: {e:?}"))
@@ -256,12 +256,12 @@ mod tests {
             // The item tag is also a field name: its children tell it is a wrapper.
             "<Urls><Url><Url>https://a.example.com/h</Url><Device>true</Device></Url></Urls>",
         ] {
-            same::<WebhookSettings>(
+            same::<WebhookSettingsRecord>(
                 &format!("<WebhookSettings>{form}</WebhookSettings>"),
                 hook.clone(),
             );
         }
-        same::<WebhookSettings>(
+        same::<WebhookSettingsRecord>(
             "<WebhookSettings><Urls><Url>https://a.example.com/h</Url></Urls></WebhookSettings>",
             json!({"Urls": [{"Url": "https://a.example.com/h"}]}),
         );

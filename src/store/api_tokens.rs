@@ -59,10 +59,10 @@ struct TokenRow {
 impl TokenRow {
     fn into_token(self) -> StoreResult<ApiToken> {
         Ok(ApiToken {
-            token_id: self.id.to_string(),
+            token_id: ApiTokenId::new(self.id),
             name: self.name,
             prefix: self.prefix,
-            permissions: permissions_from_text(&self.permissions)?.names(),
+            permissions: permissions_from_text(&self.permissions)?.iter().collect(),
             created_by: self.created_by,
             created_at: from_micros(self.created_at)?.unwrap_or_default(),
             expires_at: from_micros(self.expires_at)?,
@@ -155,14 +155,11 @@ impl Store {
         record(&mut tx, audit, action, kind, &created.token_id).await?;
         tx.commit().await?;
         // Known in full now: its first use is served like any other (SQLite).
-        if let (Ok(id), Some(node)) = (
-            created.token_id.parse(),
-            self.tenant_node(tenant_code).await?,
-        ) {
+        if let Some(node) = self.tenant_node(tenant_code).await? {
             self.token_cache.put(
                 secret_hash.to_string(),
                 TokenCredentials {
-                    id,
+                    id: created.token_id,
                     name: created.name.clone(),
                     tenant_code: tenant_code.to_string(),
                     tenant_path: node.path,

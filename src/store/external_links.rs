@@ -1,12 +1,13 @@
 //! External links of a tenant.
 
+use serde::{Deserialize, Serialize};
 use sqlx::any::AnyRow;
 use sqlx::{FromRow, Row};
 
 use super::audit_log::record;
 use super::{Store, StoreError, StoreResult, to_doc, to_micros};
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
-use crate::domain::external_link::ExternalLink;
+use crate::domain::external_link::{ExternalLink, NewExternalLink};
 use crate::domain::time::now;
 
 /// An `external_links` row as selected: `id, doc`.
@@ -18,11 +19,26 @@ struct LinkRow {
 
 impl LinkRow {
     fn into_link(self) -> StoreResult<ExternalLink> {
-        let mut link: ExternalLink = serde_json::from_str(&self.doc)
+        let doc: LinkDoc = serde_json::from_str(&self.doc)
             .map_err(|e| StoreError::Corrupt(format!("external link document: {e}")))?;
-        link.link_id = Some(self.id.to_string());
-        Ok(link)
+        let fields = NewExternalLink {
+            name: doc.name,
+            link: doc.link,
+            order: doc.order,
+        };
+        Ok(ExternalLink::new(self.id, fields))
     }
+}
+
+/// The `doc` column: the link in the API's form, its id null (the row's `id` holds it).
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct LinkDoc {
+    #[serde(skip_deserializing)]
+    link_id: Option<String>,
+    name: String,
+    link: String,
+    order: i32,
 }
 
 fn link_from_row(row: &AnyRow) -> StoreResult<ExternalLink> {
@@ -58,7 +74,7 @@ impl Store {
     pub async fn create_external_link(
         &self,
         tenant_code: &str,
-        link: &ExternalLink,
+        link: &NewExternalLink,
         audit: &Audit,
     ) -> StoreResult<i64> {
         let mut tx = self.begin_write().await?;
@@ -67,8 +83,13 @@ impl Store {
              VALUES ($1, $2, $3, $4) RETURNING id",
         )
         .bind(tenant_code)
-        .bind(i64::from(link.order.unwrap_or_default()))
-        .bind(to_doc(link)?)
+        .bind(i64::from(link.order))
+        .bind(to_doc(&LinkDoc {
+            link_id: None,
+            name: link.name.clone(),
+            link: link.link.clone(),
+            order: link.order,
+        })?)
         .bind(to_micros(now()))
         .fetch_one(&mut *tx)
         .await?;

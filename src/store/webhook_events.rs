@@ -44,7 +44,7 @@ pub fn subscribed(settings: &WebhookSettings, category: Category) -> Vec<String>
         .urls
         .iter()
         .filter(|u| u.wants(category))
-        .filter_map(|u| u.url.clone())
+        .map(|u| u.url.clone())
         .collect()
 }
 

@@ -57,11 +57,6 @@ impl Store {
             .bind(tenant_code)
             .fetch_optional(&mut *tx)
             .await?;
-        let doc = WebhookSettings {
-            password: None,
-            etag: None,
-            ..settings.clone()
-        };
         let (sql, first_save) = match (&row, expected) {
             (Some(row), _) => {
                 check_etag(&row.try_get::<String, _>("etag")?, expected)?;
@@ -81,7 +76,7 @@ impl Store {
         };
         sqlx::query(sql)
             .bind(tenant_code)
-            .bind(to_doc(&doc)?)
+            .bind(to_doc(settings)?)
             .bind(settings.password.clone())
             .bind(new_etag())
             .bind(to_micros(now()))
