@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use jiff::Timestamp;
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::closed_set::closed_set;
@@ -48,15 +48,11 @@ pub struct DeviceFields {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct Device {
-    #[serde(deserialize_with = "stored_device_id")]
     pub device_id: DeviceId,
-    #[serde(deserialize_with = "stored_tenant_code")]
     pub tenant_code: TenantCode,
     pub device_type: String,
     pub friendly_name: Option<String>,
-    #[serde(deserialize_with = "optional_serial_id")]
     pub user_id: Option<UserId>,
-    #[serde(deserialize_with = "optional_serial_id")]
     pub group_id: Option<GroupId>,
     pub secondary_device_id: Option<String>,
     pub iridium_imei: Option<String>,
@@ -78,27 +74,6 @@ pub struct Device {
     pub timestamp: Timestamp,
     #[serde(rename = "ETag")]
     pub etag: String,
-}
-
-/// A device id the server wrote (the store, the stream log): not checked again.
-fn stored_device_id<'de, D: Deserializer<'de>>(d: D) -> Result<DeviceId, D::Error> {
-    String::deserialize(d).map(DeviceId::from_store)
-}
-
-fn stored_tenant_code<'de, D: Deserializer<'de>>(d: D) -> Result<TenantCode, D::Error> {
-    String::deserialize(d).map(TenantCode::from_store)
-}
-
-/// A serial id as text (`"12"`), or null.
-fn optional_serial_id<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
-where
-    D: Deserializer<'de>,
-    T: std::str::FromStr,
-    T::Err: std::fmt::Display,
-{
-    Option::<String>::deserialize(d)?
-        .map(|text| text.parse().map_err(serde::de::Error::custom))
-        .transpose()
 }
 
 impl Device {
