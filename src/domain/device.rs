@@ -9,7 +9,7 @@ use utoipa::ToSchema;
 use super::closed_set::closed_set;
 use super::device_state::{DeviceState, LastPosition};
 use super::ids::{DeviceId, GroupId, TenantCode, UserId};
-use super::mo_message::GeofenceRef;
+use super::mo_message::{EmergencyState, GeofenceRef};
 use super::serde_util::null_as_default;
 
 closed_set! {
@@ -66,8 +66,8 @@ pub struct Device {
     pub check_in_interval_minutes: Option<i64>,
     pub last_message_time: Option<Timestamp>,
     pub last_position: Option<LastPosition>,
-    /// `None` or `Active`, as the device state holds it.
-    pub emergency_state: Option<String>,
+    /// As the device state holds it.
+    pub emergency_state: Option<EmergencyState>,
     pub battery_percentage: Option<f64>,
     #[serde(default, deserialize_with = "null_as_default")]
     pub containing_geofences: Vec<GeofenceRef>,
@@ -115,7 +115,7 @@ impl Device {
         self.check_in_interval_minutes = state.check_in_interval_minutes;
         self.last_message_time = state.last_message_time;
         self.last_position = state.last_position.clone();
-        self.emergency_state = state.emergency_state.clone();
+        self.emergency_state = state.emergency_state;
         self.battery_percentage = state.battery_percentage;
         self.containing_geofences = state.containing_geofences.clone();
         self
@@ -292,7 +292,7 @@ pub fn sample_device(device_id: &str) -> Device {
             altitude: None,
             gps_timestamp: None,
         }),
-        emergency_state: Some("None".to_string()),
+        emergency_state: Some(EmergencyState::Clear),
         battery_percentage: Some(80.0),
         containing_geofences: vec![GeofenceRef {
             geofence_id: "3".to_string(),

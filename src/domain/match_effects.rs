@@ -252,9 +252,7 @@ fn summary(m: &Matched<'_>, c: &Circumstances<'_>) -> MatchSummary {
         device_name: m.device.friendly_name.clone(),
         event: m.event_word(),
         message_type: m.message.and_then(|(_, msg)| msg.message_type.clone()),
-        emergency_state: m
-            .message
-            .and_then(|(_, msg)| msg.emergency_state.map(|s| s.to_string())),
+        emergency_state: m.message.and_then(|(_, msg)| msg.emergency_state),
         time: m.time,
         tenant_zone: c.tenant_zone.clone(),
         position: m.position,
