@@ -380,7 +380,7 @@ impl Pipeline {
             let observation = unit.state.observe(message, id, times[i], inside);
             late[i] = observation.late;
             let occurrence = Occurrence {
-                message: Some((id, message)),
+                message: Some((MoMessageId::new(id), message)),
                 time: times[i],
             };
             triggered[i] = self
