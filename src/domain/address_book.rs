@@ -1,9 +1,7 @@
 //! The address book: contacts and distribution lists of a tenant.
 
-use std::str::FromStr;
-
 use jiff::Timestamp;
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 
 use super::ids::{ContactId, DistributionListId};
 use super::recipient::Recipient;
@@ -16,7 +14,6 @@ use super::serde_util::null_as_default;
 #[serde(rename_all = "PascalCase")]
 pub struct Contact {
     /// Set when the contact is shown (`None` as stored).
-    #[serde(default, deserialize_with = "optional_serial_id")]
     pub contact_id: Option<ContactId>,
     pub contact_name: String,
     #[serde(default)]
@@ -103,7 +100,6 @@ impl Contact {
 #[serde(rename_all = "PascalCase")]
 pub struct DistributionList {
     /// Set when the list is shown (`None` as stored).
-    #[serde(default, deserialize_with = "optional_serial_id")]
     pub list_id: Option<DistributionListId>,
     /// Trimmed.
     pub list_name: String,
@@ -119,19 +115,6 @@ pub struct DistributionList {
     /// The list's version: the `ETag` header only.
     #[serde(skip)]
     pub etag: Option<String>,
-}
-
-/// Reads an optional serial id written as its decimal text (records store theirs as
-/// null; the row holds the id).
-pub(crate) fn optional_serial_id<'de, D, I>(d: D) -> Result<Option<I>, D::Error>
-where
-    D: Deserializer<'de>,
-    I: FromStr,
-    I::Err: std::fmt::Display,
-{
-    Option::<String>::deserialize(d)?
-        .map(|text| text.parse().map_err(serde::de::Error::custom))
-        .transpose()
 }
 
 #[cfg(test)]

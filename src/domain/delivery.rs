@@ -12,6 +12,7 @@ use super::closed_set::closed_set;
 use super::ids::{
     AlertId, DeliveryId, DeviceId, MoMessageId, MtMessageId, NotificationId, TenantCode,
 };
+use super::mo_message::EmergencyState;
 use super::notification::Severity;
 
 closed_set! {
@@ -146,7 +147,7 @@ pub struct MatchSummary {
     /// The message's `MessageType` (None for a missed check-in, which has no message).
     pub message_type: Option<String>,
     /// The message's own `EmergencyState` (its SOS flag), when it carried one.
-    pub emergency_state: Option<String>,
+    pub emergency_state: Option<EmergencyState>,
     pub time: Timestamp,
     pub tenant_zone: TimeZone,
     pub position: Option<(f64, f64)>,
@@ -200,7 +201,7 @@ impl MatchSummary {
         if let Some(message_type) = self.message_type.as_deref().filter(|t| !t.is_empty()) {
             let _ = writeln!(body, "Message type: {message_type}");
         }
-        if let Some(state) = self.emergency_state.as_deref().filter(|s| !s.is_empty()) {
+        if let Some(state) = self.emergency_state {
             let _ = writeln!(body, "Emergency state: {state}");
         }
         let _ = writeln!(body, "Device: {} ({})", self.device_label(), self.device_id);
@@ -294,7 +295,7 @@ mod tests {
             device_name: Some("Van 3".into()),
             event: "Emergency".into(),
             message_type: Some("ManualPositionReport".into()),
-            emergency_state: Some("Active".into()),
+            emergency_state: Some(EmergencyState::Active),
             time: "2026-07-01T13:05:00Z".parse().unwrap(),
             tenant_zone: TimeZone::get("Europe/London").unwrap(),
             position: Some((51.5007, -0.1246)),

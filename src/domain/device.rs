@@ -3,13 +3,13 @@
 use std::collections::BTreeMap;
 
 use jiff::Timestamp;
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::closed_set::closed_set;
 use super::device_state::{DeviceState, LastPosition};
 use super::ids::{DeviceId, GroupId, TenantCode, UserId};
-use super::mo_message::GeofenceRef;
+use super::mo_message::{EmergencyState, GeofenceRef};
 use super::serde_util::null_as_default;
 
 closed_set! {
@@ -48,15 +48,11 @@ pub struct DeviceFields {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct Device {
-    #[serde(deserialize_with = "stored_device_id")]
     pub device_id: DeviceId,
-    #[serde(deserialize_with = "stored_tenant_code")]
     pub tenant_code: TenantCode,
     pub device_type: String,
     pub friendly_name: Option<String>,
-    #[serde(deserialize_with = "optional_serial_id")]
     pub user_id: Option<UserId>,
-    #[serde(deserialize_with = "optional_serial_id")]
     pub group_id: Option<GroupId>,
     pub secondary_device_id: Option<String>,
     pub iridium_imei: Option<String>,
@@ -70,35 +66,14 @@ pub struct Device {
     pub check_in_interval_minutes: Option<i64>,
     pub last_message_time: Option<Timestamp>,
     pub last_position: Option<LastPosition>,
-    /// `None` or `Active`, as the device state holds it.
-    pub emergency_state: Option<String>,
+    /// As the device state holds it.
+    pub emergency_state: Option<EmergencyState>,
     pub battery_percentage: Option<f64>,
     #[serde(default, deserialize_with = "null_as_default")]
     pub containing_geofences: Vec<GeofenceRef>,
     pub timestamp: Timestamp,
     #[serde(rename = "ETag")]
     pub etag: String,
-}
-
-/// A device id the server wrote (the store, the stream log): not checked again.
-fn stored_device_id<'de, D: Deserializer<'de>>(d: D) -> Result<DeviceId, D::Error> {
-    String::deserialize(d).map(DeviceId::from_store)
-}
-
-fn stored_tenant_code<'de, D: Deserializer<'de>>(d: D) -> Result<TenantCode, D::Error> {
-    String::deserialize(d).map(TenantCode::from_store)
-}
-
-/// A serial id as text (`"12"`), or null.
-fn optional_serial_id<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
-where
-    D: Deserializer<'de>,
-    T: std::str::FromStr,
-    T::Err: std::fmt::Display,
-{
-    Option::<String>::deserialize(d)?
-        .map(|text| text.parse().map_err(serde::de::Error::custom))
-        .transpose()
 }
 
 impl Device {
@@ -140,7 +115,7 @@ impl Device {
         self.check_in_interval_minutes = state.check_in_interval_minutes;
         self.last_message_time = state.last_message_time;
         self.last_position = state.last_position.clone();
-        self.emergency_state = state.emergency_state.clone();
+        self.emergency_state = state.emergency_state;
         self.battery_percentage = state.battery_percentage;
         self.containing_geofences = state.containing_geofences.clone();
         self
@@ -317,7 +292,7 @@ pub fn sample_device(device_id: &str) -> Device {
             altitude: None,
             gps_timestamp: None,
         }),
-        emergency_state: Some("None".to_string()),
+        emergency_state: Some(EmergencyState::Clear),
         battery_percentage: Some(80.0),
         containing_geofences: vec![GeofenceRef {
             geofence_id: "3".to_string(),

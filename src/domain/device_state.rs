@@ -28,8 +28,8 @@ pub struct DeviceState {
     pub last_message_time: Option<Timestamp>,
     pub last_message_id: Option<i64>,
     pub last_position: Option<LastPosition>,
-    /// `None` or `Active`; absent before the first message that said.
-    pub emergency_state: Option<String>,
+    /// Absent before the first message that said.
+    pub emergency_state: Option<EmergencyState>,
     pub battery_percentage: Option<f64>,
     pub containing_geofences: Vec<GeofenceRef>,
     pub check_in_interval_minutes: Option<i64>,
@@ -69,9 +69,7 @@ fn minus(a: &[GeofenceRef], b: &[GeofenceRef]) -> Vec<GeofenceRef> {
 
 impl DeviceState {
     fn in_emergency(&self) -> bool {
-        self.emergency_state
-            .as_deref()
-            .is_some_and(|s| s != EmergencyState::Clear.as_str())
+        self.emergency_state == Some(EmergencyState::Active)
     }
 
     /// Applies a stored message (`message_id`, at `time`) whose position lies in `inside`
@@ -111,7 +109,7 @@ impl DeviceState {
         }
         let was_in_emergency = self.in_emergency();
         if let Some(state) = message.emergency_state {
-            self.emergency_state = Some(state.to_string());
+            self.emergency_state = Some(state);
         }
         facts.emergency = self.in_emergency();
         facts.emergency_cancelled = was_in_emergency && message.in_emergency() == Some(false);

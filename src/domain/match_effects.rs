@@ -13,6 +13,7 @@ use super::alert::Alert;
 use super::delivery::{Channel, DeliveryStatus, MatchSummary};
 use super::device::Device;
 use super::device_state::Observation;
+use super::ids::{DeviceId, MoMessageId, NotificationId};
 use super::mo_message::MoMessage;
 use super::mt_message::{MtType, NewMtMessage};
 use super::notification::{EventNotification, Severity};
@@ -23,12 +24,12 @@ use super::webhook_event::{EventType, WebhookEvent};
 /// A notification that matched a device, and what it matched.
 #[derive(Debug, Clone, Copy)]
 pub struct Matched<'a> {
-    pub notification_id: i64,
+    pub notification_id: NotificationId,
     pub notification: &'a EventNotification,
     pub severity: Severity,
     pub device: &'a Device,
     /// The stored message and its id (`None`: a missed check-in).
-    pub message: Option<(i64, &'a MoMessage)>,
+    pub message: Option<(MoMessageId, &'a MoMessage)>,
     /// When it happened: the message's time, or when the check-in was due.
     pub time: Timestamp,
     pub observation: &'a Observation,
@@ -76,7 +77,7 @@ pub enum Effect {
     /// An MT message queued for a device, and its delivery (`Sent`: queued in the same
     /// transaction).
     QueueMt {
-        device_id: String,
+        device_id: DeviceId,
         message: Box<NewMtMessage>,
         delivery: PlannedDelivery,
     },
@@ -96,7 +97,7 @@ pub struct AlertRaise {
     pub notification_name: String,
     pub position: Option<(f64, f64)>,
     pub geofences: Vec<String>,
-    pub message_id: Option<i64>,
+    pub message_id: Option<MoMessageId>,
     pub late: bool,
     /// When it escalates if nobody acknowledges it (None: never).
     pub escalate_at: Option<Timestamp>,
@@ -120,11 +121,11 @@ pub struct PlannedDelivery {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Fired {
     pub at: Timestamp,
-    pub notification_id: i64,
+    pub notification_id: NotificationId,
     pub notification_name: Option<String>,
     pub severity: Severity,
     pub device_id: String,
-    pub message_id: Option<i64>,
+    pub message_id: Option<MoMessageId>,
     pub missed_check_in: bool,
     pub time: Timestamp,
     pub position: Option<(f64, f64)>,
@@ -136,11 +137,11 @@ impl Fired {
     /// The event for `tenant_code`, with the alert the match raised or joined.
     pub fn event(&self, tenant_code: &str, alert: Option<&Alert>) -> WebhookEvent {
         let data = json!({
-            "NotificationId": self.notification_id.to_string(),
+            "NotificationId": self.notification_id,
             "NotificationName": self.notification_name,
             "Severity": self.severity,
             "DeviceId": self.device_id,
-            "MessageId": self.message_id.map(|id| id.to_string()),
+            "MessageId": self.message_id,
             "AlertId": alert.map(|a| a.alert_id),
             "Alert": alert,
             "MissedCheckIn": self.missed_check_in,
@@ -158,7 +159,7 @@ impl Fired {
             data,
         );
         // Sent with the match's e-mails and calls, not behind other webhooks.
-        event.notification_id = Some(self.notification_id);
+        event.notification_id = Some(self.notification_id.get());
         event
     }
 }
@@ -252,9 +253,7 @@ fn summary(m: &Matched<'_>, c: &Circumstances<'_>) -> MatchSummary {
         device_name: m.device.friendly_name.clone(),
         event: m.event_word(),
         message_type: m.message.and_then(|(_, msg)| msg.message_type.clone()),
-        emergency_state: m
-            .message
-            .and_then(|(_, msg)| msg.emergency_state.map(|s| s.to_string())),
+        emergency_state: m.message.and_then(|(_, msg)| msg.emergency_state),
         time: m.time,
         tenant_zone: c.tenant_zone.clone(),
         position: m.position,
@@ -344,7 +343,8 @@ fn queue_mt(
 ) -> Effect {
     let text = summary.device_text();
     Effect::QueueMt {
-        device_id: device_id.to_string(),
+        // A recipient names a device of the tenant that the store resolved.
+        device_id: DeviceId::from_store(device_id.to_string()),
         message: Box::new(NewMtMessage {
             r#type: kind,
             message: Some(text.clone()),

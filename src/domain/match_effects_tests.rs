@@ -80,11 +80,11 @@ impl Case {
 
     fn matched(&self) -> Matched<'_> {
         Matched {
-            notification_id: 4,
+            notification_id: NotificationId::new(4),
             notification: &self.notification,
             severity: self.severity,
             device: &self.device,
-            message: Some((17, &self.message)),
+            message: Some((MoMessageId::new(17), &self.message)),
             time: at("2026-03-01T10:00:00Z"),
             observation: &self.observation,
             position: Some((51.5, -0.12)),
@@ -140,7 +140,7 @@ fn an_sos_raises_an_alert_that_escalates_and_writes_its_deliveries() {
             notification_name: "SOS".into(),
             position: Some((51.5, -0.12)),
             geofences: vec!["Depot".into()],
-            message_id: Some(17),
+            message_id: Some(MoMessageId::new(17)),
             late: false,
             escalate_at: Some(at("2026-03-01T10:05:02Z")),
         })

@@ -2,12 +2,9 @@
 
 use std::collections::BTreeMap;
 
-use std::fmt::Display;
-use std::str::FromStr;
-
 use base64::Engine;
 use jiff::Timestamp;
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::closed_set::closed_set;
@@ -73,9 +70,7 @@ pub struct GeofenceRef {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct MoMessage {
-    #[serde(default, deserialize_with = "opt_id")]
     pub message_id: Option<MoMessageId>,
-    #[serde(default, deserialize_with = "opt_id")]
     pub device_id: Option<DeviceId>,
     pub message_type: Option<String>,
     pub recipients: Option<String>,
@@ -99,18 +94,6 @@ pub struct MoMessage {
     pub filename: Option<String>,
     #[serde(rename = "ETag")]
     pub etag: Option<String>,
-}
-
-/// An id held as its text in JSON (`null`: none).
-fn opt_id<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
-where
-    D: Deserializer<'de>,
-    T: FromStr,
-    T::Err: Display,
-{
-    Option::<String>::deserialize(d)?
-        .map(|text| text.parse().map_err(serde::de::Error::custom))
-        .transpose()
 }
 
 /// A message as stored: the record (without `File`/`Attachment`) as JSON, the binary

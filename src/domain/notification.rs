@@ -2,7 +2,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::address_book::optional_serial_id;
 use super::closed_set::closed_set;
 use super::ids::{GroupId, NotificationId};
 use super::recipient::Recipient;
@@ -44,7 +43,6 @@ impl Severity {
 #[serde(rename_all = "PascalCase")]
 pub struct EventNotification {
     /// Set when the notification is shown (`None` as stored).
-    #[serde(default, deserialize_with = "optional_serial_id")]
     pub notification_id: Option<NotificationId>,
     pub notification_name: String,
     pub notification_text: Option<String>,

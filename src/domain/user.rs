@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use jiff::Timestamp;
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Serialize, Serializer};
 
 use super::access::Role;
 use super::closed_set::closed_set;
@@ -73,7 +73,6 @@ pub struct UserDetails {
     pub cross_tenant_collections: Option<String>,
     pub pin_code: Option<String>,
     pub notes: Option<String>,
-    #[serde(default, deserialize_with = "user_id_text")]
     pub manager_user_id: Option<UserId>,
     pub gender: Option<Gender>,
     pub job_title: Option<String>,
@@ -111,13 +110,6 @@ impl Default for UserDetails {
 /// `IsApproved` is `true` when a record leaves it out.
 pub fn approved_unless_said() -> bool {
     true
-}
-
-/// A `ManagerUserId` as the document holds it: a user id's decimal text, or null.
-fn user_id_text<'de, D: Deserializer<'de>>(d: D) -> Result<Option<UserId>, D::Error> {
-    Option::<String>::deserialize(d)?
-        .map(|text| text.parse().map_err(serde::de::Error::custom))
-        .transpose()
 }
 
 /// A user as a client sets it, validated: what the store writes.

@@ -37,7 +37,7 @@ pub(super) const COLUMNS: &str = "d.id, d.tenant_code, d.channel, d.target, d.su
 /// A delivery to write.
 #[derive(Debug, Clone)]
 pub struct NewDelivery {
-    pub tenant_code: String,
+    pub tenant_code: TenantCode,
     pub channel: Channel,
     pub target: Option<String>,
     pub subject: Option<String>,
@@ -47,7 +47,7 @@ pub struct NewDelivery {
     pub alert_id: Option<AlertId>,
     pub message_id: Option<MoMessageId>,
     pub mt_message_id: Option<MtMessageId>,
-    pub device_id: Option<String>,
+    pub device_id: Option<DeviceId>,
     pub event_id: Option<String>,
     pub created_at: Timestamp,
     /// When the worker should first try (`Pending` only).

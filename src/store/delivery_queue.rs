@@ -27,7 +27,7 @@ use super::webhook_events::MessageEvent;
 use super::{AnyQuery, Backend, Store, StoreError, StoreResult, from_micros, to_micros};
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
 use crate::domain::delivery::{Channel, Delivery, DeliveryStatus};
-use crate::domain::ids::DeliveryId;
+use crate::domain::ids::{DeliveryId, MoMessageId};
 use crate::domain::retry::Settlement;
 
 /// A delivery the worker holds the lease on.
@@ -40,7 +40,7 @@ pub struct ClaimedDelivery {
     pub subject: Option<String>,
     pub body: String,
     pub event_id: Option<String>,
-    pub message_id: Option<i64>,
+    pub message_id: Option<MoMessageId>,
     /// This attempt's number (1 for the first).
     pub attempt: u32,
     pub created_at: Timestamp,
@@ -84,7 +84,7 @@ impl ClaimedRow {
             subject: self.subject,
             body: self.body,
             event_id: self.event_id,
-            message_id: self.message_id,
+            message_id: self.message_id.map(MoMessageId::new),
             attempt: u32::try_from(self.attempts).unwrap_or(u32::MAX),
             created_at,
             queued_at: from_micros(self.queued_at)?.unwrap_or(created_at),
@@ -169,7 +169,7 @@ impl ClaimedDelivery {
         MessageEvent::of(
             self.channel,
             &self.body,
-            self.message_id,
+            self.message_id.map(MoMessageId::get),
             self.event_id.as_deref(),
             &self.tenant_code,
             self.created_at,

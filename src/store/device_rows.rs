@@ -140,7 +140,7 @@ impl StateRow {
             last_message_time: from_micros(self.last_message_time)?,
             last_message_id: self.last_message_id,
             last_position,
-            emergency_state: self.emergency_state,
+            emergency_state: self.emergency_state.as_deref().map(stored).transpose()?,
             battery_percentage: self.battery,
             containing_geofences,
             check_in_interval_minutes: self.check_in_interval_minutes,

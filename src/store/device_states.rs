@@ -8,6 +8,7 @@ use super::{Float, Store, StoreError, StoreResult, WriteTx, to_micros};
 use crate::domain::device::Device;
 use crate::domain::device_state::DeviceState;
 use crate::domain::ids::DeviceId;
+use crate::domain::mo_message::EmergencyState;
 
 const SAVE_STATE: &str = "UPDATE device_states SET last_message_time = $1, last_message_id = $2,
     latitude = $3, longitude = $4, speed = $5, heading = $6, altitude = $7, gps_at = $8,
@@ -144,7 +145,7 @@ impl WriteTx {
             .bind(Float(position.and_then(|p| p.heading)))
             .bind(Float(position.and_then(|p| p.altitude)))
             .bind(position.and_then(|p| p.gps_timestamp).map(to_micros))
-            .bind(state.emergency_state.clone())
+            .bind(state.emergency_state.map(EmergencyState::as_str))
             .bind(Float(state.battery_percentage))
             .bind(
                 serde_json::to_string(&state.containing_geofences).unwrap_or_else(|_| "[]".into()),

@@ -234,7 +234,7 @@ impl Store {
         tenant_code: &str,
         device_id: Option<&str>,
         ids: &[i64],
-    ) -> StoreResult<HashMap<i64, MoMessage>> {
+    ) -> StoreResult<HashMap<MoMessageId, MoMessage>> {
         let mut found = HashMap::with_capacity(ids.len());
         for chunk in ids.chunks(500) {
             let sql = messages_by_id_sql(self.backend, device_id.is_some(), chunk.len());
@@ -247,7 +247,7 @@ impl Store {
             }
             for row in query.fetch_all(&self.pool).await? {
                 let (message, cursor) = message_from_row(&row, false)?;
-                found.insert(cursor.id.get(), message);
+                found.insert(cursor.id, message);
             }
         }
         Ok(found)

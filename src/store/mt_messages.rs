@@ -10,7 +10,7 @@ use super::webhook_events::emit;
 use super::{Key, Store, StoreError, StoreResult, VersionedRow, WriteTx, new_etag, to_micros};
 use crate::domain::delivery::{Channel, DeliveryStatus};
 use crate::domain::gateways::garmin_mt::{self, GarminMt};
-use crate::domain::ids::{DeviceId, MtMessageId, NotificationId};
+use crate::domain::ids::{DeviceId, MtMessageId, NotificationId, TenantCode};
 use crate::domain::mt_message::{MtMessage, MtStatus, MtType, NewMtMessage, check_transition};
 use crate::domain::time::now;
 use crate::domain::webhook::Category;
@@ -174,7 +174,7 @@ impl WriteTx {
             queued_at: at,
         };
         let delivery = NewDelivery {
-            tenant_code: tenant_code.to_string(),
+            tenant_code: TenantCode::from_store(tenant_code.to_string()),
             channel: Channel::Garmin,
             target: imei.map(str::to_string),
             subject: None,
@@ -184,7 +184,7 @@ impl WriteTx {
             alert_id: None,
             message_id: None,
             mt_message_id: Some(id),
-            device_id: Some(device_id.to_string()),
+            device_id: Some(device_id.clone()),
             event_id: None,
             created_at: at,
             next_attempt_at: Some(at),

@@ -237,7 +237,7 @@ impl Store {
             ids.sort_unstable();
             ids.dedup();
             for (id, message) in self.get_messages(tenant_code, None, &ids).await? {
-                messages.insert((tenant_code, id), message);
+                messages.insert((tenant_code, id.get()), message);
             }
         }
         Ok(events

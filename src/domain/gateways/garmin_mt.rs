@@ -158,7 +158,6 @@ pub fn inbound_tracking_interval(imei: &str, seconds: u32) -> Result<InboundRequ
 pub struct GarminMt {
     #[serde(with = "id_number")]
     pub mt_message_id: MtMessageId,
-    #[serde(with = "device_id_text")]
     pub device_id: DeviceId,
     pub r#type: MtType,
     pub message: Option<String>,
@@ -232,22 +231,6 @@ mod id_number {
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<MtMessageId, D::Error> {
         i64::deserialize(d).map(MtMessageId::new)
-    }
-}
-
-/// A `DeviceId` as the text a delivery body holds (written by the server from a stored
-/// device, so read back unchecked).
-mod device_id_text {
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
-    use crate::domain::ids::DeviceId;
-
-    pub fn serialize<S: Serializer>(id: &DeviceId, s: S) -> Result<S::Ok, S::Error> {
-        id.serialize(s)
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<DeviceId, D::Error> {
-        String::deserialize(d).map(DeviceId::from_store)
     }
 }
 

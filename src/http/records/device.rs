@@ -238,7 +238,7 @@ impl From<&Device> for DeviceRecord {
             check_in_interval_minutes: device.check_in_interval_minutes,
             last_message_time: device.last_message_time,
             last_position: device.last_position.clone(),
-            emergency_state: device.emergency_state.clone(),
+            emergency_state: device.emergency_state.map(|s| s.to_string()),
             battery_percentage: device.battery_percentage,
             containing_geofences: device.containing_geofences.clone(),
             timestamp: Some(device.timestamp),

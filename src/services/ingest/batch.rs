@@ -50,7 +50,7 @@ impl AppliedBatch {
         &self,
         i: usize,
         record: MoMessage,
-        originals: &HashMap<i64, MoMessage>,
+        originals: &HashMap<MoMessageId, MoMessage>,
     ) -> Option<(MoMessage, bool)> {
         let stored_now = |slot: usize| (self.ids[slot].0, Some(self.ids[slot].1.clone()));
         let ((id, etag), duplicate) = match self.placement[i] {
@@ -63,7 +63,10 @@ impl AppliedBatch {
         let retry = matches!(self.placement[i], Err(Duplicate::Stored(_)));
         // A retry of a message stored by an earlier request: answer with that one.
         let mut record = if retry {
-            originals.get(&id).cloned().unwrap_or(record)
+            originals
+                .get(&MoMessageId::new(id))
+                .cloned()
+                .unwrap_or(record)
         } else {
             record
         };
@@ -380,7 +383,7 @@ impl Pipeline {
             let observation = unit.state.observe(message, id, times[i], inside);
             late[i] = observation.late;
             let occurrence = Occurrence {
-                message: Some((id, message)),
+                message: Some((MoMessageId::new(id), message)),
                 time: times[i],
             };
             triggered[i] = self

@@ -6,7 +6,7 @@ use jiff::Timestamp;
 
 use super::matching::UnitOfWork;
 use crate::domain::alert::{Alert, TimelineKind};
-use crate::domain::ids::{AlertId, DeviceId, MoMessageId, MtMessageId, NotificationId};
+use crate::domain::ids::{AlertId, MoMessageId, MtMessageId, NotificationId, TenantCode};
 use crate::domain::match_effects::{AlertRaise, Effect, PlannedDelivery};
 use crate::domain::webhook::Category;
 use crate::domain::webhook_event::{EventType, event_data};
@@ -14,8 +14,8 @@ use crate::store::{AlertEvent, AlertMatch, MatchedAlert, NewDelivery, StoreResul
 
 /// What every delivery of one match shares.
 pub(super) struct DeliveryBase {
-    pub(super) notification_id: i64,
-    pub(super) message_id: Option<i64>,
+    pub(super) notification_id: NotificationId,
+    pub(super) message_id: Option<MoMessageId>,
     /// The match's instant (the plan's clock): deliveries are created, and check-in
     /// changes made, at it.
     pub(super) at: Timestamp,
@@ -63,8 +63,7 @@ pub(super) async fn apply_effects(
                 delivery,
             } => {
                 let code = &unit.node.code;
-                let notification = Some(NotificationId::new(base.notification_id));
-                let device_id = DeviceId::from_store(device_id);
+                let notification = Some(base.notification_id);
                 let mt_id = unit
                     .tx
                     .queue_mt_message(code, &device_id, &message, notification)
@@ -95,13 +94,13 @@ async fn raise_or_join(
         .raise_or_join_alert(&AlertMatch {
             tenant_code: &unit.node.code,
             device_id: unit.device_id.as_str(),
-            notification_id: NotificationId::new(base.notification_id),
+            notification_id: base.notification_id,
             notification_name: &raise.notification_name,
             severity: raise.severity,
             at: raise.at,
             position: raise.position,
             geofences: &raise.geofences,
-            message_id: raise.message_id.map(MoMessageId::new),
+            message_id: raise.message_id,
             late: raise.late,
             escalate_at: raise.escalate_at,
         })
@@ -112,7 +111,7 @@ async fn raise_or_join(
         TimelineKind::Matched
     };
     let step = AlertEvent {
-        message_id: raise.message_id.map(MoMessageId::new),
+        message_id: raise.message_id,
         position: raise.position,
         count: (!matched.raised).then_some(matched.alert.match_count),
         ..AlertEvent::new(kind, raise.at, None)
@@ -154,17 +153,17 @@ fn new_delivery(
     mt_message_id: Option<MtMessageId>,
 ) -> NewDelivery {
     NewDelivery {
-        tenant_code: unit.node.code.clone(),
+        tenant_code: TenantCode::from_store(unit.node.code.clone()),
         channel: planned.channel,
         target: planned.target,
         subject: planned.subject,
         body: planned.body,
         status: planned.status,
-        notification_id: Some(NotificationId::new(base.notification_id)),
+        notification_id: Some(base.notification_id),
         alert_id,
-        message_id: base.message_id.map(MoMessageId::new),
+        message_id: base.message_id,
         mt_message_id,
-        device_id: Some(unit.device_id.to_string()),
+        device_id: Some(unit.device_id.clone()),
         event_id: None,
         created_at: base.at,
         next_attempt_at: planned.next_attempt_at,

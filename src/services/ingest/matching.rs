@@ -13,7 +13,7 @@ use crate::domain::alert::Alert;
 use crate::domain::device::Device;
 use crate::domain::device_state::{DeviceState, Observation};
 use crate::domain::events::{EventFacts, GeofenceFact, evaluate_expression};
-use crate::domain::ids::DeviceId;
+use crate::domain::ids::{DeviceId, MoMessageId};
 use crate::domain::match_effects::{
     Circumstances, Matched, ServerChannels, needs_device_user, plan_match,
 };
@@ -59,7 +59,7 @@ pub(super) struct UnitOfWork<'a> {
 
 /// What happened: a stored message, or (for a missed check-in) nothing at a time.
 pub(super) struct Occurrence<'a> {
-    pub(super) message: Option<(i64, &'a MoMessage)>,
+    pub(super) message: Option<(MoMessageId, &'a MoMessage)>,
     pub(super) time: Timestamp,
 }
 
@@ -90,9 +90,9 @@ impl Pipeline {
                 .act(unit, notification, &observation, &occurrence)
                 .await?;
             triggered.push(Triggered {
-                notification_id: notification.id.to_string(),
+                notification_id: notification.id,
                 notification_name: notification.record.notification_name.clone(),
-                alert_id: alert.as_ref().map(|a| a.alert_id.to_string()),
+                alert_id: alert.as_ref().map(|a| a.alert_id),
             });
             unit.changes.alerts.extend(alert);
         }
@@ -114,7 +114,7 @@ impl Pipeline {
             .or_else(|| unit.state.last_position.as_ref().map(|p| (p.lat, p.lon)));
         let device = &*unit.device;
         let matched = Matched {
-            notification_id: notification.id.get(),
+            notification_id: notification.id,
             notification: &notification.record,
             severity: notification.severity,
             device,
@@ -168,7 +168,7 @@ impl Pipeline {
             },
         );
         let base = DeliveryBase {
-            notification_id: notification.id.get(),
+            notification_id: notification.id,
             message_id: occurrence.message.map(|(id, _)| id),
             at,
         };

@@ -29,7 +29,7 @@ use super::rules::RulesCache;
 use super::stream::{EventHub, Payload};
 use crate::domain::device::Device;
 use crate::domain::device_state::DeviceState;
-use crate::domain::ids::DeviceId;
+use crate::domain::ids::{AlertId, DeviceId, NotificationId};
 use crate::domain::mo_message::{MoMessage, StorableMessage};
 use crate::domain::tenant::TenantNode;
 use crate::domain::time::resolve_time_zone;
@@ -66,10 +66,12 @@ impl Default for PipelineConfig {
 #[derive(Debug, Clone, Serialize, ToSchema)]
 #[serde(rename_all = "PascalCase")]
 pub struct Triggered {
-    pub notification_id: String,
+    #[schema(value_type = String)]
+    pub notification_id: NotificationId,
     pub notification_name: String,
     /// The alert raised or joined (`RaiseAlert`).
-    pub alert_id: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub alert_id: Option<AlertId>,
 }
 
 /// One posted message as processed (the `?process=true` answer).

@@ -11,7 +11,7 @@ use tokio::sync::watch;
 use super::{CATCH_UP_PAGE, EventHub, LOG_EVENTS, PRUNE_EVERY, Payload, TOTAL_CAPACITY};
 use crate::domain::alert::Alert;
 use crate::domain::device::Device;
-use crate::domain::ids::AlertId;
+use crate::domain::ids::{AlertId, MoMessageId};
 use crate::store::{FeedItem, Store, StoreResult, StreamAnnouncement, StreamFeed};
 
 /// Fills a starting process's hub with the recent events from the database's log
@@ -119,7 +119,8 @@ pub(super) async fn read_announced(
         .get_messages(code, Some(&announced.device_id), &announced.messages)
         .await?;
     for id in &announced.messages {
-        records.push(messages.remove(id).map(|m| Payload::MoMessage(Arc::new(m))));
+        let message = messages.remove(&MoMessageId::new(*id));
+        records.push(message.map(|m| Payload::MoMessage(Arc::new(m))));
     }
     // One alert raised and joined by one batch is announced twice: read once.
     let mut alerts: HashMap<i64, Option<Arc<Alert>>> = HashMap::new();
