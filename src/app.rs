@@ -8,6 +8,7 @@ use tokio::net::TcpListener;
 
 use crate::auth::{AuthConfig, Authenticator, hash_password};
 use crate::channels::{Channels, ChannelsConfig};
+use crate::domain::access::Role;
 use crate::domain::ids::{TenantCode, UserId};
 use crate::domain::tenant::{ROOT_TENANT_CODE, TenantFields};
 use crate::domain::user::User;
@@ -108,7 +109,7 @@ pub async fn bootstrap(
         ROOT_TENANT_CODE,
         admin_email,
         &password,
-        "Administrator",
+        Role::Administrator.as_str(),
     )
     .await?;
     Ok(Some(Bootstrapped {

@@ -197,7 +197,7 @@ impl DeviceConditions {
         }
         if let Some(status) = &filter.status {
             conditions.push(format!("d.status = {}", params.take(1)));
-            texts.push(status.clone());
+            texts.push(status.as_str().to_string());
         }
         if !filter.group_ids.is_empty() {
             conditions.push(format!(

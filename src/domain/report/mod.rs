@@ -234,8 +234,7 @@ pub fn geofence_names(names: &[String]) -> Option<String> {
 pub struct DeviceFilter {
     pub group_ids: Vec<i64>,
     pub device_types: Vec<String>,
-    /// `Active` or `Inactive`.
-    pub status: Option<String>,
+    pub status: Option<crate::domain::device::DeviceStatus>,
     pub vehicle_type_tags: Vec<String>,
     pub device_ids: Vec<String>,
     pub user_ids: Vec<i64>,

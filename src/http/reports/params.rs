@@ -7,6 +7,7 @@ use jiff::Timestamp;
 use jiff::civil::{Date, DateTime};
 use utoipa::IntoParams;
 
+use crate::domain::device::DeviceStatus;
 use crate::domain::report::{Calendar, DeviceFilter, GroupBy, IntervalType, ViolationType, Window};
 use crate::domain::validation::{ValidationErrors, Validator};
 
@@ -112,10 +113,13 @@ fn device_filter(raw: &Raw, v: &mut Validator) -> DeviceFilter {
     filter.vehicle_type_tags = raw.list("VehicleTypeTags");
     filter.device_ids = raw.list("DeviceIds");
     if let Some(status) = raw.single("DeviceStatus") {
-        match status.to_ascii_lowercase().as_str() {
-            "active" => filter.status = Some("Active".into()),
-            "inactive" => filter.status = Some("Inactive".into()),
-            _ => v.add("DeviceStatus", "must be Active or Inactive"),
+        // Any letter case, as the report's other parameters.
+        let member = DeviceStatus::NAMES
+            .iter()
+            .find(|name| name.eq_ignore_ascii_case(&status));
+        match member.and_then(|name| name.parse().ok()) {
+            Some(parsed) => filter.status = Some(parsed),
+            None => v.add("DeviceStatus", "must be Active or Inactive"),
         }
     }
     filter
