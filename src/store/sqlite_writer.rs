@@ -406,9 +406,11 @@ mod tests {
         let checkpoints = checkpoints.load(Ordering::Relaxed);
         assert!(checkpoints > 5, "{checkpoints} checkpoints");
         // Without a new start the log would hold every commit: a frame (a page and a
-        // 24-byte header) or more each, 6 MB. How far below that it stays depends on how
-        // soon the checkpoints get their turns (3.6 MB seen on a loaded CI machine, under
-        // 2 MB on a quiet one); this asserts the log did start over.
+        // 24-byte header) or more each. With starts over between commits, the file is as
+        // long as the longest stretch between two, which is less than all of them. How
+        // much less depends on how soon the checkpoints get their turns (under a third on
+        // a quiet machine, near nine tenths with builds running beside the test), so the
+        // assertion is only that the log did start over.
         let page: i64 = sqlx::query_scalar("PRAGMA page_size")
             .fetch_one(&mut scene.reader)
             .await
@@ -418,7 +420,7 @@ mod tests {
             .expect("log")
             .len();
         assert!(
-            (log as i64) < every_commit * 3 / 4,
+            (log as i64) < every_commit,
             "the log has {log} bytes; every commit's frame takes {every_commit}"
         );
         assert_eq!(
