@@ -125,6 +125,8 @@ export const scenarios = {
     await page.getByLabel(`Role of ${username}`, { exact: true }).selectOption('ReadOnly');
     await page.getByRole('button', { name: `Save the role of ${username}` }).click();
     await page.locator('[data-testid=users-result][data-state=ok]', { hasText: `Role of ${username} saved` }).waitFor();
+    // The list reloads after a change and replaces the row: typing into the old one is lost.
+    await page.locator(`tr[data-user="${username}"][data-role=ReadOnly]`).waitFor();
     const { json: changed } = await call('GET', `/V2/${tc}/users/${username}`);
     assert(changed.UserRoleId === 'ReadOnly', JSON.stringify(changed));
     await page.getByLabel(`New password for ${username}`, { exact: true }).fill('another-long-e2e-password');

@@ -136,7 +136,8 @@ function row(u: UserRecord, roles: Role[], reload: () => void, result: ReturnTyp
   }
   return h(
     'tr',
-    { 'data-user': who },
+    // The role as stored, so a reload after a change can be waited for.
+    { 'data-user': who, 'data-role': u.UserRoleId ?? '' },
     cell(t('users.col.username'), who),
     cell(t('users.col.name'), name),
     cell(t('users.col.role'), roleLabel(u.UserRoleId)),
