@@ -7,8 +7,8 @@
 use jiff::Timestamp;
 use sqlx::FromRow;
 
-use super::alerts::stored_time;
 use super::stored;
+use super::stored_time;
 use super::{
     Float, Key, Store, StoreError, StoreResult, VersionedRow, WriteTx, from_micros, new_etag,
     to_micros,

@@ -7,6 +7,7 @@ use sqlx::FromRow;
 use sqlx::any::AnyRow;
 
 use super::stored;
+use super::stored_time;
 use super::{Float, Store, StoreError, StoreResult, WriteTx, from_micros, new_etag, to_micros};
 use crate::domain::alert::{Alert, AlertStatus, Outcome};
 use crate::domain::ids::{AlertId, DeviceId, MoMessageId, NotificationId, TenantCode};
@@ -114,10 +115,6 @@ impl AlertRow {
 }
 
 /// A time from a `NOT NULL` column.
-pub(super) fn stored_time(micros: i64) -> StoreResult<Timestamp> {
-    from_micros(Some(micros))?.ok_or_else(|| StoreError::Corrupt(format!("time {micros}")))
-}
-
 pub(super) fn alert_from_row(row: &AnyRow) -> StoreResult<Alert> {
     AlertRow::from_row(row)?.into_alert()
 }

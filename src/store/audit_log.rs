@@ -6,8 +6,8 @@ use jiff::Timestamp;
 use sqlx::FromRow;
 use sqlx::any::AnyRow;
 
-use super::alerts::stored_time;
 use super::stored;
+use super::stored_time;
 use super::{Store, StoreResult, TenantSelection, WriteTx, to_micros};
 use crate::domain::audit::{Audit, AuditAction, AuditEntry, ResourceType};
 use crate::domain::ids::TenantCode;

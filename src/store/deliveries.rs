@@ -5,8 +5,8 @@ use jiff::Timestamp;
 use sqlx::FromRow;
 use sqlx::any::AnyRow;
 
-use super::alerts::stored_time;
 use super::stored;
+use super::stored_time;
 use super::webhook_events::MessageEvent;
 use super::{Backend, Store, StoreResult, WriteTx, from_micros, to_micros};
 use crate::domain::delivery::{Channel, Delivery, DeliveryStatus};

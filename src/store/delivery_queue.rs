@@ -23,6 +23,7 @@ pub(super) use claim_sql::{claim_statement, due_window};
 use super::deliveries::{PENDING, WEBHOOK, delivery_from_row, unsent_predicate};
 use super::mo_messages::message_from_columns;
 use super::stored;
+use super::stored_time;
 use super::webhook_events::MessageEvent;
 use super::{AnyQuery, Backend, Store, StoreError, StoreResult, from_micros, to_micros};
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
@@ -74,8 +75,7 @@ struct ClaimedRow {
 
 impl ClaimedRow {
     fn into_claimed(self) -> StoreResult<ClaimedDelivery> {
-        let created_at = Timestamp::from_microsecond(self.created_at)
-            .map_err(|e| StoreError::Corrupt(format!("delivery created_at: {e}")))?;
+        let created_at = stored_time(self.created_at)?;
         Ok(ClaimedDelivery {
             id: DeliveryId::new(self.id),
             tenant_code: self.tenant_code,

@@ -3,11 +3,11 @@
 
 use std::collections::BTreeMap;
 
-use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use sqlx::FromRow;
 use sqlx::any::AnyRow;
 
+use super::stored_time;
 use super::{StoreError, StoreResult, from_micros, stored, to_doc};
 use crate::domain::device::{Device, DeviceFields};
 use crate::domain::device_state::{DeviceState, LastPosition};
@@ -66,8 +66,7 @@ impl DeviceRow {
     fn into_device(self) -> StoreResult<Device> {
         let doc: DeviceDoc = serde_json::from_str(&self.doc)
             .map_err(|e| StoreError::Corrupt(format!("device document: {e}")))?;
-        let timestamp = Timestamp::from_microsecond(self.updated_at)
-            .map_err(|e| StoreError::Corrupt(format!("time {}: {e}", self.updated_at)))?;
+        let timestamp = stored_time(self.updated_at)?;
         let fields = DeviceFields {
             device_id: DeviceId::from_store(self.device_id),
             device_type: self.device_type,

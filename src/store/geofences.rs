@@ -5,9 +5,10 @@ use sqlx::any::AnyRow;
 use sqlx::{FromRow, Row};
 
 use super::audit_log::record;
+use super::stored_time;
 use super::{
-    Key, Store, StoreError, StoreResult, VersionedRow, WriteTx, conflict_on_duplicate, from_micros,
-    new_etag, to_doc, to_micros,
+    Key, Store, StoreError, StoreResult, VersionedRow, WriteTx, conflict_on_duplicate, new_etag,
+    to_doc, to_micros,
 };
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
 use crate::domain::geofence::{Geofence, GeofenceFields};
@@ -45,8 +46,7 @@ impl GeofenceRow {
     fn into_stored(self) -> StoreResult<StoredGeofence> {
         let fields: GeofenceFields = serde_json::from_str(&self.doc)
             .map_err(|e| StoreError::Corrupt(format!("geofence document: {e}")))?;
-        let timestamp = from_micros(Some(self.updated_at))?
-            .ok_or_else(|| StoreError::Corrupt("geofence without a timestamp".into()))?;
+        let timestamp = stored_time(self.updated_at)?;
         let id = GeofenceId::new(self.id);
         Ok(StoredGeofence {
             id,

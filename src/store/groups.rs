@@ -2,13 +2,13 @@
 
 use std::collections::BTreeMap;
 
-use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use sqlx::any::AnyRow;
 use sqlx::{FromRow, Row};
 
 use super::audit_log::record;
 use super::references::Named;
+use super::stored_time;
 use super::{
     Key, Store, StoreError, StoreResult, VersionedRow, conflict_on_duplicate, new_etag, to_doc,
     to_micros,
@@ -45,8 +45,7 @@ impl GroupRow {
     fn into_group(self) -> StoreResult<Group> {
         let doc: GroupDoc = serde_json::from_str(&self.doc)
             .map_err(|e| StoreError::Corrupt(format!("group document: {e}")))?;
-        let timestamp = Timestamp::from_microsecond(self.updated_at)
-            .map_err(|e| StoreError::Corrupt(format!("time {}: {e}", self.updated_at)))?;
+        let timestamp = stored_time(self.updated_at)?;
         Ok(Group {
             group_id: GroupId::new(self.id),
             name: self.name,

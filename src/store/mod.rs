@@ -406,6 +406,12 @@ fn new_etag() -> String {
 
 /// Times are stored as microseconds since the Unix epoch (UTC): they sort and compare
 /// exactly on both backends (see migration 0008).
+/// A time column the server always sets (microseconds since the epoch).
+fn stored_time(micros: i64) -> StoreResult<Timestamp> {
+    Timestamp::from_microsecond(micros)
+        .map_err(|e| StoreError::Corrupt(format!("time {micros}: {e}")))
+}
+
 fn from_micros(value: Option<i64>) -> StoreResult<Option<Timestamp>> {
     value
         .map(|us| {

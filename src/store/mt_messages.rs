@@ -1,11 +1,11 @@
 //! MT messages (`mt_messages`): queued by the API or by a notification's device command.
 
-use jiff::Timestamp;
 use sqlx::any::AnyRow;
 use sqlx::{FromRow, Row};
 
 use super::NewDelivery;
 use super::stored;
+use super::stored_time;
 use super::webhook_events::emit;
 use super::{Key, Store, StoreError, StoreResult, VersionedRow, WriteTx, new_etag, to_micros};
 use crate::domain::delivery::{Channel, DeliveryStatus};
@@ -55,18 +55,12 @@ impl MtRow {
             message: doc.message,
             parameters: doc.parameters,
             status: stored(&self.status)?,
-            created_at: time(self.created_at)?,
-            timestamp: time(self.updated_at)?,
+            created_at: stored_time(self.created_at)?,
+            timestamp: stored_time(self.updated_at)?,
             notification_id: self.notification_id.map(NotificationId::new),
             etag: self.etag,
         })
     }
-}
-
-/// A time column (microseconds since the epoch) that the server always sets.
-fn time(micros: i64) -> StoreResult<Timestamp> {
-    Timestamp::from_microsecond(micros)
-        .map_err(|e| StoreError::Corrupt(format!("time {micros}: {e}")))
 }
 
 fn mt_from_row(row: &AnyRow) -> StoreResult<MtMessage> {

@@ -7,7 +7,8 @@ use sqlx::FromRow;
 use sqlx::any::AnyRow;
 
 use super::device_rows::{DEVICE_COLUMNS, STATE_COLUMNS, device_from_row, state_from_row};
-use super::{Store, StoreError, StoreResult, TenantSelection, from_micros, to_micros};
+use super::stored_time;
+use super::{Store, StoreError, StoreResult, TenantSelection, to_micros};
 use crate::domain::device::Device;
 use crate::domain::device_state::DeviceState;
 use crate::domain::mo_message::{GeofenceRef, MoMessage};
@@ -105,8 +106,7 @@ fn parse_points(text: &str, out: &mut Vec<TrackPoint>) -> StoreResult<()> {
     for point in text.split(';').filter(|p| !p.is_empty()) {
         let mut fields = point.split(',');
         let micros: i64 = number(fields.next())?;
-        let time =
-            from_micros(Some(micros))?.ok_or_else(|| StoreError::Corrupt("message time".into()))?;
+        let time = stored_time(micros)?;
         out.push(TrackPoint {
             time,
             message_id: number(fields.next())?,
@@ -410,8 +410,7 @@ impl RaisedAlertRow {
             tenant_code: self.tenant_code,
             device_id: self.device_id,
             alert_type: self.notification_name,
-            raised_at: from_micros(Some(self.raised_at))?
-                .ok_or_else(|| StoreError::Corrupt("alert time".into()))?,
+            raised_at: stored_time(self.raised_at)?,
             latitude: self.latitude,
             longitude: self.longitude,
             geofences: serde_json::from_str(&self.geofences)

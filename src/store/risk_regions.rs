@@ -6,9 +6,10 @@ use sqlx::any::AnyRow;
 use sqlx::{FromRow, Row};
 
 use super::audit_log::record;
+use super::stored_time;
 use super::{
-    Key, Store, StoreError, StoreResult, Tx, VersionedRow, conflict_on_duplicate, from_micros,
-    new_etag, to_doc, to_micros,
+    Key, Store, StoreError, StoreResult, Tx, VersionedRow, conflict_on_duplicate, new_etag, to_doc,
+    to_micros,
 };
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
 use crate::domain::ids::{RiskRegionId, TenantCode};
@@ -52,8 +53,7 @@ impl RiskRegionRow {
             .map_err(|e| StoreError::Corrupt(format!("risk region document: {e}")))?;
         let risk_level = i32::try_from(self.risk_level)
             .map_err(|_| StoreError::Corrupt(format!("risk level {}", self.risk_level)))?;
-        let timestamp = from_micros(Some(self.updated_at))?
-            .ok_or_else(|| StoreError::Corrupt("risk region without a timestamp".into()))?;
+        let timestamp = stored_time(self.updated_at)?;
         Ok(StoredRiskRegion {
             id: RiskRegionId::new(self.id),
             tenant_code: TenantCode::from_store(self.tenant_code),
