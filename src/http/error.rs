@@ -45,6 +45,10 @@ pub enum ApiError {
     UnsupportedMediaType(String),
     #[error("rate limited")]
     RateLimited { retry_after_secs: u64 },
+    /// 503: the server is overloaded (no database connection came free in time); nothing
+    /// was done, and the same request may be sent again after `Retry-After`.
+    #[error("overloaded")]
+    Overloaded { retry_after_secs: u64 },
     #[error("internal error: {0}")]
     Internal(#[from] anyhow::Error),
     /// A report that failed before its first row.
@@ -164,6 +168,13 @@ impl ApiError {
                 "rate_limited",
                 format!("too many requests; retry after {retry_after_secs} s"),
             ),
+            Overloaded { retry_after_secs } => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "overloaded",
+                format!(
+                    "the server is overloaded and did nothing; retry after {retry_after_secs} s"
+                ),
+            ),
             Internal(_) => (
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "internal_error",
@@ -188,6 +199,12 @@ impl IntoResponse for ApiError {
             }
             ApiError::ReportFailed { report, failure } => {
                 tracing::error!(request_id = request_id.as_deref().unwrap_or("-"), report, error = %failure, "report failed");
+            }
+            ApiError::Overloaded { .. } => {
+                tracing::warn!(
+                    request_id = request_id.as_deref().unwrap_or("-"),
+                    "overloaded: no database connection came free in time"
+                );
             }
             _ => {}
         }
@@ -224,6 +241,11 @@ impl IntoResponse for ApiError {
                     HeaderValue::from_static("Basic realm=\"safetrack\", charset=\"UTF-8\""),
                 );
             }
+            ApiError::Overloaded { retry_after_secs } => {
+                if let Ok(v) = HeaderValue::from_str(&retry_after_secs.to_string()) {
+                    headers.insert(header::RETRY_AFTER, v);
+                }
+            }
             ApiError::RateLimited { retry_after_secs } => {
                 if let Ok(v) = HeaderValue::from_str(&retry_after_secs.to_string()) {
                     headers.insert(header::RETRY_AFTER, v);
@@ -247,6 +269,10 @@ impl From<ValidationErrors> for ApiError {
     }
 }
 
+/// How long an overloaded server asks a client to wait: a connection comes free within
+/// a transaction's time, so a second is plenty and keeps an SOS's retry prompt.
+pub const OVERLOADED_RETRY_AFTER_SECS: u64 = 1;
+
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
         match e {
@@ -257,6 +283,9 @@ impl From<StoreError> for ApiError {
             StoreError::Corrupt(detail) => ApiError::Internal(anyhow::anyhow!(detail)),
             StoreError::Invalid(errors) => ApiError::Validation(errors.0),
             StoreError::Unavailable(detail) => ApiError::Internal(anyhow::anyhow!(detail)),
+            StoreError::Busy => ApiError::Overloaded {
+                retry_after_secs: OVERLOADED_RETRY_AFTER_SECS,
+            },
         }
     }
 }
@@ -324,5 +353,27 @@ pub fn field_of(path: &str, message: &str) -> String {
         "body".into()
     } else {
         path.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A pool that stays exhausted is the server overloaded (503, retry), not a fault
+    /// (500): the client's request did nothing and may be sent again.
+    #[test]
+    fn an_exhausted_pool_answers_503_with_retry_after() {
+        let error = ApiError::from(StoreError::from(sqlx::Error::PoolTimedOut));
+        let response = error.into_response();
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(
+            response.headers().get(header::RETRY_AFTER),
+            Some(&HeaderValue::from_static("1"))
+        );
+        assert_eq!(
+            response.headers().get(header::CONTENT_TYPE),
+            Some(&HeaderValue::from_static("application/problem+json"))
+        );
     }
 }

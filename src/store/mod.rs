@@ -120,6 +120,10 @@ pub enum StoreError {
     /// The database could not take the write now (the transaction or its writer failed).
     #[error("unavailable: {0}")]
     Unavailable(String),
+    /// Every connection of the pool stayed in use for the acquire timeout: the database
+    /// is overloaded, and nothing of this request was done.
+    #[error("busy: no database connection came free in time")]
+    Busy,
     /// The write names records that do not resolve (found inside its transaction).
     #[error("invalid: {0:?}")]
     Invalid(crate::domain::validation::ValidationErrors),
@@ -138,6 +142,7 @@ impl From<sqlx::Error> for StoreError {
             sqlx::Error::Database(db) if db.code().as_deref() == Some("40P01") => {
                 StoreError::Conflict("a concurrent change got in the way; retry".into())
             }
+            sqlx::Error::PoolTimedOut => StoreError::Busy,
             _ => StoreError::Database(err),
         }
     }

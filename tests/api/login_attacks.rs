@@ -50,8 +50,11 @@ async fn burst(
 }
 
 /// 150 guesses at once, the right password among them: at most the threshold of them
-/// are verified (plus the lock's one probe), the account locks for the address, and the
-/// right password racing the guesses clears none of their failures.
+/// are verified (plus the lock's one probe), and the right password racing the guesses
+/// clears none of their failures. Which attempts take the five places is the scheduler's
+/// choice: when the right password is among them it gets in and gives back only its own
+/// place (four failures, no lock, if every other guess was refused meanwhile); otherwise
+/// the address locks and the right password does not get in.
 async fn parallel_guesses_verify_at_most_the_threshold(backend: Backend) {
     let Some(app) = spawn_app_with(backend, config(5, 1000)).await else {
         return;
@@ -66,26 +69,40 @@ async fn parallel_guesses_verify_at_most_the_threshold(backend: Backend) {
     })
     .await;
     let statuses: Vec<StatusCode> = responses.iter().map(|r| r.status()).collect();
-    assert!(
-        statuses
-            .iter()
-            .all(|s| [StatusCode::OK, StatusCode::UNAUTHORIZED].contains(s)),
-        "{statuses:?}"
-    );
-    assert!(statuses.iter().filter(|s| **s == StatusCode::OK).count() <= 1);
+    // On a loaded machine the burst can outlast the pool's acquire timeout: those
+    // attempts are told to retry (503) and were never admitted.
+    let mut unexpected = Vec::new();
+    for response in responses {
+        match response.status() {
+            StatusCode::OK | StatusCode::UNAUTHORIZED => {}
+            StatusCode::SERVICE_UNAVAILABLE => {
+                assert!(response.headers().contains_key("retry-after"));
+            }
+            _ => unexpected.push(response.text().await.unwrap_or_default()),
+        }
+    }
+    assert!(unexpected.is_empty(), "{statuses:?} {unexpected:?}");
+    let right_got_in = match statuses.iter().filter(|s| **s == StatusCode::OK).count() {
+        0 => false,
+        1 => true,
+        more => panic!("{more} logins succeeded"),
+    };
     let record = app.admin.get_json(&format!("/V2/1000/users/{id}")).await;
     let verified_wrong = record["FailedPasswordAttemptCount"].as_i64().unwrap();
+    let fewest = if right_got_in { 4 } else { 5 };
     assert!(
-        (5..=6).contains(&verified_wrong),
-        "{verified_wrong} wrong passwords verified"
+        (fewest..=6).contains(&verified_wrong),
+        "{verified_wrong} wrong passwords verified (right password got in: {right_got_in})"
     );
-    assert!(record["LastLockoutDate"].is_string());
-    // The address stays locked: the right password does not get in.
-    let owner = app.client_from("127.0.0.2", "race@example.com", PASSWORD);
-    assert_eq!(
-        owner.get("/V2/1000").await.status(),
-        StatusCode::UNAUTHORIZED
-    );
+    if !right_got_in {
+        assert!(record["LastLockoutDate"].is_string());
+        // The address stays locked: the right password does not get in.
+        let owner = app.client_from("127.0.0.2", "race@example.com", PASSWORD);
+        assert_eq!(
+            owner.get("/V2/1000").await.status(),
+            StatusCode::UNAUTHORIZED
+        );
+    }
 }
 
 /// A right password gives back only its own place: failures before it still count.
