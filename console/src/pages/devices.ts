@@ -2,7 +2,7 @@
 // one paged listing, searched and filtered in memory, sorted by last report, shown a page
 // of rows at a time and kept current from the stream (updates coalesced per frame).
 import { api, v2 } from '../api';
-import { h } from '../dom';
+import { h, replaceRows } from '../dom';
 import { t } from '../i18n';
 import { formatDateTime } from '../format';
 import { tenant } from '../session';
@@ -173,19 +173,17 @@ export function devicesPage(outlet: HTMLElement): () => void {
     const rows = view.visible;
     const bounds = pageBounds(rows.length, page, PAGE_SIZE);
     page = bounds.page;
-    // Keep the keyboard where it was when rows are redrawn under it.
-    const focused = document.activeElement instanceof HTMLAnchorElement && body.contains(document.activeElement)
-      ? document.activeElement.getAttribute('href')
-      : null;
     const tenants = new Set<string>();
     for (const row of rows.slice(bounds.start, bounds.end)) tenants.add(row.device.TenantCode ?? '');
     const manyTenants = tenants.size > 1 || [...tenants].some((tc) => tc !== scope);
-    body.replaceChildren(
-      ...rows.slice(bounds.start, bounds.end).map((row) =>
+    // The keyboard stays where it was when rows are redrawn under it.
+    replaceRows(
+      body,
+      rows.slice(bounds.start, bounds.end).map((row) =>
         h('tr', { 'data-device': row.key, 'data-state': deviceState(row.device, now) }, ...cells(row, now, manyTenants)),
       ),
+      'data-device',
     );
-    if (focused) body.querySelector<HTMLAnchorElement>(`a[href="${CSS.escape(focused)}"]`)?.focus();
     // A live region: told again only when the numbers change, not on every redraw.
     const counted = t('devices.count', { shown: rows.length, total: view.size });
     if (loaded && count.textContent !== counted) count.textContent = counted;

@@ -26,16 +26,16 @@ export function field(label: string, control: Control, hint?: string): HTMLEleme
 }
 
 export function checkbox(label: string, checked = false, attrs: Record<string, string> = {}): { wrap: HTMLElement; input: HTMLInputElement } {
-  const input = h('input', { type: 'checkbox', id: uid('c'), ...attrs });
-  input.checked = checked;
+  // Built checked as its default: a reset or a redrawn row tells it from a changed one.
+  const input = h('input', { type: 'checkbox', id: uid('c'), checked, ...attrs });
   return { wrap: h('label', { class: 'check', for: input.id }, input, ' ', label), input };
 }
 
 export function select(options: Array<[string, string]>, value = '', attrs: Record<string, string | boolean> = {}): HTMLSelectElement {
-  const el = h('select', attrs, ...options.map(([v, text]) => h('option', { value: v }, text)));
-  // An absent value keeps the first option (a blank select would name nothing).
-  if (options.some(([v]) => v === value)) el.value = value;
-  return el;
+  // An absent value keeps the first option (a blank select would name nothing). The
+  // chosen option is marked `selected`, its default: a reset or a redrawn row tells it
+  // from a changed one.
+  return h('select', attrs, ...options.map(([v, text]) => h('option', { value: v, selected: v === value }, text)));
 }
 
 export function table(caption: string, headers: string[], testid: string): { table: HTMLTableElement; body: HTMLTableSectionElement } {

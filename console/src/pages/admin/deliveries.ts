@@ -2,7 +2,7 @@
 // time they were created, in the profile's zone), more pages on demand, and a retry for
 // the ones that failed, expired or found no channel.
 import { api, v2 } from '../../api';
-import { h } from '../../dom';
+import { h, replaceRows } from '../../dom';
 import { t, type Key } from '../../i18n';
 import { formatDateTime } from '../../format';
 import { session, tenant } from '../../session';
@@ -116,7 +116,7 @@ export function deliveriesPage(outlet: HTMLElement): () => void {
       const pageRead = await api.page<Delivery>(path, first ? null : next);
       if (!alive) return;
       const rows = pageRead.items.map((d) => deliveryRow(d, true, result, () => void read(true)));
-      if (first) body.replaceChildren(...rows);
+      if (first) replaceRows(body, rows, 'data-delivery');
       else body.append(...rows);
       next = pageRead.next;
       more.hidden = !next;

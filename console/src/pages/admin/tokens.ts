@@ -1,7 +1,7 @@
 // API tokens of the working tenant: list, create (the secret shown once, with a copy
 // control; it lives in this page only and is gone on reload), revoke.
 import { api, v2 } from '../../api';
-import { h } from '../../dom';
+import { h, replaceRows } from '../../dom';
 import { t, type Key } from '../../i18n';
 import { formatDateTime } from '../../format';
 import { session, tenant } from '../../session';
@@ -63,7 +63,7 @@ export function tokensPage(outlet: HTMLElement): () => void {
     try {
       const tokens = await api.get<ApiToken[]>(v2(tenant(), 'apitokens'));
       if (!alive) return;
-      body.replaceChildren(...tokens.map((tk) => row(tk, manage, () => void load(), result)));
+      replaceRows(body, tokens.map((tk) => row(tk, manage, () => void load(), result)), 'data-token-id');
     } catch (e) {
       result.fail(e);
     }
@@ -134,7 +134,7 @@ function row(tk: ApiToken, manage: boolean, reload: () => void, result: ReturnTy
   }
   return h(
     'tr',
-    { 'data-token': tk.Name ?? '' },
+    { 'data-token': tk.Name ?? '', 'data-token-id': tk.TokenId ?? '' },
     cell(t('tokens.col.name'), tk.Name ?? ''),
     cell(t('tokens.col.prefix'), h('code', {}, `${tk.Prefix ?? ''}…`)),
     cell(t('tokens.col.permissions'), (tk.Permissions ?? []).map((p) => (PERMISSIONS.includes(p as Permission) ? t(`perm.${p}` as Key) : p)).join(', ')),

@@ -1,7 +1,7 @@
 // Users of the working tenant: list; create, change role, disable/enable and reset a
 // password where the caller's role allows (docs/api.md, "Access").
 import { api, v2 } from '../../api';
-import { h } from '../../dom';
+import { h, replaceRows } from '../../dom';
 import { t, type Key } from '../../i18n';
 import { formatDateTime } from '../../format';
 import { session, tenant } from '../../session';
@@ -31,11 +31,16 @@ export function usersPage(outlet: HTMLElement): () => void {
   outlet.append(page('users-page', t('users.heading'), create, result.el, list));
 
   let alive = true;
+  let reads = 0;
   async function load(): Promise<void> {
+    // Changes made one after another start reloads that may answer out of order: only
+    // the last one started is drawn.
+    const read = ++reads;
     try {
       const users = await api.all<UserRecord>(v2(tenant(), 'users'));
-      if (!alive) return;
-      body.replaceChildren(...users.map((u) => row(u, roles, () => void load(), result)));
+      if (!alive || read !== reads) return;
+      // What is being typed into a row (a new password, a role) stays through the reload.
+      replaceRows(body, users.map((u) => row(u, roles, () => void load(), result)), 'data-user');
     } catch (e) {
       result.fail(e);
     }
@@ -82,7 +87,6 @@ function createForm(roles: Role[], reload: () => void, result: ReturnType<typeof
       .then(() => {
         result.ok(t('users.created', { username: username.value.trim() }));
         form.reset();
-        role.value = roles.includes('User') ? 'User' : role.value;
         reload();
       })
       .catch((err: unknown) => result.fail(err))
@@ -98,11 +102,12 @@ function row(u: UserRecord, roles: Role[], reload: () => void, result: ReturnTyp
   const actions = h('div', { class: 'row-actions' });
   const who = u.Username ?? '';
   if (mayManageUser(s, u.UserRoleId) && u.UserId !== s?.UserId) {
-    const patch = (ops: unknown[], done: string): void => {
+    const patch = (ops: unknown[], done: string, after?: () => void): void => {
       void api
         .patch(path, ops)
         .then(() => {
           result.ok(done);
+          after?.();
           reload();
         })
         .catch((err: unknown) => result.fail(err));
@@ -126,7 +131,15 @@ function row(u: UserRecord, roles: Role[], reload: () => void, result: ReturnTyp
         password.focus();
         return;
       }
-      patch([{ op: 'replace', path: '/Password', value: password.value }], t('users.passwordReset', { username: who }));
+      const sent = password.value;
+      patch([{ op: 'replace', path: '/Password', value: sent }], t('users.passwordReset', { username: who }), () => {
+        // The field that holds it now (a reload may have redrawn the row), and only if
+        // nothing else was typed since.
+        const now = password.isConnected
+          ? password
+          : document.querySelector<HTMLInputElement>(`tr[data-user="${CSS.escape(who)}"] input[type=password]`);
+        if (now?.value === sent) now.value = '';
+      });
     });
     actions.append(
       h('span', { class: 'inline' }, role, saveRole),

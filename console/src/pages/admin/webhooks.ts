@@ -2,7 +2,7 @@
 // the authentication, and each saved URL's recent deliveries with a retry (docs/api.md,
 // "Events, alerts and deliveries"). Saved with If-Match: a change made meanwhile is a 412.
 import { api, v2 } from '../../api';
-import { h } from '../../dom';
+import { h, replaceRows } from '../../dom';
 import { t, type Key } from '../../i18n';
 import { tenant } from '../../session';
 import { checkbox, field, page, resultLine, select, table } from './common';
@@ -95,7 +95,7 @@ export function webhooksPage(outlet: HTMLElement): () => void {
         const rows = await api.get<Delivery[]>(
           `${v2(tenant(), 'deliveries')}?${deliveriesQuery({ channel: 'Webhook', target: url, pageSize: 10 })}`,
         );
-        body.replaceChildren(...rows.map((d) => deliveryRow(d, false, local, () => void read())));
+        replaceRows(body, rows.map((d) => deliveryRow(d, false, local, () => void read())), 'data-delivery');
         empty.hidden = rows.length > 0;
         list.hidden = rows.length === 0;
       } catch (e) {

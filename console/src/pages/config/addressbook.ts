@@ -1,7 +1,7 @@
 // The address book: contacts (a name and the addresses that reach them) and distribution
 // lists (named sets of recipients), each listed, created, edited and deleted.
 import { api, v2 } from '../../api';
-import { h } from '../../dom';
+import { h, replaceRows } from '../../dom';
 import { t } from '../../i18n';
 import { tenant } from '../../session';
 import { mayConfigure } from '../../config/access';
@@ -214,8 +214,9 @@ export function addressBookPage(outlet: HTMLElement): void {
   };
 
   const render = (): void => {
-    contacts.rows.replaceChildren(
-      ...[...directory.contacts.values()].map((c) =>
+    replaceRows(
+      contacts.rows,
+      [...directory.contacts.values()].map((c) =>
         h('tr', { 'data-contact': c.ContactId ?? '' },
           h('td', {}, c.ContactName ?? ''),
           h('td', {}, (c.ContactEntries ?? []).map((e) => e.Address ?? '').join(', ')),
@@ -224,10 +225,12 @@ export function addressBookPage(outlet: HTMLElement): void {
             void remove(v2(tc, 'addressbookcontacts', c.ContactId ?? ''), c.ContactName ?? '', () => {
               if (editingContact?.ContactId === c.ContactId) closeContact();
             })))),
+      'data-contact',
     );
     if (!directory.contacts.size) contacts.rows.append(h('tr', {}, h('td', { colspan: 4 }, t('config.contacts.empty'))));
-    lists.rows.replaceChildren(
-      ...[...directory.lists.values()].map((l) =>
+    replaceRows(
+      lists.rows,
+      [...directory.lists.values()].map((l) =>
         h('tr', { 'data-list': l.ListId ?? '' },
           h('td', {}, l.ListName ?? ''),
           h('td', {}, String(l.Recipients?.length ?? 0)),
@@ -235,6 +238,7 @@ export function addressBookPage(outlet: HTMLElement): void {
             void remove(v2(tc, 'addressbookdistributionlists', l.ListId ?? ''), l.ListName ?? '', () => {
               if (editingList?.ListId === l.ListId) closeList();
             })))),
+      'data-list',
     );
     if (!directory.lists.size) lists.rows.append(h('tr', {}, h('td', { colspan: 3 }, t('config.lists.empty'))));
   };

@@ -5,7 +5,7 @@ import L from 'leaflet';
 import '@geoman-io/leaflet-geoman-free';
 import '@geoman-io/leaflet-geoman-free/dist/leaflet-geoman.css';
 import { api, v2 } from '../../api';
-import { h } from '../../dom';
+import { h, replaceRows } from '../../dom';
 import { t } from '../../i18n';
 import { baseMap } from '../../map';
 import { tenant } from '../../session';
@@ -354,8 +354,9 @@ export function geofencesPage(outlet: HTMLElement): () => void {
   };
 
   const render = (): void => {
-    rows.replaceChildren(
-      ...list.map((g) =>
+    replaceRows(
+      rows,
+      list.map((g) =>
         h('tr', { 'data-geofence': g.GeofenceId ?? '' },
           h('td', {}, g.Name ?? ''),
           h('td', {}, SHAPE_KINDS.includes(g.GeofenceType as ShapeKind) ? t(`config.geofences.kind.${g.GeofenceType as ShapeKind}`) : g.GeofenceType ?? ''),
@@ -364,6 +365,7 @@ export function geofencesPage(outlet: HTMLElement): () => void {
             h('button', { type: 'button', onclick: () => openEditor(g), 'aria-label': t(manage ? 'config.editNamed' : 'config.showNamed', { name: g.Name ?? '' }) }, manage ? t('config.edit') : t('config.show')),
             manage ? h('button', { type: 'button', onclick: () => void remove(g), 'aria-label': t('config.deleteNamed', { name: g.Name ?? '' }) }, t('config.delete')) : null)),
       ),
+      'data-geofence',
     );
     if (!list.length) rows.append(h('tr', {}, h('td', { colspan: 4 }, t('config.geofences.empty'))));
     showOthers();

@@ -2,7 +2,7 @@
 // expression is checked as it is typed by the API's own validation
 // (`POST …/eventnotifications/validate`), its message and position shown beside it.
 import { api, ApiError, v2 } from '../../api';
-import { h } from '../../dom';
+import { h, replaceRows } from '../../dom';
 import { t } from '../../i18n';
 import { tenant } from '../../session';
 import { mayConfigure } from '../../config/access';
@@ -239,8 +239,9 @@ export function notificationsPage(outlet: HTMLElement): () => void {
   };
 
   const render = (): void => {
-    rows.replaceChildren(
-      ...list.map((n) => {
+    replaceRows(
+      rows,
+      list.map((n) => {
         const label = { name: n.NotificationName ?? '' };
         return h('tr', { 'data-notification': n.NotificationId ?? '', 'data-disabled': String(!!n.NotificationDisabled) },
           h('td', {}, n.NotificationName ?? ''),
@@ -255,6 +256,7 @@ export function notificationsPage(outlet: HTMLElement): () => void {
               : null,
             manage ? h('button', { type: 'button', onclick: () => void remove(n), 'aria-label': t('config.deleteNamed', label) }, t('config.delete')) : null));
       }),
+      'data-notification',
     );
     if (!list.length) rows.append(h('tr', {}, h('td', { colspan: 5 }, t('config.notifications.empty'))));
   };
