@@ -20,6 +20,7 @@ use super::extract::{IfMatch, TenantScope};
 use super::itineraries::{ItineraryPath, Viewer, find, int32_id, require_write};
 use super::negotiate::{Body, EmptyOk, OkWithLocation, Record, RecordList, Representable};
 use super::records::itinerary::TravelerRecord;
+use super::records::itinerary_segments::{FlightRecord, HotelRecord, JourneyRecord, SegmentRecord};
 use crate::domain::itinerary::{Flight, Hotel, Journey, Region, Segment, Traveler};
 use crate::domain::risk_region::is_geometry_id;
 use crate::store::{ItineraryKey, StoredItinerary};
@@ -96,20 +97,20 @@ async fn list_segments<T: Segment + DeserializeOwned>(
     Ok(RecordList(app.store.list_segments::<T>(it.id).await?))
 }
 
-async fn create_segment<T: Segment + Serialize>(
+async fn create_segment<R: SegmentRecord<Segment: Serialize>>(
     app: &AppState,
     scope: &TenantScope,
     raw_itinerary: &str,
     if_match: Option<&str>,
-    incoming: T,
+    incoming: R,
     plural: &str,
 ) -> ApiResult<OkWithLocation> {
     let it = itinerary(app, scope, raw_itinerary).await?;
     require_write(scope)?;
-    let (segment, span) = incoming.validated()?;
+    let segment = incoming.validated()?;
     let id = app
         .store
-        .create_segment(key(scope, &it), &segment, &span, if_match)
+        .create_segment(key(scope, &it), &segment, if_match)
         .await?;
     Ok(OkWithLocation(format!(
         "/V2/{}/itineraries/{}/{plural}/{id}",
@@ -133,19 +134,19 @@ async fn get_segment<T: Segment + DeserializeOwned + Representable>(
     Ok(Record(segment.with_etag(it.etag)))
 }
 
-async fn update_segment<T: Segment + Serialize>(
+async fn update_segment<R: SegmentRecord<Segment: Serialize>>(
     app: &AppState,
     scope: &TenantScope,
     (raw_itinerary, raw_id, parameter): (&str, &str, &'static str),
     if_match: Option<&str>,
-    incoming: T,
+    incoming: R,
 ) -> ApiResult<EmptyOk> {
     let id = int32_id(parameter, raw_id)?;
     let it = itinerary(app, scope, raw_itinerary).await?;
     require_write(scope)?;
-    let (segment, span) = incoming.validated()?;
+    let segment = incoming.validated()?;
     app.store
-        .update_segment(key(scope, &it), id, &segment, &span, if_match)
+        .update_segment(key(scope, &it), id, &segment, if_match)
         .await?;
     Ok(EmptyOk)
 }
@@ -165,10 +166,11 @@ async fn delete_segment<T: Segment>(
     Ok(EmptyOk)
 }
 
-/// The five handlers of one segment kind, each with its OpenAPI description.
+/// The five handlers of one segment kind, each with its OpenAPI description: a body is
+/// the wire `record`, an answer the `domain` segment (whose JSON is the record's).
 macro_rules! segment_handlers {
     (
-        record: $record:ty, plural: $plural:literal, tag: $tag:literal,
+        record: $record:ty, domain: $domain:ty, plural: $plural:literal, tag: $tag:literal,
         path: $path_struct:ident { $id:ident }, list_path: $list_path:literal, one_path: $one_path:literal,
         list: $list:ident, create: $create:ident, get: $get:ident, update: $update:ident, delete: $delete:ident,
         summaries: [$list_doc:literal, $create_doc:literal, $get_doc:literal, $update_doc:literal, $delete_doc:literal],
@@ -196,7 +198,7 @@ macro_rules! segment_handlers {
             scope: TenantScope,
             State(app): State<AppState>,
             Path(path): Path<ItineraryPath>,
-        ) -> ApiResult<RecordList<$record>> {
+        ) -> ApiResult<RecordList<$domain>> {
             list_segments(&app, &scope, &path.itineraryId).await
         }
 
@@ -228,7 +230,7 @@ macro_rules! segment_handlers {
             scope: TenantScope,
             State(app): State<AppState>,
             Path(path): Path<$path_struct>,
-        ) -> ApiResult<Record<$record>> {
+        ) -> ApiResult<Record<$domain>> {
             get_segment(&app, &scope, (&path.itineraryId, &path.$id, stringify!($id))).await
         }
 
@@ -267,7 +269,7 @@ macro_rules! segment_handlers {
             Path(path): Path<$path_struct>,
             IfMatch(if_match): IfMatch,
         ) -> ApiResult<EmptyOk> {
-            delete_segment::<$record>(
+            delete_segment::<$domain>(
                 &app,
                 &scope,
                 (&path.itineraryId, &path.$id, stringify!($id)),
@@ -279,7 +281,7 @@ macro_rules! segment_handlers {
 }
 
 segment_handlers! {
-    record: Flight, plural: "flights", tag: "Itineraries",
+    record: FlightRecord, domain: Flight, plural: "flights", tag: "Itineraries",
     path: FlightPath { flightId },
     list_path: "/V2/{tenantVarCode}/itineraries/{itineraryId}/flights",
     one_path: "/V2/{tenantVarCode}/itineraries/{itineraryId}/flights/{flightId}",
@@ -296,7 +298,7 @@ segment_handlers! {
 }
 
 segment_handlers! {
-    record: Journey, plural: "journeys", tag: "Itineraries",
+    record: JourneyRecord, domain: Journey, plural: "journeys", tag: "Itineraries",
     path: JourneyPath { journeyId },
     list_path: "/V2/{tenantVarCode}/itineraries/{itineraryId}/journeys",
     one_path: "/V2/{tenantVarCode}/itineraries/{itineraryId}/journeys/{journeyId}",
@@ -311,7 +313,7 @@ segment_handlers! {
 }
 
 segment_handlers! {
-    record: Hotel, plural: "hotels", tag: "Itineraries",
+    record: HotelRecord, domain: Hotel, plural: "hotels", tag: "Itineraries",
     path: HotelPath { hotelId },
     list_path: "/V2/{tenantVarCode}/itineraries/{itineraryId}/hotels",
     one_path: "/V2/{tenantVarCode}/itineraries/{itineraryId}/hotels/{hotelId}",

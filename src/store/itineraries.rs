@@ -509,3 +509,57 @@ impl Store {
         .await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Segment documents as the store has written them: every field of the API's form,
+    /// `Id` null (the row holds it).
+    const FLIGHT: &str = r#"{"Id":null,"FlightNumber":"BA 304","Origin":null,"Destination":null,"OriginLatitude":51.47,"OriginLongitude":-0.45,"OriginCountryName":null,"OriginCountryCode":"GB","DepartureTimeZoneId":"Europe/London","DepartureTimeLocal":"2026-07-01T09:15:00","DepartureTime":"2026-07-01T08:15:00Z","DestinationLatitude":null,"DestinationLongitude":null,"DestinationCountryName":null,"DestinationCountryCode":null,"ArrivalTimeZoneId":null,"ArrivalTimeLocal":null,"ArrivalTime":"2026-07-01T09:30:00Z"}"#;
+    const JOURNEY: &str = r#"{"Id":null,"JourneyType":"Train","Name":null,"Description":null,"OriginAddress":null,"OriginLatitude":null,"OriginLongitude":null,"OriginCountryName":null,"OriginCountryCode":null,"DepartureTimeZoneId":null,"DepartureTimeLocal":null,"DepartureTime":"2026-07-03T07:01:00Z","DestinationAddress":null,"DestinationLatitude":null,"DestinationLongitude":null,"DestinationCountryName":null,"DestinationCountryCode":null,"ArrivalTimeZoneId":"Europe/Paris","ArrivalTimeLocal":"2026-07-03T11:20:00","ArrivalTime":"2026-07-03T09:20:00Z"}"#;
+    const HOTEL: &str = r#"{"Id":null,"Name":"Hotel du Louvre","Address":null,"Latitude":48.8625,"Longitude":2.3358,"CountryName":null,"CountryCode":"FR","TimeZoneId":"Europe/Paris","CheckInTimeLocal":"2026-07-03T15:00:00","CheckInTime":"2026-07-03T13:00:00Z","CheckOutTimeLocal":"2026-07-05T11:00:00","CheckOutTime":"2026-07-05T09:00:00Z"}"#;
+
+    fn row(id: i64, kind: &str, doc: &str) -> SegmentRow {
+        SegmentRow {
+            id,
+            itinerary_id: 1,
+            kind: kind.into(),
+            doc: doc.into(),
+        }
+    }
+
+    /// The answer's form of a read segment: the document with the row's id.
+    fn answered<T: serde::Serialize>(segment: &T, doc: &str, id: i64) -> bool {
+        let mut expected: serde_json::Value = serde_json::from_str(doc).unwrap();
+        expected["Id"] = id.into();
+        serde_json::to_value(segment).unwrap() == expected
+    }
+
+    #[test]
+    fn old_segment_documents_read_with_their_row_id() {
+        let mut parts = HashMap::new();
+        for (id, kind, doc) in [
+            (4, "flight", FLIGHT),
+            (5, "journey", JOURNEY),
+            (6, "hotel", HOTEL),
+        ] {
+            row(id, kind, doc)
+                .add_to(&mut parts)
+                .expect("an old document reads");
+        }
+        let parts = &parts[&1];
+        assert!(answered(&parts.flights[0], FLIGHT, 4));
+        assert!(answered(&parts.journeys[0], JOURNEY, 5));
+        assert!(answered(&parts.hotels[0], HOTEL, 6));
+        assert_eq!(
+            parts.hotels[0].span().points,
+            [Some((48.8625, 2.3358)), None]
+        );
+        let broken = JOURNEY.replace("\"Train\"", "\"Rocket\"");
+        assert!(matches!(
+            row(7, "journey", &broken).add_to(&mut HashMap::new()),
+            Err(StoreError::Corrupt(_))
+        ));
+    }
+}

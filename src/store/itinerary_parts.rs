@@ -14,7 +14,7 @@ use super::{
     new_etag, to_doc, to_micros,
 };
 use crate::domain::itinerary::{
-    MAX_REGIONS, MAX_SEGMENTS, MAX_TRAVELERS, Region, Segment, SegmentKind, SegmentSpan, Traveler,
+    MAX_REGIONS, MAX_SEGMENTS, MAX_TRAVELERS, Region, Segment, SegmentKind, Traveler,
 };
 use crate::domain::time::now;
 
@@ -110,12 +110,11 @@ impl Store {
             .transpose()
     }
 
-    /// Adds a validated segment; `Conflict` beyond `MAX_SEGMENTS`.
+    /// Adds a segment; `Conflict` beyond `MAX_SEGMENTS`.
     pub async fn create_segment<T: Segment + Serialize>(
         &self,
         itinerary: ItineraryKey<'_>,
         segment: &T,
-        span: &SegmentSpan,
         if_match: Option<&str>,
     ) -> StoreResult<i64> {
         let mut tx = self.begin_part_write(itinerary, if_match).await?;
@@ -130,6 +129,7 @@ impl Store {
                 "an itinerary holds at most {MAX_SEGMENTS} flights, journeys and hotels together"
             )));
         }
+        let span = segment.span();
         let [p1, p2] = span.points;
         let row = sqlx::query(
             "INSERT INTO itinerary_segments (itinerary_id, kind, start_at, end_at, lat1, lon1,
@@ -160,10 +160,10 @@ impl Store {
         itinerary: ItineraryKey<'_>,
         id: i64,
         segment: &T,
-        span: &SegmentSpan,
         if_match: Option<&str>,
     ) -> StoreResult<()> {
         let mut tx = self.begin_part_write(itinerary, if_match).await?;
+        let span = segment.span();
         let [p1, p2] = span.points;
         let result = sqlx::query(
             "UPDATE itinerary_segments SET start_at = $1, end_at = $2, lat1 = $3, lon1 = $4,

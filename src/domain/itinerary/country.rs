@@ -1,6 +1,10 @@
 //! ISO 3166-1 alpha-2 country codes: the 249 officially assigned codes, plus `XK`
 //! (Kosovo), the user-assigned code travel systems use.
 
+use std::fmt;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
 const CODES: [&str; 250] = [
     "AD", "AE", "AF", "AG", "AI", "AL", "AM", "AO", "AQ", "AR", "AS", "AT", "AU", "AW", "AX", "AZ",
     "BA", "BB", "BD", "BE", "BF", "BG", "BH", "BI", "BJ", "BL", "BM", "BN", "BO", "BQ", "BR", "BS",
@@ -25,6 +29,47 @@ pub fn is_country_code(code: &str) -> bool {
     CODES.binary_search(&code).is_ok()
 }
 
+/// An assigned alpha-2 code, written in upper case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CountryCode(&'static str);
+
+impl CountryCode {
+    /// The code `text` names, in any case; `None` when it is no assigned code.
+    pub fn parse(text: &str) -> Option<CountryCode> {
+        let upper = text.to_ascii_uppercase();
+        CODES
+            .binary_search(&upper.as_str())
+            .ok()
+            .and_then(|i| CODES.get(i))
+            .map(|code| CountryCode(code))
+    }
+
+    pub fn as_str(self) -> &'static str {
+        self.0
+    }
+}
+
+impl fmt::Display for CountryCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+impl Serialize for CountryCode {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for CountryCode {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        CountryCode::parse(&text).ok_or_else(|| {
+            serde::de::Error::custom(format!("'{text}' is no ISO 3166-1 alpha-2 country code"))
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -40,6 +85,17 @@ mod tests {
         }
         for code in ["UK", "XX", "gb", "GBR", "EU", ""] {
             assert!(!is_country_code(code), "{code}");
+        }
+        assert_eq!(
+            CountryCode::parse("gb").map(CountryCode::as_str),
+            Some("GB")
+        );
+        assert_eq!(
+            CountryCode::parse("Xk").map(CountryCode::as_str),
+            Some("XK")
+        );
+        for text in ["UK", "GBR", "", " GB"] {
+            assert_eq!(CountryCode::parse(text), None, "{text}");
         }
     }
 }

@@ -2,7 +2,8 @@
 //! risk regions (docs/api.md, "Itineraries").
 //!
 //! - `times`: the local/UTC pair rule and its time-zone arithmetic;
-//! - `segments`: flights, journeys, hotels and their validation;
+//! - `segments`: flights, journeys and hotels (checked by their wire records,
+//!   `http::records::itinerary_segments`);
 //! - `traveler`: travelers (enriched from matching users' profiles) and regions;
 //! - `filter`: the list query parameters;
 //! - this file: the itinerary itself, its approval state and derived fields.
@@ -25,7 +26,9 @@ use super::ids::TenantCode;
 use super::time::resolve_time_zone;
 use times::format_local;
 
-pub use segments::{Flight, Hotel, Journey, Segment, SegmentKind, SegmentSpan};
+pub use segments::{
+    Flight, Hotel, Journey, JourneyType, RouteEnd, Segment, SegmentKind, SegmentSpan, SegmentTime,
+};
 pub use traveler::{Region, Traveler};
 
 pub const PNR_MAX_CHARS: usize = 20;
@@ -220,8 +223,11 @@ pub struct Itinerary {
     pub notes: Option<String>,
     #[schema(schema_with = traveler_list)]
     pub travelers: Vec<Traveler>,
+    #[schema(schema_with = hotel_list)]
     pub hotels: Vec<Hotel>,
+    #[schema(schema_with = flight_list)]
     pub flights: Vec<Flight>,
+    #[schema(schema_with = journey_list)]
     pub journeys: Vec<Journey>,
     pub regions: Vec<Region>,
     /// Record version: the `ETag` header (covers the sub-resources too).
@@ -229,11 +235,29 @@ pub struct Itinerary {
     pub etag: Option<String>,
 }
 
-/// `[Traveler]`: the schema is the wire record's (`http::records::itinerary`).
-fn traveler_list() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+/// An array of the schema named `name`, a wire record's (`http::records`).
+fn list_of(name: &str) -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
     utoipa::openapi::schema::ArrayBuilder::new()
-        .items(utoipa::openapi::Ref::from_schema_name("Traveler"))
+        .items(utoipa::openapi::Ref::from_schema_name(name))
         .into()
+}
+
+/// `[Traveler]` (`http::records::itinerary`).
+fn traveler_list() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+    list_of("Traveler")
+}
+
+/// `[Hotel]` (`http::records::itinerary_segments`, as are the next two).
+fn hotel_list() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+    list_of("Hotel")
+}
+
+fn flight_list() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+    list_of("Flight")
+}
+
+fn journey_list() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+    list_of("Journey")
 }
 
 /// The caller's time zone for `StartUserTimeZone`/`EndUserTimeZone`.

@@ -51,39 +51,49 @@ pub fn read_zone(v: &mut Validator, field: &str, value: &mut Option<String>) -> 
     }
 }
 
-/// Resolves one pair in place: both values normalised, the missing one computed. Returns
-/// the UTC instant when the pair is complete and consistent; every problem is reported.
+/// One end's time, resolved: the UTC instant, and the local time when it was given or
+/// the zone is known (a UTC time given without a zone has no local time).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SegmentTime {
+    pub local: Option<DateTime>,
+    pub utc: Timestamp,
+}
+
+/// Resolves one pair: the missing time computed from the given one. Returns both when
+/// the pair is complete and consistent; every problem is reported.
 pub fn resolve_pair(
     v: &mut Validator,
     names: PairNames,
     zone: &Zone,
-    local: &mut Option<String>,
-    utc: &mut Option<String>,
-) -> Option<Timestamp> {
+    local: Option<&str>,
+    utc: Option<&str>,
+) -> Option<SegmentTime> {
     if report_blank(v, names, local, utc) {
         return None;
     }
-    let local_text = blank_to_none(local);
-    let utc_text = blank_to_none(utc);
+    let local_text = local.map(str::trim);
+    let utc_text = utc.map(str::trim);
     if local_text.is_none() && utc_text.is_none() {
         let message = format!("one of {} and {} is required", names.local, names.utc);
         v.add(names.local, message.clone());
         v.add(names.utc, message);
         return None;
     }
-    let (local_dt, utc_ts) = parse_pair(v, names, local_text.as_deref(), utc_text.as_deref())?;
+    let (local_dt, utc_ts) = parse_pair(v, names, local_text, utc_text)?;
     let instant = match (local_dt, utc_ts) {
         (_, Some(ts)) => local_agrees(v, names, zone, local_dt, ts).then_some(ts)?,
         (Some(dt), None) => local_instant(v, names, zone, dt)?,
         (None, None) => return None,
     };
-    *utc = Some(instant.to_string());
-    *local = match (local_dt, zone) {
-        (Some(dt), _) => Some(format_local(dt)),
-        (None, Zone::Known(_, tz)) => Some(format_local(tz.to_datetime(instant))),
+    let local = match (local_dt, zone) {
+        (Some(dt), _) => Some(dt),
+        (None, Zone::Known(_, tz)) => Some(tz.to_datetime(instant)),
         (None, _) => None,
     };
-    Some(instant)
+    Some(SegmentTime {
+        local,
+        utc: instant,
+    })
 }
 
 /// Reports each time of the pair that is blank; true when one is. A blank time is no
@@ -92,12 +102,12 @@ pub fn resolve_pair(
 fn report_blank(
     v: &mut Validator,
     names: PairNames,
-    local: &Option<String>,
-    utc: &Option<String>,
+    local: Option<&str>,
+    utc: Option<&str>,
 ) -> bool {
     let mut blank = false;
     for (name, value) in [(names.local, local), (names.utc, utc)] {
-        if value.as_deref().is_some_and(|t| t.trim().is_empty()) {
+        if value.is_some_and(|t| t.trim().is_empty()) {
             v.add(
                 name,
                 "is blank: send a date-time, null, or leave the field out",
@@ -288,13 +298,11 @@ mod tests {
         utc: Option<&str>,
     ) -> Result<(Option<String>, Option<String>), Vec<String>> {
         let mut v = Validator::new();
-        let mut local = local.map(str::to_string);
-        let mut utc = utc.map(str::to_string);
-        let result = resolve_pair(&mut v, DEPARTURE, zone, &mut local, &mut utc);
+        let result = resolve_pair(&mut v, DEPARTURE, zone, local, utc);
         match v.finish() {
             Ok(()) => {
-                assert!(result.is_some());
-                Ok((local, utc))
+                let time = result.expect("a resolved pair");
+                Ok((time.local.map(format_local), Some(time.utc.to_string())))
             }
             Err(e) => {
                 assert!(result.is_none());

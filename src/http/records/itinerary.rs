@@ -1,6 +1,5 @@
 //! An itinerary's own fields and its travelers as clients send them. Flights, journeys
-//! and hotels are still validated in place by their domain records
-//! (`domain::itinerary::segments`).
+//! and hotels have theirs in `itinerary_segments.rs`.
 
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;

@@ -13,6 +13,7 @@ pub mod external_link;
 pub mod geofence;
 pub mod group;
 pub mod itinerary;
+pub mod itinerary_segments;
 pub mod mo_message;
 pub mod mt_message;
 pub mod notification;
