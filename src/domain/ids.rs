@@ -117,6 +117,8 @@ serial_id! {
     UserId,
     /// An API token (`api_tokens.id`).
     ApiTokenId,
+    /// A tenant's external link (`external_links.id`).
+    ExternalLinkId,
 }
 
 /// Declares a text id: a wrapper of a `String` that derefs to `str`.
