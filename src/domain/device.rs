@@ -206,7 +206,8 @@ impl Group {
 pub struct DeletedDevice {
     pub tenant_code: Option<String>,
     pub tenant_description: Option<String>,
-    pub device_id: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub device_id: Option<DeviceId>,
     pub device_type: Option<String>,
     pub friendly_name: Option<String>,
     /// The last assigned user's e-mail, redacted (`j***@example.com`).
