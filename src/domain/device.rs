@@ -335,4 +335,12 @@ mod tests {
                 .collect();
         assert_eq!(keys.first().map(String::as_str), Some("DeviceId"));
     }
+
+    #[test]
+    fn a_deleted_device_keeps_its_form() {
+        let json = r#"{"TenantCode":"1000","TenantDescription":"Root","DeviceId":"gone-1","DeviceType":"X","FriendlyName":null,"Username":"j***@example.com","SecondaryDeviceId":null,"IridiumImei":null,"SimNumber":null,"PhoneNumber":null,"DateDeleted":"2026-03-01T10:00:00Z","DeletedBy":"a***@example.com"}"#;
+        let read: DeletedDevice = serde_json::from_str(json).expect("reads");
+        assert_eq!(read.device_id.as_deref(), Some("gone-1"));
+        assert_eq!(serde_json::to_string(&read).expect("serialises"), json);
+    }
 }
