@@ -206,7 +206,8 @@ impl Group {
 pub struct DeletedDevice {
     pub tenant_code: Option<String>,
     pub tenant_description: Option<String>,
-    pub device_id: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub device_id: Option<DeviceId>,
     pub device_type: Option<String>,
     pub friendly_name: Option<String>,
     /// The last assigned user's e-mail, redacted (`j***@example.com`).
@@ -333,5 +334,13 @@ mod tests {
                 .cloned()
                 .collect();
         assert_eq!(keys.first().map(String::as_str), Some("DeviceId"));
+    }
+
+    #[test]
+    fn a_deleted_device_keeps_its_form() {
+        let json = r#"{"TenantCode":"1000","TenantDescription":"Root","DeviceId":"gone-1","DeviceType":"X","FriendlyName":null,"Username":"j***@example.com","SecondaryDeviceId":null,"IridiumImei":null,"SimNumber":null,"PhoneNumber":null,"DateDeleted":"2026-03-01T10:00:00Z","DeletedBy":"a***@example.com"}"#;
+        let read: DeletedDevice = serde_json::from_str(json).expect("reads");
+        assert_eq!(read.device_id.as_deref(), Some("gone-1"));
+        assert_eq!(serde_json::to_string(&read).expect("serialises"), json);
     }
 }

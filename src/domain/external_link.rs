@@ -1,6 +1,8 @@
 //! External links a tenant shows its users (e.g. in a portal menu).
 
-use serde::{Serialize, Serializer};
+use serde::Serialize;
+
+use super::ids::ExternalLinkId;
 
 pub const NAME_MAX_CHARS: usize = 200;
 
@@ -19,19 +21,14 @@ pub struct NewExternalLink {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct ExternalLink {
-    #[serde(serialize_with = "decimal_text")]
-    pub link_id: i64,
+    pub link_id: ExternalLinkId,
     pub name: String,
     pub link: String,
     pub order: i32,
 }
 
-fn decimal_text<S: Serializer>(id: &i64, s: S) -> Result<S::Ok, S::Error> {
-    s.collect_str(id)
-}
-
 impl ExternalLink {
-    pub fn new(link_id: i64, fields: NewExternalLink) -> Self {
+    pub fn new(link_id: ExternalLinkId, fields: NewExternalLink) -> Self {
         ExternalLink {
             link_id,
             name: fields.name,

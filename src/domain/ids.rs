@@ -8,7 +8,7 @@
 //!
 //! Text ids wrap a `String`: `TenantCode` (assigned by the server) and `DeviceId` (chosen
 //! by the tenant, unique within it). They deref to `str`, so SQL binds and comparisons
-//! read as before.
+//! read as before. `GeometryId` (a risk region's, chosen by the client) is one too.
 
 use std::fmt;
 use std::ops::Deref;
@@ -117,6 +117,8 @@ serial_id! {
     UserId,
     /// An API token (`api_tokens.id`).
     ApiTokenId,
+    /// A tenant's external link (`external_links.id`).
+    ExternalLinkId,
 }
 
 /// Declares a text id: a wrapper of a `String` that derefs to `str`.
@@ -190,6 +192,8 @@ text_id! {
     TenantCode,
     /// A device's id within its tenant (IMEI, serial, or any name the tenant chose).
     DeviceId,
+    /// A risk region's id within its tenant, chosen by the client (case-sensitive).
+    GeometryId,
 }
 
 impl TenantCode {
@@ -220,6 +224,18 @@ impl FromStr for TenantCode {
 /// The longest device id, in characters.
 pub const MAX_DEVICE_ID_CHARS: usize = 64;
 
+/// The longest risk region id, in characters.
+pub const GEOMETRY_ID_MAX_CHARS: usize = 64;
+
+/// 1 to `max` characters of A-Z, a-z, 0-9, '.', '_', ':' or '-': the alphabet of the
+/// ids a client chooses.
+fn is_chosen_id(text: &str, max: usize) -> bool {
+    let valid_chars = text
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | ':' | '-'));
+    !text.is_empty() && text.chars().count() <= max && valid_chars
+}
+
 impl DeviceId {
     /// A device id read back from the store, or of a device just looked up.
     pub fn from_store(id: String) -> Self {
@@ -233,14 +249,35 @@ impl FromStr for DeviceId {
     /// An id as a client names it: 1 to 64 characters of A-Z, a-z, 0-9, '.', '_', ':'
     /// or '-' (what a device may be created with; anything else names no device).
     fn from_str(text: &str) -> Result<Self, NotAnId> {
-        let valid_chars = text
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | ':' | '-'));
-        if !text.is_empty() && text.chars().count() <= MAX_DEVICE_ID_CHARS && valid_chars {
+        if is_chosen_id(text, MAX_DEVICE_ID_CHARS) {
             Ok(Self(text.to_string()))
         } else {
             Err(NotAnId {
                 kind: "DeviceId",
+                text: text.to_string(),
+            })
+        }
+    }
+}
+
+impl GeometryId {
+    /// A region id read back from the store.
+    pub fn from_store(id: String) -> Self {
+        Self(id)
+    }
+}
+
+impl FromStr for GeometryId {
+    type Err = NotAnId;
+
+    /// An id as a client names it: 1 to 64 characters of A-Z, a-z, 0-9, '.', '_', ':'
+    /// or '-' (what a region may be created with; anything else names no region).
+    fn from_str(text: &str) -> Result<Self, NotAnId> {
+        if is_chosen_id(text, GEOMETRY_ID_MAX_CHARS) {
+            Ok(Self(text.to_string()))
+        } else {
+            Err(NotAnId {
+                kind: "GeometryId",
                 text: text.to_string(),
             })
         }
@@ -291,6 +328,18 @@ mod tests {
         for bad in ["", "has spaces", "a/b", &too_long, "é"] {
             let err = bad.parse::<DeviceId>().expect_err(bad);
             assert_eq!(err.to_string(), format!("'{bad}' is no DeviceId"));
+        }
+    }
+
+    #[test]
+    fn geometry_ids_are_case_sensitive_and_checked() {
+        let id: GeometryId = "Border-North.1".parse().expect("an id");
+        assert_eq!(id, "Border-North.1");
+        assert_ne!(id, "border-north.1");
+        let too_long = "g".repeat(65);
+        for bad in ["", "has space", "a/b", &too_long] {
+            let err = bad.parse::<GeometryId>().expect_err(bad);
+            assert_eq!(err.kind, "GeometryId");
         }
     }
 }

@@ -124,7 +124,7 @@ pub struct Fired {
     pub notification_id: NotificationId,
     pub notification_name: Option<String>,
     pub severity: Severity,
-    pub device_id: String,
+    pub device_id: DeviceId,
     pub message_id: Option<MoMessageId>,
     pub missed_check_in: bool,
     pub time: Timestamp,
@@ -159,16 +159,12 @@ impl Fired {
             data,
         );
         // Sent with the match's e-mails and calls, not behind other webhooks.
-        event.notification_id = Some(self.notification_id.get());
+        event.notification_id = Some(self.notification_id);
         event
     }
 }
 
 impl Matched<'_> {
-    fn device_id(&self) -> String {
-        self.device.device_id.to_string()
-    }
-
     fn geofence_names(&self) -> Vec<String> {
         let containing = &self.observation.containing;
         containing.iter().map(|g| g.geofence_name.clone()).collect()
@@ -226,7 +222,7 @@ pub fn plan_match(m: &Matched<'_>, c: &Circumstances<'_>) -> Vec<Effect> {
             notification_id: m.notification_id,
             notification_name: Some(m.notification.notification_name.clone()),
             severity: m.severity,
-            device_id: m.device_id(),
+            device_id: m.device.device_id.clone(),
             message_id: m.message.map(|(id, _)| id),
             missed_check_in: m.observation.facts.missed_check_in,
             time: m.time,
@@ -249,7 +245,7 @@ fn summary(m: &Matched<'_>, c: &Circumstances<'_>) -> MatchSummary {
         notification_name: m.notification.notification_name.clone(),
         notification_text: m.notification.notification_text.clone(),
         severity: m.severity,
-        device_id: m.device_id(),
+        device_id: m.device.device_id.to_string(),
         device_name: m.device.friendly_name.clone(),
         event: m.event_word(),
         message_type: m.message.and_then(|(_, msg)| msg.message_type.clone()),

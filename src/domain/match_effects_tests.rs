@@ -268,7 +268,7 @@ fn with_webhooks_the_match_is_an_event_notification_carrying_its_alert() {
     };
     let alert = crate::domain::alert::sample(12);
     let event = fired.event("1000", Some(&alert));
-    assert_eq!(event.notification_id, Some(4));
+    assert_eq!(event.notification_id, Some(NotificationId::new(4)));
     assert_eq!(event.device_id.as_deref(), Some(DEVICE));
     let body: Value = serde_json::from_str(&event.body).expect("JSON");
     let data = &body["Data"];

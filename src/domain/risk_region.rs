@@ -10,8 +10,8 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 use super::geofence::LatLon;
+use super::ids::GeometryId;
 
-pub const GEOMETRY_ID_MAX_CHARS: usize = 64;
 pub const NAME_MAX_CHARS: usize = 200;
 pub const MIN_RISK_LEVEL: i32 = 1;
 pub const MAX_RISK_LEVEL: i32 = 5;
@@ -19,7 +19,7 @@ pub const MAX_RISK_LEVEL: i32 = 5;
 /// What a client sets on a risk region, its rules checked (name trimmed, rings closed).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RiskRegionFields {
-    pub geometry_id: String,
+    pub geometry_id: GeometryId,
     pub name: String,
     pub risk_level: i32,
     pub polygon: Vec<Vec<LatLon>>,
@@ -31,7 +31,7 @@ pub struct RiskRegionFields {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct RiskRegion {
-    pub geometry_id: String,
+    pub geometry_id: GeometryId,
     pub name: String,
     /// 1 (low) to 5 (extreme).
     pub risk_level: i32,
@@ -68,15 +68,6 @@ impl RegionShape {
             && (min_lon..=max_lon).contains(&lon)
             && self.polygon.intersects(&Point::new(lon, lat))
     }
-}
-
-/// Whether a GeometryId is well formed.
-pub fn is_geometry_id(id: &str) -> bool {
-    !id.is_empty()
-        && id.chars().count() <= GEOMETRY_ID_MAX_CHARS
-        && id
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | ':' | '-'))
 }
 
 impl RegionPolygon {

@@ -6,6 +6,7 @@ use jiff::Timestamp;
 use serde::Serialize;
 
 use super::closed_set::closed_set;
+use super::ids::{DeviceId, MoMessageId, NotificationId};
 use super::mo_message::{MoMessage, MoMessageEventData};
 use super::webhook::Category;
 
@@ -30,14 +31,14 @@ pub struct WebhookEvent {
     pub id: String,
     pub at: Timestamp,
     /// The device the change concerns, if any (kept on the delivery for filtering).
-    pub device_id: Option<String>,
+    pub device_id: Option<DeviceId>,
     /// The request body (what the signature covers); empty when rendered on reading.
     pub body: String,
     /// The stored MO message this event's `Data` is rendered from.
-    pub message_id: Option<i64>,
+    pub message_id: Option<MoMessageId>,
     /// The notification that fired (`EventNotification` events): kept on the delivery,
     /// which is then sent by the alerting loop with people's channels.
-    pub notification_id: Option<i64>,
+    pub notification_id: Option<NotificationId>,
 }
 
 /// The envelope as serialised: `Data` borrowed, so a record is written straight into
@@ -62,7 +63,7 @@ impl WebhookEvent {
         tenant_code: &str,
         at: Timestamp,
         data: &T,
-        device_id: Option<String>,
+        device_id: Option<DeviceId>,
     ) -> Self {
         let id = new_event_id();
         let body = render(&id, category, kind, tenant_code, at, data);
@@ -78,11 +79,15 @@ impl WebhookEvent {
 
     /// The `MoMessage`/`Created` event of stored message `message_id`: its body is
     /// rendered from the stored message when the delivery is read (`message_event_body`).
-    pub fn for_stored_message(at: Timestamp, message_id: i64, device_id: &str) -> Self {
+    pub fn for_stored_message(
+        at: Timestamp,
+        message_id: MoMessageId,
+        device_id: &DeviceId,
+    ) -> Self {
         Self {
             id: new_event_id(),
             at,
-            device_id: Some(device_id.to_string()),
+            device_id: Some(device_id.clone()),
             body: String::new(),
             message_id: Some(message_id),
             notification_id: None,
@@ -90,7 +95,7 @@ impl WebhookEvent {
     }
 
     /// An event whose `Data` is a record made by `event_data`; its `DeviceId` (if it
-    /// has one) is the device the event concerns.
+    /// has one, a stored device's) is the device the event concerns.
     pub fn from_value(
         category: Category,
         kind: EventType,
@@ -101,7 +106,7 @@ impl WebhookEvent {
         let device_id = data
             .get("DeviceId")
             .and_then(|d| d.as_str())
-            .map(str::to_string);
+            .map(|d| DeviceId::from_store(d.to_string()));
         Self::new(category, kind, tenant_code, at, &data, device_id)
     }
 }

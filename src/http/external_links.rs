@@ -12,6 +12,7 @@ use super::negotiate::{Body, EmptyOk, OkWithLocation, Record, RecordList, Repres
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
 use crate::domain::external_link::ExternalLink;
+use crate::domain::ids::ExternalLinkId;
 use crate::http::records::external_link::ExternalLinkRecord;
 
 impl Representable for ExternalLink {
@@ -34,7 +35,7 @@ struct LinkPath {
 }
 
 /// A non-numeric id names nothing.
-fn link_id(segment: &str) -> ApiResult<i64> {
+fn link_id(segment: &str) -> ApiResult<ExternalLinkId> {
     segment.parse().map_err(|_| ApiError::NotFound)
 }
 

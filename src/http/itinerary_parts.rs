@@ -21,8 +21,8 @@ use super::itineraries::{ItineraryPath, Viewer, find, int32_id, require_write};
 use super::negotiate::{Body, EmptyOk, OkWithLocation, Record, RecordList, Representable};
 use super::records::itinerary::TravelerRecord;
 use super::records::itinerary_segments::{FlightRecord, HotelRecord, JourneyRecord, SegmentRecord};
+use crate::domain::ids::GeometryId;
 use crate::domain::itinerary::{Flight, Hotel, Journey, Region, Segment, Traveler};
-use crate::domain::risk_region::is_geometry_id;
 use crate::store::{ItineraryKey, StoredItinerary};
 
 impl Representable for Flight {
@@ -461,6 +461,11 @@ struct RegionPath {
     geometryId: String,
 }
 
+/// An id no region may have names nothing (404).
+fn geometry_id(segment: &str) -> ApiResult<GeometryId> {
+    segment.parse().map_err(|_| ApiError::NotFound)
+}
+
 /// List the risk regions attached to an itinerary.
 ///
 /// By `GeometryId`. Regions that contain a segment's position without being attached
@@ -497,11 +502,9 @@ async fn attach_region(
 ) -> ApiResult<EmptyOk> {
     let it = itinerary(&app, &scope, &path.itineraryId).await?;
     require_write(&scope)?;
-    if !is_geometry_id(&path.geometryId) {
-        return Err(ApiError::NotFound);
-    }
+    let region = geometry_id(&path.geometryId)?;
     app.store
-        .attach_region(key(&scope, &it), &path.geometryId, if_match.as_deref())
+        .attach_region(key(&scope, &it), &region, if_match.as_deref())
         .await?;
     Ok(EmptyOk)
 }
@@ -522,8 +525,9 @@ async fn detach_region(
 ) -> ApiResult<EmptyOk> {
     let it = itinerary(&app, &scope, &path.itineraryId).await?;
     require_write(&scope)?;
+    let region = geometry_id(&path.geometryId)?;
     app.store
-        .detach_region(key(&scope, &it), &path.geometryId, if_match.as_deref())
+        .detach_region(key(&scope, &it), &region, if_match.as_deref())
         .await?;
     Ok(EmptyOk)
 }

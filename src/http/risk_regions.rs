@@ -12,7 +12,8 @@ use super::negotiate::{Body, EmptyOk, OkWithLocation, Record, RecordList, Repres
 use super::records::risk_region::RiskRegionRecord;
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
-use crate::domain::risk_region::{RiskRegion, is_geometry_id};
+use crate::domain::ids::GeometryId;
+use crate::domain::risk_region::RiskRegion;
 use crate::domain::shared::ensure_owner;
 use crate::store::{RiskRegionUpdate, StoredRiskRegion};
 
@@ -43,13 +44,11 @@ struct RiskRegionPath {
 }
 
 /// The region the path tenant means by this GeometryId: its own, else the nearest
-/// ancestor's shared one.
+/// ancestor's shared one. An id no region may have names nothing.
 async fn find(app: &AppState, scope: &TenantScope, id: &str) -> ApiResult<StoredRiskRegion> {
-    if !is_geometry_id(id) {
-        return Err(ApiError::NotFound);
-    }
+    let id: GeometryId = id.parse().map_err(|_| ApiError::NotFound)?;
     app.store
-        .get_risk_region(scope.code(), &scope.tenant.path, id)
+        .get_risk_region(scope.code(), &scope.tenant.path, &id)
         .await?
         .ok_or(ApiError::NotFound)
 }
@@ -150,7 +149,7 @@ async fn update_risk_region(
 ) -> ApiResult<EmptyOk> {
     scope.require(Permission::ManageConfiguration)?;
     let existing = find_owned(&app, &scope, &path.geometryId).await?;
-    incoming.geometry_id = Some(existing.region.geometry_id.clone());
+    incoming.geometry_id = Some(existing.region.geometry_id.to_string());
     let (region, shape) = incoming.validated()?;
     app.store
         .update_risk_region(

@@ -112,7 +112,7 @@ impl DeliveryRow {
         let event = MessageEvent::of(
             channel,
             &self.body,
-            self.message_id,
+            self.message_id.map(MoMessageId::new),
             self.event_id.as_deref(),
             &self.tenant_code,
             created_at,

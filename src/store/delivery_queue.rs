@@ -169,7 +169,7 @@ impl ClaimedDelivery {
         MessageEvent::of(
             self.channel,
             &self.body,
-            self.message_id.map(MoMessageId::get),
+            self.message_id,
             self.event_id.as_deref(),
             &self.tenant_code,
             self.created_at,

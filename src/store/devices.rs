@@ -287,7 +287,7 @@ impl Store {
         let record = DeletedDevice {
             tenant_code: Some(tenant_code.to_string()),
             tenant_description: Some(tenant.description),
-            device_id: Some(device.device_id.into_string()),
+            device_id: Some(device.device_id),
             device_type: Some(device.device_type),
             friendly_name: device.friendly_name,
             username: owner.as_deref().map(redact_email),

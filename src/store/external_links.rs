@@ -8,6 +8,7 @@ use super::audit_log::record;
 use super::{Store, StoreError, StoreResult, to_doc, to_micros};
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
 use crate::domain::external_link::{ExternalLink, NewExternalLink};
+use crate::domain::ids::ExternalLinkId;
 use crate::domain::time::now;
 
 /// An `external_links` row as selected: `id, doc`.
@@ -26,7 +27,7 @@ impl LinkRow {
             link: doc.link,
             order: doc.order,
         };
-        Ok(ExternalLink::new(self.id, fields))
+        Ok(ExternalLink::new(ExternalLinkId::new(self.id), fields))
     }
 }
 
@@ -60,12 +61,12 @@ impl Store {
     pub async fn get_external_link(
         &self,
         tenant_code: &str,
-        id: i64,
+        id: ExternalLinkId,
     ) -> StoreResult<Option<ExternalLink>> {
         let row =
             sqlx::query("SELECT id, doc FROM external_links WHERE tenant_code = $1 AND id = $2")
                 .bind(tenant_code)
-                .bind(id)
+                .bind(id.get())
                 .fetch_optional(&self.pool)
                 .await?;
         row.as_ref().map(link_from_row).transpose()
@@ -76,7 +77,7 @@ impl Store {
         tenant_code: &str,
         link: &NewExternalLink,
         audit: &Audit,
-    ) -> StoreResult<i64> {
+    ) -> StoreResult<ExternalLinkId> {
         let mut tx = self.begin_write().await?;
         let row = sqlx::query(
             "INSERT INTO external_links (tenant_code, sort_order, doc, updated_at)
@@ -93,7 +94,7 @@ impl Store {
         .bind(to_micros(now()))
         .fetch_one(&mut *tx)
         .await?;
-        let id: i64 = row.try_get("id")?;
+        let id = ExternalLinkId::new(row.try_get("id")?);
         record(
             &mut tx,
             audit,
@@ -109,13 +110,13 @@ impl Store {
     pub async fn delete_external_link(
         &self,
         tenant_code: &str,
-        id: i64,
+        id: ExternalLinkId,
         audit: &Audit,
     ) -> StoreResult<()> {
         let mut tx = self.begin_write().await?;
         let result = sqlx::query("DELETE FROM external_links WHERE tenant_code = $1 AND id = $2")
             .bind(tenant_code)
-            .bind(id)
+            .bind(id.get())
             .execute(&mut *tx)
             .await?;
         if result.rows_affected() == 0 {

@@ -417,7 +417,9 @@ impl Store {
                     .regions
                     .push(Region {
                         name: Some(row.name),
-                        geometry_id: Some(row.geometry_id),
+                        geometry_id: Some(crate::domain::ids::GeometryId::from_store(
+                            row.geometry_id,
+                        )),
                     });
             }
         }

@@ -13,6 +13,7 @@ use super::{
     Backend, Float, Key, Store, StoreError, StoreResult, Tx, VersionedRow, conflict_on_duplicate,
     new_etag, to_doc, to_micros,
 };
+use crate::domain::ids::GeometryId;
 use crate::domain::itinerary::{
     MAX_REGIONS, MAX_SEGMENTS, MAX_TRAVELERS, Region, Segment, SegmentKind, Traveler,
 };
@@ -294,7 +295,7 @@ impl Store {
                 let row = RegionNameRow::from_row(row)?;
                 Ok(Region {
                     name: Some(row.name),
-                    geometry_id: Some(row.geometry_id),
+                    geometry_id: Some(GeometryId::from_store(row.geometry_id)),
                 })
             })
             .collect()
@@ -306,7 +307,7 @@ impl Store {
     pub async fn attach_region(
         &self,
         itinerary: ItineraryKey<'_>,
-        geometry_id: &str,
+        geometry_id: &GeometryId,
         if_match: Option<&str>,
     ) -> StoreResult<bool> {
         let mut tx = self.begin_part_write(itinerary, if_match).await?;
@@ -324,7 +325,7 @@ impl Store {
              LIMIT 1{lock}"
         );
         let region_id: i64 = sqlx::query(&sql)
-            .bind(geometry_id)
+            .bind(geometry_id.as_str())
             .bind(itinerary.tenant_code)
             .bind(itinerary.tenant_path)
             .fetch_optional(&mut *tx)
@@ -363,7 +364,7 @@ impl Store {
     pub async fn detach_region(
         &self,
         itinerary: ItineraryKey<'_>,
-        geometry_id: &str,
+        geometry_id: &GeometryId,
         if_match: Option<&str>,
     ) -> StoreResult<()> {
         let mut tx = self.begin_part_write(itinerary, if_match).await?;
@@ -372,7 +373,7 @@ impl Store {
                AND region_id IN (SELECT id FROM risk_regions WHERE geometry_id = $2)",
         )
         .bind(itinerary.id)
-        .bind(geometry_id)
+        .bind(geometry_id.as_str())
         .execute(&mut *tx)
         .await?;
         if result.rows_affected() == 0 {

@@ -9,6 +9,7 @@ use sqlx::any::AnyRow;
 use sqlx::{FromRow, Row};
 
 use super::{Backend, Float, StoreError, StoreResult, WriteTx, new_etag, to_micros};
+use crate::domain::ids::MoMessageId;
 use crate::domain::mo_message::{EmergencyState, StorableMessage};
 
 /// Rows per INSERT statement: 17 values each stays well under both backends' limit on
@@ -190,14 +191,17 @@ impl WriteTx {
             };
             for ((new, id), etag) in chunk.iter().zip(new_ids).zip(etags) {
                 outcomes.push(match id {
-                    Some(id) => Inserted::New { id, etag },
+                    Some(id) => Inserted::New {
+                        id: MoMessageId::new(id),
+                        etag,
+                    },
                     None => {
                         let key = key_of(new)
                             .map(|(sequence, sent)| (sequence, to_micros(sent)))
                             .and_then(|key| originals.get(&key));
-                        Inserted::Stored(*key.ok_or_else(|| {
+                        Inserted::Stored(MoMessageId::new(*key.ok_or_else(|| {
                             StoreError::Corrupt("a skipped message has no stored original".into())
-                        })?)
+                        })?))
                     }
                 });
             }
@@ -246,11 +250,11 @@ impl WriteTx {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Inserted {
     New {
-        id: i64,
+        id: MoMessageId,
         etag: String,
     },
     /// A retry: the message stored earlier with the same key.
-    Stored(i64),
+    Stored(MoMessageId),
 }
 
 /// A row an insert stored: its id and dedupe key.

@@ -233,7 +233,7 @@ impl Store {
         &self,
         tenant_code: &str,
         device_id: Option<&str>,
-        ids: &[i64],
+        ids: &[MoMessageId],
     ) -> StoreResult<HashMap<MoMessageId, MoMessage>> {
         let mut found = HashMap::with_capacity(ids.len());
         for chunk in ids.chunks(500) {
@@ -243,7 +243,7 @@ impl Store {
                 query = query.bind(device_id);
             }
             for id in chunk {
-                query = query.bind(*id);
+                query = query.bind(id.get());
             }
             for row in query.fetch_all(&self.pool).await? {
                 let (message, cursor) = message_from_row(&row, false)?;

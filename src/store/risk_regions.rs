@@ -12,7 +12,7 @@ use super::{
     to_micros,
 };
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
-use crate::domain::ids::{RiskRegionId, TenantCode};
+use crate::domain::ids::{GeometryId, RiskRegionId, TenantCode};
 use crate::domain::risk_region::{RegionPolygon, RegionShape, RiskRegion, RiskRegionFields};
 use crate::domain::time::now;
 
@@ -58,7 +58,7 @@ impl RiskRegionRow {
             id: RiskRegionId::new(self.id),
             tenant_code: TenantCode::from_store(self.tenant_code),
             region: RiskRegion {
-                geometry_id: self.geometry_id,
+                geometry_id: GeometryId::from_store(self.geometry_id),
                 name: self.name,
                 risk_level,
                 applies_to_subtenants: self.applies_to_subtenants != 0,
@@ -99,7 +99,7 @@ struct OldRegionRow {
 
 /// What a region write needs to know about the row it changes.
 struct OldRegion {
-    geometry_id: String,
+    geometry_id: GeometryId,
     shared: bool,
     bbox: [f64; 4],
 }
@@ -136,7 +136,7 @@ impl Store {
         &self,
         tenant_code: &str,
         tenant_path: &str,
-        geometry_id: &str,
+        geometry_id: &GeometryId,
     ) -> StoreResult<Option<StoredRiskRegion>> {
         let sql = format!(
             "SELECT {COLUMNS} {VISIBLE} AND r.geometry_id = $3
@@ -146,7 +146,7 @@ impl Store {
         let row = sqlx::query(&sql)
             .bind(tenant_code)
             .bind(tenant_path)
-            .bind(geometry_id)
+            .bind(geometry_id.as_str())
             .fetch_optional(&self.pool)
             .await?;
         row.as_ref().map(region_from_row).transpose()
@@ -170,7 +170,7 @@ impl Store {
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id",
         )
         .bind(tenant_code)
-        .bind(region.geometry_id.clone())
+        .bind(region.geometry_id.as_str())
         .bind(region.name.clone())
         .bind(i64::from(region.risk_level))
         .bind(region.applies_to_subtenants as i64)
@@ -194,9 +194,8 @@ impl Store {
             shape.bbox,
         )
         .await?;
-        let geometry_id = region.geometry_id.as_str();
         let (action, kind) = (AuditAction::Create, ResourceType::RiskRegion);
-        record(&mut tx, audit, action, kind, geometry_id).await?;
+        record(&mut tx, audit, action, kind, &region.geometry_id).await?;
         tx.commit().await?;
         Ok(RiskRegionId::new(id))
     }
@@ -222,7 +221,7 @@ impl Store {
         .fetch_one(&mut **tx)
         .await?;
         Ok(OldRegion {
-            geometry_id: row.geometry_id,
+            geometry_id: GeometryId::from_store(row.geometry_id),
             shared: row.applies_to_subtenants != 0,
             bbox: [row.min_lat, row.max_lat, row.min_lon, row.max_lon],
         })

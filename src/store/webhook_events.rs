@@ -12,6 +12,7 @@ use jiff::Timestamp;
 
 use super::{Store, StoreResult, Tx, WriteTx, from_doc, to_micros};
 use crate::domain::delivery::{Channel, DeliveryStatus};
+use crate::domain::ids::{MoMessageId, NotificationId};
 use crate::domain::mo_message::MoMessage;
 use crate::domain::time::now;
 use crate::domain::webhook::{Category, WebhookSettings};
@@ -115,8 +116,8 @@ async fn insert_events(
                 .bind(event.device_id.as_deref())
                 .bind(to_micros(event.at))
                 .bind(to_micros(event.at))
-                .bind(event.message_id)
-                .bind(event.notification_id);
+                .bind(event.message_id.map(MoMessageId::get))
+                .bind(event.notification_id.map(NotificationId::get));
         }
         query.execute(&mut **tx).await?;
     }
@@ -168,7 +169,7 @@ impl WriteTx {
 /// A webhook delivery of a stored message's event, its body to render on reading.
 #[derive(Debug, Clone)]
 pub(super) struct MessageEvent {
-    pub message_id: i64,
+    pub message_id: MoMessageId,
     pub event_id: String,
     pub tenant_code: String,
     pub at: Timestamp,
@@ -179,7 +180,7 @@ impl MessageEvent {
     pub(super) fn of(
         channel: Channel,
         body: &str,
-        message_id: Option<i64>,
+        message_id: Option<MoMessageId>,
         event_id: Option<&str>,
         tenant_code: &str,
         at: Timestamp,
@@ -225,7 +226,7 @@ impl Store {
 
     /// The bodies of `events`, in order, from their messages (one query per tenant).
     async fn render_message_events(&self, events: &[MessageEvent]) -> StoreResult<Vec<String>> {
-        let mut by_tenant: BTreeMap<&str, Vec<i64>> = BTreeMap::new();
+        let mut by_tenant: BTreeMap<&str, Vec<MoMessageId>> = BTreeMap::new();
         for event in events {
             by_tenant
                 .entry(&event.tenant_code)
@@ -237,7 +238,7 @@ impl Store {
             ids.sort_unstable();
             ids.dedup();
             for (id, message) in self.get_messages(tenant_code, None, &ids).await? {
-                messages.insert((tenant_code, id.get()), message);
+                messages.insert((tenant_code, id), message);
             }
         }
         Ok(events

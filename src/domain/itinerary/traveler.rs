@@ -4,6 +4,7 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use crate::domain::ids::GeometryId;
 use crate::domain::profile::UserProfile;
 
 /// A person travelling on the itinerary, as stored and read (the wire record:
@@ -108,8 +109,8 @@ pub struct Region {
     #[schema(example = "Northern border area")]
     pub name: Option<String>,
     /// The risk region's id (case-sensitive).
-    #[schema(example = "border-north")]
-    pub geometry_id: Option<String>,
+    #[schema(value_type = Option<String>, example = "border-north")]
+    pub geometry_id: Option<GeometryId>,
 }
 
 #[cfg(test)]

@@ -85,6 +85,7 @@ impl From<&ExternalLink> for ExternalLinkRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::ids::ExternalLinkId;
 
     fn link(name: Option<&str>, url: Option<&str>, order: Option<i32>) -> ExternalLinkRecord {
         ExternalLinkRecord {
@@ -98,7 +99,7 @@ mod tests {
     #[test]
     fn wire_form_matches_the_domain_form() {
         let stored = ExternalLink {
-            link_id: 3,
+            link_id: ExternalLinkId::new(3),
             name: "Handbook".into(),
             link: "https://example.com/h".into(),
             order: -1,

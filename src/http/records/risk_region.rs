@@ -5,10 +5,10 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::domain::geofence::{LatLon, check_point_count, check_polygon};
+use crate::domain::ids::{GEOMETRY_ID_MAX_CHARS, GeometryId};
 use crate::domain::record::ServerFields;
 use crate::domain::risk_region::{
-    GEOMETRY_ID_MAX_CHARS, MAX_RISK_LEVEL, MIN_RISK_LEVEL, NAME_MAX_CHARS, RegionShape, RiskRegion,
-    RiskRegionFields, is_geometry_id,
+    MAX_RISK_LEVEL, MIN_RISK_LEVEL, NAME_MAX_CHARS, RegionShape, RiskRegion, RiskRegionFields,
 };
 use crate::domain::serde_util::null_as_default;
 use crate::domain::validation::{ValidationErrors, Validator};
@@ -56,16 +56,22 @@ impl RiskRegionRecord {
     /// client set, as stored (name trimmed, rings closed), and its shape.
     pub fn validated(mut self) -> Result<(RiskRegionFields, RegionShape), ValidationErrors> {
         let mut v = Validator::new();
-        match self.geometry_id.as_deref() {
-            None => v.add("GeometryId", "is required"),
-            Some(id) if !is_geometry_id(id) => v.add(
-                "GeometryId",
-                format!(
-                    "must be 1 to {GEOMETRY_ID_MAX_CHARS} characters of A-Z, a-z, 0-9, '.', '_', ':' or '-'"
-                ),
-            ),
-            Some(_) => {}
-        }
+        let geometry_id = match self.geometry_id.as_deref().map(str::parse::<GeometryId>) {
+            None => {
+                v.add("GeometryId", "is required");
+                None
+            }
+            Some(Err(_)) => {
+                v.add(
+                    "GeometryId",
+                    format!(
+                        "must be 1 to {GEOMETRY_ID_MAX_CHARS} characters of A-Z, a-z, 0-9, '.', '_', ':' or '-'"
+                    ),
+                );
+                None
+            }
+            Some(Ok(id)) => Some(id),
+        };
         if let Some(name) = v.required("Name", self.name.as_deref()) {
             v.length("Name", Some(name.trim()), 1, NAME_MAX_CHARS);
         }
@@ -94,7 +100,7 @@ impl RiskRegionRecord {
         let polygon = polygon.ok_or_else(|| ValidationErrors::single("Polygon", "is invalid"))?;
         let shape = RegionShape::new(polygon)
             .ok_or_else(|| ValidationErrors::single("Polygon", "encloses no area"))?;
-        match (self.geometry_id, self.name, self.risk_level, self.polygon) {
+        match (geometry_id, self.name, self.risk_level, self.polygon) {
             (Some(geometry_id), Some(name), Some(risk_level), Some(polygon)) => {
                 let fields = RiskRegionFields {
                     geometry_id,
@@ -114,7 +120,7 @@ impl RiskRegionRecord {
 impl From<&RiskRegion> for RiskRegionRecord {
     fn from(region: &RiskRegion) -> Self {
         RiskRegionRecord {
-            geometry_id: Some(region.geometry_id.clone()),
+            geometry_id: Some(region.geometry_id.to_string()),
             name: Some(region.name.clone()),
             risk_level: Some(region.risk_level),
             polygon: Some(region.polygon.clone()),

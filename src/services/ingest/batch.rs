@@ -28,7 +28,7 @@ pub(super) struct AppliedBatch {
     device_id: DeviceId,
     batch: Vec<StorableMessage>,
     placement: Vec<Result<usize, Duplicate>>,
-    ids: Vec<(i64, String)>,
+    ids: Vec<(MoMessageId, String)>,
     received: Timestamp,
     inside: Vec<Option<Vec<GeofenceRef>>>,
     late: Vec<bool>,
@@ -63,14 +63,11 @@ impl AppliedBatch {
         let retry = matches!(self.placement[i], Err(Duplicate::Stored(_)));
         // A retry of a message stored by an earlier request: answer with that one.
         let mut record = if retry {
-            originals
-                .get(&MoMessageId::new(id))
-                .cloned()
-                .unwrap_or(record)
+            originals.get(&id).cloned().unwrap_or(record)
         } else {
             record
         };
-        record.message_id = Some(MoMessageId::new(id));
+        record.message_id = Some(id);
         if etag.is_some() {
             record.etag = etag;
         }
@@ -88,7 +85,7 @@ impl AppliedBatch {
             .placement
             .iter()
             .filter_map(|p| p.as_ref().ok())
-            .map(|slot| self.ids[*slot].0)
+            .map(|slot| self.ids[*slot].0.get())
             .collect();
         let (node, device_id) = (&self.node, &self.device_id);
         super::announcement(
@@ -134,7 +131,7 @@ fn containing(rules: &TenantRules, batch: &[StorableMessage]) -> Vec<Option<Vec<
 #[derive(Debug, Clone, Copy)]
 enum Duplicate {
     /// Stored by an earlier request: its id.
-    Stored(i64),
+    Stored(MoMessageId),
     /// The same key earlier in this batch: that message's index.
     InBatch(usize),
 }
@@ -154,7 +151,7 @@ struct Placed {
     /// For each message: Ok(its slot in `ids`) or Err(which one it repeats).
     placement: Vec<Result<usize, Duplicate>>,
     /// The messages stored now: id and ETag.
-    ids: Vec<(i64, String)>,
+    ids: Vec<(MoMessageId, String)>,
 }
 
 /// Settles repeats within the batch (same `SequenceNumber` and `SentFromDevice`): for
@@ -244,7 +241,7 @@ fn renumber(mut placement: Vec<Result<usize, Duplicate>>, outcomes: Vec<Inserted
 async fn emit_message_events(
     tx: &mut WriteTx,
     node: &TenantNode,
-    device_id: &str,
+    device_id: &DeviceId,
     webhooks: Option<&WebhookSettings>,
     placed: &Placed,
     received: Timestamp,
@@ -380,10 +377,10 @@ impl Pipeline {
             let id = placed.ids[slot].0;
             let message = &prepared.batch[i].record;
             let inside = prepared.inside[i].clone();
-            let observation = unit.state.observe(message, id, times[i], inside);
+            let observation = unit.state.observe(message, id.get(), times[i], inside);
             late[i] = observation.late;
             let occurrence = Occurrence {
-                message: Some((MoMessageId::new(id), message)),
+                message: Some((id, message)),
                 time: times[i],
             };
             triggered[i] = self
@@ -401,7 +398,7 @@ impl Pipeline {
     ) -> StoreResult<Vec<ProcessedMessage>> {
         // Retries of messages stored by earlier requests are answered with those
         // originals, read in one query (a gateway may resend a whole batch).
-        let resent: Vec<i64> = applied
+        let resent: Vec<MoMessageId> = applied
             .placement
             .iter()
             .filter_map(|p| match p {

@@ -429,7 +429,7 @@ mod tests {
                     continue;
                 }
                 let processed = answer.unwrap_or_else(|e| panic!("{device_id}: {e}"));
-                let id: i64 = processed[0].message.message_id.unwrap().get();
+                let id = processed[0].message.message_id.unwrap();
                 let stored = store
                     .get_messages("1000", Some(device_id), &[id])
                     .await

@@ -115,11 +115,16 @@ pub(super) async fn read_announced(
 ) -> StoreResult<Vec<Option<Payload>>> {
     let code = announced.tenant_code.as_str();
     let mut records = Vec::with_capacity(announced.event_count());
+    let message_ids: Vec<MoMessageId> = announced
+        .messages
+        .iter()
+        .map(|id| MoMessageId::new(*id))
+        .collect();
     let mut messages = store
-        .get_messages(code, Some(&announced.device_id), &announced.messages)
+        .get_messages(code, Some(&announced.device_id), &message_ids)
         .await?;
-    for id in &announced.messages {
-        let message = messages.remove(&MoMessageId::new(*id));
+    for id in &message_ids {
+        let message = messages.remove(id);
         records.push(message.map(|m| Payload::MoMessage(Arc::new(m))));
     }
     // One alert raised and joined by one batch is announced twice: read once.
