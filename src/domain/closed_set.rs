@@ -59,6 +59,17 @@ macro_rules! closed_set {
                 }
             }
 
+            /// The member a client's text names in any letter case, with spaces around
+            /// (for the sets the API promised to read leniently; the others never call it).
+            #[allow(dead_code)]
+            pub fn parse_any_case(text: &str) -> Option<Self> {
+                let text = text.trim();
+                Self::ALL
+                    .iter()
+                    .copied()
+                    .find(|member| member.as_str().eq_ignore_ascii_case(text))
+            }
+
             /// The text as an SQL string literal (`'Pending'`), for statements whose
             /// predicate must read as a partial index's does (a bound parameter would not
             /// let the planner prove the index applies).

@@ -37,17 +37,6 @@ closed_set! {
     }
 }
 
-impl GeofenceShape {
-    /// The shape a client's `GeofenceType` names, in any case and with spaces around.
-    pub fn parse_any_case(text: &str) -> Option<Self> {
-        let text = text.trim();
-        Self::ALL
-            .iter()
-            .copied()
-            .find(|kind| kind.as_str().eq_ignore_ascii_case(text))
-    }
-}
-
 /// A position in WGS 84 degrees. Only the object form is read: an array such as
 /// `[51.5, -0.12]` is refused, since GeoJSON's `[lon, lat]` order would silently swap.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]

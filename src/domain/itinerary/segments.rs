@@ -39,17 +39,6 @@ closed_set! {
     }
 }
 
-impl JourneyType {
-    /// The type a client's `JourneyType` names, in any case and with spaces around.
-    pub fn parse_any_case(text: &str) -> Option<Self> {
-        let text = text.trim();
-        Self::ALL
-            .iter()
-            .copied()
-            .find(|kind| kind.as_str().eq_ignore_ascii_case(text))
-    }
-}
-
 /// Which segment table a record lives in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SegmentKind {
