@@ -10,7 +10,7 @@ use crate::auth::{AuthConfig, Authenticator, hash_password};
 use crate::channels::{Channels, ChannelsConfig};
 use crate::domain::access::Role;
 use crate::domain::ids::{TenantCode, UserId};
-use crate::domain::tenant::{ROOT_TENANT_CODE, TenantFields};
+use crate::domain::tenant::{TenantFields, root_tenant_code};
 use crate::domain::user::User;
 use crate::http::metrics::MetricsConfig;
 use crate::http::paging::TokenSigner;
@@ -106,7 +106,7 @@ pub async fn bootstrap(
     };
     create_user(
         store,
-        ROOT_TENANT_CODE,
+        &root_tenant_code(),
         admin_email,
         &password,
         Role::Administrator.as_str(),
@@ -124,14 +124,14 @@ pub async fn ensure_root_tenant(store: &Store) -> anyhow::Result<()> {
         description: "Root".into(),
         ..Default::default()
     };
-    store.ensure_root_tenant(ROOT_TENANT_CODE, &root).await?;
+    store.ensure_root_tenant(&root_tenant_code(), &root).await?;
     Ok(())
 }
 
 /// Creates a user from the command line, with the same validation as the API.
 pub async fn create_user(
     store: &Store,
-    tenant: &str,
+    tenant: &TenantCode,
     email: &str,
     password: &str,
     role: &str,
@@ -161,7 +161,7 @@ pub async fn create_user(
     let id = store
         .create_user(
             NewUser {
-                tenant_code: TenantCode::from_store(node.code),
+                tenant_code: node.code,
                 user,
                 password_hash,
             },

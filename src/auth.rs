@@ -36,7 +36,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use crate::domain::access::{Permission, Permissions, Role};
 use crate::domain::api_token::{hashes_equal, is_random_secret, is_well_formed, secret_hash};
 use crate::domain::audit::{self, Audit, AuditAction, ResourceType};
-use crate::domain::ids::{ApiTokenId, UserId};
+use crate::domain::ids::{ApiTokenId, TenantCode, UserId};
 use crate::domain::lockout::{Admission, LockoutPolicy};
 use crate::domain::password;
 use crate::domain::time::now;
@@ -66,7 +66,7 @@ pub enum Via {
 pub struct Principal {
     pub actor: Actor,
     pub via: Via,
-    pub tenant_code: String,
+    pub tenant_code: TenantCode,
     /// Materialised path of the home tenant; the caller's scope is this subtree.
     pub tenant_path: String,
     /// A user's role; for a token, the least role granting its permissions (the most it

@@ -6,6 +6,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::domain::ids::TenantCode;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "safetrack",
@@ -308,7 +310,7 @@ pub struct AdminCreateArgs {
     pub password: String,
     /// Tenant code the user belongs to.
     #[arg(long, default_value = "1000")]
-    pub tenant: String,
+    pub tenant: TenantCode,
     /// Administrator, Manager, User or ReadOnly.
     #[arg(long, default_value = "Administrator")]
     pub role: String,

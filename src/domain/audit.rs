@@ -119,7 +119,7 @@ impl Actor {
 pub struct Audit {
     actor: Actor,
     client: Option<IpAddr>,
-    tenant_code: String,
+    tenant_code: TenantCode,
     tenant_path: String,
 }
 
@@ -134,13 +134,13 @@ impl Audit {
     pub fn in_tenant(
         actor: Actor,
         client: Option<IpAddr>,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         tenant_path: &str,
     ) -> Self {
         Self {
             actor,
             client,
-            tenant_code: tenant_code.to_string(),
+            tenant_code: tenant_code.clone(),
             tenant_path: tenant_path.to_string(),
         }
     }
@@ -155,7 +155,7 @@ impl Audit {
         AuditEntry {
             audit_entry_id: None,
             at: now(),
-            tenant_code: TenantCode::from_store(self.tenant_code.clone()),
+            tenant_code: self.tenant_code.clone(),
             tenant_path: self.tenant_path.clone(),
             actor: self.actor.as_str().to_string(),
             client_address: self.client.map(|c| c.to_string()),
@@ -214,8 +214,8 @@ mod tests {
     #[test]
     fn an_entry_names_who_where_and_what() {
         let node = TenantNode {
-            code: "1001".into(),
-            parent_code: Some("1000".into()),
+            code: "1001".parse().unwrap(),
+            parent_code: Some("1000".parse().unwrap()),
             path: "/1000/1001/".into(),
         };
         let audit = Audit::new(

@@ -73,18 +73,14 @@ impl DeliveryStatus {
 pub struct Receiver {
     pub channel: Channel,
     /// Webhooks only: the tenant whose settings name the URL, and the URL.
-    pub webhook: Option<(String, String)>,
+    pub webhook: Option<(TenantCode, String)>,
 }
 
 impl Receiver {
     /// The receiver of a delivery on `channel` to `target` of `tenant_code`.
-    pub fn of(channel: Channel, tenant_code: &str, target: Option<&str>) -> Self {
-        let webhook = (channel == Channel::Webhook).then(|| {
-            (
-                tenant_code.to_string(),
-                target.unwrap_or_default().to_string(),
-            )
-        });
+    pub fn of(channel: Channel, tenant_code: &TenantCode, target: Option<&str>) -> Self {
+        let webhook = (channel == Channel::Webhook)
+            .then(|| (tenant_code.clone(), target.unwrap_or_default().to_string()));
         Self { channel, webhook }
     }
 }
@@ -363,24 +359,25 @@ mod tests {
 
     #[test]
     fn a_webhooks_receiver_is_its_tenants_url_the_others_their_channels_provider() {
+        let code = |text: &str| text.parse::<TenantCode>().expect("a tenant code");
         let url = Some("https://hooks.example/a");
         assert_eq!(
-            Receiver::of(Channel::Webhook, "1000", url),
-            Receiver::of(Channel::Webhook, "1000", url)
+            Receiver::of(Channel::Webhook, &code("1000"), url),
+            Receiver::of(Channel::Webhook, &code("1000"), url)
         );
         assert_ne!(
-            Receiver::of(Channel::Webhook, "1000", url),
-            Receiver::of(Channel::Webhook, "1001", url),
+            Receiver::of(Channel::Webhook, &code("1000"), url),
+            Receiver::of(Channel::Webhook, &code("1001"), url),
             "another tenant's deliveries to the same URL"
         );
         assert_eq!(
-            Receiver::of(Channel::Email, "1000", Some("a@example.com")),
-            Receiver::of(Channel::Email, "1001", Some("b@example.com")),
+            Receiver::of(Channel::Email, &code("1000"), Some("a@example.com")),
+            Receiver::of(Channel::Email, &code("1001"), Some("b@example.com")),
             "one SMTP server"
         );
         assert_ne!(
-            Receiver::of(Channel::Sms, "1000", Some("+15005550006")),
-            Receiver::of(Channel::Voice, "1000", Some("+15005550006"))
+            Receiver::of(Channel::Sms, &code("1000"), Some("+15005550006")),
+            Receiver::of(Channel::Voice, &code("1000"), Some("+15005550006"))
         );
     }
 }

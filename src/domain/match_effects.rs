@@ -13,7 +13,7 @@ use super::alert::Alert;
 use super::delivery::{Channel, DeliveryStatus, MatchSummary};
 use super::device::Device;
 use super::device_state::Observation;
-use super::ids::{DeviceId, MoMessageId, NotificationId};
+use super::ids::{DeviceId, MoMessageId, NotificationId, TenantCode};
 use super::mo_message::MoMessage;
 use super::mt_message::{MtType, NewMtMessage};
 use super::notification::{EventNotification, Severity};
@@ -135,7 +135,7 @@ pub struct Fired {
 
 impl Fired {
     /// The event for `tenant_code`, with the alert the match raised or joined.
-    pub fn event(&self, tenant_code: &str, alert: Option<&Alert>) -> WebhookEvent {
+    pub fn event(&self, tenant_code: &TenantCode, alert: Option<&Alert>) -> WebhookEvent {
         let data = json!({
             "NotificationId": self.notification_id,
             "NotificationName": self.notification_name,

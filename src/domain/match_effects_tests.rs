@@ -267,7 +267,8 @@ fn with_webhooks_the_match_is_an_event_notification_carrying_its_alert() {
         panic!("{effects:?}")
     };
     let alert = crate::domain::alert::sample(12);
-    let event = fired.event("1000", Some(&alert));
+    let root = crate::domain::tenant::root_tenant_code();
+    let event = fired.event(&root, Some(&alert));
     assert_eq!(event.notification_id, Some(NotificationId::new(4)));
     assert_eq!(event.device_id.as_deref(), Some(DEVICE));
     let body: Value = serde_json::from_str(&event.body).expect("JSON");
@@ -281,7 +282,7 @@ fn with_webhooks_the_match_is_an_event_notification_carrying_its_alert() {
     assert_eq!(data["Geofences"], json!(["Depot"]));
     assert_eq!(data["Latitude"], 51.5);
     // Without an alert (no RaiseAlert) the event says so.
-    let data: Value = serde_json::from_str(&fired.event("1000", None).body).expect("JSON");
+    let data: Value = serde_json::from_str(&fired.event(&root, None).body).expect("JSON");
     assert!(data["Data"]["AlertId"].is_null() && data["Data"]["Alert"].is_null());
 }
 

@@ -99,9 +99,9 @@ pub struct RecipientReference {
 }
 
 /// A contact as far as references care: who owns it and its entries' ids.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ContactTarget {
-    pub owner: String,
+    pub owner: TenantCode,
     pub entries: Vec<String>,
 }
 
@@ -109,7 +109,7 @@ pub struct ContactTarget {
 /// (found by the store): lists and contacts by id with their owner, group ids.
 #[derive(Debug, Clone, Default)]
 pub struct ReferencedRecords {
-    pub lists: HashMap<DistributionListId, String>,
+    pub lists: HashMap<DistributionListId, TenantCode>,
     pub contacts: HashMap<ContactId, ContactTarget>,
     pub groups: HashSet<GroupId>,
 }
@@ -131,7 +131,7 @@ pub fn check_references(
                     format!("no distribution list {id} in this tenant"),
                 ),
                 Some(owner) => {
-                    if let Some(code) = tenant_code.as_ref().filter(|t| *t != owner.as_str()) {
+                    if let Some(code) = tenant_code.as_ref().filter(|t| *t != owner) {
                         v.add(
                             format!("{prefix}.TenantCode"),
                             format!("list {id} does not belong to tenant {code}"),
@@ -149,10 +149,7 @@ pub fn check_references(
                     format!("no contact {id} in this tenant"),
                 ),
                 Some(contact) => {
-                    if let Some(code) = tenant_code
-                        .as_ref()
-                        .filter(|t| *t != contact.owner.as_str())
-                    {
+                    if let Some(code) = tenant_code.as_ref().filter(|t| **t != contact.owner) {
                         v.add(
                             format!("{prefix}.TenantCode"),
                             format!("contact {id} does not belong to tenant {code}"),

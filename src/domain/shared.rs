@@ -3,6 +3,8 @@
 //! all of them, with one message that does not name the owner (the caller may have no
 //! access to that tenant).
 
+use crate::domain::ids::TenantCode;
+
 /// A write to a record the tenant only inherits.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
@@ -13,11 +15,11 @@ pub struct SharedReadOnly(pub &'static str);
 
 /// `Ok` when `tenant_code` owns the record (`owner`); a `what` names the record kind.
 pub fn ensure_owner(
-    owner: &str,
-    tenant_code: &str,
+    owner: &TenantCode,
+    tenant_code: &TenantCode,
     what: &'static str,
 ) -> Result<(), SharedReadOnly> {
-    if owner == tenant_code {
+    if tenant_code == owner {
         Ok(())
     } else {
         Err(SharedReadOnly(what))
@@ -30,8 +32,10 @@ mod tests {
 
     #[test]
     fn only_the_owner_writes_and_the_refusal_names_no_tenant() {
-        assert!(ensure_owner("1001", "1001", "contact").is_ok());
-        let refused = ensure_owner("1000", "1001", "contact").unwrap_err();
+        let (root, code): (TenantCode, TenantCode) =
+            ("1000".parse().unwrap(), "1001".parse().unwrap());
+        assert!(ensure_owner(&code, &code, "contact").is_ok());
+        let refused = ensure_owner(&root, &code, "contact").unwrap_err();
         assert!(!refused.to_string().contains("1000"));
         assert!(refused.to_string().contains("contact"));
     }

@@ -8,6 +8,11 @@ use serde::{Deserialize, Serialize};
 use super::ids::TenantCode;
 
 pub const ROOT_TENANT_CODE: &str = "1000";
+
+/// The root tenant's code (`ROOT_TENANT_CODE`), which the server bootstraps.
+pub fn root_tenant_code() -> TenantCode {
+    TenantCode::from_store(ROOT_TENANT_CODE.to_string())
+}
 pub const DESCRIPTION_MAX_CHARS: usize = 250;
 
 /// A tenant's settings as a client sets them, validated: what the store keeps as the
@@ -85,8 +90,8 @@ impl Tenant {
 /// Where a tenant sits in the hierarchy; the unit of access control.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TenantNode {
-    pub code: String,
-    pub parent_code: Option<String>,
+    pub code: TenantCode,
+    pub parent_code: Option<TenantCode>,
     /// Materialised path of codes, `/1000/1001/`: a subtree is a path prefix.
     pub path: String,
 }
@@ -98,7 +103,7 @@ impl TenantNode {
         self.path.starts_with(ancestor_path)
     }
 
-    pub fn child_path(&self, child_code: &str) -> String {
+    pub fn child_path(&self, child_code: &TenantCode) -> String {
         format!("{}{child_code}/", self.path)
     }
 }
@@ -107,17 +112,21 @@ impl TenantNode {
 mod tests {
     use super::*;
 
+    fn code(text: &str) -> TenantCode {
+        text.parse().expect("a tenant code")
+    }
+
     #[test]
     fn subtree() {
         let root = TenantNode {
-            code: "1000".into(),
+            code: root_tenant_code(),
             parent_code: None,
             path: "/1000/".into(),
         };
         let child = TenantNode {
-            code: "1001".into(),
-            parent_code: Some("1000".into()),
-            path: root.child_path("1001"),
+            code: code("1001"),
+            parent_code: Some(code("1000")),
+            path: root.child_path(&code("1001")),
         };
         assert!(child.is_within(&root.path));
         assert!(!root.is_within(&child.path));

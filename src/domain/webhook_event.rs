@@ -9,6 +9,7 @@ use super::closed_set::closed_set;
 use super::ids::{DeviceId, MoMessageId, NotificationId};
 use super::mo_message::{MoMessage, MoMessageEventData};
 use super::webhook::Category;
+use crate::domain::ids::TenantCode;
 
 closed_set! {
     /// What happened to the record (the envelope's `Type`).
@@ -49,7 +50,7 @@ struct Envelope<'a, T: Serialize> {
     id: &'a str,
     category: &'static str,
     r#type: EventType,
-    tenant_code: &'a str,
+    tenant_code: &'a TenantCode,
     timestamp: Timestamp,
     data: &'a T,
 }
@@ -60,7 +61,7 @@ impl WebhookEvent {
     pub fn new<T: Serialize>(
         category: Category,
         kind: EventType,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         at: Timestamp,
         data: &T,
         device_id: Option<DeviceId>,
@@ -99,7 +100,7 @@ impl WebhookEvent {
     pub fn from_value(
         category: Category,
         kind: EventType,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         at: Timestamp,
         data: serde_json::Value,
     ) -> Self {
@@ -119,7 +120,7 @@ fn render<T: Serialize>(
     id: &str,
     category: Category,
     kind: EventType,
-    tenant_code: &str,
+    tenant_code: &TenantCode,
     at: Timestamp,
     data: &T,
 ) -> String {
@@ -139,7 +140,7 @@ fn render<T: Serialize>(
 /// is the stored message as the API shows it (None: deleted since; `Data` is then null).
 pub fn message_event_body(
     event_id: &str,
-    tenant_code: &str,
+    tenant_code: &TenantCode,
     at: Timestamp,
     message: Option<&MoMessage>,
 ) -> String {
@@ -182,9 +183,10 @@ mod tests {
     #[test]
     fn envelope_shape_and_redaction() {
         let at: Timestamp = "2026-03-01T10:00:00Z".parse().unwrap();
+        let code: TenantCode = "1001".parse().unwrap();
         let data =
             event_data(&serde_json::json!({"Username": "a@b.co", "Password": "x", "Photo": "y"}));
-        let event = WebhookEvent::from_value(Category::User, EventType::Created, "1001", at, data);
+        let event = WebhookEvent::from_value(Category::User, EventType::Created, &code, at, data);
         let body: serde_json::Value = serde_json::from_str(&event.body).unwrap();
         assert_eq!(body["Category"], "User");
         assert_eq!(body["Type"], "Created");

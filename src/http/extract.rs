@@ -15,6 +15,7 @@ use super::error::ApiError;
 use crate::auth::Principal;
 use crate::domain::access::Permission;
 use crate::domain::api_token::hashes_equal;
+use crate::domain::ids::TenantCode;
 use crate::domain::tenant::TenantNode;
 use crate::store::TenantSelection;
 
@@ -149,7 +150,7 @@ impl TenantScope {
         if subtenants {
             TenantSelection::Subtree(self.tenant.path.clone())
         } else {
-            TenantSelection::Tenant(self.code().to_string())
+            TenantSelection::Tenant(self.code().clone())
         }
     }
 
@@ -173,7 +174,7 @@ impl TenantScope {
         self.tenant.code == self.caller.tenant_code
     }
 
-    pub fn code(&self) -> &str {
+    pub fn code(&self) -> &TenantCode {
         &self.tenant.code
     }
 }
@@ -191,10 +192,11 @@ impl FromRequestParts<AppState> for TenantScope {
         if params.iter().any(|(_, value)| value.contains('\0')) {
             return Err(ApiError::NotFound);
         }
-        let code = params
+        // A code that does not parse names no tenant: 404, like an unknown one.
+        let code: TenantCode = params
             .iter()
             .find(|(name, _)| *name == "tenantVarCode")
-            .map(|(_, value)| value.to_string())
+            .and_then(|(_, value)| value.parse().ok())
             .ok_or(ApiError::NotFound)?;
         let tenant = app
             .store

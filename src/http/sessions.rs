@@ -22,6 +22,7 @@ use super::error::{ApiError, ApiResult, Problem};
 use super::extract::{Caller, SESSION_COOKIE};
 use super::negotiate::Body;
 use crate::auth::{AuthError, Principal, Via};
+use crate::domain::ids::TenantCode;
 use crate::domain::user::UserRef;
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -49,7 +50,8 @@ pub struct SessionCaller {
     pub username: String,
     pub first_name: Option<String>,
     pub last_name: Option<String>,
-    pub tenant_code: String,
+    #[schema(value_type = String)]
+    pub tenant_code: TenantCode,
     /// `null` for an API token.
     pub user_role_id: Option<String>,
     pub permissions: Vec<String>,

@@ -12,7 +12,6 @@ use super::negotiate::{Body, EmptyOk, Record, RecordList, Representable};
 use super::records::tenant::TenantRecord;
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
-use crate::domain::ids::TenantCode;
 use crate::domain::tenant::Tenant;
 use crate::store::TenantDeletion;
 
@@ -87,12 +86,7 @@ async fn update_tenant(
     scope.require(Permission::ManageTenants)?;
     let tenant = tenant.validated()?;
     app.store
-        .update_tenant(
-            &tenant_code(&scope),
-            &tenant,
-            if_match.as_deref(),
-            &scope.audit(),
-        )
+        .update_tenant(scope.code(), &tenant, if_match.as_deref(), &scope.audit())
         .await?;
     Ok(EmptyOk)
 }
@@ -115,7 +109,7 @@ async fn delete_tenant(
     }
     match app
         .store
-        .delete_tenant(&tenant_code(&scope), if_match.as_deref(), &scope.audit())
+        .delete_tenant(scope.code(), if_match.as_deref(), &scope.audit())
         .await?
     {
         TenantDeletion::Deleted => {
@@ -153,11 +147,6 @@ async fn list_subtenants(
             .list_descendant_tenants(&scope.tenant.path)
             .await?
     } else {
-        app.store.list_subtenants(&tenant_code(&scope)).await?
+        app.store.list_subtenants(scope.code()).await?
     }))
-}
-
-/// The path tenant's code, already looked up (`TenantScope::code` is still text).
-fn tenant_code(scope: &TenantScope) -> TenantCode {
-    TenantCode::from_store(scope.code().to_string())
 }

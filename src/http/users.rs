@@ -16,7 +16,7 @@ use super::records::user::UserRecord;
 use super::{AppState, TenantParam};
 use crate::auth::hash_password;
 use crate::domain::access::{Permission, Role};
-use crate::domain::ids::{TenantCode, UserId};
+use crate::domain::ids::UserId;
 use crate::domain::user::{User, UserFields, UserRef};
 use crate::store::{NewUser, StoredUser, UserUpdate};
 
@@ -179,7 +179,7 @@ async fn create_user(
         .store
         .create_user(
             NewUser {
-                tenant_code: TenantCode::from_store(scope.code().to_string()),
+                tenant_code: scope.code().clone(),
                 user: incoming,
                 password_hash,
             },

@@ -18,7 +18,7 @@ use crate::domain::address::ContactAddress;
 use crate::domain::address_book::Contact;
 use crate::domain::alert::{Alert, Notified, TimelineKind};
 use crate::domain::delivery::{Channel, DeliveryStatus};
-use crate::domain::ids::{AlertId, TenantCode};
+use crate::domain::ids::AlertId;
 use crate::domain::time::now;
 use crate::store::{AlertEvent, DueEscalation, NewDelivery, Store, StoreResult};
 
@@ -150,7 +150,7 @@ fn round_delivery(
 ) -> NewDelivery {
     let alert = &due.alert;
     NewDelivery {
-        tenant_code: TenantCode::from_store(due.node.code.clone()),
+        tenant_code: due.node.code.clone(),
         channel: Channel::Email,
         target: None,
         status: DeliveryStatus::NoAddress,

@@ -13,6 +13,7 @@ use futures::channel::mpsc::{Receiver, Sender, channel};
 use futures::{FutureExt, SinkExt, StreamExt, stream};
 use jiff::Timestamp;
 
+use crate::domain::ids::TenantCode;
 use crate::domain::report::rows::{
     AlertRow, OverviewRow, SummaryRow, UtilisationRow, ViolationRow, round,
 };
@@ -239,7 +240,7 @@ impl ReportService {
         mut out: Rows<AlertRow>,
     ) {
         // By tenant and id: two tenants in the scope may each have a device of one id.
-        let names: HashMap<(String, String), Option<String>> = devices
+        let names: HashMap<(TenantCode, String), Option<String>> = devices
             .into_iter()
             .map(|d| {
                 let key = (d.tenant_code.clone(), d.device_id().to_string());

@@ -10,7 +10,7 @@ use jiff::tz::TimeZone;
 
 use crate::domain::events::{Expression, parse_expression};
 use crate::domain::geofence::Shape;
-use crate::domain::ids::{GroupId, NotificationId};
+use crate::domain::ids::{GroupId, NotificationId, TenantCode};
 use crate::domain::mo_message::GeofenceRef;
 use crate::domain::notification::{EventNotification, Severity};
 use crate::domain::tenant::TenantNode;
@@ -81,7 +81,7 @@ impl TenantRules {
 /// The per-tenant cache.
 #[derive(Default)]
 pub struct RulesCache {
-    entries: RwLock<HashMap<String, (i64, Arc<TenantRules>)>>,
+    entries: RwLock<HashMap<TenantCode, (i64, Arc<TenantRules>)>>,
 }
 
 impl RulesCache {

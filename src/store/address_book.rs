@@ -189,7 +189,7 @@ impl Store {
             book.table()
         );
         let rows = sqlx::query(&sql)
-            .bind(&node.code)
+            .bind(node.code.as_str())
             .bind(&node.path)
             .fetch_all(&self.pool)
             .await?;
@@ -227,7 +227,7 @@ impl Store {
             book.table()
         );
         let row = sqlx::query(&sql)
-            .bind(&node.code)
+            .bind(node.code.as_str())
             .bind(&node.path)
             .bind(T::raw(id))
             .fetch_optional(&self.pool)
@@ -253,7 +253,7 @@ impl Store {
             book.table()
         );
         let row = sqlx::query(&sql)
-            .bind(&node.code)
+            .bind(node.code.as_str())
             .bind(write.applies_to_subtenants as i64)
             .bind(to_doc(write.record)?)
             .bind(new_etag())
@@ -339,7 +339,7 @@ impl Store {
     /// Deletes a record the tenant owns; `Conflict` while a list or notification names it.
     pub async fn delete_address_book<T: BookRecord>(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         id: T::Id,
         if_match: Option<&str>,
         audit: &Audit,

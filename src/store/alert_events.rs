@@ -18,7 +18,7 @@ use crate::domain::alert::{
 };
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
 use crate::domain::delivery::{Channel, DeliveryStatus};
-use crate::domain::ids::{AlertId, DeliveryId, MoMessageId};
+use crate::domain::ids::{AlertId, DeliveryId, MoMessageId, TenantCode};
 use crate::domain::tenant::TenantNode;
 use crate::store::StreamAnnouncement;
 
@@ -322,8 +322,10 @@ impl WriteTx {
             tenant_code: node.code.clone(),
             tenant_path: node.path.clone(),
             device_id: alert.device_id.to_string(),
+            messages: Vec::new(),
             alerts: vec![alert.alert_id.get()],
-            ..Default::default()
+            device: false,
+            device_record: None,
         })
         .await
     }
@@ -365,12 +367,12 @@ impl Store {
     /// its recorded steps and its deliveries with their current status.
     pub async fn alert_timeline(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         id: AlertId,
     ) -> StoreResult<Option<Vec<TimelineEntry>>> {
         let exists = sqlx::query("SELECT id FROM alerts WHERE id = $1 AND tenant_code = $2")
             .bind(id.get())
-            .bind(tenant_code)
+            .bind(tenant_code.as_str())
             .fetch_optional(&self.pool)
             .await?;
         if exists.is_none() {
@@ -387,7 +389,7 @@ impl Store {
              FROM deliveries WHERE alert_id = $1 AND tenant_code = $2 ORDER BY id",
         )
         .bind(id.get())
-        .bind(tenant_code)
+        .bind(tenant_code.as_str())
         .fetch_all(&self.pool)
         .await?;
         let steps = steps

@@ -21,7 +21,7 @@ pub(super) const COLUMNS: &str = "a.id, a.tenant_code, a.device_id, a.notificati
 /// What a match tells an alert.
 #[derive(Debug, Clone)]
 pub struct AlertMatch<'a> {
-    pub tenant_code: &'a str,
+    pub tenant_code: &'a TenantCode,
     pub device_id: &'a str,
     pub notification_id: NotificationId,
     pub notification_name: &'a str,
@@ -38,7 +38,7 @@ pub struct AlertMatch<'a> {
 /// Which alerts a listing covers.
 #[derive(Debug, Clone)]
 pub struct AlertFilter<'a> {
-    pub tenant_code: &'a str,
+    pub tenant_code: &'a TenantCode,
     /// Also the subtenants' (the subtree under this path).
     pub subtree: Option<&'a str>,
     pub status: Option<AlertStatus>,
@@ -150,7 +150,7 @@ impl WriteTx {
             .bind(to_micros(m.at))
             .bind(new_etag())
             .bind(m.notification_id.get())
-            .bind(m.tenant_code)
+            .bind(m.tenant_code.as_str())
             .bind(m.device_id)
             .fetch_optional(&mut *self.tx)
             .await?;
@@ -168,7 +168,7 @@ impl WriteTx {
         );
         // Optional floats: not a cached statement (see `store/mod.rs`, NULL floats).
         let row = sqlx::query(&sql)
-            .bind(m.tenant_code)
+            .bind(m.tenant_code.as_str())
             .bind(m.device_id)
             .bind(m.notification_id.get())
             .bind(m.notification_name)
@@ -222,11 +222,15 @@ impl Store {
 
     /// An alert of exactly this tenant (`/alerts/{id}` addresses the path tenant's alerts,
     /// as `/users/{x}` does; only the list widens to subtenants).
-    pub async fn get_alert(&self, tenant_code: &str, id: AlertId) -> StoreResult<Option<Alert>> {
+    pub async fn get_alert(
+        &self,
+        tenant_code: &TenantCode,
+        id: AlertId,
+    ) -> StoreResult<Option<Alert>> {
         let sql = format!("SELECT {COLUMNS} FROM alerts a WHERE a.id = $1 AND a.tenant_code = $2");
         let row = sqlx::query(&sql)
             .bind(id.get())
-            .bind(tenant_code)
+            .bind(tenant_code.as_str())
             .fetch_optional(&self.pool)
             .await?;
         row.as_ref().map(alert_from_row).transpose()
@@ -289,8 +293,8 @@ impl WriteTx {
         let alert = alert_from_row(&row)?;
         let due = DueRow::from_row(&row)?;
         let node = crate::domain::tenant::TenantNode {
-            code: alert.tenant_code.to_string(),
-            parent_code: due.parent_code,
+            code: alert.tenant_code.clone(),
+            parent_code: due.parent_code.map(TenantCode::from_store),
             path: due.path,
         };
         let due = from_micros(due.next_escalation_at)?.unwrap_or(at);

@@ -13,14 +13,14 @@ use super::{Store, StoreResult, conflict_on_duplicate, from_micros, to_micros};
 use crate::domain::access::{Permission, Permissions};
 use crate::domain::api_token::{ApiToken, NewApiToken};
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
-use crate::domain::ids::ApiTokenId;
+use crate::domain::ids::{ApiTokenId, TenantCode};
 
 /// What authentication needs to know about the token with a given secret hash.
 #[derive(Debug, Clone)]
 pub struct TokenCredentials {
     pub id: ApiTokenId,
     pub name: String,
-    pub tenant_code: String,
+    pub tenant_code: TenantCode,
     pub tenant_path: String,
     pub permissions: Permissions,
     pub secret_hash: String,
@@ -95,7 +95,7 @@ impl TokenCredentialsRow {
         Ok(TokenCredentials {
             id: ApiTokenId::new(self.id),
             name: self.name,
-            tenant_code: self.tenant_code,
+            tenant_code: TenantCode::from_store(self.tenant_code),
             tenant_path: self.path,
             permissions: permissions_from_text(&self.permissions)?,
             secret_hash: self.secret_hash,
@@ -109,7 +109,7 @@ impl TokenCredentialsRow {
 /// A token being issued: the request, what is kept of its secret (`secret_hash`, and
 /// `prefix`, the characters shown to tell tokens apart), who issued it and when.
 pub struct IssuedToken<'a> {
-    pub tenant_code: &'a str,
+    pub tenant_code: &'a TenantCode,
     pub token: &'a NewApiToken,
     pub secret_hash: &'a str,
     pub prefix: &'a str,
@@ -139,7 +139,7 @@ impl Store {
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING {TOKEN_COLUMNS}"
         );
         let row = sqlx::query(&sql)
-            .bind(tenant_code)
+            .bind(tenant_code.as_str())
             .bind(&token.name)
             .bind(secret_hash)
             .bind(prefix)
@@ -161,7 +161,7 @@ impl Store {
                 TokenCredentials {
                     id: created.token_id,
                     name: created.name.clone(),
-                    tenant_code: tenant_code.to_string(),
+                    tenant_code: tenant_code.clone(),
                     tenant_path: node.path,
                     permissions: token.permissions,
                     secret_hash: secret_hash.to_string(),
@@ -175,13 +175,13 @@ impl Store {
     }
 
     /// The tenant's live (not revoked) tokens, expired ones included, by id.
-    pub async fn list_api_tokens(&self, tenant_code: &str) -> StoreResult<Vec<ApiToken>> {
+    pub async fn list_api_tokens(&self, tenant_code: &TenantCode) -> StoreResult<Vec<ApiToken>> {
         let sql = format!(
             "SELECT {TOKEN_COLUMNS} FROM api_tokens
              WHERE tenant_code = $1 AND revoked_at IS NULL ORDER BY id"
         );
         let rows = sqlx::query(&sql)
-            .bind(tenant_code)
+            .bind(tenant_code.as_str())
             .fetch_all(&self.pool)
             .await?;
         rows.iter().map(token_from_row).collect()
@@ -189,7 +189,7 @@ impl Store {
 
     pub async fn get_api_token(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         id: ApiTokenId,
     ) -> StoreResult<Option<ApiToken>> {
         let sql = format!(
@@ -198,7 +198,7 @@ impl Store {
         );
         let row = sqlx::query(&sql)
             .bind(id.get())
-            .bind(tenant_code)
+            .bind(tenant_code.as_str())
             .fetch_optional(&self.pool)
             .await?;
         row.as_ref().map(token_from_row).transpose()
@@ -207,7 +207,7 @@ impl Store {
     /// Revokes a live token of the tenant; `false` when there is none.
     pub async fn revoke_api_token(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         id: ApiTokenId,
         at: Timestamp,
         audit: &Audit,
@@ -220,7 +220,7 @@ impl Store {
         )
         .bind(to_micros(at))
         .bind(id.get())
-        .bind(tenant_code)
+        .bind(tenant_code.as_str())
         .execute(&mut *tx)
         .await?;
         if done.rows_affected() == 0 {

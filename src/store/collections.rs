@@ -10,6 +10,7 @@ use super::{
     Key, Store, StoreError, StoreResult, VersionedRow, from_micros, new_etag, to_doc, to_micros,
 };
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
+use crate::domain::ids::TenantCode;
 use crate::domain::report::collection::Collection;
 use crate::domain::time::now;
 
@@ -30,7 +31,7 @@ impl CollectionRow {
     fn into_collection(self) -> StoreResult<Collection> {
         Ok(Collection {
             collection_id: Some(self.id.to_string()),
-            tenant_code: Some(self.tenant_code),
+            tenant_code: Some(TenantCode::from_store(self.tenant_code)),
             name: Some(self.name),
             device_ids: serde_json::from_str(&self.device_ids)
                 .map_err(|e| StoreError::Corrupt(format!("collection device ids: {e}")))?,
@@ -52,11 +53,11 @@ fn collection_from_row(row: &AnyRow) -> StoreResult<Collection> {
 }
 
 impl Store {
-    pub async fn list_collections(&self, tenant_code: &str) -> StoreResult<Vec<Collection>> {
+    pub async fn list_collections(&self, tenant_code: &TenantCode) -> StoreResult<Vec<Collection>> {
         let sql =
             format!("SELECT {COLUMNS} FROM collections c WHERE c.tenant_code = $1 ORDER BY c.id");
         let rows = sqlx::query(&sql)
-            .bind(tenant_code)
+            .bind(tenant_code.as_str())
             .fetch_all(&self.pool)
             .await?;
         rows.iter().map(collection_from_row).collect()
@@ -65,14 +66,14 @@ impl Store {
     /// A collection owned by exactly this tenant.
     pub async fn get_collection(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         id: i64,
     ) -> StoreResult<Option<Collection>> {
         let sql =
             format!("SELECT {COLUMNS} FROM collections c WHERE c.id = $1 AND c.tenant_code = $2");
         let row = sqlx::query(&sql)
             .bind(id)
-            .bind(tenant_code)
+            .bind(tenant_code.as_str())
             .fetch_optional(&self.pool)
             .await?;
         row.as_ref().map(collection_from_row).transpose()
@@ -136,7 +137,7 @@ impl Store {
 
     pub async fn create_collection(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         collection: &Collection,
         audit: &Audit,
     ) -> StoreResult<i64> {
@@ -145,7 +146,7 @@ impl Store {
             "INSERT INTO collections (tenant_code, name, device_ids, etag, updated_at)
              VALUES ($1, $2, $3, $4, $5) RETURNING id",
         )
-        .bind(tenant_code)
+        .bind(tenant_code.as_str())
         .bind(collection.name.as_deref().unwrap_or_default())
         .bind(to_doc(&collection.device_ids)?)
         .bind(new_etag())
@@ -167,7 +168,7 @@ impl Store {
 
     pub async fn update_collection(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         id: i64,
         collection: &Collection,
         if_match: Option<&str>,
@@ -194,7 +195,7 @@ impl Store {
 
     pub async fn delete_collection(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         id: i64,
         if_match: Option<&str>,
         audit: &Audit,

@@ -56,9 +56,9 @@ pub struct NewDelivery {
 }
 
 /// Which deliveries a listing covers (a tenant's, in id order, or newest first).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct DeliveryFilter<'a> {
-    pub tenant_code: &'a str,
+    pub tenant_code: &'a TenantCode,
     pub status: Option<DeliveryStatus>,
     pub channel: Option<Channel>,
     pub alert_id: Option<AlertId>,
@@ -109,17 +109,18 @@ impl DeliveryRow {
         let channel: Channel = stored(&self.channel)?;
         let status: DeliveryStatus = stored(&self.status)?;
         let created_at = stored_time(self.created_at)?;
+        let tenant_code = TenantCode::from_store(self.tenant_code);
         let event = MessageEvent::of(
             channel,
             &self.body,
             self.message_id.map(MoMessageId::new),
             self.event_id.as_deref(),
-            &self.tenant_code,
+            &tenant_code,
             created_at,
         );
         let delivery = Delivery {
             delivery_id: DeliveryId::new(self.id),
-            tenant_code: TenantCode::from_store(self.tenant_code),
+            tenant_code,
             channel,
             target: self.target,
             subject: self.subject,
@@ -197,7 +198,7 @@ impl Store {
             (false, None) => 0,
         };
         let rows = sqlx::query(&sql)
-            .bind(f.tenant_code)
+            .bind(f.tenant_code.as_str())
             .bind(f.status.map_or("", DeliveryStatus::as_str))
             .bind(f.channel.map_or("", Channel::as_str))
             .bind(f.alert_id.map_or(0, AlertId::get))
@@ -218,13 +219,13 @@ impl Store {
 
     pub async fn get_delivery(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         id: DeliveryId,
     ) -> StoreResult<Option<Delivery>> {
         let sql =
             format!("SELECT {COLUMNS} FROM deliveries d WHERE d.tenant_code = $1 AND d.id = $2");
         let row = sqlx::query(&sql)
-            .bind(tenant_code)
+            .bind(tenant_code.as_str())
             .bind(id.get())
             .fetch_optional(&self.pool)
             .await?;

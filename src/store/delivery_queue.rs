@@ -28,14 +28,14 @@ use super::webhook_events::MessageEvent;
 use super::{AnyQuery, Backend, Store, StoreError, StoreResult, from_micros, to_micros};
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
 use crate::domain::delivery::{Channel, Delivery, DeliveryStatus};
-use crate::domain::ids::{DeliveryId, MoMessageId};
+use crate::domain::ids::{DeliveryId, MoMessageId, TenantCode};
 use crate::domain::retry::Settlement;
 
 /// A delivery the worker holds the lease on.
 #[derive(Debug, Clone)]
 pub struct ClaimedDelivery {
     pub id: DeliveryId,
-    pub tenant_code: String,
+    pub tenant_code: TenantCode,
     pub channel: Channel,
     pub target: Option<String>,
     pub subject: Option<String>,
@@ -78,7 +78,7 @@ impl ClaimedRow {
         let created_at = stored_time(self.created_at)?;
         Ok(ClaimedDelivery {
             id: DeliveryId::new(self.id),
-            tenant_code: self.tenant_code,
+            tenant_code: TenantCode::from_store(self.tenant_code),
             channel: stored(&self.channel)?,
             target: self.target,
             subject: self.subject,
@@ -390,7 +390,7 @@ impl Store {
     /// `Conflict` for any other status.
     pub async fn requeue_delivery(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         id: DeliveryId,
         now: Timestamp,
         audit: &Audit,
@@ -401,7 +401,7 @@ impl Store {
             self.backend.lock_rows()
         );
         let Some(row) = sqlx::query(&sql)
-            .bind(tenant_code)
+            .bind(tenant_code.as_str())
             .bind(id.get())
             .fetch_optional(&mut *tx)
             .await?

@@ -7,7 +7,7 @@ use super::device_rows::{DEVICE_COLUMNS, STATE_COLUMNS, device_from_row, state_f
 use super::{Float, Store, StoreError, StoreResult, WriteTx, to_micros};
 use crate::domain::device::Device;
 use crate::domain::device_state::DeviceState;
-use crate::domain::ids::DeviceId;
+use crate::domain::ids::{DeviceId, TenantCode};
 use crate::domain::mo_message::EmergencyState;
 
 const SAVE_STATE: &str = "UPDATE device_states SET last_message_time = $1, last_message_id = $2,
@@ -51,7 +51,7 @@ impl WriteTx {
     /// state row locked until commit.
     pub async fn ingest_context(
         &mut self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         device_id: &DeviceId,
     ) -> StoreResult<Option<IngestContext>> {
         let lock = self.backend.lock_rows_of("s");
@@ -64,7 +64,7 @@ impl WriteTx {
         );
         let row = sqlx::query(&sql)
             .bind(device_id.as_str())
-            .bind(tenant_code)
+            .bind(tenant_code.as_str())
             .fetch_optional(&mut *self.tx)
             .await?;
         let Some(row) = row else {
@@ -93,7 +93,7 @@ impl WriteTx {
     /// commit: one unit of work per device at a time, in every process.
     pub async fn lock_device(
         &mut self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         device_id: &DeviceId,
     ) -> StoreResult<Option<(Device, DeviceState)>> {
         let lock = self.backend.lock_rows_of("s");
@@ -104,7 +104,7 @@ impl WriteTx {
         for attempt in 0..2 {
             let row = sqlx::query(&sql)
                 .bind(device_id.as_str())
-                .bind(tenant_code)
+                .bind(tenant_code.as_str())
                 .fetch_optional(&mut *self.tx)
                 .await?;
             if let Some(row) = row {
@@ -119,7 +119,7 @@ impl WriteTx {
                      ON CONFLICT (tenant_code, device_id) DO NOTHING",
                 )
                 .bind(device_id.as_str())
-                .bind(tenant_code)
+                .bind(tenant_code.as_str())
                 .execute(&mut *self.tx)
                 .await?;
             }
@@ -130,7 +130,7 @@ impl WriteTx {
     /// Writes the state of the device `device_id` of `tenant_code`.
     pub async fn save_state(
         &mut self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         device_id: &DeviceId,
         state: &DeviceState,
     ) -> StoreResult<()> {
@@ -153,7 +153,7 @@ impl WriteTx {
             .bind(state.check_in_interval_minutes)
             .bind(i64::from(state.check_in_paused))
             .bind(state.next_check_in_at.map(to_micros))
-            .bind(tenant_code)
+            .bind(tenant_code.as_str())
             .bind(device_id.as_str())
             .execute(&mut *self.tx)
             .await?;
@@ -165,7 +165,7 @@ impl Store {
     /// Changes a device's state with `change` in one transaction (the row locked).
     pub async fn update_device_state(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         device_id: &DeviceId,
         change: impl FnOnce(&mut DeviceState),
     ) -> StoreResult<()> {
@@ -201,8 +201,8 @@ impl Store {
             .map(|r| {
                 let due = DueCheckInRow::from_row(r)?;
                 let node = crate::domain::tenant::TenantNode {
-                    code: due.code,
-                    parent_code: due.parent_code,
+                    code: TenantCode::from_store(due.code),
+                    parent_code: due.parent_code.map(TenantCode::from_store),
                     path: due.path,
                 };
                 Ok((node, DeviceId::from_store(due.device_id)))

@@ -50,10 +50,14 @@ fn device_row<'a>(keys: &'a [Key<'a>; 2]) -> VersionedRow<'a> {
 }
 
 impl Store {
-    pub async fn device_exists(&self, tenant_code: &str, device_id: &str) -> StoreResult<bool> {
+    pub async fn device_exists(
+        &self,
+        tenant_code: &TenantCode,
+        device_id: &str,
+    ) -> StoreResult<bool> {
         let row = sqlx::query("SELECT id FROM devices WHERE device_id = $1 AND tenant_code = $2")
             .bind(device_id)
-            .bind(tenant_code)
+            .bind(tenant_code.as_str())
             .fetch_optional(&self.pool)
             .await?;
         Ok(row.is_some())
@@ -62,13 +66,13 @@ impl Store {
     /// Which of `device_ids` are devices of this tenant (one query per 500 ids).
     pub async fn existing_devices(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         device_ids: &[String],
     ) -> StoreResult<std::collections::HashSet<String>> {
         let mut found = std::collections::HashSet::new();
         for chunk in device_ids.chunks(500) {
             let sql = existing_devices_sql(chunk.len());
-            let mut query = sqlx::query(&sql).bind(tenant_code);
+            let mut query = sqlx::query(&sql).bind(tenant_code.as_str());
             for id in chunk {
                 query = query.bind(id.as_str());
             }
@@ -109,7 +113,7 @@ impl Store {
 
     pub async fn get_device(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         device_id: &str,
     ) -> StoreResult<Option<Device>> {
         let sql = format!(
@@ -118,7 +122,7 @@ impl Store {
         );
         let row = sqlx::query(&sql)
             .bind(device_id)
-            .bind(tenant_code)
+            .bind(tenant_code.as_str())
             .fetch_optional(&self.pool)
             .await?;
         row.as_ref().map(device_with_state).transpose()
@@ -128,7 +132,7 @@ impl Store {
     /// device of this DeviceId (other tenants' devices are theirs: ids are per tenant).
     pub async fn create_device(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         device: &DeviceFields,
         audit: &Audit,
     ) -> StoreResult<()> {
@@ -139,7 +143,7 @@ impl Store {
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
         )
         .bind(device.device_id.as_str())
-        .bind(tenant_code)
+        .bind(tenant_code.as_str())
         .bind(device.group_id.map(|id| id.get()))
         .bind(device.user_id.map(|id| id.get()))
         .bind(device.device_type.as_str())
@@ -157,13 +161,12 @@ impl Store {
              VALUES ($1, $2, $3, $4)",
         )
         .bind(device.device_id.as_str())
-        .bind(tenant_code)
+        .bind(tenant_code.as_str())
         .bind(state.check_in_interval_minutes)
         .bind(state.next_check_in_at.map(to_micros))
         .execute(&mut *tx)
         .await?;
-        let code = TenantCode::from_store(tenant_code.to_string());
-        let shown = Device::new(code, device.clone(), etag, at).with_state(&state);
+        let shown = Device::new(tenant_code.clone(), device.clone(), etag, at).with_state(&state);
         emit(
             &mut tx,
             tenant_code,
@@ -189,7 +192,7 @@ impl Store {
     /// check-ins in the same transaction.
     pub async fn update_device(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         device_id: &DeviceId,
         device: &DeviceFields,
         if_match: Option<&str>,
@@ -215,7 +218,7 @@ impl Store {
         .bind(&etag)
         .bind(to_micros(at))
         .bind(device_id.as_str())
-        .bind(tenant_code)
+        .bind(tenant_code.as_str())
         .execute(&mut *tx.tx)
         .await?;
         let (_, mut state) = tx
@@ -230,8 +233,7 @@ impl Store {
             device_id: device_id.clone(),
             ..device.clone()
         };
-        let code = TenantCode::from_store(tenant_code.to_string());
-        let shown = Device::new(code, fields, etag, at).with_state(&state);
+        let shown = Device::new(tenant_code.clone(), fields, etag, at).with_state(&state);
         emit(
             &mut tx.tx,
             tenant_code,
@@ -248,7 +250,7 @@ impl Store {
     /// Deletes a device and records it in the deleted-devices log, in one transaction.
     pub async fn delete_device(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         device_id: &str,
         deleted_by: &str,
         if_match: Option<&str>,
@@ -268,7 +270,7 @@ impl Store {
         );
         let row = sqlx::query(&sql)
             .bind(device_id)
-            .bind(tenant_code)
+            .bind(tenant_code.as_str())
             .fetch_one(&mut *tx)
             .await?;
         let device = device_from_row(&row)?;
@@ -299,7 +301,7 @@ impl Store {
             deleted_by: Some(redact_email(deleted_by)),
         };
         sqlx::query("INSERT INTO deleted_devices (tenant_code, device_id, doc, deleted_at) VALUES ($1, $2, $3, $4)")
-            .bind(tenant_code)
+            .bind(tenant_code.as_str())
             .bind(device_id)
             .bind(to_doc(&record)?)
             .bind(to_micros(at))
@@ -307,7 +309,7 @@ impl Store {
             .await?;
         sqlx::query("DELETE FROM devices WHERE device_id = $1 AND tenant_code = $2")
             .bind(device_id)
-            .bind(tenant_code)
+            .bind(tenant_code.as_str())
             .execute(&mut *tx)
             .await?;
         let (action, kind) = (AuditAction::Delete, ResourceType::Device);

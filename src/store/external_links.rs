@@ -8,7 +8,7 @@ use super::audit_log::record;
 use super::{Store, StoreError, StoreResult, to_doc, to_micros};
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
 use crate::domain::external_link::{ExternalLink, NewExternalLink};
-use crate::domain::ids::ExternalLinkId;
+use crate::domain::ids::{ExternalLinkId, TenantCode};
 use crate::domain::time::now;
 
 /// An `external_links` row as selected: `id, doc`.
@@ -48,11 +48,14 @@ fn link_from_row(row: &AnyRow) -> StoreResult<ExternalLink> {
 
 impl Store {
     /// The tenant's links by `Order`, then id.
-    pub async fn list_external_links(&self, tenant_code: &str) -> StoreResult<Vec<ExternalLink>> {
+    pub async fn list_external_links(
+        &self,
+        tenant_code: &TenantCode,
+    ) -> StoreResult<Vec<ExternalLink>> {
         let rows = sqlx::query(
             "SELECT id, doc FROM external_links WHERE tenant_code = $1 ORDER BY sort_order, id",
         )
-        .bind(tenant_code)
+        .bind(tenant_code.as_str())
         .fetch_all(&self.pool)
         .await?;
         rows.iter().map(link_from_row).collect()
@@ -60,12 +63,12 @@ impl Store {
 
     pub async fn get_external_link(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         id: ExternalLinkId,
     ) -> StoreResult<Option<ExternalLink>> {
         let row =
             sqlx::query("SELECT id, doc FROM external_links WHERE tenant_code = $1 AND id = $2")
-                .bind(tenant_code)
+                .bind(tenant_code.as_str())
                 .bind(id.get())
                 .fetch_optional(&self.pool)
                 .await?;
@@ -74,7 +77,7 @@ impl Store {
 
     pub async fn create_external_link(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         link: &NewExternalLink,
         audit: &Audit,
     ) -> StoreResult<ExternalLinkId> {
@@ -83,7 +86,7 @@ impl Store {
             "INSERT INTO external_links (tenant_code, sort_order, doc, updated_at)
              VALUES ($1, $2, $3, $4) RETURNING id",
         )
-        .bind(tenant_code)
+        .bind(tenant_code.as_str())
         .bind(i64::from(link.order))
         .bind(to_doc(&LinkDoc {
             link_id: None,
@@ -109,13 +112,13 @@ impl Store {
 
     pub async fn delete_external_link(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         id: ExternalLinkId,
         audit: &Audit,
     ) -> StoreResult<()> {
         let mut tx = self.begin_write().await?;
         let result = sqlx::query("DELETE FROM external_links WHERE tenant_code = $1 AND id = $2")
-            .bind(tenant_code)
+            .bind(tenant_code.as_str())
             .bind(id.get())
             .execute(&mut *tx)
             .await?;

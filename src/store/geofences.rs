@@ -68,7 +68,7 @@ impl WriteTx {
     /// `Store::list_geofences`, read through this transaction's connection.
     pub async fn list_geofences(
         &mut self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         tenant_path: &str,
     ) -> StoreResult<Vec<StoredGeofence>> {
         geofences_visible(&mut *self.tx, tenant_code, tenant_path).await
@@ -77,7 +77,7 @@ impl WriteTx {
 
 async fn geofences_visible<'e, E>(
     executor: E,
-    tenant_code: &str,
+    tenant_code: &TenantCode,
     tenant_path: &str,
 ) -> StoreResult<Vec<StoredGeofence>>
 where
@@ -85,7 +85,7 @@ where
 {
     let sql = format!("SELECT {COLUMNS} {VISIBLE} ORDER BY g.id");
     let rows = sqlx::query(&sql)
-        .bind(tenant_code)
+        .bind(tenant_code.as_str())
         .bind(tenant_path)
         .fetch_all(executor)
         .await?;
@@ -96,7 +96,7 @@ impl Store {
     /// Every geofence visible from the tenant (see `VISIBLE`), in id order.
     pub async fn list_geofences(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         tenant_path: &str,
     ) -> StoreResult<Vec<StoredGeofence>> {
         geofences_visible(&self.pool, tenant_code, tenant_path).await
@@ -105,13 +105,13 @@ impl Store {
     /// One geofence, if visible from the tenant.
     pub async fn get_geofence(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         tenant_path: &str,
         id: GeofenceId,
     ) -> StoreResult<Option<StoredGeofence>> {
         let sql = format!("SELECT {COLUMNS} {VISIBLE} AND g.id = $3");
         let row = sqlx::query(&sql)
-            .bind(tenant_code)
+            .bind(tenant_code.as_str())
             .bind(tenant_path)
             .bind(id.get())
             .fetch_optional(&self.pool)
@@ -122,7 +122,7 @@ impl Store {
     /// Inserts a validated geofence; `Conflict` when the tenant already has the name.
     pub async fn create_geofence(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         geofence: &GeofenceFields,
         audit: &Audit,
     ) -> StoreResult<GeofenceId> {
@@ -132,7 +132,7 @@ impl Store {
                 applies_to_subtenants, doc, etag, updated_at)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
         )
-        .bind(tenant_code)
+        .bind(tenant_code.as_str())
         .bind(geofence.name.clone())
         .bind(name_key(geofence))
         .bind(geofence.geofence_type.as_str())
@@ -159,7 +159,7 @@ impl Store {
     /// Replaces a geofence owned by the tenant.
     pub async fn update_geofence(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         id: GeofenceId,
         geofence: &GeofenceFields,
         if_match: Option<&str>,
@@ -200,7 +200,7 @@ impl Store {
     /// Deletes a geofence owned by the tenant.
     pub async fn delete_geofence(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         id: GeofenceId,
         if_match: Option<&str>,
         audit: &Audit,

@@ -15,7 +15,7 @@ use super::{
 };
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
 use crate::domain::device::{Group, GroupFields};
-use crate::domain::ids::GroupId;
+use crate::domain::ids::{GroupId, TenantCode};
 use crate::domain::serde_util::null_as_default;
 use crate::domain::time::now;
 
@@ -70,31 +70,35 @@ fn group_doc(group: &GroupFields) -> StoreResult<String> {
 
 impl Store {
     /// Whether group `id` belongs to this tenant.
-    pub async fn group_exists(&self, tenant_code: &str, id: i64) -> StoreResult<bool> {
+    pub async fn group_exists(&self, tenant_code: &TenantCode, id: i64) -> StoreResult<bool> {
         let row = sqlx::query("SELECT id FROM device_groups WHERE id = $1 AND tenant_code = $2")
             .bind(id)
-            .bind(tenant_code)
+            .bind(tenant_code.as_str())
             .fetch_optional(&self.pool)
             .await?;
         Ok(row.is_some())
     }
 
-    pub async fn list_groups(&self, tenant_code: &str) -> StoreResult<Vec<Group>> {
+    pub async fn list_groups(&self, tenant_code: &TenantCode) -> StoreResult<Vec<Group>> {
         let sql =
             format!("SELECT {GROUP_COLUMNS} FROM device_groups WHERE tenant_code = $1 ORDER BY id");
         let rows = sqlx::query(&sql)
-            .bind(tenant_code)
+            .bind(tenant_code.as_str())
             .fetch_all(&self.pool)
             .await?;
         rows.iter().map(group_from_row).collect()
     }
 
-    pub async fn get_group(&self, tenant_code: &str, id: GroupId) -> StoreResult<Option<Group>> {
+    pub async fn get_group(
+        &self,
+        tenant_code: &TenantCode,
+        id: GroupId,
+    ) -> StoreResult<Option<Group>> {
         let sql =
             format!("SELECT {GROUP_COLUMNS} FROM device_groups WHERE id = $1 AND tenant_code = $2");
         let row = sqlx::query(&sql)
             .bind(id.get())
-            .bind(tenant_code)
+            .bind(tenant_code.as_str())
             .fetch_optional(&self.pool)
             .await?;
         row.as_ref().map(group_from_row).transpose()
@@ -102,7 +106,7 @@ impl Store {
 
     pub async fn create_group(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         group: &GroupFields,
         audit: &Audit,
     ) -> StoreResult<GroupId> {
@@ -111,7 +115,7 @@ impl Store {
             "INSERT INTO device_groups (tenant_code, name, doc, etag, updated_at)
              VALUES ($1, $2, $3, $4, $5) RETURNING id",
         )
-        .bind(tenant_code)
+        .bind(tenant_code.as_str())
         .bind(group.name.as_str())
         .bind(group_doc(group)?)
         .bind(new_etag())
@@ -127,7 +131,7 @@ impl Store {
 
     pub async fn update_group(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         id: GroupId,
         group: &GroupFields,
         if_match: Option<&str>,
@@ -159,7 +163,7 @@ impl Store {
     /// Deletes a group; `Conflict` while devices are still in it.
     pub async fn delete_group(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         id: GroupId,
         if_match: Option<&str>,
         audit: &Audit,

@@ -70,7 +70,7 @@ impl Owner<'_> {
 /// A listing: the path tenant (with its path, for `subtenants`), the filter, and
 /// whose itineraries only (the reader's role or `byTravelerOnly`).
 pub struct ItineraryQuery<'a> {
-    pub tenant_code: &'a str,
+    pub tenant_code: &'a TenantCode,
     pub tenant_path: &'a str,
     pub filter: &'a ListFilter,
     pub own: Option<Owner<'a>>,
@@ -250,7 +250,7 @@ impl Store {
     /// Inserts an itinerary (no segments yet) created by `owner`.
     pub async fn create_itinerary(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         owner_user_id: Option<UserId>,
         fields: &ItineraryFields,
         state: ApprovalState,
@@ -261,7 +261,7 @@ impl Store {
                 overall_risk, doc, etag, created_at, updated_at)
              VALUES ($1, $2, $3, $4, 0, $5, $6, $7, $7) RETURNING id",
         )
-        .bind(tenant_code)
+        .bind(tenant_code.as_str())
         .bind(owner_user_id.map(UserId::get))
         .bind(state.code())
         .bind(fields.pnr_key())
@@ -276,7 +276,7 @@ impl Store {
     /// One itinerary of exactly this tenant; with `own`, only if it is that user's.
     pub async fn get_itinerary(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         id: i64,
         own: Option<Owner<'_>>,
     ) -> StoreResult<Option<StoredItinerary>> {
@@ -287,7 +287,7 @@ impl Store {
         let sql = format!(
             "SELECT {COLUMNS} FROM itineraries i WHERE i.id = $1 AND i.tenant_code = $2{condition}"
         );
-        let mut query = sqlx::query(&sql).bind(id).bind(tenant_code);
+        let mut query = sqlx::query(&sql).bind(id).bind(tenant_code.as_str());
         if let Some(owner) = own {
             query = query.bind(owner.id_or_none()).bind(owner.username_key);
         }
@@ -466,7 +466,7 @@ impl Store {
     /// Replaces the itinerary's own fields; `state` of `None` keeps the approval state.
     pub async fn update_itinerary(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         id: i64,
         fields: &ItineraryFields,
         state: Option<ApprovalState>,
@@ -496,7 +496,7 @@ impl Store {
     /// Deletes an itinerary with its segments, travelers and region attachments.
     pub async fn delete_itinerary(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         id: i64,
         if_match: Option<&str>,
     ) -> StoreResult<()> {

@@ -13,7 +13,7 @@ use super::{
     Backend, Float, Key, Store, StoreError, StoreResult, Tx, VersionedRow, conflict_on_duplicate,
     new_etag, to_doc, to_micros,
 };
-use crate::domain::ids::GeometryId;
+use crate::domain::ids::{GeometryId, TenantCode};
 use crate::domain::itinerary::{
     MAX_REGIONS, MAX_SEGMENTS, MAX_TRAVELERS, Region, Segment, SegmentKind, Traveler,
 };
@@ -23,7 +23,7 @@ use crate::domain::time::now;
 #[derive(Debug, Clone, Copy)]
 pub struct ItineraryKey<'a> {
     pub id: i64,
-    pub tenant_code: &'a str,
+    pub tenant_code: &'a TenantCode,
     pub tenant_path: &'a str,
 }
 
@@ -326,7 +326,7 @@ impl Store {
         );
         let region_id: i64 = sqlx::query(&sql)
             .bind(geometry_id.as_str())
-            .bind(itinerary.tenant_code)
+            .bind(itinerary.tenant_code.as_str())
             .bind(itinerary.tenant_path)
             .fetch_optional(&mut *tx)
             .await?

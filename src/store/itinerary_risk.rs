@@ -16,13 +16,14 @@ use sqlx::FromRow;
 
 use super::itineraries::{parse_doc, placeholders};
 use super::{Backend, Store, StoreError, StoreResult, Tx, new_etag, to_micros};
+use crate::domain::ids::TenantCode;
 use crate::domain::risk_region::{RegionPolygon, RegionShape, overall_risk};
 use crate::domain::time::now;
 
 /// An itinerary to rescore: id, tenant code, tenant path.
 pub(super) struct Scored<'a> {
     pub id: i64,
-    pub tenant_code: &'a str,
+    pub tenant_code: &'a TenantCode,
     pub tenant_path: &'a str,
 }
 
@@ -60,7 +61,7 @@ impl AreaRow {
             .stored_shape()
             .ok_or_else(|| StoreError::Corrupt("risk region without a polygon".into()))?;
         Ok(Area {
-            owner: self.tenant_code,
+            owner: TenantCode::from_store(self.tenant_code),
             owner_path: self.path,
             shared: self.applies_to_subtenants != 0,
             level: self.risk_level as i32,
@@ -80,7 +81,7 @@ struct CandidateRow {
 
 /// A candidate region: owner, owner's path, shared below, level, shape.
 struct Area {
-    owner: String,
+    owner: TenantCode,
     owner_path: String,
     shared: bool,
     level: i32,
@@ -89,8 +90,8 @@ struct Area {
 
 impl Area {
     /// The visibility rule of regions: own, or an ancestor's shared one.
-    fn visible_from(&self, tenant_code: &str, tenant_path: &str) -> bool {
-        self.owner == tenant_code || (self.shared && tenant_path.starts_with(&self.owner_path))
+    fn visible_from(&self, tenant_code: &TenantCode, tenant_path: &str) -> bool {
+        self.owner == *tenant_code || (self.shared && tenant_path.starts_with(&self.owner_path))
     }
 }
 
@@ -123,11 +124,11 @@ impl Store {
     pub(super) async fn lock_tenant_for_regions(
         &self,
         tx: &mut Tx,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
     ) -> StoreResult<()> {
         if self.backend == Backend::Postgres {
             sqlx::query("SELECT code FROM tenants WHERE code = $1 FOR NO KEY UPDATE")
-                .bind(tenant_code)
+                .bind(tenant_code.as_str())
                 .fetch_optional(&mut **tx)
                 .await?
                 .ok_or(StoreError::NotFound)?;
@@ -266,7 +267,7 @@ impl Store {
     pub(super) async fn rescore_for_region(
         &self,
         tx: &mut Tx,
-        owner: &str,
+        owner: &TenantCode,
         owner_path: &str,
         region_id: i64,
         subtree: bool,
@@ -304,7 +305,8 @@ impl Store {
         let mut candidates = Vec::with_capacity(rows.len());
         for row in &rows {
             let row = CandidateRow::from_row(row)?;
-            candidates.push((row.id, row.tenant_code, row.path, row.overall_risk));
+            let code = TenantCode::from_store(row.tenant_code);
+            candidates.push((row.id, code, row.path, row.overall_risk));
         }
         let scored: Vec<Scored<'_>> = candidates
             .iter()

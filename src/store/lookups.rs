@@ -6,7 +6,7 @@ use sqlx::Row;
 
 use super::{Store, StoreError, StoreResult, WriteTx, from_doc};
 use crate::domain::address_book::{Contact, DistributionList};
-use crate::domain::ids::{ContactId, DistributionListId, GroupId, NotificationId};
+use crate::domain::ids::{ContactId, DistributionListId, GroupId, NotificationId, TenantCode};
 use crate::domain::notification::EventNotification;
 pub use crate::domain::recipient_targets::{DevicePosition, UserContact};
 use crate::domain::tenant::TenantNode;
@@ -36,7 +36,7 @@ impl WriteTx {
              WHERE {VISIBLE} AND x.id = $3"
         );
         let row = sqlx::query(&sql)
-            .bind(&node.code)
+            .bind(node.code.as_str())
             .bind(&node.path)
             .bind(id.get())
             .fetch_optional(&mut *self.tx)
@@ -55,7 +55,7 @@ impl WriteTx {
              WHERE {VISIBLE} AND x.id = $3"
         );
         let row = sqlx::query(&sql)
-            .bind(&node.code)
+            .bind(node.code.as_str())
             .bind(&node.path)
             .bind(id.get())
             .fetch_optional(&mut *self.tx)
@@ -70,7 +70,7 @@ impl WriteTx {
              WHERE {VISIBLE} ORDER BY x.id"
         );
         let rows = sqlx::query(&sql)
-            .bind(&node.code)
+            .bind(node.code.as_str())
             .bind(&node.path)
             .fetch_all(&mut *self.tx)
             .await?;
@@ -102,13 +102,13 @@ impl WriteTx {
     /// The devices of a group (ids in order).
     pub async fn group_devices(
         &mut self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         group_id: i64,
     ) -> StoreResult<Vec<String>> {
         let rows = sqlx::query(
             "SELECT device_id FROM devices WHERE tenant_code = $1 AND group_id = $2 ORDER BY id",
         )
-        .bind(tenant_code)
+        .bind(tenant_code.as_str())
         .bind(group_id)
         .fetch_all(&mut *self.tx)
         .await?;
@@ -121,7 +121,7 @@ impl WriteTx {
     /// the exact distance).
     pub async fn devices_in_box(
         &mut self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         (lat_min, lat_max): (f64, f64),
         (lon_min, lon_max): (f64, f64),
     ) -> StoreResult<Vec<DevicePosition>> {
@@ -130,7 +130,7 @@ impl WriteTx {
              WHERE tenant_code = $1 AND latitude BETWEEN $2 AND $3 AND longitude BETWEEN $4 AND $5
              ORDER BY device_id",
         )
-        .bind(tenant_code)
+        .bind(tenant_code.as_str())
         .bind(lat_min)
         .bind(lat_max)
         .bind(lon_min)
@@ -152,7 +152,7 @@ impl WriteTx {
     /// group is gone.
     pub async fn move_device(
         &mut self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         device_id: &str,
         group_id: i64,
     ) -> StoreResult<bool> {
@@ -165,7 +165,7 @@ impl WriteTx {
         .bind(super::new_etag())
         .bind(super::to_micros(crate::domain::time::now()))
         .bind(device_id)
-        .bind(tenant_code)
+        .bind(tenant_code.as_str())
         .execute(&mut *self.tx)
         .await?;
         Ok(result.rows_affected() == 1)
@@ -185,7 +185,7 @@ impl Store {
     /// Every notification of the tenant, at any level, in id order.
     pub async fn tenant_notifications(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
     ) -> StoreResult<Vec<StoredNotification>> {
         notifications_of(&self.pool, tenant_code).await
     }
@@ -195,7 +195,7 @@ impl WriteTx {
     /// `Store::tenant_notifications`, read through this transaction's connection.
     pub async fn tenant_notifications(
         &mut self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
     ) -> StoreResult<Vec<StoredNotification>> {
         notifications_of(&mut *self.tx, tenant_code).await
     }
@@ -203,7 +203,7 @@ impl WriteTx {
 
 async fn notifications_of<'e, E>(
     executor: E,
-    tenant_code: &str,
+    tenant_code: &TenantCode,
 ) -> StoreResult<Vec<StoredNotification>>
 where
     E: sqlx::Executor<'e, Database = sqlx::Any>,
@@ -211,7 +211,7 @@ where
     let rows = sqlx::query(
         "SELECT id, group_id, doc FROM event_notifications WHERE tenant_code = $1 ORDER BY id",
     )
-    .bind(tenant_code)
+    .bind(tenant_code.as_str())
     .fetch_all(executor)
     .await?;
     rows.iter()

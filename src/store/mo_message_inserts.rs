@@ -9,7 +9,7 @@ use sqlx::any::AnyRow;
 use sqlx::{FromRow, Row};
 
 use super::{Backend, Float, StoreError, StoreResult, WriteTx, new_etag, to_micros};
-use crate::domain::ids::MoMessageId;
+use crate::domain::ids::{MoMessageId, TenantCode};
 use crate::domain::mo_message::{EmergencyState, StorableMessage};
 
 /// Rows per INSERT statement: 17 values each stays well under both backends' limit on
@@ -95,7 +95,7 @@ impl WriteTx {
     /// `(SequenceNumber, SentFromDevice)` keys: the retries among a batch.
     pub async fn find_stored_messages(
         &mut self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         device_id: &str,
         keys: &[(i64, Timestamp)],
     ) -> StoreResult<HashMap<(i64, i64), i64>> {
@@ -108,7 +108,7 @@ impl WriteTx {
             let sequences: Vec<i64> = chunk.iter().map(|(sequence, _)| *sequence).collect();
             let lookup = KeyLookup::for_keys(&sequences);
             let sql = stored_keys_sql(self.backend, lookup);
-            let mut query = sqlx::query(&sql).bind(tenant_code).bind(device_id);
+            let mut query = sqlx::query(&sql).bind(tenant_code.as_str()).bind(device_id);
             match lookup {
                 KeyLookup::Range { least, greatest } => query = query.bind(least).bind(greatest),
                 KeyLookup::Each(_) => {
@@ -139,7 +139,7 @@ impl WriteTx {
     /// a round trip to SQLite's thread, inside the one writer's turn).
     pub async fn insert_new_messages(
         &mut self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         device_id: &str,
         messages: &[NewMessage<'_>],
     ) -> StoreResult<Vec<Inserted>> {
@@ -153,7 +153,7 @@ impl WriteTx {
                 let record = &new.message.record;
                 let position = record.position.as_ref();
                 query = query
-                    .bind(tenant_code)
+                    .bind(tenant_code.as_str())
                     .bind(device_id)
                     .bind(record.sequence_number)
                     .bind(record.sent_from_device.map(to_micros))

@@ -8,7 +8,7 @@ use sqlx::FromRow;
 use sqlx::any::AnyRow;
 
 use super::{Backend, Store, StoreError, StoreResult, from_micros, to_micros};
-use crate::domain::ids::{DeviceId, MoMessageId};
+use crate::domain::ids::{DeviceId, MoMessageId, TenantCode};
 use crate::domain::mo_message::MoMessage;
 
 /// Where a page of messages starts: after this (message time, id).
@@ -22,7 +22,7 @@ pub struct MessageCursor {
 /// One listing request.
 #[derive(Debug, Clone, Copy)]
 pub struct MessageQuery<'a> {
-    pub tenant_code: &'a str,
+    pub tenant_code: &'a TenantCode,
     pub device_id: &'a str,
     /// Inclusive.
     pub from: Option<Timestamp>,
@@ -191,7 +191,7 @@ impl Store {
             id: MoMessageId::new(start),
         });
         let rows = sqlx::query(&sql)
-            .bind(q.tenant_code)
+            .bind(q.tenant_code.as_str())
             .bind(q.device_id)
             .bind(q.from.map_or(i64::MIN, to_micros))
             .bind(q.to.map_or(i64::MAX, to_micros))
@@ -207,7 +207,7 @@ impl Store {
 
     pub async fn get_message(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         device_id: &str,
         id: MoMessageId,
         include_file: bool,
@@ -217,7 +217,7 @@ impl Store {
             columns(include_file)
         );
         let row = sqlx::query(&sql)
-            .bind(tenant_code)
+            .bind(tenant_code.as_str())
             .bind(device_id)
             .bind(id.get())
             .fetch_optional(&self.pool)
@@ -231,14 +231,14 @@ impl Store {
     /// messages webhook events are rendered from. Ids not found are absent.
     pub async fn get_messages(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         device_id: Option<&str>,
         ids: &[MoMessageId],
     ) -> StoreResult<HashMap<MoMessageId, MoMessage>> {
         let mut found = HashMap::with_capacity(ids.len());
         for chunk in ids.chunks(500) {
             let sql = messages_by_id_sql(self.backend, device_id.is_some(), chunk.len());
-            let mut query = sqlx::query(&sql).bind(tenant_code);
+            let mut query = sqlx::query(&sql).bind(tenant_code.as_str());
             if let Some(device_id) = device_id {
                 query = query.bind(device_id);
             }
@@ -257,7 +257,7 @@ impl Store {
     /// they are history of their own.
     pub async fn delete_message(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         device_id: &str,
         id: MoMessageId,
         if_match: Option<&str>,

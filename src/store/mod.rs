@@ -77,6 +77,7 @@ use sqlx::{AnyPool, Row};
 
 use crate::domain::audit::AuditEntry;
 use crate::domain::closed_set::NotInSet;
+use crate::domain::ids::TenantCode;
 use crate::domain::tenant::{Tenant, TenantNode};
 use cache::RecordCache;
 use sqlite_writer::{SqliteWriter, WriterTx};
@@ -228,9 +229,9 @@ pub struct Store {
     /// change after creation, so entries stay valid until the tenant is deleted (then they
     /// are dropped here; another process's stale entry only leads to empty results or a
     /// foreign-key refusal, mapped to not found).
-    tenant_nodes: Arc<RwLock<HashMap<String, TenantNode>>>,
+    tenant_nodes: Arc<RwLock<HashMap<TenantCode, TenantNode>>>,
     /// Read caches (SQLite only; see `cache.rs`).
-    tenants: Arc<RecordCache<String, Tenant>>,
+    tenants: Arc<RecordCache<TenantCode, Tenant>>,
     users: Arc<RecordCache<i64, StoredUser>>,
     /// API tokens and sessions by secret hash (SQLite only, like the others: on PostgreSQL
     /// every request reads them, so a revocation elsewhere holds at once).

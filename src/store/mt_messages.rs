@@ -74,7 +74,7 @@ async fn mt_event(tx: &mut super::Tx, id: MtMessageId, kind: EventType) -> Store
         .bind(id.get())
         .fetch_one(&mut **tx)
         .await?;
-    let tenant: String = row.try_get("tenant_code")?;
+    let tenant = TenantCode::from_store(row.try_get("tenant_code")?);
     emit(
         tx,
         &tenant,
@@ -98,7 +98,7 @@ impl WriteTx {
     /// Queues a message for a device, `Queued`; returns its id.
     pub async fn queue_mt_message(
         &mut self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         device_id: &DeviceId,
         message: &NewMtMessage,
         notification_id: Option<NotificationId>,
@@ -113,7 +113,7 @@ impl WriteTx {
                 created_at, updated_at, etag)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8) RETURNING id",
         )
-        .bind(tenant_code)
+        .bind(tenant_code.as_str())
         .bind(device_id.as_str())
         .bind(message.r#type.as_str())
         .bind(MtStatus::Queued.as_str())
@@ -135,7 +135,7 @@ impl WriteTx {
     /// the message's status follows (`follow_mt_delivery`).
     async fn queue_garmin_delivery(
         &mut self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         device_id: &DeviceId,
         (id, message): (MtMessageId, &NewMtMessage),
         notification_id: Option<NotificationId>,
@@ -143,7 +143,7 @@ impl WriteTx {
         let Some(row) = sqlx::query(
             "SELECT device_type, doc FROM devices WHERE tenant_code = $1 AND device_id = $2",
         )
-        .bind(tenant_code)
+        .bind(tenant_code.as_str())
         .bind(device_id.as_str())
         .fetch_optional(&mut *self.tx)
         .await?
@@ -168,7 +168,7 @@ impl WriteTx {
             queued_at: at,
         };
         let delivery = NewDelivery {
-            tenant_code: TenantCode::from_store(tenant_code.to_string()),
+            tenant_code: tenant_code.clone(),
             channel: Channel::Garmin,
             target: imei.map(str::to_string),
             subject: None,
@@ -191,7 +191,7 @@ impl WriteTx {
 impl Store {
     pub async fn queue_mt_message(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         device_id: &DeviceId,
         message: &NewMtMessage,
     ) -> StoreResult<MtMessageId> {
@@ -207,7 +207,7 @@ impl Store {
     /// `limit`; newest first: before `after`), optionally of one status.
     pub async fn list_mt_messages(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         device_id: &DeviceId,
         status: Option<MtStatus>,
         after: Option<MtMessageId>,
@@ -225,7 +225,7 @@ impl Store {
              ORDER BY {order} LIMIT $5"
         );
         let rows = sqlx::query(&sql)
-            .bind(tenant_code)
+            .bind(tenant_code.as_str())
             .bind(device_id.as_str())
             .bind(status.map_or("", MtStatus::as_str))
             .bind(after.map_or(start, MtMessageId::get))
@@ -237,7 +237,7 @@ impl Store {
 
     pub async fn get_mt_message(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         device_id: &DeviceId,
         id: MtMessageId,
     ) -> StoreResult<Option<MtMessage>> {
@@ -245,7 +245,7 @@ impl Store {
             "SELECT {COLUMNS} FROM mt_messages WHERE tenant_code = $1 AND device_id = $2 AND id = $3"
         );
         let row = sqlx::query(&sql)
-            .bind(tenant_code)
+            .bind(tenant_code.as_str())
             .bind(device_id.as_str())
             .bind(id.get())
             .fetch_optional(&self.pool)
@@ -258,7 +258,7 @@ impl Store {
     /// the update is conditional on the status it read.
     pub async fn take_queued_mt(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         device_id: &DeviceId,
         kind: MtType,
     ) -> StoreResult<Option<MtMessage>> {
@@ -267,7 +267,7 @@ impl Store {
              ORDER BY id LIMIT 1";
         // Read first, outside a write transaction: most reports find nothing queued.
         let Some(row) = sqlx::query(oldest)
-            .bind(tenant_code)
+            .bind(tenant_code.as_str())
             .bind(device_id.as_str())
             .bind(MtStatus::Queued.as_str())
             .bind(kind.as_str())
@@ -295,7 +295,7 @@ impl Store {
             }
             // Another request took it meanwhile: the next one, if any.
             match sqlx::query(oldest)
-                .bind(tenant_code)
+                .bind(tenant_code.as_str())
                 .bind(device_id.as_str())
                 .bind(MtStatus::Queued.as_str())
                 .bind(kind.as_str())
@@ -320,7 +320,7 @@ impl Store {
     /// delivery's `mt_message_id`.)
     pub async fn follow_mt_delivery(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         device_id: &DeviceId,
         id: MtMessageId,
         status: MtStatus,
@@ -340,7 +340,7 @@ impl Store {
     /// Reporting the current status again changes nothing (the ETag stays).
     pub async fn set_mt_status(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         device_id: &DeviceId,
         id: MtMessageId,
         status: MtStatus,

@@ -8,7 +8,7 @@ use super::audit_log::record;
 use super::references::Referrer;
 use super::{Key, Owned, Store, StoreResult, VersionedRow, new_etag, to_doc, to_micros};
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
-use crate::domain::ids::NotificationId;
+use crate::domain::ids::{NotificationId, TenantCode};
 use crate::domain::notification::{EventNotification, NotificationLevel};
 use crate::domain::recipient::RecipientReference;
 use crate::domain::tenant::TenantNode;
@@ -59,12 +59,12 @@ pub struct NotificationUpdate<'a> {
 impl Store {
     pub async fn list_notifications(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         level: NotificationLevel,
     ) -> StoreResult<Vec<Owned<EventNotification>>> {
         let sql = format!("SELECT {COLUMNS} FROM event_notifications WHERE {AT_LEVEL} ORDER BY id");
         let rows = sqlx::query(&sql)
-            .bind(tenant_code)
+            .bind(tenant_code.as_str())
             .bind(group_key(level))
             .fetch_all(&self.pool)
             .await?;
@@ -88,13 +88,13 @@ impl Store {
 
     pub async fn get_notification(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         level: NotificationLevel,
         id: NotificationId,
     ) -> StoreResult<Option<Owned<EventNotification>>> {
         let sql = format!("SELECT {COLUMNS} FROM event_notifications WHERE {AT_LEVEL} AND id = $3");
         let row = sqlx::query(&sql)
-            .bind(tenant_code)
+            .bind(tenant_code.as_str())
             .bind(group_key(level))
             .bind(id.get())
             .fetch_optional(&self.pool)
@@ -118,7 +118,7 @@ impl Store {
             "INSERT INTO event_notifications (tenant_code, group_id, doc, etag, updated_at)
              VALUES ($1, $2, $3, $4, $5) RETURNING id",
         )
-        .bind(&node.code)
+        .bind(node.code.as_str())
         .bind(group_column(level))
         .bind(to_doc(notification)?)
         .bind(new_etag())
@@ -189,7 +189,7 @@ impl Store {
 
     pub async fn delete_notification(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         level: NotificationLevel,
         id: NotificationId,
         if_match: Option<&str>,

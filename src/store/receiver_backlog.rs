@@ -10,6 +10,7 @@ use super::deliveries::PENDING;
 use super::delivery_queue::due_window;
 use super::{Backend, ClaimFilter, Store, StoreResult, to_micros};
 use crate::domain::delivery::Receiver;
+use crate::domain::ids::TenantCode;
 
 /// What a held-back delivery shows as its `LastError` when it had none (it was never
 /// attempted: its receiver was busy with earlier ones). Written into the SQL: no quotes.
@@ -91,7 +92,7 @@ impl Store {
         busy_urls: &[String],
         now: Timestamp,
         until: Timestamp,
-    ) -> StoreResult<Vec<(String, String)>> {
+    ) -> StoreResult<Vec<(TenantCode, String)>> {
         if busy_urls.is_empty() {
             return Ok(Vec::new());
         }
@@ -108,7 +109,7 @@ impl Store {
             .iter()
             .map(|row| {
                 let held = HeldRow::from_row(row)?;
-                Ok((held.tenant_code, held.target))
+                Ok((TenantCode::from_store(held.tenant_code), held.target))
             })
             .collect()
     }

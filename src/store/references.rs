@@ -10,7 +10,7 @@ use sqlx::{FromRow, Row};
 use super::address_book::AddressBook;
 use super::{Store, StoreError, StoreResult, Tx};
 use crate::domain::address_book::Contact;
-use crate::domain::ids::{ContactId, DistributionListId, GroupId, NotificationId};
+use crate::domain::ids::{ContactId, DistributionListId, GroupId, NotificationId, TenantCode};
 use crate::domain::recipient::{
     ContactTarget, RecipientReference, RecipientTarget, RecipientType, ReferencedRecords,
     check_references,
@@ -106,7 +106,7 @@ impl Store {
                        AND x.id IN ({}){lock}",
                     placeholders(3, chunk.len())
                 );
-                let mut query = sqlx::query(&sql).bind(&node.code).bind(&node.path);
+                let mut query = sqlx::query(&sql).bind(node.code.as_str()).bind(&node.path);
                 for id in chunk {
                     query = query.bind(*id);
                 }
@@ -116,6 +116,7 @@ impl Store {
                         tenant_code: owner,
                         doc,
                     } = OwnerDocRow::from_row(&row)?;
+                    let owner = TenantCode::from_store(owner);
                     if book == AddressBook::Lists {
                         found.lists.insert(DistributionListId::new(id), owner);
                     } else {
@@ -137,7 +138,7 @@ impl Store {
                 "SELECT x.id FROM device_groups x WHERE x.tenant_code = $1 AND x.id IN ({}){lock}",
                 placeholders(2, chunk.len())
             );
-            let mut query = sqlx::query(&sql).bind(&node.code);
+            let mut query = sqlx::query(&sql).bind(node.code.as_str());
             for id in chunk {
                 query = query.bind(*id);
             }
@@ -187,7 +188,7 @@ impl Store {
         &self,
         tx: &mut Tx,
         referrer: Referrer,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         references: &[RecipientReference],
     ) -> StoreResult<()> {
         let (column, id) = match referrer {
@@ -218,7 +219,7 @@ impl Store {
                  VALUES ($1, $2, $3, $4, $5, $6, $7)"
             ))
             .bind(id)
-            .bind(tenant_code)
+            .bind(tenant_code.as_str())
             .bind(reference.kind.as_str())
             .bind(contact)
             .bind(entry)
@@ -236,7 +237,7 @@ impl Store {
         &self,
         tx: &mut Tx,
         named: Named<'_>,
-        except_tenant: Option<&str>,
+        except_tenant: Option<&TenantCode>,
     ) -> StoreResult<Option<String>> {
         let (filter, id, entries): (&str, i64, &[String]) = match named {
             Named::Contact(id) => ("r.to_contact_id = $1", id.get(), &[]),
@@ -261,7 +262,9 @@ impl Store {
              ORDER BY r.id LIMIT 1"
         );
         // '' is no tenant code: without an exception every referrer counts.
-        let mut query = sqlx::query(&sql).bind(id).bind(except_tenant.unwrap_or(""));
+        let mut query = sqlx::query(&sql)
+            .bind(id)
+            .bind(except_tenant.map_or("", TenantCode::as_str));
         for entry in entries {
             query = query.bind(entry.as_str());
         }
@@ -302,7 +305,7 @@ impl Store {
             RecipientType::DeviceList.sql(),
         );
         let rows = sqlx::query(&sql)
-            .bind(&node.code)
+            .bind(node.code.as_str())
             .bind(&node.path)
             .fetch_all(&self.pool)
             .await?;

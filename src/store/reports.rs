@@ -11,6 +11,7 @@ use super::stored_time;
 use super::{Store, StoreError, StoreResult, TenantSelection, to_micros};
 use crate::domain::device::Device;
 use crate::domain::device_state::DeviceState;
+use crate::domain::ids::TenantCode;
 use crate::domain::mo_message::{GeofenceRef, MoMessage};
 use crate::domain::report::track::TrackPoint;
 use crate::domain::report::{DeviceFilter, Window};
@@ -19,7 +20,7 @@ use crate::domain::user::UserDetails;
 /// A device as reports see it.
 #[derive(Debug, Clone)]
 pub struct ReportDevice {
-    pub tenant_code: String,
+    pub tenant_code: TenantCode,
     pub device: Device,
     pub state: DeviceState,
     pub group_name: Option<String>,
@@ -37,7 +38,7 @@ impl ReportDevice {
 #[derive(Debug, Clone)]
 pub struct RaisedAlert {
     /// The device's tenant: with its id, the device (ids are unique per tenant).
-    pub tenant_code: String,
+    pub tenant_code: TenantCode,
     pub device_id: String,
     pub alert_type: String,
     pub raised_at: jiff::Timestamp,
@@ -141,7 +142,7 @@ fn report_device_from_row(row: &AnyRow) -> StoreResult<ReportDevice> {
         _ => None,
     };
     Ok(ReportDevice {
-        tenant_code: own.tenant_code,
+        tenant_code: TenantCode::from_store(own.tenant_code),
         device: device_from_row(row)?,
         state: state_from_row(row)?,
         group_name: own.group_name,
@@ -267,7 +268,7 @@ impl Store {
     /// the last one.
     pub async fn track_chunk(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         device_id: &str,
         window: Window,
         after: Option<(i64, i64)>,
@@ -275,7 +276,7 @@ impl Store {
         let (time, id) = after.unwrap_or((to_micros(window.from), i64::MIN));
         let row = sqlx::query(TRACK_CHUNK_SQL)
             .bind(device_id)
-            .bind(tenant_code)
+            .bind(tenant_code.as_str())
             .bind(time)
             .bind(id)
             .bind(to_micros(window.to))
@@ -321,7 +322,7 @@ impl Store {
     /// The last `Properties.odometer` (a number) a device reported in the window.
     pub async fn last_odometer(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         device_id: &str,
         window: Window,
     ) -> StoreResult<Option<f64>> {
@@ -331,7 +332,7 @@ impl Store {
         for _ in 0..20 {
             let row = sqlx::query(ODOMETER_CANDIDATE_SQL)
                 .bind(device_id)
-                .bind(tenant_code)
+                .bind(tenant_code.as_str())
                 .bind(to_micros(window.from))
                 .bind(before.0)
                 .bind(before.1)
@@ -407,7 +408,7 @@ struct RaisedAlertRow {
 impl RaisedAlertRow {
     fn into_alert(self) -> StoreResult<RaisedAlert> {
         Ok(RaisedAlert {
-            tenant_code: self.tenant_code,
+            tenant_code: TenantCode::from_store(self.tenant_code),
             device_id: self.device_id,
             alert_type: self.notification_name,
             raised_at: stored_time(self.raised_at)?,

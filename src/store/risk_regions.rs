@@ -107,7 +107,7 @@ struct OldRegion {
 /// A risk region replaced (PUT): its tenant (code and path), its id, the new record and
 /// its shape.
 pub struct RiskRegionUpdate<'a> {
-    pub tenant_code: &'a str,
+    pub tenant_code: &'a TenantCode,
     pub tenant_path: &'a str,
     pub id: RiskRegionId,
     pub region: &'a RiskRegionFields,
@@ -118,12 +118,12 @@ impl Store {
     /// Every region visible from the tenant, in id order.
     pub async fn list_risk_regions(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         tenant_path: &str,
     ) -> StoreResult<Vec<StoredRiskRegion>> {
         let sql = format!("SELECT {COLUMNS} {VISIBLE} ORDER BY r.id");
         let rows = sqlx::query(&sql)
-            .bind(tenant_code)
+            .bind(tenant_code.as_str())
             .bind(tenant_path)
             .fetch_all(&self.pool)
             .await?;
@@ -134,7 +134,7 @@ impl Store {
     /// shared one.
     pub async fn get_risk_region(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         tenant_path: &str,
         geometry_id: &GeometryId,
     ) -> StoreResult<Option<StoredRiskRegion>> {
@@ -144,7 +144,7 @@ impl Store {
              LIMIT 1"
         );
         let row = sqlx::query(&sql)
-            .bind(tenant_code)
+            .bind(tenant_code.as_str())
             .bind(tenant_path)
             .bind(geometry_id.as_str())
             .fetch_optional(&self.pool)
@@ -155,7 +155,7 @@ impl Store {
     /// Inserts a validated region and rescores the itineraries it covers.
     pub async fn create_risk_region(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         tenant_path: &str,
         region: &RiskRegionFields,
         shape: &RegionShape,
@@ -169,7 +169,7 @@ impl Store {
                 applies_to_subtenants, min_lat, max_lat, min_lon, max_lon, doc, etag, updated_at)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id",
         )
-        .bind(tenant_code)
+        .bind(tenant_code.as_str())
         .bind(region.geometry_id.as_str())
         .bind(region.name.clone())
         .bind(i64::from(region.risk_level))
@@ -205,7 +205,7 @@ impl Store {
     async fn lock_region(
         &self,
         tx: &mut Tx,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         id: i64,
         if_match: Option<&str>,
     ) -> StoreResult<OldRegion> {
@@ -228,14 +228,19 @@ impl Store {
     }
 
     /// How many itineraries of other tenants than `owner` have the region attached.
-    async fn attached_elsewhere(&self, tx: &mut Tx, owner: &str, id: i64) -> StoreResult<i64> {
+    async fn attached_elsewhere(
+        &self,
+        tx: &mut Tx,
+        owner: &TenantCode,
+        id: i64,
+    ) -> StoreResult<i64> {
         Ok(sqlx::query(
             "SELECT COUNT(*) AS n FROM itinerary_regions ir
              JOIN itineraries i ON i.id = ir.itinerary_id
              WHERE ir.region_id = $1 AND i.tenant_code <> $2",
         )
         .bind(id)
-        .bind(owner)
+        .bind(owner.as_str())
         .fetch_one(&mut **tx)
         .await?
         .try_get("n")?)
@@ -305,7 +310,7 @@ impl Store {
     /// Deletes a region of the tenant; `Conflict` while an itinerary has it attached.
     pub async fn delete_risk_region(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         tenant_path: &str,
         id: RiskRegionId,
         if_match: Option<&str>,

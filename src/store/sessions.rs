@@ -10,7 +10,7 @@ use super::audit_log::record;
 use super::{Store, StoreError, StoreResult, from_micros, to_micros};
 use crate::domain::access::Role;
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
-use crate::domain::ids::UserId;
+use crate::domain::ids::{TenantCode, UserId};
 
 /// A session with what authentication needs to know of its user.
 #[derive(Debug, Clone)]
@@ -19,7 +19,7 @@ pub struct SessionCredentials {
     pub id_hash: String,
     pub user_id: UserId,
     pub username: String,
-    pub tenant_code: String,
+    pub tenant_code: TenantCode,
     pub tenant_path: String,
     pub role: Role,
     pub is_disabled: bool,
@@ -49,7 +49,7 @@ impl SessionRow {
             id_hash: self.id_hash,
             user_id: UserId::new(self.user_id),
             username: self.username,
-            tenant_code: self.tenant_code,
+            tenant_code: TenantCode::from_store(self.tenant_code),
             tenant_path: self.path,
             role: self
                 .role

@@ -31,6 +31,7 @@ use sqlx::postgres::PgListener;
 
 use super::{Store, StoreError, StoreResult, WriteTx};
 use crate::domain::device::Device;
+use crate::domain::ids::TenantCode;
 
 /// Most events named by one notification (ids of up to 20 digits stay far below the
 /// payload limit).
@@ -39,10 +40,10 @@ const EVENTS_PER_NOTIFICATION: usize = 300;
 /// What one unit of work committed, as the stream shows it: the tenant's new messages
 /// of one device, then the alerts raised or joined, then the device (when its state
 /// changed) — one event each, numbered in that order.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StreamAnnouncement {
     #[serde(rename = "t")]
-    pub tenant_code: String,
+    pub tenant_code: TenantCode,
     #[serde(rename = "p")]
     pub tenant_path: String,
     #[serde(rename = "d")]
@@ -346,7 +347,7 @@ mod tests {
 
     fn announcement(messages: usize, alerts: usize, device: bool) -> StreamAnnouncement {
         StreamAnnouncement {
-            tenant_code: "1000".into(),
+            tenant_code: crate::domain::tenant::root_tenant_code(),
             tenant_path: "/1000/".into(),
             device_id: "van-1".into(),
             messages: (1..=messages as i64).collect(),

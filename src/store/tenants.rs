@@ -68,8 +68,8 @@ fn node_from_row(row: &AnyRow) -> StoreResult<TenantNode> {
         path,
     } = TenantNodeRow::from_row(row)?;
     Ok(TenantNode {
-        code,
-        parent_code,
+        code: TenantCode::from_store(code),
+        parent_code: parent_code.map(TenantCode::from_store),
         path,
     })
 }
@@ -85,10 +85,10 @@ fn tenant_row<'a>(keys: &'a [Key<'a>; 1]) -> VersionedRow<'a> {
 
 impl WriteTx {
     /// A tenant, read through this transaction's connection.
-    pub async fn tenant(&mut self, code: &str) -> StoreResult<Option<Tenant>> {
+    pub async fn tenant(&mut self, code: &TenantCode) -> StoreResult<Option<Tenant>> {
         let sql = format!("SELECT {TENANT_COLUMNS} FROM tenants WHERE code = $1");
         let row = sqlx::query(&sql)
-            .bind(code)
+            .bind(code.as_str())
             .fetch_optional(&mut *self.tx)
             .await?;
         row.as_ref().map(tenant_from_row).transpose()
@@ -99,13 +99,13 @@ impl WriteTx {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TenantSelection {
     /// Exactly the tenant of this code.
-    Tenant(String),
+    Tenant(TenantCode),
     /// The tenant of this path and every tenant below it.
     Subtree(String),
 }
 
 impl Store {
-    pub async fn tenant_node(&self, code: &str) -> StoreResult<Option<TenantNode>> {
+    pub async fn tenant_node(&self, code: &TenantCode) -> StoreResult<Option<TenantNode>> {
         if let Some(node) = self
             .tenant_nodes
             .read()
@@ -115,7 +115,7 @@ impl Store {
             return Ok(Some(node.clone()));
         }
         let row = sqlx::query("SELECT code, parent_code, path FROM tenants WHERE code = $1")
-            .bind(code)
+            .bind(code.as_str())
             .fetch_optional(&self.pool)
             .await?;
         let node = row.as_ref().map(node_from_row).transpose()?;
@@ -129,22 +129,22 @@ impl Store {
     }
 
     /// The tenant if the read cache holds it (SQLite; never on PostgreSQL), without a read.
-    pub fn cached_tenant(&self, code: &str) -> Option<Tenant> {
-        self.tenants.get(&code.to_string())
+    pub fn cached_tenant(&self, code: &TenantCode) -> Option<Tenant> {
+        self.tenants.get(code)
     }
 
-    pub async fn get_tenant(&self, code: &str) -> StoreResult<Option<Tenant>> {
+    pub async fn get_tenant(&self, code: &TenantCode) -> StoreResult<Option<Tenant>> {
         if let Some(tenant) = self.cached_tenant(code) {
             return Ok(Some(tenant));
         }
         let sql = format!("SELECT {TENANT_COLUMNS} FROM tenants WHERE code = $1");
         let row = sqlx::query(&sql)
-            .bind(code)
+            .bind(code.as_str())
             .fetch_optional(&self.pool)
             .await?;
         let tenant = row.as_ref().map(tenant_from_row).transpose()?;
         if let Some(t) = &tenant {
-            self.tenants.put(code.to_string(), t.clone());
+            self.tenants.put(code.clone(), t.clone());
         }
         Ok(tenant)
     }
@@ -175,12 +175,16 @@ impl Store {
     }
 
     /// Creates the root tenant with the given code if it does not exist yet.
-    pub async fn ensure_root_tenant(&self, code: &str, tenant: &TenantFields) -> StoreResult<bool> {
+    pub async fn ensure_root_tenant(
+        &self,
+        code: &TenantCode,
+        tenant: &TenantFields,
+    ) -> StoreResult<bool> {
         let result = sqlx::query(
             "INSERT INTO tenants (code, parent_code, path, doc, etag, updated_at)
              VALUES ($1, NULL, $2, $3, $4, $5) ON CONFLICT (code) DO NOTHING",
         )
-        .bind(code)
+        .bind(code.as_str())
         .bind(format!("/{code}/"))
         .bind(to_doc(tenant)?)
         .bind(new_etag())
@@ -203,13 +207,13 @@ impl Store {
         )
         .fetch_one(&mut *tx)
         .await?;
-        let code = row.try_get::<i64, _>("value")?.to_string();
+        let code = TenantCode::from_store(row.try_get::<i64, _>("value")?.to_string());
         let sql = format!(
             "INSERT INTO tenants ({TENANT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6) RETURNING {TENANT_COLUMNS}"
         );
         let row = sqlx::query(&sql)
-            .bind(&code)
-            .bind(&parent.code)
+            .bind(code.as_str())
+            .bind(parent.code.as_str())
             .bind(parent.child_path(&code))
             .bind(to_doc(tenant)?)
             .bind(new_etag())
@@ -277,7 +281,7 @@ impl Store {
         )
         .await?;
         tx.commit().await?;
-        self.tenants.put(code.to_string(), updated.clone());
+        self.tenants.put(code.clone(), updated.clone());
         Ok(updated)
     }
 
@@ -334,8 +338,8 @@ impl Store {
         self.tenant_nodes
             .write()
             .unwrap_or_else(|e| e.into_inner())
-            .remove(code.as_str());
-        self.tenants.remove(&code.to_string());
+            .remove(code);
+        self.tenants.remove(code);
         self.forget_credentials();
         // Its users went with it (cascade).
         self.users.clear();

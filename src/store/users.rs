@@ -36,7 +36,7 @@ pub struct NewUser {
 /// A user's record replaced (PUT): the new record, its photo as it is to be stored,
 /// and the new password's hash when the password changes.
 pub struct UserUpdate<'a> {
-    pub tenant_code: &'a str,
+    pub tenant_code: &'a TenantCode,
     pub id: UserId,
     pub user: &'a UserFields,
     pub password_hash: Option<String>,
@@ -179,7 +179,7 @@ impl Store {
     /// A user of exactly this tenant.
     pub async fn get_user(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         user: &UserRef,
         with_photo: bool,
     ) -> StoreResult<Option<StoredUser>> {
@@ -188,7 +188,7 @@ impl Store {
             && let UserRef::Id(id) = user
             && let Some(hit) = self.users.get(&id.get())
         {
-            let same_tenant = hit.user.tenant_code == tenant_code;
+            let same_tenant = hit.user.tenant_code == *tenant_code;
             return Ok(same_tenant.then_some(hit));
         }
         let (filter, key) = user_filter(user);
@@ -196,7 +196,7 @@ impl Store {
             "SELECT {} FROM users u WHERE u.tenant_code = $1 AND {filter}",
             user_columns(with_photo)
         );
-        let query = sqlx::query(&sql).bind(tenant_code);
+        let query = sqlx::query(&sql).bind(tenant_code.as_str());
         let query = match key {
             UserKey::Id(id) => query.bind(id),
             UserKey::Name(name) => query.bind(name),
@@ -322,7 +322,7 @@ impl Store {
 
     pub async fn delete_user(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         id: UserId,
         if_match: Option<&str>,
         audit: &Audit,
@@ -349,7 +349,7 @@ impl Store {
     /// A user's profile, with its version: (user id, profile).
     pub async fn get_profile(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         user: &UserRef,
     ) -> StoreResult<Option<(UserId, UserProfile)>> {
         let (filter, key) = user_filter(user);
@@ -357,7 +357,7 @@ impl Store {
             "SELECT u.id, u.username, u.profile_doc, u.profile_updated_at, u.profile_etag
              FROM users u WHERE u.tenant_code = $1 AND {filter}"
         );
-        let query = sqlx::query(&sql).bind(tenant_code);
+        let query = sqlx::query(&sql).bind(tenant_code.as_str());
         let query = match key {
             UserKey::Id(id) => query.bind(id),
             UserKey::Name(name) => query.bind(name),
@@ -366,12 +366,12 @@ impl Store {
         row.as_ref().map(profile_from_row).transpose()
     }
 
-    pub async fn list_profiles(&self, tenant_code: &str) -> StoreResult<Vec<UserProfile>> {
+    pub async fn list_profiles(&self, tenant_code: &TenantCode) -> StoreResult<Vec<UserProfile>> {
         let rows = sqlx::query(
             "SELECT u.id, u.username, u.profile_doc, u.profile_updated_at, u.profile_etag
              FROM users u WHERE u.tenant_code = $1 ORDER BY u.id",
         )
-        .bind(tenant_code)
+        .bind(tenant_code.as_str())
         .fetch_all(&self.pool)
         .await?;
         rows.iter()
@@ -381,7 +381,7 @@ impl Store {
 
     pub async fn update_profile(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         id: UserId,
         profile: &UserProfile,
         if_match: Option<&str>,

@@ -12,7 +12,7 @@ use jiff::Timestamp;
 
 use super::{Store, StoreResult, Tx, WriteTx, from_doc, to_micros};
 use crate::domain::delivery::{Channel, DeliveryStatus};
-use crate::domain::ids::{MoMessageId, NotificationId};
+use crate::domain::ids::{MoMessageId, NotificationId, TenantCode};
 use crate::domain::mo_message::MoMessage;
 use crate::domain::time::now;
 use crate::domain::webhook::{Category, WebhookSettings};
@@ -25,11 +25,11 @@ const COLUMNS: usize = 11;
 /// The URLs of `tenant_code`'s settings subscribed to `category`.
 async fn subscribed_urls(
     tx: &mut Tx,
-    tenant_code: &str,
+    tenant_code: &TenantCode,
     category: Category,
 ) -> StoreResult<Vec<String>> {
     let row = sqlx::query("SELECT doc FROM webhook_settings WHERE tenant_code = $1")
-        .bind(tenant_code)
+        .bind(tenant_code.as_str())
         .fetch_optional(&mut **tx)
         .await?;
     let Some(row) = row else {
@@ -53,8 +53,8 @@ pub fn subscribed(settings: &WebhookSettings, category: Category) -> Vec<String>
 /// for every subscribed URL of `to_tenant`'s settings. Returns how many deliveries.
 pub(super) async fn emit_events(
     tx: &mut Tx,
-    to_tenant: &str,
-    tenant_code: &str,
+    to_tenant: &TenantCode,
+    tenant_code: &TenantCode,
     category: Category,
     kind: EventType,
     data: Vec<serde_json::Value>,
@@ -70,8 +70,8 @@ pub(super) async fn emit_events(
 async fn emit_to(
     tx: &mut Tx,
     urls: &[String],
-    to_tenant: &str,
-    tenant_code: &str,
+    to_tenant: &TenantCode,
+    tenant_code: &TenantCode,
     category: Category,
     kind: EventType,
     data: Vec<serde_json::Value>,
@@ -91,7 +91,7 @@ async fn emit_to(
 async fn insert_events(
     tx: &mut Tx,
     urls: &[String],
-    to_tenant: &str,
+    to_tenant: &TenantCode,
     events: &[WebhookEvent],
 ) -> StoreResult<usize> {
     let rows: Vec<(&WebhookEvent, &String)> = events
@@ -107,7 +107,7 @@ async fn insert_events(
         let mut query = sqlx::query(&sql);
         for (event, url) in chunk {
             query = query
-                .bind(to_tenant)
+                .bind(to_tenant.as_str())
                 .bind(Channel::Webhook.as_str())
                 .bind(url.as_str())
                 .bind(event.body.as_str())
@@ -127,7 +127,7 @@ async fn insert_events(
 /// One event for a change of `tenant_code`, to its own settings.
 pub(super) async fn emit(
     tx: &mut Tx,
-    tenant_code: &str,
+    tenant_code: &TenantCode,
     category: Category,
     kind: EventType,
     data: serde_json::Value,
@@ -143,7 +143,7 @@ impl WriteTx {
     pub async fn emit_events_with(
         &mut self,
         settings: &WebhookSettings,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         category: Category,
         events: &[WebhookEvent],
     ) -> StoreResult<usize> {
@@ -157,7 +157,7 @@ impl WriteTx {
     /// Events of `category`/`kind` for changes of `tenant_code`, to its own settings.
     pub async fn emit_events(
         &mut self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         category: Category,
         kind: EventType,
         data: Vec<serde_json::Value>,
@@ -171,7 +171,7 @@ impl WriteTx {
 pub(super) struct MessageEvent {
     pub message_id: MoMessageId,
     pub event_id: String,
-    pub tenant_code: String,
+    pub tenant_code: TenantCode,
     pub at: Timestamp,
 }
 
@@ -182,14 +182,14 @@ impl MessageEvent {
         body: &str,
         message_id: Option<MoMessageId>,
         event_id: Option<&str>,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         at: Timestamp,
     ) -> Option<Self> {
         (channel == Channel::Webhook && body.is_empty()).then_some(())?;
         Some(Self {
             message_id: message_id?,
             event_id: event_id?.to_string(),
-            tenant_code: tenant_code.to_string(),
+            tenant_code: tenant_code.clone(),
             at,
         })
     }
@@ -226,7 +226,7 @@ impl Store {
 
     /// The bodies of `events`, in order, from their messages (one query per tenant).
     async fn render_message_events(&self, events: &[MessageEvent]) -> StoreResult<Vec<String>> {
-        let mut by_tenant: BTreeMap<&str, Vec<MoMessageId>> = BTreeMap::new();
+        let mut by_tenant: BTreeMap<&TenantCode, Vec<MoMessageId>> = BTreeMap::new();
         for event in events {
             by_tenant
                 .entry(&event.tenant_code)
@@ -243,7 +243,7 @@ impl Store {
         }
         Ok(events
             .iter()
-            .map(|e| e.render(messages.get(&(e.tenant_code.as_str(), e.message_id))))
+            .map(|e| e.render(messages.get(&(&e.tenant_code, e.message_id))))
             .collect())
     }
 }

@@ -5,6 +5,7 @@ use sqlx::Row;
 use super::audit_log::record;
 use super::{Store, StoreError, StoreResult, check_etag, new_etag, to_doc, to_micros};
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
+use crate::domain::ids::TenantCode;
 use crate::domain::time::now;
 use crate::domain::webhook::WebhookSettings;
 
@@ -28,11 +29,14 @@ impl WebhookRow {
 
 impl Store {
     /// The tenant's settings including the stored secret, or `None` if never saved.
-    pub async fn get_webhooks(&self, tenant_code: &str) -> StoreResult<Option<WebhookSettings>> {
+    pub async fn get_webhooks(
+        &self,
+        tenant_code: &TenantCode,
+    ) -> StoreResult<Option<WebhookSettings>> {
         let row: Option<WebhookRow> = sqlx::query_as(
             "SELECT doc, password, etag FROM webhook_settings WHERE tenant_code = $1",
         )
-        .bind(tenant_code)
+        .bind(tenant_code.as_str())
         .fetch_optional(&self.pool)
         .await?;
         row.map(WebhookRow::into_settings).transpose()
@@ -43,7 +47,7 @@ impl Store {
     /// `PreconditionFailed`, so a kept secret is never one the caller did not see.
     pub async fn put_webhooks(
         &self,
-        tenant_code: &str,
+        tenant_code: &TenantCode,
         settings: &WebhookSettings,
         expected: Option<&str>,
         audit: &Audit,
@@ -54,7 +58,7 @@ impl Store {
             self.backend.lock_rows()
         );
         let row = sqlx::query(&sql)
-            .bind(tenant_code)
+            .bind(tenant_code.as_str())
             .fetch_optional(&mut *tx)
             .await?;
         let (sql, first_save) = match (&row, expected) {
@@ -75,7 +79,7 @@ impl Store {
             ),
         };
         sqlx::query(sql)
-            .bind(tenant_code)
+            .bind(tenant_code.as_str())
             .bind(to_doc(settings)?)
             .bind(settings.password.clone())
             .bind(new_etag())

@@ -35,7 +35,7 @@ use crate::channels::webhook::WebhookAuth;
 use crate::channels::{Attempt, Channels};
 use crate::domain::delivery::{Channel, Receiver};
 use crate::domain::gateways::garmin_mt::GarminMt;
-use crate::domain::ids::DeliveryId;
+use crate::domain::ids::{DeliveryId, TenantCode};
 use crate::domain::mt_message::MtStatus;
 use crate::domain::retry::{AttemptOutcome, RetryPolicy, Settlement};
 use crate::domain::time::now;
@@ -401,7 +401,7 @@ impl DeliveryWorker {
     async fn webhook_auths(
         &self,
         claimed: &[ClaimedDelivery],
-    ) -> anyhow::Result<HashMap<(String, Option<String>), Option<WebhookAuth>>> {
+    ) -> anyhow::Result<HashMap<(TenantCode, Option<String>), Option<WebhookAuth>>> {
         let mut settings = HashMap::new();
         let mut auths = HashMap::new();
         for d in claimed.iter().filter(|d| d.channel == Channel::Webhook) {

@@ -14,6 +14,7 @@ backend_tests!(
     delete_refuses_while_subtenants_exist_and_removes_users,
     nobody_deletes_their_home_tenant,
     tenants_outside_the_subtree_are_404,
+    codes_that_name_no_tenant_are_404,
     parent_code_only_when_parent_is_reachable,
     only_administrators_manage_tenants,
     subtenants_true_lists_every_descendant,
@@ -222,6 +223,18 @@ async fn tenants_outside_the_subtree_are_404(app: TestApp) {
         app.admin.get_json(&format!("/V2/{b}/tenants")).await,
         json!([])
     );
+}
+
+async fn codes_that_name_no_tenant_are_404(app: TestApp) {
+    // Not a tenant code at all (letters, a sign, too long): the same 404 as an unknown one.
+    let missing = assert_not_found(app.admin.get("/V2/987654").await).await;
+    let too_long = "1".repeat(21);
+    for code in ["10a0", "abc", "-1000", "+1000", too_long.as_str()] {
+        for path in [format!("/V2/{code}"), format!("/V2/{code}/users")] {
+            let answer = assert_not_found(app.admin.get(&path).await).await;
+            assert_eq!(answer["detail"], missing["detail"], "{path}");
+        }
+    }
 }
 
 async fn parent_code_only_when_parent_is_reachable(app: TestApp) {

@@ -6,6 +6,7 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use crate::domain::ids::TenantCode;
 use crate::domain::record::ServerFields;
 use crate::domain::validation::{ValidationErrors, Validator};
 
@@ -21,8 +22,8 @@ pub struct Collection {
     #[schema(read_only, example = "7")]
     pub collection_id: Option<String>,
     /// The owning tenant.
-    #[schema(read_only)]
-    pub tenant_code: Option<String>,
+    #[schema(read_only, value_type = Option<String>)]
+    pub tenant_code: Option<TenantCode>,
     #[schema(
         required = true,
         min_length = 1,

@@ -5,6 +5,8 @@ use jiff::Timestamp;
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use crate::domain::ids::TenantCode;
+
 /// A row of a report: its XML element name.
 pub trait ReportRow: Serialize + Default + Send + 'static {
     const NAME: &'static str;
@@ -99,7 +101,8 @@ impl ReportRow for SummaryRow {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, ToSchema)]
 #[serde(rename_all = "PascalCase")]
 pub struct ViolationRow {
-    pub tenant_var_code: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub tenant_var_code: Option<TenantCode>,
     pub journey_id: Option<String>,
     pub device_id: Option<String>,
     pub user_id: Option<String>,

@@ -10,7 +10,7 @@ use super::matching::{Changes, Occurrence, UnitOfWork};
 use super::{Pipeline, ProcessedMessage, Triggered};
 use crate::domain::device::Device;
 use crate::domain::device_state::DeviceState;
-use crate::domain::ids::{DeviceId, MoMessageId};
+use crate::domain::ids::{DeviceId, MoMessageId, TenantCode};
 use crate::domain::mo_message::{GeofenceRef, MoMessage, StorableMessage};
 use crate::domain::tenant::TenantNode;
 use crate::domain::time::now;
@@ -194,7 +194,7 @@ fn place_in_batch<'a>(
 /// Inserts the batch's new messages; returns where each message went.
 async fn store_messages(
     tx: &mut WriteTx,
-    tenant_code: &str,
+    tenant_code: &TenantCode,
     device_id: &str,
     prepared: &Prepared<'_>,
 ) -> StoreResult<Placed> {

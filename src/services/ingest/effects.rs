@@ -6,7 +6,7 @@ use jiff::Timestamp;
 
 use super::matching::UnitOfWork;
 use crate::domain::alert::{Alert, TimelineKind};
-use crate::domain::ids::{AlertId, MoMessageId, MtMessageId, NotificationId, TenantCode};
+use crate::domain::ids::{AlertId, MoMessageId, MtMessageId, NotificationId};
 use crate::domain::match_effects::{AlertRaise, Effect, PlannedDelivery};
 use crate::domain::webhook::Category;
 use crate::domain::webhook_event::{EventType, event_data};
@@ -153,7 +153,7 @@ fn new_delivery(
     mt_message_id: Option<MtMessageId>,
 ) -> NewDelivery {
     NewDelivery {
-        tenant_code: TenantCode::from_store(unit.node.code.clone()),
+        tenant_code: unit.node.code.clone(),
         channel: planned.channel,
         target: planned.target,
         subject: planned.subject,

@@ -393,7 +393,8 @@ mod tests {
             .expect("connect");
         store.migrate().await.expect("migrate");
         crate::app::ensure_root_tenant(&store).await.expect("root");
-        let node = store.tenant_node("1000").await.unwrap().expect("root");
+        let root = crate::domain::tenant::root_tenant_code();
+        let node = store.tenant_node(&root).await.unwrap().expect("root");
         let suffix = uuid::Uuid::new_v4().simple().to_string();
         let devices: Vec<String> = (0..MAX_GROUP).map(|i| format!("d{i}-{suffix}")).collect();
         let poisoned_device = devices[MAX_GROUP / 2].clone();
@@ -405,7 +406,7 @@ mod tests {
                 &node,
             );
             store
-                .create_device("1000", &device, &audit)
+                .create_device(&root, &device, &audit)
                 .await
                 .expect("device");
         }
@@ -431,7 +432,7 @@ mod tests {
                 let processed = answer.unwrap_or_else(|e| panic!("{device_id}: {e}"));
                 let id = processed[0].message.message_id.unwrap();
                 let stored = store
-                    .get_messages("1000", Some(device_id), &[id])
+                    .get_messages(&root, Some(device_id), &[id])
                     .await
                     .unwrap();
                 assert_eq!(stored.len(), 1, "{device_id}, round {round}");

@@ -29,7 +29,7 @@ use super::rules::RulesCache;
 use super::stream::{EventHub, Payload};
 use crate::domain::device::Device;
 use crate::domain::device_state::DeviceState;
-use crate::domain::ids::{AlertId, DeviceId, NotificationId};
+use crate::domain::ids::{AlertId, DeviceId, NotificationId, TenantCode};
 use crate::domain::mo_message::{MoMessage, StorableMessage};
 use crate::domain::tenant::TenantNode;
 use crate::domain::time::resolve_time_zone;
@@ -143,7 +143,11 @@ impl Pipeline {
 
     /// The tenant's time zone, inside ingest's transaction: from the read cache, or read
     /// through the transaction (never a second pool connection: see `RulesCache::get_at`).
-    async fn tenant_zone(&self, tx: &mut WriteTx, tenant_code: &str) -> StoreResult<TimeZone> {
+    async fn tenant_zone(
+        &self,
+        tx: &mut WriteTx,
+        tenant_code: &TenantCode,
+    ) -> StoreResult<TimeZone> {
         let tenant = match self.store.cached_tenant(tenant_code) {
             Some(tenant) => Some(tenant),
             None => tx.tenant(tenant_code).await?,

@@ -113,7 +113,7 @@ pub(super) async fn read_announced(
     first_id: u64,
     announced: &StreamAnnouncement,
 ) -> StoreResult<Vec<Option<Payload>>> {
-    let code = announced.tenant_code.as_str();
+    let code = &announced.tenant_code;
     let mut records = Vec::with_capacity(announced.event_count());
     let message_ids: Vec<MoMessageId> = announced
         .messages
@@ -163,7 +163,7 @@ async fn announced_device(
     let device = match store.stream_logged_device(first_id).await? {
         Some(device) => Some(device),
         None => {
-            let code = announced.tenant_code.as_str();
+            let code = &announced.tenant_code;
             store.get_device(code, &announced.device_id).await?
         }
     };

@@ -7,7 +7,7 @@ use sqlx::any::AnyRow;
 
 use crate::domain::access::Role;
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
-use crate::domain::ids::UserId;
+use crate::domain::ids::{TenantCode, UserId};
 use crate::domain::lockout::{Admission, LockoutPolicy, LoginState};
 use crate::store::audit_log::record;
 use crate::store::stored;
@@ -18,7 +18,7 @@ use crate::store::{Backend, Store, StoreError, StoreResult, Tx, from_micros, to_
 pub struct Credentials {
     pub id: UserId,
     pub username: String,
-    pub tenant_code: String,
+    pub tenant_code: TenantCode,
     pub tenant_path: String,
     pub role: Role,
     pub is_disabled: bool,
@@ -42,7 +42,7 @@ impl CredentialsRow {
         Ok(Credentials {
             id: UserId::new(self.id),
             username: self.username,
-            tenant_code: self.tenant_code,
+            tenant_code: TenantCode::from_store(self.tenant_code),
             tenant_path: self.path,
             role: stored(&self.role)?,
             is_disabled: self.is_disabled != 0,
