@@ -204,7 +204,8 @@ impl Group {
 #[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "PascalCase")]
 pub struct DeletedDevice {
-    pub tenant_code: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub tenant_code: Option<TenantCode>,
     pub tenant_description: Option<String>,
     #[schema(value_type = Option<String>)]
     pub device_id: Option<DeviceId>,

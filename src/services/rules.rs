@@ -10,7 +10,7 @@ use jiff::tz::TimeZone;
 
 use crate::domain::events::{Expression, parse_expression};
 use crate::domain::geofence::Shape;
-use crate::domain::ids::{GroupId, NotificationId, TenantCode};
+use crate::domain::ids::{DeviceId, GroupId, NotificationId, TenantCode};
 use crate::domain::mo_message::GeofenceRef;
 use crate::domain::notification::{EventNotification, Severity};
 use crate::domain::tenant::TenantNode;
@@ -33,12 +33,17 @@ pub struct CompiledNotification {
 
 impl CompiledNotification {
     /// Whether it applies to a device of this type and group.
-    pub fn applies_to(&self, device_id: &str, device_type: &str, group_id: Option<i64>) -> bool {
+    pub fn applies_to(
+        &self,
+        device_id: &DeviceId,
+        device_type: &str,
+        group_id: Option<GroupId>,
+    ) -> bool {
         if self.record.notification_disabled {
             return false;
         }
         match self.group_id {
-            Some(group) => group_id == Some(group.get()),
+            Some(group) => group_id == Some(group),
             None => {
                 let type_ok = self
                     .record
@@ -46,7 +51,10 @@ impl CompiledNotification {
                     .as_deref()
                     .filter(|t| !t.is_empty())
                     .is_none_or(|t| t == device_type);
-                let device_ok = self.devices.as_ref().is_none_or(|d| d.contains(device_id));
+                let device_ok = self
+                    .devices
+                    .as_ref()
+                    .is_none_or(|d| d.contains(device_id.as_str()));
                 type_ok && device_ok
             }
         }

@@ -287,7 +287,7 @@ impl Store {
             .map_err(|e| StoreError::Corrupt(format!("tenant document: {e}")))?;
         let at = now();
         let record = DeletedDevice {
-            tenant_code: Some(tenant_code.to_string()),
+            tenant_code: Some(tenant_code.clone()),
             tenant_description: Some(tenant.description),
             device_id: Some(device.device_id),
             device_type: Some(device.device_type),

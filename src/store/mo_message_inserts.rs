@@ -9,7 +9,7 @@ use sqlx::any::AnyRow;
 use sqlx::{FromRow, Row};
 
 use super::{Backend, Float, StoreError, StoreResult, WriteTx, new_etag, to_micros};
-use crate::domain::ids::{MoMessageId, TenantCode};
+use crate::domain::ids::{DeviceId, MoMessageId, TenantCode};
 use crate::domain::mo_message::{EmergencyState, StorableMessage};
 
 /// Rows per INSERT statement: 17 values each stays well under both backends' limit on
@@ -96,7 +96,7 @@ impl WriteTx {
     pub async fn find_stored_messages(
         &mut self,
         tenant_code: &TenantCode,
-        device_id: &str,
+        device_id: &DeviceId,
         keys: &[(i64, Timestamp)],
     ) -> StoreResult<HashMap<(i64, i64), i64>> {
         let wanted: HashSet<(i64, i64)> = keys
@@ -108,7 +108,9 @@ impl WriteTx {
             let sequences: Vec<i64> = chunk.iter().map(|(sequence, _)| *sequence).collect();
             let lookup = KeyLookup::for_keys(&sequences);
             let sql = stored_keys_sql(self.backend, lookup);
-            let mut query = sqlx::query(&sql).bind(tenant_code.as_str()).bind(device_id);
+            let mut query = sqlx::query(&sql)
+                .bind(tenant_code.as_str())
+                .bind(device_id.as_str());
             match lookup {
                 KeyLookup::Range { least, greatest } => query = query.bind(least).bind(greatest),
                 KeyLookup::Each(_) => {
@@ -140,7 +142,7 @@ impl WriteTx {
     pub async fn insert_new_messages(
         &mut self,
         tenant_code: &TenantCode,
-        device_id: &str,
+        device_id: &DeviceId,
         messages: &[NewMessage<'_>],
     ) -> StoreResult<Vec<Inserted>> {
         let mut outcomes = Vec::with_capacity(messages.len());
@@ -154,7 +156,7 @@ impl WriteTx {
                 let position = record.position.as_ref();
                 query = query
                     .bind(tenant_code.as_str())
-                    .bind(device_id)
+                    .bind(device_id.as_str())
                     .bind(record.sequence_number)
                     .bind(record.sent_from_device.map(to_micros))
                     .bind(to_micros(new.received_at))

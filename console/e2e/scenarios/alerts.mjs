@@ -63,10 +63,13 @@ export const scenarios = {
       .waitFor({ timeout: 2 * SECOND - (Date.now() - started) });
     // The second console acknowledging too is told what happened, not shown an error page.
     await two.reload();
+    // Resolving before the reloaded page is live would test the reload, not the stream.
+    await two.locator('[data-testid=alert-summary][data-status=Acknowledged]').waitFor();
+    await two.locator('[data-testid=stream-state][data-state=live]').waitFor({ timeout: 5 * SECOND });
     await one.getByLabel('Outcome').selectOption('FalseAlarm');
     await one.getByLabel('Resolution').fill('Pocket dial');
     await one.getByRole('button', { name: 'Resolve' }).click();
-    await two.locator('[data-testid=alert-summary][data-status=Resolved]').waitFor({ timeout: 2 * SECOND });
+    await two.locator('[data-testid=alert-summary][data-status=Resolved]').waitFor({ timeout: 5 * SECOND });
     const { json: resolved } = await call('GET', `/V2/${tc}/alerts/${id}`);
     assert(resolved.Outcome === 'FalseAlarm' && resolved.Resolution === 'Pocket dial', JSON.stringify(resolved));
     await one.context().close();

@@ -195,7 +195,7 @@ fn place_in_batch<'a>(
 async fn store_messages(
     tx: &mut WriteTx,
     tenant_code: &TenantCode,
-    device_id: &str,
+    device_id: &DeviceId,
     prepared: &Prepared<'_>,
 ) -> StoreResult<Placed> {
     let (placement, inserts) = place_in_batch(prepared);

@@ -75,7 +75,7 @@ impl Pipeline {
     ) -> StoreResult<Vec<Triggered>> {
         let device_id = unit.device_id;
         let device_type = unit.device.device_type.clone();
-        let group = unit.device.group_id.map(|id| id.get());
+        let group = unit.device.group_id;
         let mut triggered = Vec::new();
         for notification in &rules.notifications {
             if !notification.applies_to(device_id, &device_type, group) {
