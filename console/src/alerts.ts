@@ -89,6 +89,12 @@ export function isNewer(incoming: Alert, held: Alert): boolean {
   return true;
 }
 
+/** Whether two records of one alert are the same version (its ETag, else every field). */
+function sameVersion(a: Alert, b: Alert): boolean {
+  if (a.ETag && b.ETag) return a.ETag === b.ETag;
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
 /** The alerts known to this page, kept by key. */
 export class AlertStore {
   private readonly byKey = new Map<string, Alert>();
@@ -101,7 +107,9 @@ export class AlertStore {
       this.byKey.set(key, alert);
       return { added: true, changed: true };
     }
-    if (!isNewer(alert, held)) return { added: false, changed: false };
+    // A re-read of the same version is no change: pages keep what they drew from the held
+    // record (a queue row, and the focus in it).
+    if (!isNewer(alert, held) || sameVersion(alert, held)) return { added: false, changed: false };
     this.byKey.set(key, alert);
     return { added: false, changed: true };
   }

@@ -51,6 +51,19 @@ describe('alert store', () => {
     expect(store.upsert(alert('7', '2', 't', { EscalationLevel: 1, NoteCount: 1 })).changed).toBe(true);
   });
 
+  it('keeps the held record when a re-read brings the same version', () => {
+    const store = new AlertStore();
+    const held = alert('7', '2', 't', { ETag: '"v1"' });
+    store.upsert(held);
+    expect(store.upsert(alert('7', '2', 't', { ETag: '"v1"' }))).toEqual({ added: false, changed: false });
+    expect(store.get('acme/7')).toBe(held);
+    expect(store.upsert(alert('7', '2', 't', { ETag: '"v2"' })).changed).toBe(true);
+    const plain = alert('8', '1', 't');
+    store.upsert(plain);
+    expect(store.upsert(alert('8', '1', 't')).changed).toBe(false);
+    expect(store.get('acme/8')).toBe(plain);
+  });
+
   it('keeps Open and Acknowledged in the queue; Resolved leaves it', () => {
     const store = new AlertStore();
     store.upsert(alert('1', '2', '2026-01-01T10:00:00Z'));

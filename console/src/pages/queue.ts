@@ -40,13 +40,18 @@ export function queuePage(outlet: HTMLElement): () => void {
     const queue = live.alerts.queue();
     const wanted: HTMLElement[] = [];
     const keep = new Set<string>();
+    const focused = document.activeElement;
+    let refocus: HTMLElement | null = null;
     for (const a of queue) {
       const key = alertKey(a);
       keep.add(key);
       let held = rows.get(key);
       if (!held || held.alert !== a) {
+        // A changed alert gets a new row; the link the person was on moves with it.
+        const hadFocus = !!held && !!focused && held.tr.contains(focused);
         held = { alert: a, ...row(a) };
         rows.set(key, held);
+        if (hadFocus) refocus = held.tr;
       }
       wanted.push(held.tr);
     }
@@ -56,6 +61,7 @@ export function queuePage(outlet: HTMLElement): () => void {
       if (there !== tr) body.insertBefore(tr, there ?? null);
     });
     while (body.children.length > wanted.length) body.lastElementChild?.remove();
+    refocus?.querySelector<HTMLElement>('a')?.focus();
     count.textContent = t('queue.count', { n: queue.length });
     empty.hidden = queue.length > 0;
     table.hidden = queue.length === 0;
