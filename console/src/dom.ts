@@ -10,8 +10,12 @@ export function h<K extends keyof HTMLElementTagNameMap>(
   const el = document.createElement(tag);
   for (const [name, value] of Object.entries(attrs)) {
     if (value === null || value === undefined || value === false) continue;
-    if (name.startsWith('on') && typeof value === 'function') {
+    if (/^on/i.test(name)) {
+      // A listener, never an inline handler (text written as script).
+      if (typeof value !== 'function') throw new Error(`h: ${name} must be a listener`);
       el.addEventListener(name.slice(2), value);
+    } else if (/^srcdoc$/i.test(name)) {
+      throw new Error('h: srcdoc is HTML');
     } else if (value === true) {
       el.setAttribute(name, '');
     } else {

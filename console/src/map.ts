@@ -5,6 +5,7 @@ import 'leaflet/dist/leaflet.css';
 import { feature } from 'topojson-client';
 import type { Topology, GeometryCollection } from 'topojson-specification';
 import atlasUrl from 'world-atlas/countries-50m.json?url';
+import { h } from './dom';
 import { t } from './i18n';
 
 let outline: Promise<GeoJSON.FeatureCollection | null> | null = null;
@@ -42,6 +43,24 @@ export function unwrapped(world: GeoJSON.FeatureCollection): GeoJSON.FeatureColl
   return { ...world, features };
 }
 
+/**
+ * The console's own panes and where they sit among Leaflet's (tiles 200, overlay 400 —
+ * vector markers, tracks, geofences —, markers 600 — the clusters —, tooltips 650,
+ * popups 700): the world outline under everything drawn on it, the devices in emergency
+ * above the clusters but under the tooltips. Set on the pane itself, as Leaflet's own are
+ * in `leaflet.css`: a stylesheet rule `.leaflet-outline-pane` has the specificity of
+ * `.leaflet-pane { z-index: 400 }`, and which of the two won depended on the order the
+ * bundle put the stylesheets in (it lost: the outline covered the markers).
+ */
+export const PANES = { outline: 250, urgent: 620 } as const;
+
+/** The map's pane `name` (made once) at its place in `PANES`. */
+export function pane(map: L.Map, name: keyof typeof PANES): HTMLElement {
+  const el = map.getPane(name) ?? map.createPane(name);
+  el.style.zIndex = String(PANES[name]);
+  return el;
+}
+
 export function tileUrl(): string {
   return document.querySelector<HTMLMetaElement>('meta[name="safetrack-map-tile-url"]')?.content.trim() ?? '';
 }
@@ -56,7 +75,7 @@ export function baseMap(container: HTMLElement, center: L.LatLngExpression = [20
     L.tileLayer(tiles, { maxZoom: 19 }).addTo(map);
   } else {
     container.classList.add('offline-map');
-    map.createPane('outline');
+    pane(map, 'outline');
     void worldOutline().then((world) => {
       // The page may have been left (and the map removed) meanwhile.
       if (!world || !container.isConnected) return;
@@ -128,7 +147,7 @@ export function geofenceLayer(list: Geofence[]): L.LayerGroup {
     const shape = geofenceShape(g);
     if (!shape) continue;
     const name = g.Name || g.GeofenceId || '';
-    shape.bindTooltip(name, { sticky: true });
+    shape.bindTooltip(h('span', {}, name), { sticky: true });
     shape.on('add', () => {
       const el = shape.getElement();
       el?.setAttribute('role', 'img');

@@ -2,6 +2,7 @@
 // line with a dot per position (each dot says when it was there).
 import L from 'leaflet';
 import { api, v2 } from './api';
+import { h } from './dom';
 import { formatDateTime } from './format';
 import { t } from './i18n';
 import { TRACK_WINDOW_MS, trackPoints, type MoMessage, type TrackPoint } from './positions';
@@ -49,7 +50,7 @@ export class Track {
   private dot(p: TrackPoint): void {
     const label = t('alert.trackPoint', { at: formatDateTime(p.at) });
     const m = L.circleMarker([p.lat, p.lon], { radius: 3, color: '#0b57a4', fillOpacity: 1, weight: 1, className: 'track-point' });
-    m.bindTooltip(label).on('add', () => {
+    m.bindTooltip(h('span', {}, label)).on('add', () => {
       m.getElement()?.setAttribute('role', 'img');
       m.getElement()?.setAttribute('aria-label', label);
     });

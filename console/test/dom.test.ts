@@ -80,3 +80,16 @@ describe('replaceRows', () => {
     expect(body.querySelectorAll('tr')).toHaveLength(1);
   });
 });
+
+describe('h', () => {
+  it('puts strings in as text, never as markup', () => {
+    const el = h('p', { 'aria-label': '<b id=pwn>' }, '<img src=x onerror=alert(1)>', h('b', {}, '<i>'));
+    expect(el.querySelector('img, i, #pwn')).toBeNull();
+    expect(el.textContent).toBe('<img src=x onerror=alert(1)><i>');
+  });
+
+  it('refuses an inline handler or srcdoc', () => {
+    expect(() => h('button', { onclick: 'alert(1)' })).toThrow(/listener/);
+    expect(() => h('iframe', { srcdoc: '<script></script>' })).toThrow(/srcdoc/);
+  });
+});

@@ -114,7 +114,7 @@ export function alertPage(outlet: HTMLElement, params: Record<string, string>): 
       const at: L.LatLngExpression = [a.Latitude, a.Longitude];
       map ??= baseMap(mapBox, at, 12);
       marker ??= L.circleMarker(at, { radius: 9, color: '#b00020', fillOpacity: 0.8, className: 'alert-position' })
-        .bindTooltip(t('alert.here'))
+        .bindTooltip(h('span', {}, t('alert.here')))
         .addTo(map);
       marker.setLatLng(at);
     } else if (!map) {

@@ -8,7 +8,7 @@ import { api, v2 } from '../api';
 import { h } from '../dom';
 import { t } from '../i18n';
 import { formatNumber } from '../format';
-import { baseMap, geofenceLayer, type Geofence } from '../map';
+import { baseMap, geofenceLayer, pane, type Geofence } from '../map';
 import { tenant } from '../session';
 import * as live from '../live';
 import type { Device } from '../live';
@@ -73,7 +73,7 @@ function clusterIcon(cluster: L.MarkerCluster): L.DivIcon {
   const n = cluster.getChildCount();
   const size = n < 10 ? 'small' : n < 100 ? 'medium' : 'large';
   return L.divIcon({
-    html: `<div><span aria-hidden="true">${n}</span><span class="visually-hidden">${t('map.cluster', { n })}</span></div>`,
+    html: h('div', {}, h('span', { 'aria-hidden': 'true' }, n), h('span', { class: 'visually-hidden' }, t('map.cluster', { n }))),
     className: `marker-cluster marker-cluster-${size}`,
     iconSize: L.point(40, 40),
   });
@@ -120,7 +120,7 @@ export function mapPage(outlet: HTMLElement): () => void {
   });
   cluster.addTo(map);
   // Devices in emergency are never hidden in a cluster: their own layer, above the clusters.
-  map.createPane('urgent');
+  pane(map, 'urgent');
   const urgent = L.featureGroup().addTo(map);
   const placed = new Map<string, Placed>();
   let closed = false;
@@ -129,7 +129,8 @@ export function mapPage(outlet: HTMLElement): () => void {
   const markerFor = (d: Device, state: DeviceState, at: L.LatLngExpression): Placed => {
     const marker = L.circleMarker(at, { ...markerStyle(state), ...(state === 'emergency' ? { pane: 'urgent' } : {}) });
     const p: Placed = { marker, device: d, state };
-    marker.bindTooltip(() => markerLabel(p.device, p.state));
+    // An element, never a string: Leaflet writes a string tooltip as HTML.
+    marker.bindTooltip(() => h('span', {}, markerLabel(p.device, p.state)));
     marker.on('add', () => labelElement(p));
     return p;
   };

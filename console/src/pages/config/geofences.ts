@@ -244,7 +244,7 @@ export function geofencesPage(outlet: HTMLElement): () => void {
       const shape = geofenceShape(g);
       if (!shape) continue;
       const layer = shapeLayer(shape, { ...OTHERS, interactive: false, pmIgnore: true } as L.PathOptions);
-      layer.bindTooltip(g.Name ?? '', { sticky: true });
+      layer.bindTooltip(h('span', {}, g.Name ?? ''), { sticky: true });
       others.addLayer(layer);
     }
   };
@@ -307,7 +307,7 @@ export function geofencesPage(outlet: HTMLElement): () => void {
     const texts = fieldMessages((error as { problem?: never })?.problem)
       .filter((m) => SHAPE_FIELDS.some((f) => m.field === f || m.field.startsWith(`${f}[`)))
       .map((m) => m.message);
-    if (texts.length) edited.bindTooltip(texts.join(' · '), { permanent: true, className: 'shape-error', direction: 'bottom' }).openTooltip();
+    if (texts.length) edited.bindTooltip(h('span', {}, texts.join(' · ')), { permanent: true, className: 'shape-error', direction: 'bottom' }).openTooltip();
   };
 
   form.addEventListener('submit', (e) => {
