@@ -132,9 +132,9 @@ export function replaySection(tc: string, deviceId: string, lastReport: () => st
     marker = null;
     if (track.length === 0) return;
     const points = track.map((p) => [p.lat, p.lon] as L.LatLngTuple);
-    line = L.polyline(points, { color: '#0b57a4', weight: 3 }).addTo(map);
+    line = L.polyline(points, { color: '#0b57a4', weight: 3, className: 'replay-track' }).addTo(map);
     const first = points[0] as L.LatLngTuple;
-    marker = L.circleMarker(first, { radius: 8, color: '#b00020', fillColor: '#b00020', fillOpacity: 0.9 }).addTo(map);
+    marker = L.circleMarker(first, { radius: 8, color: '#b00020', fillColor: '#b00020', fillOpacity: 0.9, className: 'replay-position' }).addTo(map);
     if (points.length > 1) map.fitBounds(line.getBounds(), { padding: [20, 20], maxZoom: 15 });
     else map.setView(first, 13);
   };

@@ -9,7 +9,9 @@ import { h } from '../dom';
 import { t } from '../i18n';
 import { formatNumber } from '../format';
 import { baseMap, geofenceLayer, pane, type Geofence } from '../map';
+import { navigate } from '../router';
 import { tenant } from '../session';
+import { devicePath } from './devices';
 import * as live from '../live';
 import type { Device } from '../live';
 import { deviceState, type DeviceState } from '../positions';
@@ -132,6 +134,8 @@ export function mapPage(outlet: HTMLElement): () => void {
     // An element, never a string: Leaflet writes a string tooltip as HTML.
     marker.bindTooltip(() => h('span', {}, markerLabel(p.device, p.state)));
     marker.on('add', () => labelElement(p));
+    // A click opens the device's page (its state, messages, track).
+    marker.on('click', () => navigate(devicePath({ TenantCode: p.device.TenantCode ?? tenant(), DeviceId: p.device.DeviceId })));
     return p;
   };
 
