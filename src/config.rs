@@ -238,6 +238,17 @@ pub struct ServeArgs {
         value_parser = clap::value_parser!(u64).range(1..)
     )]
     pub idle_timeout_seconds: u64,
+    /// A request's whole body must arrive within this many seconds of its headers, else
+    /// it is answered 408 and its connection closed (one deadline for the whole body, not
+    /// per read: a trickle cannot stretch it). Requests without a body, such as event
+    /// streams, have none.
+    #[arg(
+        long,
+        env = "SAFETRACK_BODY_READ_TIMEOUT_SECONDS",
+        default_value_t = 30,
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    pub body_read_timeout_seconds: u64,
     /// Connections served at once; further ones wait in the listen backlog (0: sized from
     /// the file-descriptor limit, leaving room for the database and outbound channels).
     #[arg(long, env = "SAFETRACK_MAX_CONNECTIONS", default_value_t = 0)]
@@ -272,6 +283,20 @@ pub struct ServeArgs {
     #[arg(long, env = "SAFETRACK_DIRECTIP_READ_TIMEOUT_SECONDS", default_value_t = 10,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub directip_read_timeout_seconds: u64,
+    /// A DirectIP connection that sends nothing within this many seconds is closed; until
+    /// its first byte it holds none of the --directip-max-connections slots.
+    #[arg(long, env = "SAFETRACK_DIRECTIP_FIRST_BYTE_TIMEOUT_SECONDS", default_value_t = 3,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub directip_first_byte_timeout_seconds: u64,
+    /// Source addresses or CIDR networks DirectIP connections are taken from (repeat the
+    /// flag, or comma-separate; Iridium's gateways send from known ranges); others are
+    /// closed at once, unread. Without it every source is served.
+    #[arg(
+        long = "directip-allow",
+        env = "SAFETRACK_DIRECTIP_ALLOW",
+        value_delimiter = ','
+    )]
+    pub directip_allow: Vec<crate::gateways::allowed_source::AllowedSource>,
     /// Base URL of Garmin's IPC Inbound API: the tenant's "Inbound URL" (Portal Connect,
     /// Inbound Settings) with `/api/`, e.g. `https://ipcinbound.inreachapp.com/api/`. MT
     /// messages for devices with an `IridiumImei` and `DeviceType` starting with `InReach`

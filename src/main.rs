@@ -101,7 +101,9 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         if args.directip_listen.is_some_and(|l| l.port() == 0) {
             println!("safetrack directip listening on {address}");
         }
-        tracing::info!(%address, "DirectIP listening");
+        let allowed = args.directip_allow.iter().map(ToString::to_string);
+        let allowed = allowed.collect::<Vec<_>>().join(",");
+        tracing::info!(%address, allowed = %if allowed.is_empty() { "any" } else { &allowed }, "DirectIP listening");
     }
     // Before the API's address line: a caller that read that line can read this one.
     let metrics_listener = match args.metrics_listen {
@@ -168,6 +170,7 @@ fn app_config(args: &ServeArgs) -> anyhow::Result<AppConfig> {
         serving: ServeConfig {
             header_read_timeout: Duration::from_secs(args.header_read_timeout_seconds),
             idle_timeout: Duration::from_secs(args.idle_timeout_seconds),
+            body_read_timeout: Duration::from_secs(args.body_read_timeout_seconds),
             max_connections: args.max_connections,
         },
         metrics: MetricsConfig {
@@ -207,5 +210,7 @@ fn directip_config(
         token,
         max_connections: usize::from(args.directip_max_connections),
         read_timeout: Duration::from_secs(args.directip_read_timeout_seconds),
+        first_byte_timeout: Duration::from_secs(args.directip_first_byte_timeout_seconds),
+        allow: args.directip_allow.clone(),
     })
 }

@@ -5,6 +5,10 @@
 //!   of its previous response (hyper's timer, so partial headers count too);
 //! - a connection with no request in flight for `idle_timeout` is closed (a request is in
 //!   flight until its response body has been sent, so a live event stream never is idle);
+//! - a request's whole body must arrive within `body_read_timeout` of its headers
+//!   (`body_deadline`): past it the reader gets a 408 and the connection closes after the
+//!   answer, so a trickling body cannot hold its slot (a request without a body, such as
+//!   a stream, has no deadline);
 //! - at most `max_connections` are served at once: without a free slot the loop stops
 //!   accepting and the kernel's listen backlog holds the rest.
 //!
@@ -21,12 +25,17 @@ use std::time::Duration;
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::ConnectInfo;
-use axum::http::Request;
+use axum::http::{HeaderValue, Request, header};
 use hyper::body::{Frame, Incoming, SizeHint};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::{TcpListener, TcpSocket, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 use tower::ServiceExt;
+
+mod body_deadline;
+
+pub use body_deadline::{BodyTimeout, body_timeout};
+use body_deadline::{DeadlineBody, Expired};
 
 /// How long the loop waits after an accept error such as EMFILE (no descriptor left)
 /// before trying again: the error repeats until a connection closes, and retrying at
@@ -51,11 +60,13 @@ pub fn bind(address: SocketAddr) -> std::io::Result<TcpListener> {
 }
 
 /// The connection timeouts and cap (`--header-read-timeout-seconds`,
-/// `--idle-timeout-seconds`, `--max-connections`).
+/// `--idle-timeout-seconds`, `--body-read-timeout-seconds`, `--max-connections`).
 #[derive(Debug, Clone, Copy)]
 pub struct ServeConfig {
     pub header_read_timeout: Duration,
     pub idle_timeout: Duration,
+    /// A request's whole body must arrive within this of its headers.
+    pub body_read_timeout: Duration,
     /// 0: sized from the file-descriptor limit (`connection_cap`).
     pub max_connections: usize,
 }
@@ -65,6 +76,7 @@ impl Default for ServeConfig {
         Self {
             header_read_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(60),
+            body_read_timeout: Duration::from_secs(30),
             max_connections: 0,
         }
     }
@@ -152,7 +164,7 @@ pub async fn serve(
             remote,
             router.clone(),
             builder.clone(),
-            config.idle_timeout,
+            config,
             shutdown.clone(),
             permit,
         ));
@@ -191,19 +203,28 @@ async fn serve_connection(
     remote: SocketAddr,
     router: Router,
     builder: Arc<hyper::server::conn::http1::Builder>,
-    idle_timeout: Duration,
+    config: ServeConfig,
     mut shutdown: watch::Receiver<bool>,
     _slot: OwnedSemaphorePermit,
 ) {
     let (in_flight, activity) = watch::channel(0usize);
     let in_flight = Arc::new(in_flight);
+    let body_limit = config.body_read_timeout;
     let service = hyper::service::service_fn(move |request: Request<Incoming>| {
         let guard = InFlight::start(in_flight.clone());
-        let mut request = request.map(Body::new);
+        let expired = Expired::default();
+        let mut request =
+            request.map(|body| Body::new(DeadlineBody::new(body, body_limit, expired.clone())));
         request.extensions_mut().insert(ConnectInfo(remote));
         let router = router.clone();
         async move {
-            let response = router.oneshot(request).await?;
+            let mut response = router.oneshot(request).await?;
+            if expired.get() {
+                // The rest of the body is never read: this answer is the connection's last.
+                response
+                    .headers_mut()
+                    .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            }
             Ok::<_, Infallible>(response.map(|body| Tracked {
                 body,
                 _guard: guard,
@@ -214,7 +235,7 @@ async fn serve_connection(
         .serve_connection(TokioIo::new(stream), service)
         .with_upgrades();
     let mut connection = pin!(connection);
-    let mut idle = pin!(idle_for(activity, idle_timeout));
+    let mut idle = pin!(idle_for(activity, config.idle_timeout));
     let mut closing = false;
     loop {
         tokio::select! {

@@ -257,6 +257,7 @@ async fn serve_requests(
         max_connections = cap,
         header_read_timeout_s = app.serving.header_read_timeout.as_secs_f64(),
         idle_timeout_s = app.serving.idle_timeout.as_secs_f64(),
+        body_read_timeout_s = app.serving.body_read_timeout.as_secs_f64(),
         "serving connections"
     );
     let api = crate::server::serve(listener, app.router, app.serving, cap, stopped.clone());

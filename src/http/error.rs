@@ -43,6 +43,9 @@ pub enum ApiError {
     },
     #[error("{0}")]
     UnsupportedMediaType(String),
+    /// 408: the request body did not arrive within `--body-read-timeout-seconds`.
+    #[error("{0}")]
+    RequestTimeout(String),
     #[error("rate limited")]
     RateLimited { retry_after_secs: u64 },
     /// 503: the server is overloaded (no database connection came free in time); nothing
@@ -161,6 +164,11 @@ impl ApiError {
             UnsupportedMediaType(detail) => (
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
                 "unsupported_media_type",
+                detail.clone(),
+            ),
+            RequestTimeout(detail) => (
+                StatusCode::REQUEST_TIMEOUT,
+                "request_timeout",
                 detail.clone(),
             ),
             RateLimited { retry_after_secs } => (

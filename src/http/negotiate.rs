@@ -151,12 +151,15 @@ fn input_format(headers: &HeaderMap) -> Result<InputFormat, ApiError> {
 /// A request body in any supported input format, deserialised into `T`.
 pub struct Body<T>(pub T);
 
-/// The request body's bytes (413 past the endpoint's limit).
+/// The request body's bytes (413 past the endpoint's limit, 408 past the server's body
+/// deadline).
 async fn body_bytes<S: Send + Sync>(request: Request, state: &S) -> Result<Bytes, ApiError> {
     Bytes::from_request(request, state)
         .await
         .map_err(|rejection| {
-            if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            if let Some(timeout) = crate::server::body_timeout(&rejection) {
+                ApiError::RequestTimeout(timeout.to_string())
+            } else if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
                 ApiError::body_too_large("the request body is larger than this endpoint accepts")
             } else {
                 ApiError::bad_request("unreadable_body", rejection.body_text())

@@ -414,3 +414,148 @@ async fn sigterm_finishes_the_request_in_flight_and_stops_accepting() {
     .expect("exited after the request in flight");
     assert!(exited.success(), "{exited:?}");
 }
+
+/// `POST /auth/session` with the headers of a `length`-byte JSON body, and its first
+/// `sent` bytes.
+async fn login_head(base: &str, body: &[u8], sent: usize) -> TcpStream {
+    let mut stream = connect(base).await;
+    stream.set_nodelay(true).expect("nodelay");
+    let head = format!(
+        "POST /auth/session HTTP/1.1\r\nHost: safetrack\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await.expect("head");
+    stream
+        .write_all(&body[..sent])
+        .await
+        .expect("part of a body");
+    stream
+}
+
+/// A login whose body trickles in a byte every 300 ms (well under any per-read timer):
+/// answers what the server sent before it closed the connection.
+async fn trickle(base: &str) -> tokio::task::JoinHandle<Vec<u8>> {
+    let body = vec![b' '; 4096];
+    let stream = login_head(base, &body, 1).await;
+    tokio::spawn(async move {
+        let (mut reader, mut writer) = stream.into_split();
+        let dribble = tokio::spawn(async move {
+            for byte in &body[1..] {
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                if writer.write_all(&[*byte]).await.is_err() {
+                    return;
+                }
+            }
+        });
+        let mut received = Vec::new();
+        let closed = tokio::time::timeout(BOUND, async {
+            let mut buffer = [0u8; 4096];
+            loop {
+                match reader.read(&mut buffer).await {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => received.extend_from_slice(&buffer[..n]),
+                }
+            }
+        })
+        .await;
+        dribble.abort();
+        assert!(closed.is_ok(), "a trickling body kept its connection");
+        received
+    })
+}
+
+/// Issue 42: trickling bodies on every connection slot no longer hold the server. At the
+/// body deadline each is cut (its connection closed, after a 408 if the answer arrives
+/// before the reset of the bytes still coming), and `/healthz` is answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn trickling_bodies_are_cut_at_the_body_deadline() {
+    let (binary, _database) = sqlite_binary(
+        &[
+            "--max-connections=3",
+            "--header-read-timeout-seconds=60",
+            "--idle-timeout-seconds=60",
+            "--body-read-timeout-seconds=2",
+        ],
+        None,
+    )
+    .await;
+    let base = &binary.server.base;
+    let started = Instant::now();
+    let mut tricklers = Vec::new();
+    for _ in 0..3 {
+        tricklers.push(trickle(base).await);
+    }
+    // Every slot is taken until the deadline frees them.
+    assert_eq!(healthz(base).await, StatusCode::OK);
+    assert!(
+        started.elapsed() >= Duration::from_secs(1),
+        "answered after {:?}: the slots were not all taken",
+        started.elapsed()
+    );
+    for trickler in tricklers {
+        let received = trickler.await.expect("trickler");
+        let text = String::from_utf8_lossy(&received);
+        assert!(
+            received.is_empty() || text.starts_with("HTTP/1.1 408"),
+            "{text}"
+        );
+    }
+    assert_eq!(healthz(base).await, StatusCode::OK);
+}
+
+/// A body that stops half way is answered 408 problem+json at the deadline, and its
+/// connection closed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_body_is_answered_408_and_closed() {
+    let (binary, _database) = sqlite_binary(
+        &[
+            "--header-read-timeout-seconds=60",
+            "--idle-timeout-seconds=60",
+            "--body-read-timeout-seconds=1",
+        ],
+        None,
+    )
+    .await;
+    let body = br#"{"Username": "nobody@example.com", "Password": "not-sent-yet"}"#;
+    let mut stream = login_head(&binary.server.base, body, 20).await;
+    let (after, received) = until_closed(&mut stream).await;
+    assert!(
+        after >= Duration::from_millis(500),
+        "closed after {after:?}"
+    );
+    let text = String::from_utf8_lossy(&received).to_lowercase();
+    assert!(text.starts_with("http/1.1 408"), "{text}");
+    assert!(
+        text.contains("content-type: application/problem+json"),
+        "{text}"
+    );
+    assert!(text.contains("connection: close"), "{text}");
+    assert!(text.contains(r#""code":"request_timeout""#), "{text}");
+    assert_eq!(healthz(&binary.server.base).await, StatusCode::OK);
+}
+
+/// A slow upload that completes within the deadline is served as usual.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_body_within_the_deadline_is_served() {
+    let (binary, _database) = sqlite_binary(&["--body-read-timeout-seconds=5"], None).await;
+    let body = format!(r#"{{"Username": "{ADMIN_EMAIL}", "Password": "{ADMIN_PASSWORD}"}}"#);
+    let body = body.as_bytes();
+    let mut stream = login_head(&binary.server.base, body, 0).await;
+    // The body in four pieces over 1.5 s.
+    for piece in body.chunks(body.len().div_ceil(4)) {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        stream.write_all(piece).await.expect("a piece of the body");
+    }
+    let mut received = Vec::new();
+    let mut buffer = [0u8; 4096];
+    while !String::from_utf8_lossy(&received).contains("CsrfToken") {
+        let n = tokio::time::timeout(BOUND, stream.read(&mut buffer))
+            .await
+            .expect("an answer in time")
+            .expect("read");
+        assert!(n > 0, "closed before the answer: {received:?}");
+        received.extend_from_slice(&buffer[..n]);
+    }
+    let text = String::from_utf8_lossy(&received);
+    assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+}
