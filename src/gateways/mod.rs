@@ -2,4 +2,5 @@
 //! thin adapter like `http/gateways/` — read with `domain::gateways`, store through
 //! `services::gateway_ingest`.
 
+pub mod allowed_source;
 pub mod directip_listener;

@@ -2,7 +2,9 @@
 //! (header only, with payload, with location and payload), the confirmation once stored
 //! (also for a resend, stored once), and bad input — a failed session, truncation,
 //! oversize, lengths that disagree, a stalled connection — closed with nothing stored
-//! while the listener goes on serving.
+//! while the listener goes on serving. Idle peers (issue 42): silent connections hold no
+//! slot and are closed at the first-byte deadline; `--directip-allow` refuses other
+//! sources, and a bad entry in it stops the server at start.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -23,20 +25,34 @@ backend_fn_tests!(
     bad_input_is_closed_and_stores_nothing,
     devices_outside_the_token_scope_are_refused,
     refused_tokens_store_nothing,
+    silent_connections_do_not_hold_the_slots,
+    sources_outside_the_allow_list_are_refused,
 );
 
 const IMEI: &str = "300234063904190";
 const SESSION: u32 = 1_772_359_200; // 2026-03-01T10:00:00Z
 
+/// The listener's settings in these tests: it stores with `token`.
+fn listener_config(token: &str) -> DirectIpConfig {
+    DirectIpConfig {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        token: token.to_string(),
+        max_connections: 8,
+        read_timeout: Duration::from_millis(800),
+        first_byte_timeout: Duration::from_millis(800),
+        allow: Vec::new(),
+    }
+}
+
 /// `app` restarted with a DirectIP listener that stores with `token`.
 async fn with_listener(app: TestApp, token: &str) -> (TestApp, SocketAddr) {
+    with_listener_config(app, listener_config(token)).await
+}
+
+/// `app` restarted with a DirectIP listener configured so.
+async fn with_listener_config(app: TestApp, directip: DirectIpConfig) -> (TestApp, SocketAddr) {
     let config = AppConfig {
-        directip: Some(DirectIpConfig {
-            listen: "127.0.0.1:0".parse().unwrap(),
-            token: token.to_string(),
-            max_connections: 8,
-            read_timeout: Duration::from_millis(800),
-        }),
+        directip: Some(directip),
         ..AppConfig::default()
     };
     let app = app.restart_with(config).await;
@@ -260,4 +276,116 @@ async fn refused_tokens_store_nothing(backend: Backend) {
     let next = frame(&[header(IMEI, 0, 2, SESSION + 1), element(2, b"after")]);
     assert!(exchange(address, &next, false).await.is_empty());
     assert_eq!(messages(&app, "1000", "buoy-1").await.len(), 1);
+}
+
+/// Issue 42: 24 connections that never send, against 2 slots, a first-byte deadline of
+/// 1 s and a read deadline of 30 s. They hold no slot, so a real message is stored while
+/// they are still open — long before the read deadline would have freed a slot for it —
+/// and each is closed at its first-byte deadline.
+async fn silent_connections_do_not_hold_the_slots(backend: Backend) {
+    let Some(app) = spawn_app(backend).await else {
+        return;
+    };
+    register(&app, "1000", "buoy-1", json!({"IridiumImei": IMEI})).await;
+    let token = gateway_token(&app, "1000", &["DeviceMessages"], "directip").await;
+    let config = DirectIpConfig {
+        max_connections: 2,
+        read_timeout: Duration::from_secs(30),
+        first_byte_timeout: Duration::from_secs(1),
+        ..listener_config(&token)
+    };
+    let (app, address) = with_listener_config(app, config).await;
+    let mut silent = Vec::new();
+    for _ in 0..24 {
+        silent.push(TcpStream::connect(address).await.unwrap());
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let message = frame(&[header(IMEI, 0, 1, SESSION), element(2, b"SOS")]);
+    let answer = tokio::time::timeout(Duration::from_secs(10), exchange(address, &message, false))
+        .await
+        .expect("the message is served while silent connections are open");
+    assert_eq!(answer, ACCEPTED);
+    let stored = messages(&app, "1000", "buoy-1").await;
+    assert_eq!(stored.len(), 1, "{stored:?}");
+    assert_eq!(stored[0]["Message"], "SOS");
+    // The silent ones are closed by the listener, with nothing sent.
+    for stream in &mut silent {
+        let mut answer = Vec::new();
+        let read = tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut answer))
+            .await
+            .expect("a silent connection is closed at its first-byte deadline");
+        assert!(read.is_err() || answer.is_empty(), "{answer:?}");
+    }
+}
+
+/// A source outside `--directip-allow` is closed unread and stores nothing; one inside
+/// it is served.
+async fn sources_outside_the_allow_list_are_refused(backend: Backend) {
+    let Some(app) = spawn_app(backend).await else {
+        return;
+    };
+    register(&app, "1000", "buoy-1", json!({"IridiumImei": IMEI})).await;
+    let token = gateway_token(&app, "1000", &["DeviceMessages"], "directip").await;
+    let elsewhere = DirectIpConfig {
+        allow: vec![
+            "192.0.2.0/24".parse().unwrap(),
+            "2001:db8::1".parse().unwrap(),
+        ],
+        ..listener_config(&token)
+    };
+    let (app, address) = with_listener_config(app, elsewhere).await;
+    let message = frame(&[header(IMEI, 0, 1, SESSION), element(2, b"refused")]);
+    let mut stream = TcpStream::connect(address).await.unwrap();
+    // Closed at once, before anything is read: well within the first-byte deadline.
+    let mut answer = Vec::new();
+    let read = tokio::time::timeout(Duration::from_millis(600), stream.read_to_end(&mut answer))
+        .await
+        .expect("a refused source is closed at once");
+    assert!(read.is_err() || answer.is_empty(), "{answer:?}");
+    assert!(exchange(address, &message, false).await.is_empty());
+    assert!(messages(&app, "1000", "buoy-1").await.is_empty());
+
+    let loopback = DirectIpConfig {
+        allow: vec![
+            "192.0.2.0/24".parse().unwrap(),
+            "127.0.0.0/8".parse().unwrap(),
+        ],
+        ..listener_config(&token)
+    };
+    let (app, address) = with_listener_config(app, loopback).await;
+    let message = frame(&[header(IMEI, 0, 2, SESSION + 1), element(2, b"served")]);
+    assert_eq!(exchange(address, &message, false).await, ACCEPTED);
+    let stored = messages(&app, "1000", "buoy-1").await;
+    assert_eq!(stored.len(), 1, "{stored:?}");
+    assert_eq!(stored[0]["Message"], "served");
+}
+
+/// A `--directip-allow` entry that is no address or network stops the server at start,
+/// naming the flag and the entry; nothing is served.
+#[tokio::test]
+async fn a_bad_allow_entry_stops_the_server_at_start() {
+    for bad in ["10.0.0.0/33", "192.0.2.0/24,iridium.example"] {
+        let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_safetrack"))
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .args(["--database-url", "sqlite::memory:"])
+            .args([
+                "--directip-listen",
+                "127.0.0.1:0",
+                "--directip-token",
+                "st_x",
+            ])
+            .args(["--directip-allow", bad])
+            .kill_on_drop(true)
+            .output();
+        let output = tokio::time::timeout(Duration::from_secs(30), output)
+            .await
+            .expect("the server stops at once")
+            .expect("run safetrack");
+        assert!(!output.status.success(), "{bad}: {:?}", output.status);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains("--directip-allow"), "{stderr}");
+        let entry = bad.rsplit(',').next().unwrap_or(bad);
+        assert!(stderr.contains(&format!("'{entry}'")), "{stderr}");
+        assert!(String::from_utf8_lossy(&output.stdout).is_empty());
+    }
 }
