@@ -77,6 +77,19 @@ pub struct NewApiToken {
     pub expires_at: Option<Timestamp>,
 }
 
+impl NewApiToken {
+    /// The token as minted under a parent token expiring at `parent_expiry`: it may not
+    /// outlive its parent, so it expires at the earlier of the two (a token asked for
+    /// without an expiry takes the parent's).
+    pub fn under_parent(mut self, parent_expiry: Option<Timestamp>) -> Self {
+        self.expires_at = match (self.expires_at, parent_expiry) {
+            (Some(own), Some(parent)) => Some(own.min(parent)),
+            (own, parent) => own.or(parent),
+        };
+        self
+    }
+}
+
 /// Why a token request was refused.
 #[derive(Debug)]
 pub enum TokenRequestError {
@@ -115,6 +128,21 @@ pub struct ApiToken {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_minted_token_expires_no_later_than_its_parent() {
+        let at = |s: i64| Timestamp::from_second(s).ok();
+        let token = |expires_at| NewApiToken {
+            name: "child".into(),
+            permissions: Permissions::default(),
+            expires_at,
+        };
+        assert_eq!(token(None).under_parent(None).expires_at, None);
+        assert_eq!(token(None).under_parent(at(100)).expires_at, at(100));
+        assert_eq!(token(at(50)).under_parent(None).expires_at, at(50));
+        assert_eq!(token(at(50)).under_parent(at(100)).expires_at, at(50));
+        assert_eq!(token(at(500)).under_parent(at(100)).expires_at, at(100));
+    }
 
     #[test]
     fn secrets_have_their_shape() {

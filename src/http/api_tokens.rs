@@ -45,19 +45,24 @@ fn token_id(raw: &str) -> ApiResult<ApiTokenId> {
     raw.parse().map_err(|_| ApiError::NotFound)
 }
 
-/// List the tenant's live API tokens (never their secrets).
+/// List the tenant's live API tokens (never their secrets). Needs
+/// `ManageConfiguration`, as creating and revoking do.
 #[utoipa::path(get, path = "/V2/{tenantVarCode}/apitokens", tag = "API tokens",
     params(TenantParam),
-    responses((status = 200, body = [ApiToken]), (status = 404, body = Problem)))]
+    responses((status = 200, body = [ApiToken]), (status = 403, body = Problem),
+        (status = 404, body = Problem)))]
 async fn list_tokens(
     scope: TenantScope,
     State(app): State<AppState>,
 ) -> ApiResult<RecordList<ApiToken>> {
+    scope.require(Permission::ManageConfiguration)?;
     Ok(RecordList(app.store.list_api_tokens(scope.code()).await?))
 }
 
 /// Create an API token. `Permissions` default to the caller's own and may not exceed
-/// them (403); unknown names are a 400 naming them. The answer's `Token` is the secret,
+/// them (403); unknown names are a 400 naming them. A token created with a token may
+/// not outlive it: its `ExpiresAt` is capped at the creating token's, and revoking the
+/// creating token revokes it too. The answer's `Token` is the secret,
 /// shown this once: use it as `Authorization: Bearer <Token>`. Needs
 /// `ManageConfiguration`.
 #[utoipa::path(post, path = "/V2/{tenantVarCode}/apitokens", tag = "API tokens",
@@ -93,6 +98,7 @@ async fn create_token(
                 prefix: &prefix,
                 created_by: &scope.caller.actor_name(),
                 at,
+                parent: scope.caller.token_id(),
             },
             &scope.audit(),
         )
@@ -101,15 +107,17 @@ async fn create_token(
     Ok(Record(record))
 }
 
-/// Get an API token (never its secret).
+/// Get an API token (never its secret). Needs `ManageConfiguration`.
 #[utoipa::path(get, path = "/V2/{tenantVarCode}/apitokens/{tokenId}", tag = "API tokens",
     params(TokenPath),
-    responses((status = 200, body = ApiToken), (status = 404, body = Problem)))]
+    responses((status = 200, body = ApiToken), (status = 403, body = Problem),
+        (status = 404, body = Problem)))]
 async fn get_token(
     scope: TenantScope,
     State(app): State<AppState>,
     Path(path): Path<TokenPath>,
 ) -> ApiResult<Record<ApiToken>> {
+    scope.require(Permission::ManageConfiguration)?;
     let token = app
         .store
         .get_api_token(scope.code(), token_id(&path.tokenId)?)

@@ -36,6 +36,7 @@ pub(crate) mod records;
 mod reports;
 pub mod request_context;
 mod risk_regions;
+pub mod security_headers;
 mod sessions;
 mod stream;
 mod strict_records;
@@ -195,6 +196,7 @@ pub fn router(
             .fallback(|| async { ApiError::NotFound })
             .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
             .layer(middleware::from_fn(request_context::request_context))
+            .layer(middleware::from_fn(security_headers::security_headers))
             .with_state(state.clone())
     });
     let console_config = Arc::new(console_config);
@@ -210,6 +212,7 @@ pub fn router(
             client_address::client_address,
         ))
         .layer(middleware::from_fn(request_context::request_context))
+        .layer(middleware::from_fn(security_headers::security_headers))
         .with_state(state);
     Routers { api, metrics }
 }

@@ -8,6 +8,8 @@ use axum::http::HeaderValue;
 use axum::middleware::Next;
 use axum::response::Response;
 
+use crate::domain::api_token::TOKEN_PREFIX;
+
 tokio::task_local! {
     static REQUEST_ID: String;
 }
@@ -31,15 +33,15 @@ fn acceptable_id(value: &HeaderValue) -> Option<String> {
 /// What a secret path segment (a gateway's `{token}`) is logged as.
 pub const REDACTED: &str = "[redacted]";
 
-/// `path` as logged: each segment the route template names `{token}` is redacted.
+/// `path` as logged: each segment the route template names `{token}` is redacted, and so
+/// is any segment that reads as an API token (`st_…`, percent-encoded or not), whatever
+/// route it came to: a mistyped gateway URL still carries a live secret.
 fn loggable_path(path: &str, route: Option<&str>) -> String {
-    let Some(route) = route.filter(|r| r.contains("{token}")) else {
-        return path.to_string();
-    };
+    let template = route.unwrap_or("");
     path.split('/')
-        .zip(route.split('/').chain(std::iter::repeat("")))
+        .zip(template.split('/').chain(std::iter::repeat("")))
         .map(|(segment, template)| {
-            if template == "{token}" {
+            if template == "{token}" || looks_like_token(segment) {
                 REDACTED
             } else {
                 segment
@@ -47,6 +49,21 @@ fn loggable_path(path: &str, route: Option<&str>) -> String {
         })
         .collect::<Vec<_>>()
         .join("/")
+}
+
+/// Whether a path segment starts like a token secret (any case, after percent-decoding).
+fn looks_like_token(segment: &str) -> bool {
+    let decoded = percent_decoded(segment);
+    decoded
+        .get(..TOKEN_PREFIX.len())
+        .is_some_and(|start| start.eq_ignore_ascii_case(TOKEN_PREFIX))
+}
+
+fn percent_decoded(segment: &str) -> String {
+    form_urlencoded::parse(format!("s={}", segment.replace('+', "%2B")).as_bytes())
+        .next()
+        .map(|(_, value)| value.into_owned())
+        .unwrap_or_default()
 }
 
 pub async fn request_context(request: Request, next: Next) -> Response {
@@ -109,5 +126,31 @@ mod tests {
             "/V2/1000/devices/d1"
         );
         assert_eq!(loggable_path("/nowhere/x", None), "/nowhere/x");
+    }
+
+    #[test]
+    fn a_token_in_any_path_is_redacted() {
+        for path in [
+            "/gateways/osmand/st_secret/",
+            "/gateways/osmand/st_secret/extra",
+            "/gateways/osmnad/ST_secret",
+            "/gateways/osmand/st%5Fsecret",
+            "/gateways/osmand/%73t_secret",
+        ] {
+            let logged = loggable_path(path, None);
+            assert!(
+                !logged.to_lowercase().contains("secret"),
+                "{path}: {logged}"
+            );
+            assert!(logged.contains(REDACTED), "{path}: {logged}");
+        }
+        assert_eq!(
+            loggable_path("/V2/1000/devices/first", None),
+            "/V2/1000/devices/first"
+        );
+        assert_eq!(
+            loggable_path("/V2/1000/devices/s", None),
+            "/V2/1000/devices/s"
+        );
     }
 }

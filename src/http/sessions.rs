@@ -34,9 +34,9 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[serde(rename_all = "PascalCase")]
 pub struct SessionLogin {
     /// The user's e-mail.
-    #[schema(required = true, example = "admin@safetrack.local")]
+    #[schema(required = true, min_length = 1, example = "admin@safetrack.local")]
     pub username: Option<String>,
-    #[schema(required = true)]
+    #[schema(required = true, min_length = 1)]
     pub password: Option<String>,
 }
 

@@ -9,7 +9,7 @@ use sqlx::any::AnyRow;
 
 use super::audit_log::record;
 use super::stored;
-use super::{Store, StoreResult, conflict_on_duplicate, from_micros, to_micros};
+use super::{Store, StoreError, StoreResult, Tx, conflict_on_duplicate, from_micros, to_micros};
 use crate::domain::access::{Permission, Permissions};
 use crate::domain::api_token::{ApiToken, NewApiToken};
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
@@ -115,6 +115,9 @@ pub struct IssuedToken<'a> {
     pub prefix: &'a str,
     pub created_by: &'a str,
     pub at: Timestamp,
+    /// The token the request authenticated with, when a token mints a token: the new one
+    /// is its child (expiry capped at the parent's; revoked with it).
+    pub parent: Option<ApiTokenId>,
 }
 
 impl Store {
@@ -131,12 +134,19 @@ impl Store {
             prefix,
             created_by,
             at,
+            parent,
         } = issued;
         let mut tx = self.begin_write().await?;
+        let token = &match parent {
+            Some(parent) => token
+                .clone()
+                .under_parent(live_parent_expiry(&mut tx, parent, at).await?),
+            None => token.clone(),
+        };
         let sql = format!(
             "INSERT INTO api_tokens (tenant_code, name, secret_hash, prefix, permissions,
-                created_by, created_at, expires_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING {TOKEN_COLUMNS}"
+                created_by, created_at, expires_at, parent_id)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING {TOKEN_COLUMNS}"
         );
         let row = sqlx::query(&sql)
             .bind(tenant_code.as_str())
@@ -147,6 +157,7 @@ impl Store {
             .bind(created_by)
             .bind(to_micros(at))
             .bind(token.expires_at.map(to_micros))
+            .bind(parent.map(|p| p.get()))
             .fetch_one(&mut *tx)
             .await
             .map_err(|e| conflict_on_duplicate(e, "a live token with this Name"))?;
@@ -204,7 +215,8 @@ impl Store {
         row.as_ref().map(token_from_row).transpose()
     }
 
-    /// Revokes a live token of the tenant; `false` when there is none.
+    /// Revokes a live token of the tenant, and every live token minted from it (down the
+    /// line), each with its audit entry; `false` when there is none.
     pub async fn revoke_api_token(
         &self,
         tenant_code: &TenantCode,
@@ -234,6 +246,15 @@ impl Store {
             id,
         )
         .await?;
+        for child in live_descendants(&mut tx, id).await? {
+            sqlx::query("UPDATE api_tokens SET revoked_at = $1 WHERE id = $2")
+                .bind(to_micros(at))
+                .bind(child.get())
+                .execute(&mut *tx)
+                .await?;
+            let (action, kind) = (AuditAction::Revoke, ResourceType::ApiToken);
+            record(&mut tx, audit, action, kind, child).await?;
+        }
         tx.commit().await?;
         // Again: a request may have cached the token while this transaction was open.
         self.token_cache.clear();
@@ -286,4 +307,49 @@ impl Store {
             .await?;
         Ok(())
     }
+}
+
+/// The expiry of the live parent token `parent` a child is minted under; a conflict when
+/// the parent was revoked or expired meanwhile (the request authenticated with it).
+async fn live_parent_expiry(
+    tx: &mut Tx,
+    parent: ApiTokenId,
+    at: Timestamp,
+) -> StoreResult<Option<Timestamp>> {
+    // Locked (PostgreSQL): a revocation of the parent waits for this issue, or this for it.
+    let sql = format!(
+        "SELECT expires_at, revoked_at FROM api_tokens WHERE id = $1{}",
+        tx.backend().lock_rows()
+    );
+    let row: Option<(Option<i64>, Option<i64>)> = sqlx::query_as(&sql)
+        .bind(parent.get())
+        .fetch_optional(&mut **tx)
+        .await?;
+    let (expires_at, revoked_at) = row.ok_or_else(parent_gone)?;
+    let expires_at = from_micros(expires_at)?;
+    if revoked_at.is_some() || expires_at.is_some_and(|until| until <= at) {
+        return Err(parent_gone());
+    }
+    Ok(expires_at)
+}
+
+fn parent_gone() -> StoreError {
+    StoreError::Conflict("the token this request authenticated with is no longer live".into())
+}
+
+/// The live tokens minted from `id`, from its children down.
+async fn live_descendants(tx: &mut Tx, id: ApiTokenId) -> StoreResult<Vec<ApiTokenId>> {
+    let rows: Vec<(i64,)> = sqlx::query_as(
+        "WITH RECURSIVE line (id) AS (
+             SELECT id FROM api_tokens WHERE parent_id = $1
+             UNION
+             SELECT k.id FROM api_tokens k JOIN line ON k.parent_id = line.id
+         )
+         SELECT k.id FROM api_tokens k JOIN line ON line.id = k.id
+         WHERE k.revoked_at IS NULL ORDER BY k.id",
+    )
+    .bind(id.get())
+    .fetch_all(&mut **tx)
+    .await?;
+    Ok(rows.into_iter().map(|(id,)| ApiTokenId::new(id)).collect())
 }

@@ -276,7 +276,8 @@ impl Store {
         let keys = [Key::Id(id.get()), Key::Text(tenant_code)];
         self.check_version(&mut tx, VersionedRow::by_id("users", &keys), if_match)
             .await?;
-        // A new password, a disabled account or another role ends the user's sessions.
+        // A new password, a disabled account, portal access taken away or another role
+        // ends the user's sessions.
         let role_before: Option<String> = sqlx::query("SELECT role FROM users WHERE id = $1")
             .bind(id.get())
             .fetch_optional(&mut *tx)
@@ -285,6 +286,7 @@ impl Store {
             .transpose()?;
         let ends_sessions = password_hash.is_some()
             || user.is_disabled
+            || !user.details.is_portal_enabled
             || role_before.is_some_and(|before| before != role.as_str());
         let username = &user.username;
         sqlx::query(

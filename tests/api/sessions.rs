@@ -15,8 +15,8 @@ use safetrack::auth::AuthConfig;
 
 use crate::api_tokens::create_token;
 use crate::common::{
-    ADMIN_EMAIL, ADMIN_PASSWORD, Backend, Client, PASSWORD, TestApp, assert_problem,
-    problem_fields, spawn_app_with,
+    ADMIN_EMAIL, ADMIN_PASSWORD, Backend, Client, PASSWORD, TestApp, assert_not_found,
+    assert_problem, problem_fields, spawn_app_with,
 };
 use crate::mo_messages::register_device;
 use crate::stream::{EventStream, post_report};
@@ -30,6 +30,7 @@ backend_tests!(
     cookie_writes_need_the_origin_and_the_csrf_token,
     portal_access_can_be_disabled,
     changes_to_the_user_end_its_sessions,
+    portal_access_taken_away_ends_its_sessions,
     session_logins_count_towards_the_lockout,
     a_stream_opened_with_a_cookie_ends_with_its_session,
     a_stream_opened_with_a_token_ends_when_it_is_revoked,
@@ -385,6 +386,43 @@ async fn changes_to_the_user_end_its_sessions(app: TestApp) {
     };
     assert_eq!(app.admin.delete(&path).await.status(), StatusCode::OK);
     assert_problem(browser.get("/auth/session").await, 401, "session_unknown").await;
+}
+
+/// Issue 42: `IsPortalEnabled = false` ended no session, so a browser kept writing.
+async fn portal_access_taken_away_ends_its_sessions(app: TestApp) {
+    let id = portal_user(&app, "pat@example.com", "Manager").await;
+    let path = format!("/V2/1000/users/{id}");
+    let by_put = login(&app, "pat@example.com", PASSWORD).await.client(&app);
+    let off = json!({"Username": "pat@example.com", "UserRoleId": "Manager",
+                     "IsPortalEnabled": false});
+    assert_eq!(app.admin.put(&path, &off).await.status(), StatusCode::OK);
+    assert_problem(by_put.get("/auth/session").await, 401, "session_unknown").await;
+    let write = by_put
+        .post(
+            "/V2/1000/devices",
+            &json!({"DeviceId": "kept-out", "DeviceType": "X"}),
+        )
+        .await;
+    assert_problem(write, 401, "session_unknown").await;
+    assert!(session_rows(&app).await.is_empty());
+
+    // The same through JSON Patch, the console's way of changing one field.
+    let on = json!([{"op": "replace", "path": "/IsPortalEnabled", "value": true}]);
+    assert_eq!(app.admin.patch(&path, &on).await.status(), StatusCode::OK);
+    let by_patch = login(&app, "pat@example.com", PASSWORD).await.client(&app);
+    let off = json!([{"op": "replace", "path": "/IsPortalEnabled", "value": false}]);
+    assert_eq!(app.admin.patch(&path, &off).await.status(), StatusCode::OK);
+    assert_problem(
+        by_patch.get("/V2/1000/devices").await,
+        401,
+        "session_unknown",
+    )
+    .await;
+    assert!(session_rows(&app).await.is_empty());
+    // Nothing was written by the ended session; the API stays open to the user.
+    assert_not_found(app.admin.get("/V2/1000/devices/kept-out").await).await;
+    let basic = app.client("pat@example.com", PASSWORD);
+    assert_eq!(basic.get("/V2/1000/devices").await.status(), StatusCode::OK);
 }
 
 async fn session_logins_count_towards_the_lockout(app: TestApp) {

@@ -16,7 +16,7 @@ use crate::domain::validation::Validator;
 pub struct ApiTokenRequestRecord {
     /// Unique among the tenant's live tokens; what the token's actions are recorded as
     /// (`token:<Name>`).
-    #[schema(required = true, example = "gateway-north")]
+    #[schema(required = true, min_length = 1, example = "gateway-north")]
     pub name: Option<String>,
     /// Names of permissions (`Read`, `DeviceMessages`, …); default: the creator's own
     /// (less `KeepOwnItineraries`, which only a person has). Never more than the creator's.

@@ -52,7 +52,7 @@ pub struct GeofenceRecord {
     #[serde(default, deserialize_with = "null_as_default")]
     pub properties: BTreeMap<String, String>,
     /// `circle`, `polygon` or `polyline` (any case; stored in lower case).
-    #[schema(required = true, example = "circle")]
+    #[schema(required = true, min_length = 1, example = "circle")]
     pub geofence_type: Option<String>,
     #[schema(read_only, value_type = Option<String>, format = DateTime)]
     pub timestamp: Option<Timestamp>,

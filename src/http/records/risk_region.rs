@@ -20,7 +20,13 @@ use crate::domain::validation::{ValidationErrors, Validator};
 #[schema(as = RiskRegion)]
 pub struct RiskRegionRecord {
     /// 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` or `-` (case-sensitive).
-    #[schema(required = true, example = "border-north")]
+    #[schema(
+        required = true,
+        min_length = 1,
+        max_length = 64,
+        pattern = "^[A-Za-z0-9._:-]{1,64}$",
+        example = "border-north"
+    )]
     pub geometry_id: Option<String>,
     #[schema(
         required = true,

@@ -25,7 +25,7 @@ pub struct UserRecord {
     #[schema(read_only)]
     pub tenant_code: Option<String>,
     /// E-mail address used as login; unique across the platform.
-    #[schema(required = true, format = Email, example = "jane@example.com")]
+    #[schema(required = true, min_length = 1, format = Email, example = "jane@example.com")]
     pub username: Option<String>,
     #[schema(read_only, example = "42")]
     pub user_id: Option<String>,

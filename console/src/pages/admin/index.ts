@@ -17,7 +17,8 @@ export interface AdminEntry extends NavEntry {
 export const ADMIN_PAGES: readonly AdminEntry[] = [
   { path: '/reports', needs: 'Read', label: 'nav.reports', page: reportsPage },
   { path: '/users', needs: 'Read', label: 'nav.users', page: usersPage },
-  { path: '/tokens', needs: 'Read', label: 'nav.tokens', page: tokensPage },
+  // Listing tokens needs what creating and revoking them need (the API answers 403).
+  { path: '/tokens', needs: 'ManageConfiguration', label: 'nav.tokens', page: tokensPage },
   { path: '/webhooks', needs: 'ManageConfiguration', label: 'nav.webhooks', page: webhooksPage },
   { path: '/deliveries', needs: 'Read', label: 'nav.deliveries', page: deliveriesPage },
 ];

@@ -1,0 +1,33 @@
+//! Headers every response carries, whichever route (or none) answered it: browsers must
+//! never sniff a type (a gateway's `text/plain` answer echoes text that devices and
+//! users wrote, which a browser could otherwise run as a same-origin script), and
+//! nothing but the console and the API documentation is a page: every other answer gets
+//! a policy under which a browser fetches, runs and frames nothing.
+
+use axum::extract::Request;
+use axum::http::HeaderValue;
+use axum::http::header::{CONTENT_SECURITY_POLICY, X_CONTENT_TYPE_OPTIONS};
+use axum::middleware::Next;
+use axum::response::Response;
+
+/// The policy of every answer that sets none of its own (the console sets its own).
+pub const NOTHING_POLICY: &str = "default-src 'none'; frame-ancestors 'none'; sandbox";
+
+/// The interactive API documentation (Swagger UI) is a page with scripts of its own.
+fn is_documentation(path: &str) -> bool {
+    path == "/docs" || path.starts_with("/docs/")
+}
+
+pub async fn security_headers(request: Request, next: Next) -> Response {
+    let documentation = is_documentation(request.uri().path());
+    let mut response = next.run(request).await;
+    let headers = response.headers_mut();
+    headers.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    if !documentation && !headers.contains_key(CONTENT_SECURITY_POLICY) {
+        headers.insert(
+            CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static(NOTHING_POLICY),
+        );
+    }
+    response
+}
