@@ -16,7 +16,7 @@ use super::records::device::DeviceRecord;
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
 use crate::domain::device::{DeletedDevice, Device, DeviceFields, device_type_list};
-use crate::domain::ids::DeviceId;
+use crate::domain::gateways::identity::IdentifierConflict;
 
 impl Representable for Device {
     const NAME: &'static str = "Device";
@@ -108,6 +108,16 @@ async fn validated(
     Ok(device)
 }
 
+/// A write refused for a gateway identifier another device has (`domain::gateways::
+/// identity`): 409 naming the field, and the other device only when the caller's scope
+/// holds its tenant.
+fn identifier_refusal(
+    scope: &TenantScope,
+    written: Result<(), IdentifierConflict>,
+) -> ApiResult<()> {
+    written.map_err(|conflict| ApiError::Conflict(conflict.detail(&scope.caller.tenant_path)))
+}
+
 async fn find_device(app: &AppState, scope: &TenantScope, device_id: &str) -> ApiResult<Device> {
     app.store
         .get_device(scope.code(), device_id)
@@ -149,7 +159,10 @@ async fn list_devices(
 }
 
 /// Register a device. `DeviceId` is unique within the tenant (409 for a second device of
-/// the id here); another tenant's device of the same id is that tenant's own.
+/// the id here); another tenant's device of the same id is that tenant's own. An
+/// `IridiumImei` or `SecondaryDeviceId` names one device in the whole installation: 409
+/// when another device (any tenant) has it as any identifier, or has this `DeviceId` as
+/// its `IridiumImei` or `SecondaryDeviceId`.
 #[utoipa::path(post, path = "/V2/{tenantVarCode}/devices", tag = "Devices", params(TenantParam),
     request_body = DeviceRecord,
     responses((status = 200, description = "Created; Location names the device"), (status = 400, body = Problem),
@@ -161,9 +174,11 @@ async fn create_device(
 ) -> ApiResult<OkWithLocation> {
     scope.require(Permission::AccessAllDevices)?;
     let device = validated(&app, &scope, device).await?;
-    app.store
-        .create_device(scope.code(), &device, &scope.audit())
+    let written = app
+        .store
+        .insert_device(scope.code(), &device, &scope.audit())
         .await?;
+    identifier_refusal(&scope, written)?;
     let id = device.device_id;
     Ok(OkWithLocation(format!("/V2/{}/devices/{id}", scope.code())))
 }
@@ -179,11 +194,13 @@ async fn get_device(
     Ok(Record(find_device(&app, &scope, &path.deviceId).await?))
 }
 
-/// Replace a device (its `DeviceId` is the path's).
+/// Replace a device (its `DeviceId` is the path's); 409 as for a new device when its
+/// identifiers clash with another device's.
 #[utoipa::path(put, path = "/V2/{tenantVarCode}/devices/{deviceId}", tag = "Devices", params(DevicePath),
     request_body = DeviceRecord,
     responses((status = 200, description = "Updated"), (status = 400, body = Problem),
-        (status = 404, body = Problem), (status = 412, body = Problem)))]
+        (status = 404, body = Problem), (status = 409, body = Problem),
+        (status = 412, body = Problem)))]
 async fn update_device(
     scope: TenantScope,
     State(app): State<AppState>,
@@ -195,15 +212,11 @@ async fn update_device(
     find_device(&app, &scope, &path.deviceId).await?;
     device.device_id = Some(path.deviceId.clone());
     let device = validated(&app, &scope, device).await?;
-    app.store
-        .update_device(
-            scope.code(),
-            &DeviceId::from_store(path.deviceId),
-            &device,
-            if_match.as_deref(),
-            &scope.audit(),
-        )
+    let written = app
+        .store
+        .update_device(scope.code(), &device, if_match.as_deref(), &scope.audit())
         .await?;
+    identifier_refusal(&scope, written)?;
     Ok(EmptyOk)
 }
 
@@ -211,7 +224,8 @@ async fn update_device(
 #[utoipa::path(patch, path = "/V2/{tenantVarCode}/devices/{deviceId}", tag = "Devices", params(DevicePath),
     request_body(content = Vec<super::openapi::PatchOperation>, content_type = "application/json-patch+json"),
     responses((status = 200, description = "Updated"), (status = 400, body = Problem),
-        (status = 404, body = Problem), (status = 412, body = Problem)))]
+        (status = 404, body = Problem), (status = 409, body = Problem),
+        (status = 412, body = Problem)))]
 async fn patch_device(
     scope: TenantScope,
     State(app): State<AppState>,
@@ -223,16 +237,13 @@ async fn patch_device(
     let current = find_device(&app, &scope, &path.deviceId).await?;
     let expected = if_match.unwrap_or_else(|| current.etag.clone());
     let patched = apply_patch(&DeviceRecord::from(&current), &patch)?;
-    let patched = validated(&app, &scope, patched).await?;
-    app.store
-        .update_device(
-            scope.code(),
-            &DeviceId::from_store(path.deviceId),
-            &patched,
-            Some(&expected),
-            &scope.audit(),
-        )
+    let mut patched = validated(&app, &scope, patched).await?;
+    patched.device_id = current.device_id;
+    let written = app
+        .store
+        .update_device(scope.code(), &patched, Some(&expected), &scope.audit())
         .await?;
+    identifier_refusal(&scope, written)?;
     Ok(EmptyOk)
 }
 

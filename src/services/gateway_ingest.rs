@@ -1,7 +1,9 @@
 //! The one service behind every device gateway (README, "Devices that speak other protocols"): who the gateway's
-//! credential is, which device a report names within its scope, and handing each
-//! device's reports to the ingest `Pipeline` — the same limits, dedupe, events, alerts,
-//! deliveries, webhooks and stream as `POST …/momessages`. The HTTP routes
+//! credential is, which device a report names within its scope (the one device any of
+//! its keys names; several are an ambiguity, refused: `domain::gateways::identity`), and
+//! handing each device's reports to the ingest `Pipeline` — the same limits, dedupe,
+//! events, alerts, deliveries, webhooks and stream as `POST …/momessages`, in batches of
+//! at most `MAX_BATCH` messages, in order. The HTTP routes
 //! (`http/gateways/`) and the DirectIP listener (`gateways/directip_listener.rs`) parse
 //! with `domain::gateways` and call this; nothing here knows a protocol.
 
@@ -13,7 +15,9 @@ use super::ingest::{Pipeline, ProcessedMessage};
 use crate::auth::{AuthError, Authenticator};
 use crate::domain::access::Permission;
 use crate::domain::gateways::{DeviceKey, DeviceRef, GatewayReport};
-use crate::domain::mo_message::{BatchRejection, MoMessage, validated_batch};
+use crate::domain::mo_message::{
+    BatchRejection, MAX_BATCH, MoMessage, StorableMessage, validated_batch,
+};
 use crate::domain::mt_message::MtType;
 use crate::domain::validation::FieldError;
 use crate::store::{GatewayDevice, Store, StoreError};
@@ -47,8 +51,8 @@ pub async fn authenticate(auth: &Authenticator, token: &str) -> Result<GatewayCa
 pub enum GatewayError {
     #[error("no device `{0}` in the credential's scope")]
     UnknownDevice(String),
-    #[error("`{id}` is the {key:?} of more than one device in the credential's scope")]
-    Ambiguous { id: String, key: DeviceKey },
+    #[error("`{id}` names more than one device in the credential's scope (as {keys})")]
+    Ambiguous { id: String, keys: String },
     #[error("the report is not a valid MO message: {0:?}")]
     Invalid(Vec<FieldError>),
     #[error("the report is over the MO message limits: {0:?}")]
@@ -84,32 +88,28 @@ impl GatewayIngest {
         Self { store, pipeline }
     }
 
-    /// The device `device` names within the subtree at `subtree_path`: its keys are tried
-    /// in order, the first that names exactly one device wins; one that names two is an
-    /// ambiguity (a `DeviceId` is unique per tenant only), never a guess.
+    /// The device `device` names within the subtree at `subtree_path`: every device any
+    /// of its keys names is collected, and exactly one must be — several are an
+    /// ambiguity (a `DeviceId` is unique per tenant only, and identifiers stored before
+    /// `identity`'s rule may clash), never a guess.
     pub async fn find_device(
         &self,
         subtree_path: &str,
         device: &DeviceRef,
     ) -> Result<GatewayDevice, GatewayError> {
-        for &key in device.keys {
-            let mut found = self
-                .store
-                .gateway_devices(subtree_path, key, &device.id)
-                .await
-                .map_err(GatewayError::Store)?;
-            match found.len() {
-                0 => continue,
-                1 => return Ok(found.remove(0)),
-                _ => {
-                    return Err(GatewayError::Ambiguous {
-                        id: device.id.clone(),
-                        key,
-                    });
-                }
-            }
+        let mut found = self
+            .store
+            .gateway_devices(subtree_path, device.keys, &device.id)
+            .await
+            .map_err(GatewayError::Store)?;
+        match found.len() {
+            0 => Err(GatewayError::UnknownDevice(device.id.clone())),
+            1 => Ok(found.remove(0)),
+            _ => Err(GatewayError::Ambiguous {
+                id: device.id.clone(),
+                keys: key_names(device.keys),
+            }),
         }
-        Err(GatewayError::UnknownDevice(device.id.clone()))
     }
 
     /// Stores `reports` (grouped by device, in their order) for the caller: each device's
@@ -149,23 +149,17 @@ impl GatewayIngest {
             .await
     }
 
+    /// One device's messages: all checked first (one that cannot be stored refuses them
+    /// all, as for a post to `…/momessages`), then stored in batches of at most
+    /// `MAX_BATCH`, in order, each committed before the next. A failure leaves the
+    /// batches before it stored (a resend dedupes them).
     async fn ingest_device(
         &self,
         subtree_path: &str,
         device: &DeviceRef,
         messages: Vec<MoMessage>,
     ) -> Result<Ingested, GatewayError> {
-        // Neither backend's text holds NUL (PostgreSQL refuses it): a clear 4xx instead.
-        if let Some(field) = messages.iter().find_map(nul_field) {
-            return Err(GatewayError::Invalid(vec![FieldError {
-                field,
-                message: "must not contain the NUL character (U+0000)".into(),
-            }]));
-        }
-        let batch = validated_batch(messages).map_err(|rejection| match rejection {
-            BatchRejection::TooLarge(fields) => GatewayError::TooLarge(fields),
-            BatchRejection::Invalid(errors) => GatewayError::Invalid(errors.0),
-        })?;
+        let batches = checked_batches(messages)?;
         let found = self.find_device(subtree_path, device).await?;
         let node = self
             .store
@@ -173,15 +167,19 @@ impl GatewayIngest {
             .await
             .map_err(GatewayError::Store)?
             .ok_or_else(|| GatewayError::UnknownDevice(device.id.clone()))?;
-        let processed = self
-            .pipeline
-            .ingest(&node, found.device_id.clone(), batch)
-            .await
-            .map_err(|e| match e {
-                // Deleted between the lookup and the transaction.
-                StoreError::NotFound => GatewayError::UnknownDevice(device.id.clone()),
-                other => GatewayError::Store(other),
-            })?;
+        let mut processed = Vec::new();
+        for batch in batches {
+            let stored = self
+                .pipeline
+                .ingest(&node, found.device_id.clone(), batch)
+                .await
+                .map_err(|e| match e {
+                    // Deleted between the lookup and the transaction.
+                    StoreError::NotFound => GatewayError::UnknownDevice(device.id.clone()),
+                    other => GatewayError::Store(other),
+                })?;
+            processed.extend(stored);
+        }
         Ok(Ingested {
             device: found,
             processed,
@@ -198,6 +196,35 @@ impl GatewayIngest {
             .map_err(GatewayError::Store)?;
         Ok(message.and_then(|m| m.message))
     }
+}
+
+/// `messages` checked, in batches of at most `MAX_BATCH` (the MO limit a batch is held
+/// to), in order.
+fn checked_batches(messages: Vec<MoMessage>) -> Result<Vec<Vec<StorableMessage>>, GatewayError> {
+    // Neither backend's text holds NUL (PostgreSQL refuses it): a clear 4xx instead.
+    if let Some(field) = messages.iter().find_map(nul_field) {
+        return Err(GatewayError::Invalid(vec![FieldError {
+            field,
+            message: "must not contain the NUL character (U+0000)".into(),
+        }]));
+    }
+    let mut batches = Vec::with_capacity(messages.len().div_ceil(MAX_BATCH));
+    let mut messages = messages.into_iter().peekable();
+    while messages.peek().is_some() {
+        let chunk: Vec<MoMessage> = messages.by_ref().take(MAX_BATCH).collect();
+        let batch = validated_batch(chunk).map_err(|rejection| match rejection {
+            BatchRejection::TooLarge(fields) => GatewayError::TooLarge(fields),
+            BatchRejection::Invalid(errors) => GatewayError::Invalid(errors.0),
+        })?;
+        batches.push(batch);
+    }
+    Ok(batches)
+}
+
+/// `keys` as the device fields they are, for an ambiguity's text.
+fn key_names(keys: &[DeviceKey]) -> String {
+    let names: Vec<&str> = keys.iter().map(|k| k.as_str()).collect();
+    names.join(" or ")
 }
 
 /// The first field of `message` whose text holds NUL, as the API names it.

@@ -7,6 +7,7 @@ use super::audit_log;
 use super::device_rows::{
     DEVICE_COLUMNS, STATE_COLUMNS, device_doc, device_from_row, state_from_row,
 };
+use super::gateway_devices;
 use super::webhook_events::emit;
 use super::{
     Key, Store, StoreError, StoreResult, TenantSelection, VersionedRow, conflict_on_duplicate,
@@ -15,7 +16,8 @@ use super::{
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
 use crate::domain::device::{DeletedDevice, Device, DeviceFields, redact_email};
 use crate::domain::device_state::DeviceState;
-use crate::domain::ids::{DeviceId, TenantCode};
+use crate::domain::gateways::identity::{DeviceIdentifiers, IdentifierConflict};
+use crate::domain::ids::TenantCode;
 use crate::domain::time::now;
 use crate::domain::webhook::Category;
 use crate::domain::webhook_event::{EventType, event_data};
@@ -129,14 +131,33 @@ impl Store {
     }
 
     /// Inserts a validated device with its (empty) state; `Conflict` when the tenant has a
-    /// device of this DeviceId (other tenants' devices are theirs: ids are per tenant).
+    /// device of this DeviceId (other tenants' devices are theirs: ids are per tenant) or
+    /// when its gateway identifiers clash with another device's (`insert_device`).
     pub async fn create_device(
         &self,
         tenant_code: &TenantCode,
         device: &DeviceFields,
         audit: &Audit,
     ) -> StoreResult<()> {
+        self.insert_device(tenant_code, device, audit)
+            .await?
+            .map_err(|conflict| StoreError::Conflict(conflict.detail("/")))
+    }
+
+    /// `create_device`, a clash of gateway identifiers answered as the conflict (what the
+    /// caller may be told of it is the caller's to decide: `IdentifierConflict::detail`).
+    pub async fn insert_device(
+        &self,
+        tenant_code: &TenantCode,
+        device: &DeviceFields,
+        audit: &Audit,
+    ) -> StoreResult<Result<(), IdentifierConflict>> {
         let mut tx = self.begin_write().await?;
+        let ids = identifiers(device);
+        let backend = tx.backend();
+        if let Some(conflict) = gateway_devices::claim(&mut tx, backend, tenant_code, &ids).await? {
+            return Ok(Err(conflict));
+        }
         let (etag, at) = (new_etag(), now());
         sqlx::query(
             "INSERT INTO devices (device_id, tenant_code, group_id, user_id, device_type, status, doc, etag, updated_at)
@@ -154,6 +175,7 @@ impl Store {
         .execute(&mut *tx)
         .await
         .map_err(|e| conflict_on_duplicate(e, "a device with this DeviceId"))?;
+        gateway_devices::bind(&mut tx, tenant_code, &ids).await?;
         let mut state = DeviceState::default();
         state.set_check_in_interval(device.check_in_interval_minutes, now());
         sqlx::query(
@@ -185,19 +207,20 @@ impl Store {
         )
         .await?;
         tx.commit().await?;
-        Ok(())
+        Ok(Ok(()))
     }
 
-    /// Replaces a device; a `CheckInIntervalMinutes` given (not null) reschedules its
-    /// check-ins in the same transaction.
+    /// Replaces a device (`device.device_id`'s); a `CheckInIntervalMinutes` given (not
+    /// null) reschedules its check-ins in the same transaction. Refused, changing
+    /// nothing, when its gateway identifiers clash with another device's.
     pub async fn update_device(
         &self,
         tenant_code: &TenantCode,
-        device_id: &DeviceId,
         device: &DeviceFields,
         if_match: Option<&str>,
         audit: &Audit,
-    ) -> StoreResult<()> {
+    ) -> StoreResult<Result<(), IdentifierConflict>> {
+        let device_id = &device.device_id;
         let mut tx = self.begin().await?;
         self.check_version(
             &mut tx.tx,
@@ -205,6 +228,13 @@ impl Store {
             if_match,
         )
         .await?;
+        let ids = identifiers(device);
+        let backend = tx.backend;
+        if let Some(conflict) =
+            gateway_devices::claim(&mut tx.tx, backend, tenant_code, &ids).await?
+        {
+            return Ok(Err(conflict));
+        }
         let (etag, at) = (new_etag(), now());
         sqlx::query(
             "UPDATE devices SET group_id = $1, user_id = $2, device_type = $3, status = $4, doc = $5,
@@ -221,6 +251,7 @@ impl Store {
         .bind(tenant_code.as_str())
         .execute(&mut *tx.tx)
         .await?;
+        gateway_devices::bind(&mut tx.tx, tenant_code, &ids).await?;
         let (_, mut state) = tx
             .lock_device(tenant_code, device_id)
             .await?
@@ -229,11 +260,7 @@ impl Store {
             state.set_check_in_interval(device.check_in_interval_minutes, now());
             tx.save_state(tenant_code, device_id, &state).await?;
         }
-        let fields = DeviceFields {
-            device_id: device_id.clone(),
-            ..device.clone()
-        };
-        let shown = Device::new(tenant_code.clone(), fields, etag, at).with_state(&state);
+        let shown = Device::new(tenant_code.clone(), device.clone(), etag, at).with_state(&state);
         emit(
             &mut tx.tx,
             tenant_code,
@@ -244,7 +271,8 @@ impl Store {
         .await?;
         tx.audit(&audit.entry(AuditAction::Update, ResourceType::Device, device_id))
             .await?;
-        tx.commit().await
+        tx.commit().await?;
+        Ok(Ok(()))
     }
 
     /// Deletes a device and records it in the deleted-devices log, in one transaction.
@@ -338,6 +366,15 @@ impl Store {
             .fetch_all(&self.pool)
             .await?;
         rows.iter().map(|r| from_doc(r, "doc")).collect()
+    }
+}
+
+/// The gateway identifiers of a device as written.
+fn identifiers(device: &DeviceFields) -> DeviceIdentifiers {
+    DeviceIdentifiers {
+        device_id: device.device_id.as_str().to_string(),
+        iridium_imei: device.iridium_imei.clone(),
+        secondary_device_id: device.secondary_device_id.clone(),
     }
 }
 

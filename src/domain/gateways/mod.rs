@@ -32,6 +32,7 @@
 pub mod directip;
 pub mod garmin;
 pub mod garmin_mt;
+pub mod identity;
 pub mod osmand;
 
 use jiff::Timestamp;
@@ -46,8 +47,20 @@ pub enum DeviceKey {
     SecondaryDeviceId,
 }
 
-/// How to find the device a report is from: `id` is looked up in each of `keys` in turn
-/// (within the gateway credential's tenant scope); the first device found is the sender.
+impl DeviceKey {
+    /// The field's name in the device record.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeviceKey::DeviceId => "DeviceId",
+            DeviceKey::IridiumImei => "IridiumImei",
+            DeviceKey::SecondaryDeviceId => "SecondaryDeviceId",
+        }
+    }
+}
+
+/// How to find the device a report is from: `id` is looked up in all of `keys` at once
+/// (within the gateway credential's tenant scope); the sender is the one device they
+/// name, and an `id` naming several devices is refused ([`identity`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeviceRef {
     pub id: String,
@@ -55,7 +68,7 @@ pub struct DeviceRef {
 }
 
 impl DeviceRef {
-    /// A phone app's identifier: the `DeviceId`, else the `SecondaryDeviceId`.
+    /// A phone app's identifier: a `DeviceId` or a `SecondaryDeviceId`.
     pub fn app(id: impl Into<String>) -> Self {
         Self {
             id: id.into(),
@@ -63,7 +76,7 @@ impl DeviceRef {
         }
     }
 
-    /// A Garmin IMEI: the `IridiumImei`, else the `DeviceId`.
+    /// A Garmin IMEI: an `IridiumImei` or a `DeviceId`.
     pub fn garmin(imei: impl Into<String>) -> Self {
         Self {
             id: imei.into(),
@@ -71,8 +84,8 @@ impl DeviceRef {
         }
     }
 
-    /// An Iridium modem's IMEI: the `IridiumImei`, else the `DeviceId` (often the IMEI),
-    /// else the `SecondaryDeviceId`.
+    /// An Iridium modem's IMEI: an `IridiumImei`, a `DeviceId` (often the IMEI) or a
+    /// `SecondaryDeviceId`.
     pub fn iridium(imei: impl Into<String>) -> Self {
         Self {
             id: imei.into(),

@@ -3,21 +3,20 @@
 //! Events and codes: `domain::gateways::garmin`.
 //!
 //! Garmin resends a post until it is answered 200, so 200 means every event of it is
-//! stored or already was. An event that can never be stored — one that does not parse,
+//! stored or already was (a device's events in batches of at most 1,000, the MO limit,
+//! in order: a post of more is stored whole, never dropped). An event that can never be stored — one that does not parse,
 //! or names no device of the token's scope (a device removed), or names several — is
 //! logged and skipped: refusing the post would have Garmin resend it for ever and hold
 //! back every other device's events (an SOS among them). A failure to store is a 500, and
 //! the resend stores what is missing (the rest dedupes).
 
-use axum::body::Bytes;
-use axum::extract::State;
-use axum::extract::rejection::BytesRejection;
+use axum::extract::{Request, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::{bearer, caller, service};
+use super::{bearer, caller, read_body, service};
 use crate::domain::gateways::garmin;
 use crate::http::AppState;
 use crate::http::error::{ApiError, ApiResult, Problem};
@@ -54,16 +53,11 @@ fn token(headers: &HeaderMap) -> Option<&str> {
 async fn post_events(
     State(app): State<AppState>,
     headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
+    request: Request,
 ) -> ApiResult<Response> {
+    // The token first: the body is read only for a known caller.
     let caller = caller(&app, token(&headers)).await?;
-    let body = body.map_err(|e| {
-        if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            ApiError::body_too_large("the body is over the request size limit")
-        } else {
-            ApiError::bad_request("invalid_body", e.body_text())
-        }
-    })?;
+    let body = read_body(request).await?;
     let post = garmin::parse_post(&body)
         .map_err(|e| ApiError::bad_request("invalid_post", e.to_string()))?;
     let mut reports = Vec::with_capacity(post.events.len());

@@ -2,12 +2,18 @@
 //! `domain::gateways` and hand the reports to `services::gateway_ingest`. Outside /V2:
 //! devices speak their own formats, authenticate with an API token (in a header, or in
 //! the path where the sender cannot set one) and get the answers their protocol expects.
+//!
+//! A body is read only once its caller is known: each handler takes the request unread,
+//! checks the token from the headers or the path (401/403 before a byte of the body is
+//! read, so an unauthenticated sender cannot make the server hold its upload), then
+//! reads the body within the route's limit (`read_body`).
 
 mod garmin;
 mod osmand;
 
-use axum::extract::DefaultBodyLimit;
-use axum::http::{HeaderMap, header};
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, FromRequest, Request};
+use axum::http::{HeaderMap, StatusCode, header};
 use utoipa_axum::router::OpenApiRouter;
 
 use super::AppState;
@@ -24,6 +30,18 @@ pub fn router(limits: super::BodyLimits) -> OpenApiRouter<AppState> {
 /// The service, for a request.
 fn service(app: &AppState) -> GatewayIngest {
     GatewayIngest::new(app.store.clone(), app.pipeline.clone())
+}
+
+/// The body of a request whose caller is known, within the route's limit
+/// (`DefaultBodyLimit`): 413 over it, 400 for a body that cannot be read.
+async fn read_body(request: Request) -> Result<Bytes, ApiError> {
+    Bytes::from_request(request, &()).await.map_err(|e| {
+        if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            ApiError::body_too_large("the body is over the request size limit")
+        } else {
+            ApiError::bad_request("invalid_body", e.body_text())
+        }
+    })
 }
 
 /// `Authorization: Bearer <token>`, if the request has one.

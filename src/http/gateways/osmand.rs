@@ -1,10 +1,10 @@
 //! OsmAnd / Traccar Client: `GET`/`POST /gateways/osmand/{token}` (the URL an operator
-//! types into the phone app, which cannot set headers) and `/gateways/osmand` with
+//! types into the phone app, which cannot set headers; also with the trailing slash
+//! people type, `/gateways/osmand/{token}/`) and `/gateways/osmand` with
 //! `Authorization: Bearer`. Fields and units: `domain::gateways::osmand`.
 
-use axum::body::Bytes;
-use axum::extract::rejection::{BytesRejection, PathRejection};
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::rejection::PathRejection;
+use axum::extract::{Path, RawQuery, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
@@ -12,7 +12,7 @@ use utoipa::IntoParams;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::{bearer, caller, service};
+use super::{bearer, caller, read_body, service};
 use crate::domain::gateways::osmand::{self, OsmAndError};
 use crate::http::AppState;
 use crate::http::error::{ApiError, ApiResult, Problem};
@@ -20,6 +20,7 @@ use crate::http::error::{ApiError, ApiResult, Problem};
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(get_with_path_token, post_with_path_token))
+        .routes(routes!(get_with_slash, post_with_slash))
         .routes(routes!(get_with_bearer, post_with_bearer))
 }
 
@@ -62,12 +63,12 @@ enum ReportAnswer {
     Internal(Problem),
 }
 
-/// What a request carries, whichever route it came by.
+/// What a request carries, whichever route it came by; its body unread (`None`: a GET).
 struct Input {
     token: Option<String>,
     query: Option<String>,
     headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
+    body: Option<Request>,
 }
 
 /// A report with the query string (`id`, `lat`, `lon`, `timestamp`, …). Answers 200 with
@@ -88,7 +89,7 @@ async fn get_with_path_token(
             token: token.ok().map(|p| p.0),
             query,
             headers,
-            body: Ok(Bytes::new()),
+            body: None,
         },
     )
     .await
@@ -106,7 +107,7 @@ async fn post_with_path_token(
     token: Result<Path<String>, PathRejection>,
     RawQuery(query): RawQuery,
     headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
+    body: Request,
 ) -> ApiResult<Response> {
     report(
         &app,
@@ -114,10 +115,39 @@ async fn post_with_path_token(
             token: token.ok().map(|p| p.0),
             query,
             headers,
-            body,
+            body: Some(body),
         },
     )
     .await
+}
+
+/// The GET report at the path-token URL typed with a trailing slash.
+#[utoipa::path(get, path = "/gateways/osmand/{token}/", tag = "Device gateways", security(()),
+    params(TokenPath),
+    responses(ReportAnswer))]
+async fn get_with_slash(
+    state: State<AppState>,
+    token: Result<Path<String>, PathRejection>,
+    query: RawQuery,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    get_with_path_token(state, token, query, headers).await
+}
+
+/// The POST report at the path-token URL typed with a trailing slash.
+#[utoipa::path(post, path = "/gateways/osmand/{token}/", tag = "Device gateways", security(()),
+    request_body(description = "As without the trailing slash",
+        content((String = "application/x-www-form-urlencoded"), (Object = "application/json"))),
+    params(TokenPath),
+    responses(ReportAnswer))]
+async fn post_with_slash(
+    state: State<AppState>,
+    token: Result<Path<String>, PathRejection>,
+    query: RawQuery,
+    headers: HeaderMap,
+    body: Request,
+) -> ApiResult<Response> {
+    post_with_path_token(state, token, query, headers, body).await
 }
 
 /// The GET report, with the token in `Authorization: Bearer`.
@@ -136,7 +166,7 @@ async fn get_with_bearer(
             token,
             query,
             headers,
-            body: Ok(Bytes::new()),
+            body: None,
         },
     )
     .await
@@ -152,7 +182,7 @@ async fn post_with_bearer(
     State(app): State<AppState>,
     RawQuery(query): RawQuery,
     headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
+    body: Request,
 ) -> ApiResult<Response> {
     let token = bearer(&headers).map(str::to_string);
     report(
@@ -161,7 +191,7 @@ async fn post_with_bearer(
             token,
             query,
             headers,
-            body,
+            body: Some(body),
         },
     )
     .await
@@ -192,14 +222,12 @@ impl From<OsmAndError> for ApiError {
 }
 
 async fn report(app: &AppState, input: Input) -> ApiResult<Response> {
+    // The token first: the body is read only for a known caller.
     let caller = caller(app, input.token.as_deref()).await?;
-    let body = input.body.map_err(|e| {
-        if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            ApiError::body_too_large("the body is over the request size limit")
-        } else {
-            ApiError::bad_request("invalid_body", e.body_text())
-        }
-    })?;
+    let body = match input.body {
+        Some(request) => read_body(request).await?,
+        None => Default::default(),
+    };
     let query = input.query.unwrap_or_default();
     let reports = if is_json(&input.headers) && !body.is_empty() {
         osmand::parse_json(&body)?
