@@ -59,7 +59,9 @@ impl Position {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "PascalCase")]
 pub struct GeofenceRef {
+    #[schema(min_length = 1)]
     pub geofence_id: String,
+    #[schema(min_length = 1)]
     pub geofence_name: String,
 }
 

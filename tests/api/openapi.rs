@@ -558,3 +558,55 @@ async fn etag_promises_are_kept(app: TestApp) {
     }
     assert!(checked >= 20, "only {checked} GETs checked");
 }
+
+/// Issue 42 (schemathesis ST202): a required text the server refuses empty says
+/// `minLength: 1`, so a client reading the document knows before it sends. Every
+/// required string property of every schema either has a minimum length, or a pattern,
+/// format or closed set that rules out the empty string.
+#[test]
+fn required_texts_say_they_cannot_be_empty() {
+    let doc = document();
+    let schemas = doc["components"]["schemas"].as_object().expect("schemas");
+    // The schemas a request body can hold: those its bodies name, and theirs in turn.
+    let mut sent: Vec<String> = Vec::new();
+    let mut found = Vec::new();
+    for (_, _, operation) in operations(&doc) {
+        refs(&operation["requestBody"], "", &mut found);
+    }
+    while let Some((_, reference)) = found.pop() {
+        let name = reference
+            .trim_start_matches("#/components/schemas/")
+            .to_string();
+        if !sent.contains(&name) {
+            refs(&schemas[&name], "", &mut found);
+            sent.push(name);
+        }
+    }
+    let mut missing = Vec::new();
+    for (name, schema) in schemas.iter().filter(|(name, _)| sent.contains(name)) {
+        let required: Vec<&str> = schema["required"]
+            .as_array()
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        for field in required {
+            let property = &schema["properties"][field];
+            let is_text = property["type"] == "string"
+                || property["type"]
+                    .as_array()
+                    .is_some_and(|types| types.iter().any(|t| t == "string"));
+            let said = property["minLength"].as_u64().is_some_and(|n| n >= 1)
+                || property.get("pattern").is_some()
+                || property.get("enum").is_some()
+                || property["readOnly"] == true;
+            // RFC 6902: the empty pointer names the whole document.
+            let whole_document = name == "PatchOperation" && field == "path";
+            if is_text && !said && !whole_document {
+                missing.push(format!("{name}.{field}"));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "required texts without minLength: {missing:?}"
+    );
+}

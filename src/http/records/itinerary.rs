@@ -102,7 +102,7 @@ pub struct TravelerRecord {
     #[schema(read_only, example = 3)]
     pub id: Option<i32>,
     /// Unique within the itinerary (ignoring case).
-    #[schema(required = true, example = "jane@acme.example")]
+    #[schema(required = true, min_length = 1, example = "jane@acme.example")]
     pub email_address: Option<String>,
     #[schema(example = "Jane")]
     pub firstname: Option<String>,

@@ -90,7 +90,7 @@ pub struct JourneyRecord {
     #[serde(default, deserialize_with = "read_only_id")]
     #[schema(read_only, example = 8)]
     pub id: Option<i32>,
-    #[schema(required = true, example = "Train")]
+    #[schema(required = true, min_length = 1, example = "Train")]
     pub journey_type: Option<String>,
     #[schema(example = "Eurostar to Paris")]
     pub name: Option<String>,

@@ -20,7 +20,11 @@ use crate::domain::webhook::{
 pub struct WebhookUrlRecord {
     /// Absolute http(s) URL. Loopback, private, link-local and unspecified IP literals
     /// and `localhost` are refused unless the server runs with `--allow-private-webhooks`.
-    #[schema(required = true, example = "https://hooks.example.com/safetrack")]
+    #[schema(
+        required = true,
+        min_length = 1,
+        example = "https://hooks.example.com/safetrack"
+    )]
     pub url: Option<String>,
     #[schema(nullable)]
     #[serde(default, deserialize_with = "null_as_default")]
