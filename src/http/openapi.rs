@@ -180,7 +180,7 @@ const ALTERNATIVE_MEDIA_TYPES: &[&str] = &[
 /// (its body, its 400/403/409/412 and their wording); this adds, from one place, what
 /// every operation can answer because of the extractors and middleware it runs through
 /// (`TenantScope` → 401/404, `negotiate` → 406/304 and the other media types, `Body` →
-/// 400/413/415, `IfMatch` → 412, the rate limiter → 429, `ApiError::Internal` → 500) and
+/// 400/408/413/415, `IfMatch` → 412, the rate limiter → 429, `ApiError::Internal` → 500) and
 /// the rule every write follows (a permission check → 403),
 /// and rewrites every error response to its real media type, `application/problem+json`.
 pub fn complete(api: &mut utoipa::openapi::OpenApi) {
@@ -411,6 +411,7 @@ fn add_errors(operation: &mut Operation, kind: OperationKind, has_parameters: bo
         add_problem(operation, "412");
     }
     if kind.has_body {
+        add_problem(operation, "408");
         add_problem(operation, "413");
         add_problem(operation, "415");
     }
@@ -548,6 +549,10 @@ fn error_description(status: &str) -> Option<&'static str> {
         "406" => "None of the media types in `Accept` can be produced",
         "409" => "Conflicts with the stored records",
         "412" => "`If-Match` does not name the record's current version",
+        "408" => {
+            "The request body did not arrive within the server's body deadline \
+             (`--body-read-timeout-seconds`); the connection is closed"
+        }
         "413" => "The request body is larger than this endpoint accepts",
         "415" => "The `Content-Type` is neither JSON nor XML",
         "429" => {

@@ -35,6 +35,7 @@ mod fuzz_findings;
 mod gateway_directip;
 mod gateway_garmin;
 mod gateway_garmin_mt;
+mod gateway_identity;
 mod gateway_osmand;
 mod gateway_support;
 mod geofences;
