@@ -12,13 +12,15 @@ use crate::common::{
     ADMIN_EMAIL, ADMIN_PASSWORD, Backend, Client, TestApp, TestDatabase, assert_problem,
 };
 use crate::durability::start_with;
-use crate::gateway_support::{alerts, device, gateway_token, messages, register};
+use crate::gateway_support::{alerts, device, gateway_token, messages, raw_request_head, register};
 
 backend_tests!(
     a_post_of_several_devices_and_codes,
     the_same_post_twice_is_stored_once,
     an_unknown_imei_does_not_hold_back_the_others,
     refusals_store_nothing,
+    a_bad_token_is_refused_before_the_body_is_read,
+    more_than_a_thousand_events_of_one_device_are_all_stored,
 );
 
 pub const IMEI_A: &str = "300434030112330";
@@ -242,4 +244,78 @@ async fn postgres_the_same_post_to_two_processes_at_once() {
     assert_eq!(raised.as_array().map(Vec::len), Some(1), "{raised}");
     let b = admin.get_json(&format!("/V2/1000/devices/{IMEI_B}")).await;
     assert_eq!(b["EmergencyState"], "None");
+}
+
+/// A post with a wrong token whose body never arrives (50 MB announced, a few bytes
+/// sent) is answered 401 at once: the token is checked from the headers, and nothing of
+/// an unauthenticated body is read or held. The same with a real token waits for it.
+async fn a_bad_token_is_refused_before_the_body_is_read(app: TestApp) {
+    let token = setup(&app).await;
+    let head = |token: &str| {
+        format!(
+            "POST /gateways/garmin HTTP/1.1\r\nHost: test\r\nX-Outbound-Auth-Token: {token}\r\n\
+             Content-Type: application/json\r\nContent-Length: 50000000\r\n\r\n"
+        )
+    };
+    let wait = std::time::Duration::from_secs(5);
+    for bad in ["st_nosuchtoken0000000000000000", "x:wrong"] {
+        let started = std::time::Instant::now();
+        let answer = raw_request_head(&app.base, &head(bad), b"{\"Ver", wait).await;
+        let answer = answer.expect("answered before the body arrived");
+        assert!(answer.starts_with("HTTP/1.1 401"), "{answer}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(3));
+    }
+    // No token at all.
+    let none = "POST /gateways/garmin HTTP/1.1\r\nHost: test\r\nContent-Length: 50000000\r\n\r\n";
+    let answer = raw_request_head(&app.base, none, b"{", wait).await;
+    assert!(answer.expect("answered").starts_with("HTTP/1.1 401"));
+    // A known caller's body is read: still arriving, so no answer yet.
+    let short = std::time::Duration::from_millis(700);
+    assert_eq!(
+        raw_request_head(&app.base, &head(&token), b"{", short).await,
+        None
+    );
+    assert!(messages(&app, "1000", "inreach-a").await.is_empty());
+}
+
+/// 1,001 events of one device (over the 1,000 of one MO batch), the SOS last: every one
+/// is stored, in order, and the SOS raises its alert.
+async fn more_than_a_thousand_events_of_one_device_are_all_stored(app: TestApp) {
+    let token = setup(&app).await;
+    let mut events: Vec<Value> = (0..1000)
+        .map(|i| event(IMEI_B, 0, T0 + i * 1000, json!({})))
+        .collect();
+    events.push(event(
+        IMEI_B,
+        4,
+        T0 + 1_000_000,
+        json!({"freeText": "Help"}),
+    ));
+    let body = json!({"Version": "2.0", "Events": events});
+    assert_eq!(
+        post(&app.base, &token, &body).await.status(),
+        StatusCode::OK
+    );
+    let stored = app
+        .admin
+        .get_all_pages(&format!("/V2/1000/devices/{IMEI_B}/momessages"))
+        .await;
+    assert_eq!(stored.len(), 1001);
+    let raised = alerts(&app, "1000").await;
+    assert_eq!(raised.len(), 1, "{raised:?}");
+    assert_eq!(raised[0]["DeviceId"], IMEI_B);
+    assert_eq!(
+        device(&app, "1000", IMEI_B).await["EmergencyState"],
+        "Active"
+    );
+    // Resent whole: stored once.
+    assert_eq!(
+        post(&app.base, &token, &body).await.status(),
+        StatusCode::OK
+    );
+    let again = app
+        .admin
+        .get_all_pages(&format!("/V2/1000/devices/{IMEI_B}/momessages"))
+        .await;
+    assert_eq!(again.len(), 1001);
 }

@@ -9,7 +9,7 @@ use crate::alerts::create_notification;
 use crate::alerts::sos_notification;
 use crate::backend_tests;
 use crate::common::{TestApp, assert_not_found, assert_problem, problem_fields};
-use crate::gateway_support::{alerts, device, gateway_token, messages, register};
+use crate::gateway_support::{alerts, device, gateway_token, messages, raw_request_head, register};
 
 backend_tests!(
     query_and_form_reports_on_both_routes,
@@ -20,6 +20,8 @@ backend_tests!(
     refusals_store_nothing,
     secondary_ids_and_ambiguous_ids,
     the_token_stays_out_of_logs_and_metrics,
+    a_trailing_slash_is_the_same_url,
+    a_bad_path_token_is_refused_before_the_body_is_read,
 );
 
 const T: &str = "1772359200"; // 2026-03-01T10:00:00Z
@@ -415,4 +417,56 @@ async fn the_token_stays_out_of_logs_and_metrics(app: TestApp) {
     );
     assert!(!metrics.contains("secret-token-x"));
     assert!(!metrics.contains(&token));
+}
+
+/// `/gateways/osmand/{token}/` (what phone users type) is the URL without the slash:
+/// GET and POST reports are stored, a wrong token is refused.
+async fn a_trailing_slash_is_the_same_url(app: TestApp) {
+    register(&app, "1000", "phone-9", json!({})).await;
+    let token = gateway_token(&app, "1000", &["DeviceMessages"], "slash").await;
+    let http = reqwest::Client::new();
+    let url = format!("{}/", path_url(&app, &token));
+    let got = http
+        .get(format!("{url}?id=phone-9&lat=51.5&lon=-0.12&timestamp={T}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(got.status(), StatusCode::OK);
+    let posted = http
+        .post(&url)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("id=phone-9&lat=51.6&lon=-0.13&timestamp=1772359260")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(posted.status(), StatusCode::OK);
+    let stored = messages(&app, "1000", "phone-9").await;
+    assert_eq!(stored.len(), 2, "{stored:?}");
+    let wrong = http
+        .get(format!(
+            "{}/?id=phone-9&lat=1&lon=1",
+            path_url(&app, "st_wrong")
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
+}
+
+/// A POST with a wrong path token whose body never arrives (50 MB announced) is
+/// answered 401 at once, on both path-token URLs; nothing of the body is read.
+async fn a_bad_path_token_is_refused_before_the_body_is_read(app: TestApp) {
+    for path in [
+        "/gateways/osmand/st_nosuchtoken",
+        "/gateways/osmand/st_nosuchtoken/",
+    ] {
+        let head = format!(
+            "POST {path} HTTP/1.1\r\nHost: test\r\n\
+             Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 50000000\r\n\r\n"
+        );
+        let wait = std::time::Duration::from_secs(5);
+        let answer = raw_request_head(&app.base, &head, b"id=", wait).await;
+        let answer = answer.expect("answered before the body arrived");
+        assert!(answer.starts_with("HTTP/1.1 401"), "{path}: {answer}");
+    }
 }
