@@ -198,6 +198,9 @@ pub fn complete(api: &mut utoipa::openapi::OpenApi) {
             }
             if v2 {
                 complete_v2(method, operation, &versioned_schemas, versioned);
+            } else if operation.request_body.is_some() {
+                // The body deadline (`--body-read-timeout-seconds`) holds on every route.
+                add_problem(operation, "408");
             }
             for response in operation.responses.responses.values_mut() {
                 if let RefOr::T(response) = response {

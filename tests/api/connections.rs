@@ -534,6 +534,34 @@ async fn a_stalled_body_is_answered_408_and_closed() {
     assert_eq!(healthz(&binary.server.base).await, StatusCode::OK);
 }
 
+/// A gateway reads its body only for a known caller, under the same deadline: a stalled
+/// Garmin post with a good token is a 408 too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_gateway_body_is_answered_408() {
+    let (binary, _database) = sqlite_binary(&["--body-read-timeout-seconds=1"], None).await;
+    let base = &binary.server.base;
+    let created: serde_json::Value = reqwest::Client::new()
+        .post(format!("{base}/V2/1000/apitokens"))
+        .basic_auth(ADMIN_EMAIL, Some(ADMIN_PASSWORD))
+        .json(&serde_json::json!({"Name": "garmin", "Permissions": ["DeviceMessages"]}))
+        .send()
+        .await
+        .expect("token")
+        .json()
+        .await
+        .expect("token json");
+    let token = created["Token"].as_str().expect("secret");
+    let mut stream = connect(base).await;
+    let head = format!(
+        "POST /gateways/garmin HTTP/1.1\r\nHost: safetrack\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{{\"Version\""
+    );
+    stream.write_all(head.as_bytes()).await.expect("head");
+    let (_, received) = until_closed(&mut stream).await;
+    let text = String::from_utf8_lossy(&received).to_lowercase();
+    assert!(text.starts_with("http/1.1 408"), "{text}");
+    assert!(text.contains(r#""code":"request_timeout""#), "{text}");
+}
+
 /// A slow upload that completes within the deadline is served as usual.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_slow_body_within_the_deadline_is_served() {

@@ -36,7 +36,9 @@ fn service(app: &AppState) -> GatewayIngest {
 /// (`DefaultBodyLimit`): 413 over it, 400 for a body that cannot be read.
 async fn read_body(request: Request) -> Result<Bytes, ApiError> {
     Bytes::from_request(request, &()).await.map_err(|e| {
-        if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        if let Some(timeout) = crate::server::body_timeout(&e) {
+            ApiError::RequestTimeout(timeout.to_string())
+        } else if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
             ApiError::body_too_large("the body is over the request size limit")
         } else {
             ApiError::bad_request("invalid_body", e.body_text())

@@ -22,13 +22,13 @@ use crate::domain::validation::{ValidationErrors, Validator};
 #[serde(rename = "Device", rename_all = "PascalCase")]
 #[schema(as = Device)]
 pub struct DeviceRecord {
-    #[schema(required = true, example = "300234010753370")]
+    #[schema(required = true, min_length = 1, example = "300234010753370")]
     pub device_id: Option<String>,
     /// The tenant the device belongs to (read-only; what a `subtenants=true` listing needs
     /// to address each device).
     #[schema(read_only, example = "1000")]
     pub tenant_code: Option<String>,
-    #[schema(required = true, example = "InReachMini")]
+    #[schema(required = true, min_length = 1, example = "InReachMini")]
     pub device_type: Option<String>,
     pub friendly_name: Option<String>,
     /// The assigned user; must exist in the tenant's subtree.
