@@ -160,11 +160,12 @@ export const scenarios = {
     await page.locator('[data-testid=users] tbody tr').first().waitFor();
     assert((await page.locator('[data-testid=user-create]').count()) === 0, 'user create form offered to ReadOnly');
     assert((await page.locator('[data-testid=users] button').count()) === 0, 'user controls offered to ReadOnly');
-    await open(page, 'API tokens');
-    await page.locator('[data-testid=tokens]').waitFor();
-    assert((await page.locator('[data-testid=token-create]').count()) === 0, 'token create form offered to ReadOnly');
-    await page.goto(base + '/webhooks');
-    await page.getByRole('heading', { name: 'Your role does not allow this page.' }).waitFor();
+    // Listing tokens needs ManageConfiguration (issue 42): neither offered nor shown.
+    assert((await nav.getByRole('link', { name: 'API tokens' }).count()) === 0, 'API tokens offered to ReadOnly');
+    for (const path of ['/tokens', '/webhooks']) {
+      await page.goto(base + path);
+      await page.getByRole('heading', { name: 'Your role does not allow this page.' }).waitFor();
+    }
     // An alert's page shows the alert, without Acknowledge, notes or Resolve.
     await sosNotification(tc);
     await sos(tc, await deviceWithSos(tc));
