@@ -503,3 +503,32 @@ pub fn problem_fields(problem: &Value) -> Vec<String> {
 pub async fn assert_not_found(response: Response) -> Value {
     assert_problem(response, 404, "not_found").await
 }
+
+/// A connection to `database` migrated to just before migration `version`: for tests
+/// that store what an older release wrote and then run the rest.
+pub async fn migrated_before(
+    database: &TestDatabase,
+    backend: Backend,
+    version: i64,
+) -> sqlx::AnyConnection {
+    sqlx::any::install_default_drivers();
+    let migrations: &sqlx::migrate::Migrator = match backend {
+        Backend::Sqlite => &sqlx::migrate!("migrations/sqlite"),
+        Backend::Postgres => &sqlx::migrate!("migrations/postgres"),
+    };
+    let before = sqlx::migrate::Migrator {
+        migrations: std::borrow::Cow::Owned(
+            migrations
+                .iter()
+                .filter(|m| m.version < version)
+                .cloned()
+                .collect(),
+        ),
+        ..sqlx::migrate::Migrator::DEFAULT
+    };
+    let mut conn = sqlx::AnyConnection::connect(&database.url)
+        .await
+        .expect("connect");
+    before.run(&mut conn).await.expect("the earlier migrations");
+    conn
+}

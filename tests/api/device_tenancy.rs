@@ -4,8 +4,6 @@
 //! lookup by id across a subtree that finds two such devices says so (409) instead of
 //! choosing. Databases from before migration 0042 keep their devices and what they own.
 
-use std::borrow::Cow;
-
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use sqlx::Connection;
@@ -15,7 +13,7 @@ use safetrack::app::AppConfig;
 use crate::alerts::{create_notification, raise, sos_notification};
 use crate::backend_tests;
 use crate::common::{
-    Backend, TestApp, TestDatabase, assert_not_found, assert_problem, spawn_app_on,
+    Backend, TestApp, TestDatabase, assert_not_found, assert_problem, migrated_before, spawn_app_on,
 };
 use crate::mo_messages::{position_report, post_processed};
 
@@ -429,23 +427,7 @@ async fn devices_survive_the_per_tenant_key_migration(backend: Backend) {
     let Some(database) = TestDatabase::create(backend).await else {
         return;
     };
-    sqlx::any::install_default_drivers();
-    let migrations: &sqlx::migrate::Migrator = match backend {
-        Backend::Sqlite => &sqlx::migrate!("migrations/sqlite"),
-        Backend::Postgres => &sqlx::migrate!("migrations/postgres"),
-    };
-    let before_0042 = sqlx::migrate::Migrator {
-        migrations: Cow::Owned(
-            migrations
-                .iter()
-                .filter(|m| m.version < 42)
-                .cloned()
-                .collect(),
-        ),
-        ..sqlx::migrate::Migrator::DEFAULT
-    };
-    let mut conn = sqlx::AnyConnection::connect(&database.url).await.unwrap();
-    before_0042.run(&mut conn).await.unwrap();
+    let mut conn = migrated_before(&database, backend, 42).await;
     let sent = 1_772_359_200_000_000_i64; // 2026-03-01T10:00:00Z
     for statement in [
         "INSERT INTO tenants (code, parent_code, path, doc, etag, updated_at)

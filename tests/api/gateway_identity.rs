@@ -6,15 +6,15 @@
 //! identifier that names several devices anyway (DeviceIds repeat across tenants, data
 //! from before the rule) is refused by every gateway, storing nothing.
 
-use std::borrow::Cow;
-
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use sqlx::Connection;
 
 use crate::alerts::{create_notification, sos_notification};
 use crate::backend_tests;
-use crate::common::{Backend, Client, TestApp, TestDatabase, assert_problem, spawn_app_on};
+use crate::common::{
+    Backend, Client, TestApp, TestDatabase, assert_problem, migrated_before, spawn_app_on,
+};
 use crate::gateway_support::{
     DIRECTIP_ACCEPTED, DIRECTIP_REFUSED, alerts, device, directip_message, directip_send,
     gateway_token, messages, register, with_directip,
@@ -344,23 +344,7 @@ async fn identifiers_stored_before_the_rule_stay_ambiguous(backend: Backend) {
     let Some(database) = TestDatabase::create(backend).await else {
         return;
     };
-    sqlx::any::install_default_drivers();
-    let migrations: &sqlx::migrate::Migrator = match backend {
-        Backend::Sqlite => &sqlx::migrate!("migrations/sqlite"),
-        Backend::Postgres => &sqlx::migrate!("migrations/postgres"),
-    };
-    let before_0048 = sqlx::migrate::Migrator {
-        migrations: Cow::Owned(
-            migrations
-                .iter()
-                .filter(|m| m.version < 48)
-                .cloned()
-                .collect(),
-        ),
-        ..sqlx::migrate::Migrator::DEFAULT
-    };
-    let mut conn = sqlx::AnyConnection::connect(&database.url).await.unwrap();
-    before_0048.run(&mut conn).await.unwrap();
+    let mut conn = migrated_before(&database, backend, 48).await;
     let devices = [
         ("a-buoy", "1001", format!("{{\"IridiumImei\":\"{IMEI}\"}}")),
         (IMEI, "1002", "{}".to_string()),

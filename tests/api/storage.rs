@@ -1,8 +1,6 @@
 //! How times are stored: they sort exactly, and rows written before migration 0008 (RFC
 //! 3339 text) are converted.
 
-use std::borrow::Cow;
-
 use reqwest::StatusCode;
 use serde_json::json;
 use sqlx::Connection;
@@ -10,7 +8,9 @@ use sqlx::Connection;
 use safetrack::app::AppConfig;
 
 use crate::backend_tests;
-use crate::common::{ADMIN_EMAIL, ADMIN_PASSWORD, Backend, TestApp, TestDatabase, spawn_app_on};
+use crate::common::{
+    ADMIN_EMAIL, ADMIN_PASSWORD, Backend, TestApp, TestDatabase, migrated_before, spawn_app_on,
+};
 
 backend_tests!(deletions_are_listed_newest_first);
 
@@ -56,23 +56,7 @@ async fn text_times_are_converted(backend: Backend) {
     let Some(database) = TestDatabase::create(backend).await else {
         return;
     };
-    sqlx::any::install_default_drivers();
-    let migrations: &sqlx::migrate::Migrator = match backend {
-        Backend::Sqlite => &sqlx::migrate!("migrations/sqlite"),
-        Backend::Postgres => &sqlx::migrate!("migrations/postgres"),
-    };
-    let before_0008 = sqlx::migrate::Migrator {
-        migrations: Cow::Owned(
-            migrations
-                .iter()
-                .filter(|m| m.version < 8)
-                .cloned()
-                .collect(),
-        ),
-        ..sqlx::migrate::Migrator::DEFAULT
-    };
-    let mut conn = sqlx::AnyConnection::connect(&database.url).await.unwrap();
-    before_0008.run(&mut conn).await.unwrap();
+    let mut conn = migrated_before(&database, backend, 8).await;
     let hash = safetrack::domain::password::hash(ADMIN_PASSWORD).unwrap();
     sqlx::query(
         "INSERT INTO tenants (code, parent_code, path, doc, etag, updated_at)
