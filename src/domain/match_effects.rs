@@ -89,6 +89,22 @@ pub enum Effect {
     PauseCheckIns(bool),
 }
 
+impl Effect {
+    /// Whether the effect tells someone: a delivery to a person (or its no-address
+    /// record) or an MT message. A match that joins an alert already raised skips these
+    /// (`joining`): the first match told everyone, and who is told again is the
+    /// escalation's business. Webhook events and device changes still happen.
+    pub fn notifies(&self) -> bool {
+        matches!(self, Effect::Deliver(_) | Effect::QueueMt { .. })
+    }
+}
+
+/// What a match that joined an existing alert still does of `effects`: all but the
+/// notifying ones (`Effect::notifies`).
+pub fn joining(effects: Vec<Effect>) -> Vec<Effect> {
+    effects.into_iter().filter(|e| !e.notifies()).collect()
+}
+
 /// What a match tells an alert.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AlertRaise {

@@ -401,3 +401,42 @@ fn an_emergencys_emails_list_the_device_users_emergency_contacts() {
         &[Target::Email("o@example.com".into())]
     ));
 }
+
+#[test]
+fn a_match_joining_an_alert_tells_nobody_again_but_still_changes_the_device() {
+    let case = Case::sos();
+    let targets = vec![
+        Target::Email("ops@example.com".into()),
+        Target::Sms("+447700900123".into()),
+        Target::Voice("+447700900123".into()),
+        Target::Nobody {
+            channel: Channel::Email,
+            why: "no address".into(),
+        },
+        Target::Device {
+            device_id: DEVICE.into(),
+            kind: MtType::Text,
+            parameters: Map::new(),
+        },
+        Target::MoveToGroup(7),
+        Target::CheckInInterval(15),
+        Target::PauseCheckIns(true),
+    ];
+    let mut c = circumstances(targets);
+    c.tenant_webhooks = true;
+    let effects = plan_match(&case.matched(), &c);
+    assert_eq!(deliveries(&effects).len(), 5);
+    let kept = joining(effects);
+    assert!(deliveries(&kept).is_empty());
+    assert!(kept.iter().all(|e| !e.notifies()));
+    assert!(matches!(kept[0], Effect::RaiseOrJoinAlert(_)));
+    assert!(matches!(kept[1], Effect::Webhook(_)));
+    assert_eq!(
+        kept[2..],
+        [
+            Effect::MoveToGroup(7),
+            Effect::SetCheckInInterval(15),
+            Effect::PauseCheckIns(true),
+        ]
+    );
+}

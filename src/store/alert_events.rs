@@ -303,6 +303,41 @@ impl WriteTx {
         Ok(())
     }
 
+    /// Records a further match (`event`, kind `Matched`, its count the alert's
+    /// MatchCount) as one collapsed line: if the alert's newest step is a `Matched` one,
+    /// that step becomes this match (its time, message, position and count); otherwise a
+    /// new `Matched` step is added (so matches after an acknowledgement start a new line).
+    pub async fn record_match(
+        &mut self,
+        alert_id: AlertId,
+        event: &AlertEvent<'_>,
+    ) -> StoreResult<()> {
+        let newest: Option<(i64, String)> = sqlx::query_as(
+            "SELECT id, kind FROM alert_events WHERE alert_id = $1 ORDER BY id DESC LIMIT 1",
+        )
+        .bind(alert_id.get())
+        .fetch_optional(&mut *self.tx)
+        .await?;
+        let Some((id, _)) = newest.filter(|(_, kind)| kind == TimelineKind::Matched.as_str())
+        else {
+            return self.record_alert_event(alert_id, event).await;
+        };
+        sqlx::query(
+            "UPDATE alert_events SET at = $1, message_id = $2, latitude = $3, longitude = $4,
+                count = $5
+             WHERE id = $6",
+        )
+        .bind(to_micros(event.at))
+        .bind(event.message_id.map(MoMessageId::get))
+        .bind(Float(event.position.map(|p| p.0)))
+        .bind(Float(event.position.map(|p| p.1)))
+        .bind(event.count)
+        .bind(id)
+        .execute(&mut *self.tx)
+        .await?;
+        Ok(())
+    }
+
     /// Alert `id` as this transaction sees it.
     pub async fn alert(&mut self, id: AlertId) -> StoreResult<Alert> {
         let row = sqlx::query(&format!(

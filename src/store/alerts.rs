@@ -135,11 +135,13 @@ fn matched_alert(row: &AnyRow, raised: bool) -> StoreResult<MatchedAlert> {
 
 impl WriteTx {
     /// Joins the open (or acknowledged) alert of this notification and device (of the
-    /// match's tenant), or raises a new one.  The device's state row is
+    /// match's tenant): its MatchCount and LastMatchAt move, and its position becomes
+    /// the match's when the match has one. Else raises a new one.  The device's state row is
     /// locked by the caller, so no other transaction raises one meanwhile.
     pub async fn raise_or_join_alert(&mut self, m: &AlertMatch<'_>) -> StoreResult<MatchedAlert> {
         let sql = format!(
-            "UPDATE alerts SET match_count = match_count + 1, last_match_at = $1, etag = $2
+            "UPDATE alerts SET match_count = match_count + 1, last_match_at = $1, etag = $2,
+                latitude = COALESCE($6, latitude), longitude = COALESCE($7, longitude)
              WHERE notification_id = $3 AND tenant_code = $4 AND device_id = $5
                AND status IN ({joinable})
              RETURNING {}",
@@ -152,6 +154,8 @@ impl WriteTx {
             .bind(m.notification_id.get())
             .bind(m.tenant_code.as_str())
             .bind(m.device_id)
+            .bind(Float(m.position.map(|p| p.0)))
+            .bind(Float(m.position.map(|p| p.1)))
             .fetch_optional(&mut *self.tx)
             .await?;
         if let Some(row) = joined {

@@ -1,6 +1,7 @@
 //! API tests through HTTP, on SQLite and (when configured) PostgreSQL.
 
 mod address_book;
+mod alert_floods;
 mod alert_record;
 mod alert_timeline;
 mod alerts;

@@ -7,7 +7,7 @@ use jiff::Timestamp;
 use super::matching::UnitOfWork;
 use crate::domain::alert::{Alert, TimelineKind};
 use crate::domain::ids::{AlertId, MoMessageId, MtMessageId, NotificationId};
-use crate::domain::match_effects::{AlertRaise, Effect, PlannedDelivery};
+use crate::domain::match_effects::{self, AlertRaise, Effect, PlannedDelivery};
 use crate::domain::webhook::Category;
 use crate::domain::webhook_event::{EventType, event_data};
 use crate::store::{AlertEvent, AlertMatch, MatchedAlert, NewDelivery, StoreResult};
@@ -31,12 +31,18 @@ pub(super) async fn apply_effects(
     let mut alert: Option<Alert> = None;
     let mut alert_id: Option<AlertId> = None;
     let at = base.at;
-    for effect in effects {
+    let mut effects = effects.into_iter();
+    while let Some(effect) = effects.next() {
         match effect {
             Effect::RaiseOrJoinAlert(raise) => {
                 let matched = raise_or_join(unit, base, &raise).await?;
                 alert_id = Some(matched.alert.alert_id);
                 alert = Some(matched.alert);
+                if !matched.raised {
+                    // Joined: nobody is told again (the escalation decides that).
+                    let rest = match_effects::joining(effects.collect());
+                    effects = rest.into_iter();
+                }
             }
             Effect::Webhook(fired) => {
                 let Some(webhooks) = unit.webhooks else {
@@ -83,7 +89,8 @@ pub(super) async fn apply_effects(
 }
 
 /// Raises or joins the alert, and records the match's step on its timeline: `Raised`,
-/// or `Matched` with the count it brought the alert to.
+/// or `Matched` with the count it brought the alert to, collapsed into the alert's
+/// newest step when that is a `Matched` one (`record_match`).
 async fn raise_or_join(
     unit: &mut UnitOfWork<'_>,
     base: &DeliveryBase,
@@ -116,9 +123,12 @@ async fn raise_or_join(
         count: (!matched.raised).then_some(matched.alert.match_count),
         ..AlertEvent::new(kind, raise.at, None)
     };
-    unit.tx
-        .record_alert_event(matched.alert.alert_id, &step)
-        .await?;
+    let id = matched.alert.alert_id;
+    if matched.raised {
+        unit.tx.record_alert_event(id, &step).await?;
+    } else {
+        unit.tx.record_match(id, &step).await?;
+    }
     Ok(matched)
 }
 
