@@ -89,21 +89,21 @@ async fn an_sos_writes_its_deliveries(app: TestApp) {
             .await;
         assert_eq!(&one, d);
     }
-    // A second SOS joins the alert, and notifies again.
+    // A second SOS joins the alert without notifying again: no e-mail, no text.
     let (_, joined) = raise(&app, "1000", DEVICE, 2, "2026-03-01T10:05:00Z").await;
     assert_eq!(joined, alert_id);
     let by_alert = app
         .admin
         .get_json(&format!("/V2/1000/deliveries?alertId={alert_id}"))
         .await;
-    assert_eq!(by_alert.as_array().unwrap().len(), 4);
+    assert_eq!(by_alert.as_array().unwrap().len(), 2);
     let queued = app
         .admin
         .get_json(&format!(
             "/V2/1000/devices/{DEVICE}/mtmessages?status=Queued"
         ))
         .await;
-    assert_eq!(queued.as_array().unwrap().len(), 2);
+    assert_eq!(queued.as_array().unwrap().len(), 1);
 }
 
 async fn recipients_without_an_address_are_recorded(app: TestApp) {
