@@ -81,7 +81,8 @@ impl DeviceState {
     /// - `GeofenceEnter`/`GeofenceExit` on changes of the containing set, `InGeofence`.
     ///
     /// A late message (older than the state) moves nothing: it yields its own facts,
-    /// `Emergency` if it says so, `InGeofence` for its position, and no transitions.
+    /// `Emergency` if it says so, `InGeofence` for its position, and no transitions —
+    /// but for its word on the emergency (`late_emergency_word`).
     pub fn observe(
         &mut self,
         message: &MoMessage,
@@ -148,6 +149,29 @@ impl DeviceState {
             late,
             containing,
         }
+    }
+
+    /// A late message's word on the emergency (`EmergencyState`), once `observe` found it
+    /// late: the device's emergency state is the one said by the newest message (by its
+    /// time) that says one, so a late word counts unless a newer message said one
+    /// (`newer_word`). A late SOS thus puts the device in emergency (until a newer
+    /// cancel), and a late cancel never cancels a newer emergency.
+    pub fn late_emergency_word(
+        &mut self,
+        message: &MoMessage,
+        newer_word: bool,
+        observation: &mut Observation,
+    ) {
+        let Some(state) = message
+            .emergency_state
+            .filter(|_| observation.late && !newer_word)
+        else {
+            return;
+        };
+        let was_in_emergency = self.in_emergency();
+        self.emergency_state = Some(state);
+        observation.facts.emergency = self.in_emergency();
+        observation.facts.emergency_cancelled = was_in_emergency && !state.in_emergency();
     }
 
     /// After a message at `time`: the next check-in is due one interval later.
@@ -309,6 +333,37 @@ mod tests {
         let o = s.observe(&MoMessage::default(), 5, at("2026-01-01T00:07:00Z"), None);
         assert_eq!(o.facts.inside.len(), 1);
         assert!(o.facts.exited.is_empty());
+    }
+
+    #[test]
+    fn a_late_emergency_puts_the_device_in_emergency_unless_a_newer_word_came() {
+        let mut s = DeviceState::default();
+        s.observe(&positioned(None), 1, at("2026-01-01T00:05:00Z"), None);
+        let sos = positioned(Some("Active"));
+        let mut o = s.observe(&sos, 2, at("2026-01-01T00:01:00Z"), None);
+        s.late_emergency_word(&sos, false, &mut o);
+        assert!(o.late && o.facts.emergency && !o.facts.emergency_cancelled);
+        assert_eq!(s.emergency_state, Some(EmergencyState::Active));
+        assert_eq!(s.last_message_id, Some(1), "the rest of the state stays");
+        // Every later message is an Emergency until a newer cancel.
+        let o = s.observe(&positioned(None), 3, at("2026-01-01T00:06:00Z"), None);
+        assert!(o.facts.emergency);
+        // A late cancel older than a newer SOS the device already said: nothing moves.
+        let cancel = positioned(Some("None"));
+        let mut o = s.observe(&cancel, 4, at("2026-01-01T00:02:00Z"), None);
+        s.late_emergency_word(&cancel, true, &mut o);
+        assert!(!o.facts.emergency_cancelled);
+        assert_eq!(s.emergency_state, Some(EmergencyState::Active));
+        // A late cancel newer than every word so far cancels.
+        let mut o = s.observe(&cancel, 5, at("2026-01-01T00:03:00Z"), None);
+        s.late_emergency_word(&cancel, false, &mut o);
+        assert!(o.facts.emergency_cancelled && !o.facts.emergency);
+        assert_eq!(s.emergency_state, Some(EmergencyState::Clear));
+        // A late SOS older than a cancel already said stays out of the state.
+        let mut o = s.observe(&sos, 6, at("2026-01-01T00:00:30Z"), None);
+        s.late_emergency_word(&sos, true, &mut o);
+        assert!(o.facts.emergency, "still evaluated as an Emergency");
+        assert_eq!(s.emergency_state, Some(EmergencyState::Clear));
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! No flood on repeat matches (issue 43 §1): a further match of an open (or
 //! acknowledged) alert joins it without telling anyone again — no new e-mail, its
 //! MatchCount and position moving — and the timeline keeps one collapsed `Matched` line
-//! per run of matches.
+//! per run of matches. And an SOS that arrives late (older than the device's latest
+//! message) still puts the device in emergency.
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -17,6 +18,7 @@ use crate::peers::SmtpSink;
 backend_fn_tests!(
     twenty_repeat_matches_send_the_first_matchs_emails_only,
     a_match_after_an_acknowledgement_starts_a_new_matched_line,
+    a_late_sos_puts_the_device_in_emergency,
 );
 
 /// The `i`th SOS of a run, 30 s apart, a little further north each time; answers its
@@ -111,4 +113,37 @@ async fn a_match_after_an_acknowledgement_starts_a_new_matched_line(backend: Bac
         (&alert["MatchCount"], &alert["Status"]),
         (&json!(6), &json!("Acknowledged"))
     );
+}
+
+async fn a_late_sos_puts_the_device_in_emergency(backend: Backend) {
+    let smtp = SmtpSink::start(None);
+    let Some(app) = flooding_app(backend, &smtp).await else {
+        return;
+    };
+    let report = json!([{"MessageType": "AutomaticPositionReport", "SequenceNumber": 1,
+        "SentFromDevice": "2026-03-01T10:05:00Z",
+        "Position": {"Latitude": 51.6, "Longitude": -0.12}}]);
+    post_processed(&app, "1000", DEVICE, &report).await;
+    // Sent at 10:00, delivered after the 10:05 report: late.
+    let (_, id) = sos(&app, 0).await;
+    let alert = app.admin.get_json(&alert_path("1000", &id)).await;
+    assert_eq!(alert["Late"], true);
+    let device = app
+        .admin
+        .get_json(&format!("/V2/1000/devices/{DEVICE}"))
+        .await;
+    assert_eq!(device["EmergencyState"], "Active", "{device}");
+    assert_eq!(
+        device["LastPosition"]["Lat"], 51.6,
+        "the rest of the state stays"
+    );
+    // A late cancel older than the SOS does not cancel it.
+    let cancel = json!([{"MessageType": "EmergencyCancelled", "SequenceNumber": 3,
+        "SentFromDevice": "2026-03-01T09:59:00Z", "EmergencyState": "None"}]);
+    post_processed(&app, "1000", DEVICE, &cancel).await;
+    let device = app
+        .admin
+        .get_json(&format!("/V2/1000/devices/{DEVICE}"))
+        .await;
+    assert_eq!(device["EmergencyState"], "Active", "{device}");
 }

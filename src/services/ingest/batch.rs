@@ -377,7 +377,13 @@ impl Pipeline {
             let id = placed.ids[slot].0;
             let message = &prepared.batch[i].record;
             let inside = prepared.inside[i].clone();
-            let observation = unit.state.observe(message, id.get(), times[i], inside);
+            let mut observation = unit.state.observe(message, id.get(), times[i], inside);
+            if observation.late && message.emergency_state.is_some() {
+                let (code, device) = (&unit.node.code, unit.device_id.as_str());
+                let newer = unit.tx.newer_emergency_word(code, device, times[i]).await?;
+                unit.state
+                    .late_emergency_word(message, newer, &mut observation);
+            }
             late[i] = observation.late;
             let occurrence = Occurrence {
                 message: Some((id, message)),
