@@ -365,7 +365,8 @@ async fn late_messages_are_evaluated_without_moving_state(app: TestApp) {
         .await;
     assert_eq!(device["LastMessageTime"], "2026-03-01T12:00:00Z");
     assert_eq!(device["LastPosition"]["Lat"], 51.0);
-    assert!(device["EmergencyState"].is_null());
+    // But for its word on the emergency: no newer message said one (issue 43).
+    assert_eq!(device["EmergencyState"], "Active");
 }
 
 async fn retries_trigger_nothing_twice(app: TestApp) {
