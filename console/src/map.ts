@@ -65,10 +65,32 @@ export function tileUrl(): string {
   return document.querySelector<HTMLMetaElement>('meta[name="safetrack-map-tile-url"]')?.content.trim() ?? '';
 }
 
+/** The maps whose zoom animation is running (see `removeMap`). */
+const zooming = new WeakSet<L.Map>();
+
+/**
+ * Removes a map when its page is left. Leaflet 1.9 ends a zoom animation on a timer that
+ * reads the map's panes, which `remove` deletes: a page left mid-zoom threw ("reading
+ * '_leaflet_pos'"). A map still zooming is removed once the zoom ends (a second at most).
+ */
+export function removeMap(map: L.Map): void {
+  let removed = false;
+  const remove = (): void => {
+    if (removed) return;
+    removed = true;
+    map.remove();
+  };
+  if (!zooming.has(map)) return remove();
+  map.once('zoomend', remove);
+  window.setTimeout(remove, 1000);
+}
+
 export function baseMap(container: HTMLElement, center: L.LatLngExpression = [20, 0], zoom = 2): L.Map {
   container.setAttribute('role', 'region');
   container.setAttribute('aria-label', t('map.label'));
   const map = L.map(container, { worldCopyJump: true, maxZoom: 18, minZoom: 1 }).setView(center, zoom);
+  map.on('zoomstart', () => zooming.add(map));
+  map.on('zoomend', () => zooming.delete(map));
   map.attributionControl.setPrefix(false);
   const tiles = tileUrl();
   if (tiles) {

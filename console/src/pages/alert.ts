@@ -6,7 +6,7 @@ import { h } from '../dom';
 import { t, type Key } from '../i18n';
 import { formatDateTime, formatNumber } from '../format';
 import { alertKey, severityName, type Alert } from '../alerts';
-import { baseMap } from '../map';
+import { baseMap, removeMap } from '../map';
 import { Track, trackAround, type TrackPoint } from '../track';
 import * as live from '../live';
 import { session } from '../session';
@@ -252,7 +252,7 @@ export function alertPage(outlet: HTMLElement, params: Record<string, string>): 
   return () => {
     closed = true;
     offs.forEach((off) => off());
-    map?.remove();
+    if (map) removeMap(map);
   };
 }
 

@@ -6,7 +6,7 @@ import { api, v2 } from '../api';
 import { h } from '../dom';
 import { t } from '../i18n';
 import { formatDateTime } from '../format';
-import { baseMap } from '../map';
+import { baseMap, removeMap } from '../map';
 import { session } from '../session';
 import { ReplayClock, SPEEDS, fromZonedInput, toZonedInput, trackOf, type MessageWithPosition, type Speed, type TrackPoint } from '../replay';
 import { usableZone } from '../format';
@@ -179,7 +179,7 @@ export function replaySection(tc: string, deviceId: string, lastReport: () => st
     close: () => {
       closed = true;
       if (frame) cancelAnimationFrame(frame);
-      map?.remove();
+      if (map) removeMap(map);
     },
   };
 }

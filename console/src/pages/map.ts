@@ -8,7 +8,7 @@ import { api, v2 } from '../api';
 import { h } from '../dom';
 import { t } from '../i18n';
 import { formatNumber } from '../format';
-import { baseMap, geofenceLayer, pane, type Geofence } from '../map';
+import { baseMap, geofenceLayer, pane, removeMap, type Geofence } from '../map';
 import { navigate } from '../router';
 import { tenant } from '../session';
 import { devicePath } from './devices';
@@ -301,7 +301,7 @@ export function mapPage(outlet: HTMLElement): () => void {
     window.clearInterval(restate);
     if (frame) cancelAnimationFrame(frame);
     window.clearTimeout(pause);
-    map.remove();
+    removeMap(map);
   };
 }
 

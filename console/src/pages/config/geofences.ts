@@ -7,7 +7,7 @@ import '@geoman-io/leaflet-geoman-free/dist/leaflet-geoman.css';
 import { api, v2 } from '../../api';
 import { h, replaceRows } from '../../dom';
 import { t } from '../../i18n';
-import { baseMap } from '../../map';
+import { baseMap, removeMap } from '../../map';
 import { tenant } from '../../session';
 import { mayConfigure } from '../../config/access';
 import { FormErrors, checkbox, describeFailure, field, sectionNav, statusLine, textInput } from '../../config/form';
@@ -390,6 +390,6 @@ export function geofencesPage(outlet: HTMLElement): () => void {
   void load();
   return () => {
     map.pm.disableDraw();
-    map.remove();
+    removeMap(map);
   };
 }
