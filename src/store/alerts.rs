@@ -191,31 +191,6 @@ impl WriteTx {
     }
 }
 
-impl WriteTx {
-    /// Whether a stored message of the device newer than `time` says an
-    /// `EmergencyState` (what decides a late message's word on the emergency:
-    /// `DeviceState::late_emergency_word`). Beside the alerts, whose raising it decides.
-    pub async fn newer_emergency_word(
-        &mut self,
-        tenant_code: &TenantCode,
-        device_id: &str,
-        time: Timestamp,
-    ) -> StoreResult<bool> {
-        let found: Option<(i64,)> = sqlx::query_as(
-            "SELECT id FROM mo_messages
-             WHERE tenant_code = $1 AND device_id = $2 AND message_time > $3
-               AND emergency_state IS NOT NULL
-             LIMIT 1",
-        )
-        .bind(tenant_code.as_str())
-        .bind(device_id)
-        .bind(to_micros(time))
-        .fetch_optional(&mut *self.tx)
-        .await?;
-        Ok(found.is_some())
-    }
-}
-
 /// The subtree filter: `t.path LIKE $n` when listing subtenants too.
 fn scope_filter(filter: &AlertFilter<'_>) -> (&'static str, String) {
     match filter.subtree {

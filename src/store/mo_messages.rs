@@ -7,7 +7,7 @@ use jiff::Timestamp;
 use sqlx::FromRow;
 use sqlx::any::AnyRow;
 
-use super::{Backend, Store, StoreError, StoreResult, from_micros, to_micros};
+use super::{Backend, Store, StoreError, StoreResult, WriteTx, from_micros, to_micros};
 use crate::domain::ids::{DeviceId, MoMessageId, TenantCode};
 use crate::domain::mo_message::MoMessage;
 
@@ -302,4 +302,29 @@ pub(super) fn messages_by_id_sql(backend: Backend, with_device: bool, count: usi
         backend.placeholders(1, 1),
         backend.placeholders(first_id, count)
     )
+}
+
+impl WriteTx {
+    /// Whether a stored message of the device newer than `time` says an
+    /// `EmergencyState` (what decides a late message's word on the emergency:
+    /// `DeviceState::late_emergency_word`).
+    pub async fn newer_emergency_word(
+        &mut self,
+        tenant_code: &TenantCode,
+        device_id: &str,
+        time: Timestamp,
+    ) -> StoreResult<bool> {
+        let found: Option<(i64,)> = sqlx::query_as(
+            "SELECT id FROM mo_messages
+             WHERE tenant_code = $1 AND device_id = $2 AND message_time > $3
+               AND emergency_state IS NOT NULL
+             LIMIT 1",
+        )
+        .bind(tenant_code.as_str())
+        .bind(device_id)
+        .bind(to_micros(time))
+        .fetch_optional(&mut *self.tx)
+        .await?;
+        Ok(found.is_some())
+    }
 }
