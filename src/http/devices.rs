@@ -176,7 +176,7 @@ async fn create_device(
     let device = validated(&app, &scope, device).await?;
     let written = app
         .store
-        .insert_device(scope.code(), &device, &scope.audit())
+        .create_device(scope.code(), &device, &scope.audit())
         .await?;
     identifier_refusal(&scope, written)?;
     let id = device.device_id;

@@ -131,22 +131,11 @@ impl Store {
     }
 
     /// Inserts a validated device with its (empty) state; `Conflict` when the tenant has a
-    /// device of this DeviceId (other tenants' devices are theirs: ids are per tenant) or
-    /// when its gateway identifiers clash with another device's (`insert_device`).
+    /// device of this DeviceId (other tenants' devices are theirs: ids are per tenant). A
+    /// clash of gateway identifiers is answered as the `IdentifierConflict`, storing
+    /// nothing: what the caller may be told of it is the caller's to decide
+    /// (`IdentifierConflict::detail`).
     pub async fn create_device(
-        &self,
-        tenant_code: &TenantCode,
-        device: &DeviceFields,
-        audit: &Audit,
-    ) -> StoreResult<()> {
-        self.insert_device(tenant_code, device, audit)
-            .await?
-            .map_err(|conflict| StoreError::Conflict(conflict.detail("/")))
-    }
-
-    /// `create_device`, a clash of gateway identifiers answered as the conflict (what the
-    /// caller may be told of it is the caller's to decide: `IdentifierConflict::detail`).
-    pub async fn insert_device(
         &self,
         tenant_code: &TenantCode,
         device: &DeviceFields,

@@ -408,7 +408,8 @@ mod tests {
             store
                 .create_device(&root, &device, &audit)
                 .await
-                .expect("device");
+                .expect("device")
+                .expect("no identifier clash");
         }
         poison(&poisoned_device);
         let pipeline = Pipeline::new(
