@@ -231,7 +231,7 @@ pub struct AppConfig {
     /// How long audit log entries are kept (`--audit-retention-days`).
     pub audit_retention: Duration,
     /// The Iridium DirectIP listener (`--directip-*`); none by default.
-    pub directip: Option<crate::gateways::directip_listener::DirectIpConfig>,
+    pub directip: Option<crate::listeners::directip_listener::DirectIpConfig>,
     /// The operator console's tile server (`--map-tile-url`).
     pub console: http::console::ConsoleConfig,
 }
@@ -279,7 +279,7 @@ pub struct App {
     /// The DirectIP listener, bound, with its settings.
     directip: Option<(
         TcpListener,
-        crate::gateways::directip_listener::DirectIpConfig,
+        crate::listeners::directip_listener::DirectIpConfig,
     )>,
     auth: Arc<Authenticator>,
 }
@@ -414,7 +414,7 @@ pub fn channels_config(args: &crate::config::ServeArgs) -> anyhow::Result<Channe
         ),
     };
     if let Some(sender) = &args.garmin_inbound_sender
-        && !crate::domain::gateways::garmin_mt::is_valid_sender(sender.trim())
+        && !crate::domain::device_protocols::garmin_mt::is_valid_sender(sender.trim())
     {
         anyhow::bail!(
             "--garmin-inbound-sender must be an email address or a phone number (Garmin refuses any other sender)"

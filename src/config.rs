@@ -296,7 +296,7 @@ pub struct ServeArgs {
         env = "SAFETRACK_DIRECTIP_ALLOW",
         value_delimiter = ','
     )]
-    pub directip_allow: Vec<crate::gateways::allowed_source::AllowedSource>,
+    pub directip_allow: Vec<crate::listeners::allowed_source::AllowedSource>,
     /// Base URL of Garmin's IPC Inbound API: the tenant's "Inbound URL" (Portal Connect,
     /// Inbound Settings) with `/api/`, e.g. `https://ipcinbound.inreachapp.com/api/`. MT
     /// messages for devices with an `IridiumImei` and `DeviceType` starting with `InReach`

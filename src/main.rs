@@ -203,9 +203,9 @@ fn pipeline_config(args: &ServeArgs) -> PipelineConfig {
 /// The DirectIP listener's settings, when both its address and its token are given.
 fn directip_config(
     args: &ServeArgs,
-) -> Option<safetrack::gateways::directip_listener::DirectIpConfig> {
+) -> Option<safetrack::listeners::directip_listener::DirectIpConfig> {
     let (listen, token) = args.directip_listen.zip(args.directip_token.clone())?;
-    Some(safetrack::gateways::directip_listener::DirectIpConfig {
+    Some(safetrack::listeners::directip_listener::DirectIpConfig {
         listen,
         token,
         max_connections: usize::from(args.directip_max_connections),

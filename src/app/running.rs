@@ -210,7 +210,7 @@ fn spawn_listeners_and_relay(
             app.store.clone(),
             app.pipeline.clone(),
         );
-        tasks.push(tokio::spawn(crate::gateways::directip_listener::serve(
+        tasks.push(tokio::spawn(crate::listeners::directip_listener::serve(
             listener,
             config,
             app.auth.clone(),

@@ -1,7 +1,7 @@
 //! MT messages to Garmin inReach devices through Garmin's IPC Inbound REST API
 //! (`--garmin-inbound-url`, `--garmin-inbound-token`, `--garmin-inbound-sender`). A
 //! `Garmin` delivery's body is the MT message (`GarminMt`, written when it is queued);
-//! the request is built by `domain::gateways::garmin_mt` (paths, bodies and limits from
+//! the request is built by `domain::device_protocols::garmin_mt` (paths, bodies and limits from
 //! Garmin's IPC Inbound guide v3.1.1) and POSTed as JSON with the API key in `X-API-Key`,
 //! as the guide's "Authentication" says. The answer classifies like any provider's: 2xx
 //! sent, 408/429/5xx retried (429 after its `Retry-After`), other 4xx permanent (401/403 a
@@ -10,7 +10,7 @@
 
 use std::time::Duration;
 
-use crate::domain::gateways::garmin_mt::GarminMt;
+use crate::domain::device_protocols::garmin_mt::GarminMt;
 use crate::domain::retry::{AttemptOutcome, classify_status};
 
 use super::email::truncate;

@@ -16,7 +16,7 @@ use super::records::device::DeviceRecord;
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
 use crate::domain::device::{DeletedDevice, Device, DeviceFields, device_type_list};
-use crate::domain::gateways::identity::IdentifierConflict;
+use crate::domain::device_protocols::identity::IdentifierConflict;
 
 impl Representable for Device {
     const NAME: &'static str = "Device";
@@ -108,7 +108,7 @@ async fn validated(
     Ok(device)
 }
 
-/// A write refused for a gateway identifier another device has (`domain::gateways::
+/// A write refused for a gateway identifier another device has (`domain::device_protocols::
 /// identity`): 409 naming the field, and the other device only when the caller's scope
 /// holds its tenant.
 fn identifier_refusal(

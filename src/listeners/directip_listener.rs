@@ -1,6 +1,6 @@
 //! The Iridium SBD DirectIP MO listener (`--directip-listen`): Iridium's gateway opens a
 //! connection per message and sends it in binary information elements
-//! (`domain::gateways::directip`). The message is read as its bytes arrive, within one
+//! (`domain::device_protocols::directip`). The message is read as its bytes arrive, within one
 //! deadline for the whole message (a connection that stalls is closed); a message that
 //! can never be valid (truncated, lengths that disagree, oversize, a failed session) is
 //! closed with a log line and stores nothing. A stored message — or one already stored —
@@ -27,8 +27,8 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 
 use crate::auth::Authenticator;
-use crate::domain::gateways::directip::{self, Frame};
-use crate::gateways::allowed_source::{self, AllowedSource};
+use crate::domain::device_protocols::directip::{self, Frame};
+use crate::listeners::allowed_source::{self, AllowedSource};
 use crate::services::gateway_ingest::{self, GatewayError, GatewayIngest};
 
 /// `--directip-*`.

@@ -1,11 +1,11 @@
 //! The one service behind every device gateway (README, "Devices that speak other protocols"): who the gateway's
 //! credential is, which device a report names within its scope (the one device any of
-//! its keys names; several are an ambiguity, refused: `domain::gateways::identity`), and
+//! its keys names; several are an ambiguity, refused: `domain::device_protocols::identity`), and
 //! handing each device's reports to the ingest `Pipeline` — the same limits, dedupe,
 //! events, alerts, deliveries, webhooks and stream as `POST …/momessages`, in batches of
 //! at most `MAX_BATCH` messages, in order. The HTTP routes
 //! (`http/gateways/`) and the DirectIP listener (`gateways/directip_listener.rs`) parse
-//! with `domain::gateways` and call this; nothing here knows a protocol.
+//! with `domain::device_protocols` and call this; nothing here knows a protocol.
 
 use std::sync::Arc;
 
@@ -14,7 +14,7 @@ use futures::StreamExt;
 use super::ingest::{Pipeline, ProcessedMessage};
 use crate::auth::{AuthError, Authenticator};
 use crate::domain::access::Permission;
-use crate::domain::gateways::{DeviceKey, DeviceRef, GatewayReport};
+use crate::domain::device_protocols::{DeviceKey, DeviceRef, GatewayReport};
 use crate::domain::mo_message::{
     BatchRejection, MAX_BATCH, MoMessage, StorableMessage, validated_batch,
 };

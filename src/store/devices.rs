@@ -15,8 +15,8 @@ use super::{
 };
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
 use crate::domain::device::{DeletedDevice, Device, DeviceFields, redact_email};
+use crate::domain::device_protocols::identity::{DeviceIdentifiers, IdentifierConflict};
 use crate::domain::device_state::DeviceState;
-use crate::domain::gateways::identity::{DeviceIdentifiers, IdentifierConflict};
 use crate::domain::ids::TenantCode;
 use crate::domain::time::now;
 use crate::domain::webhook::Category;

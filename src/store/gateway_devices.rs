@@ -1,5 +1,5 @@
 //! What the device gateways look up, and the rule that keeps it unambiguous
-//! (`domain::gateways::identity`; docs/decisions.md, "One device per gateway identifier").
+//! (`domain::device_protocols::identity`; docs/decisions.md, "One device per gateway identifier").
 //!
 //! A gateway finds a device by any of its identifiers (`DeviceId`, `IridiumImei`,
 //! `SecondaryDeviceId`) across a tenant subtree. The document fields are read with the
@@ -15,8 +15,8 @@
 use sqlx::{AnyConnection, FromRow};
 
 use super::{Backend, Store, StoreError, StoreResult};
-use crate::domain::gateways::DeviceKey;
-use crate::domain::gateways::identity::{DeviceIdentifiers, IdentifierConflict};
+use crate::domain::device_protocols::DeviceKey;
+use crate::domain::device_protocols::identity::{DeviceIdentifiers, IdentifierConflict};
 use crate::domain::ids::{DeviceId, TenantCode};
 use crate::domain::tenant::TenantNode;
 

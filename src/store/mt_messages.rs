@@ -9,7 +9,7 @@ use super::stored_time;
 use super::webhook_events::emit;
 use super::{Key, Store, StoreError, StoreResult, VersionedRow, WriteTx, new_etag, to_micros};
 use crate::domain::delivery::{Channel, DeliveryStatus};
-use crate::domain::gateways::garmin_mt::{self, GarminMt};
+use crate::domain::device_protocols::garmin_mt::{self, GarminMt};
 use crate::domain::ids::{DeviceId, MtMessageId, NotificationId, TenantCode};
 use crate::domain::mt_message::{MtMessage, MtStatus, MtType, NewMtMessage, check_transition};
 use crate::domain::time::now;

@@ -34,7 +34,7 @@ use super::StepOutcome;
 use crate::channels::webhook::WebhookAuth;
 use crate::channels::{Attempt, Channels};
 use crate::domain::delivery::{Channel, Receiver};
-use crate::domain::gateways::garmin_mt::GarminMt;
+use crate::domain::device_protocols::garmin_mt::GarminMt;
 use crate::domain::ids::{DeliveryId, TenantCode};
 use crate::domain::mt_message::MtStatus;
 use crate::domain::retry::{AttemptOutcome, RetryPolicy, Settlement};

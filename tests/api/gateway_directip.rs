@@ -17,7 +17,7 @@ use crate::backend_fn_tests;
 use crate::common::{Backend, TestApp, spawn_app};
 use crate::gateway_support::{gateway_token, messages, register};
 use safetrack::app::AppConfig;
-use safetrack::gateways::directip_listener::DirectIpConfig;
+use safetrack::listeners::directip_listener::DirectIpConfig;
 
 backend_fn_tests!(
     messages_written_byte_by_byte,

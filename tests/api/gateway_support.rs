@@ -71,7 +71,7 @@ pub async fn alerts(app: &TestApp, tenant: &str) -> Vec<Value> {
 pub async fn with_directip(app: TestApp, token: &str) -> (TestApp, std::net::SocketAddr) {
     use std::time::Duration;
     let config = safetrack::app::AppConfig {
-        directip: Some(safetrack::gateways::directip_listener::DirectIpConfig {
+        directip: Some(safetrack::listeners::directip_listener::DirectIpConfig {
             listen: "127.0.0.1:0".parse().expect("an address"),
             token: token.to_string(),
             max_connections: 8,

@@ -1,5 +1,5 @@
 use super::*;
-use crate::domain::gateways::DeviceKey;
+use crate::domain::device_protocols::DeviceKey;
 
 const IMEI: &str = "300234063904190";
 /// 2026-03-01T10:00:00Z

@@ -1,6 +1,6 @@
 use super::*;
+use crate::domain::device_protocols::DeviceKey;
 use crate::domain::device_state::DeviceState;
-use crate::domain::gateways::DeviceKey;
 
 fn at(s: &str) -> Timestamp {
     s.parse().unwrap()

@@ -1,5 +1,5 @@
 use super::*;
-use crate::domain::gateways::DeviceKey;
+use crate::domain::device_protocols::DeviceKey;
 
 fn at(s: &str) -> Timestamp {
     s.parse().unwrap()

@@ -1,6 +1,6 @@
 //! Garmin inReach IPC Outbound: `POST /gateways/garmin`, the token in
 //! `X-Outbound-Auth-Token` (what Garmin's portal sends) or `Authorization: Bearer`.
-//! Events and codes: `domain::gateways::garmin`.
+//! Events and codes: `domain::device_protocols::garmin`.
 //!
 //! Garmin resends a post until it is answered 200, so 200 means every event of it is
 //! stored or already was (a device's events in batches of at most 1,000, the MO limit,
@@ -17,7 +17,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::{bearer, caller, read_body, service};
-use crate::domain::gateways::garmin;
+use crate::domain::device_protocols::garmin;
 use crate::http::AppState;
 use crate::http::error::{ApiError, ApiResult, Problem};
 use crate::services::gateway_ingest::GatewayError;

@@ -1,5 +1,5 @@
 //! Device gateways over HTTP (README, "Devices that speak other protocols"): thin adapters that read a protocol with
-//! `domain::gateways` and hand the reports to `services::gateway_ingest`. Outside /V2:
+//! `domain::device_protocols` and hand the reports to `services::gateway_ingest`. Outside /V2:
 //! devices speak their own formats, authenticate with an API token (in a header, or in
 //! the path where the sender cannot set one) and get the answers their protocol expects.
 //!

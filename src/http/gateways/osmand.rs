@@ -1,7 +1,7 @@
 //! OsmAnd / Traccar Client: `GET`/`POST /gateways/osmand/{token}` (the URL an operator
 //! types into the phone app, which cannot set headers; also with the trailing slash
 //! people type, `/gateways/osmand/{token}/`) and `/gateways/osmand` with
-//! `Authorization: Bearer`. Fields and units: `domain::gateways::osmand`.
+//! `Authorization: Bearer`. Fields and units: `domain::device_protocols::osmand`.
 
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, RawQuery, Request, State};
@@ -13,7 +13,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::{bearer, caller, read_body, service};
-use crate::domain::gateways::osmand::{self, OsmAndError};
+use crate::domain::device_protocols::osmand::{self, OsmAndError};
 use crate::http::AppState;
 use crate::http::error::{ApiError, ApiResult, Problem};
 
