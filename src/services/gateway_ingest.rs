@@ -4,7 +4,7 @@
 //! handing each device's reports to the ingest `Pipeline` — the same limits, dedupe,
 //! events, alerts, deliveries, webhooks and stream as `POST …/momessages`, in batches of
 //! at most `MAX_BATCH` messages, in order. The HTTP routes
-//! (`http/gateways/`) and the DirectIP listener (`gateways/directip_listener.rs`) parse
+//! (`http/gateways/`) and the DirectIP listener (`listeners/directip_listener.rs`) parse
 //! with `domain::device_protocols` and call this; nothing here knows a protocol.
 
 use std::sync::Arc;
