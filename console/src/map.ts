@@ -109,9 +109,15 @@ export function baseMap(container: HTMLElement, center: L.LatLngExpression = [20
         pane: 'outline',
         renderer: L.canvas({ pane: 'outline' }),
         smoothFactor: 1.5,
-        style: { color: '#6b7b8c', weight: 0.7, fillColor: '#e8ecef', fillOpacity: 1 },
+        style: outlineStyle(),
         attribution: 'Natural Earth',
       } as L.GeoJSONOptions).addTo(map);
+      // The theme's colours (style.css: --map-land, --map-border), again when it changes.
+      const restyle = (): void => {
+        if (container.isConnected) layer.setStyle(outlineStyle());
+        else document.removeEventListener('safetrack:theme', restyle);
+      };
+      document.addEventListener('safetrack:theme', restyle);
       let next = 0;
       const addSome = (): void => {
         if (!container.isConnected) return;
@@ -142,6 +148,13 @@ export interface Geofence {
   PolygonPositions?: LatLon[][] | null;
   PolylinePositions?: LatLon[] | null;
   FenceWidth?: number | null;
+}
+
+/** The outline's colours from the theme (style.css's --map-land and --map-border). */
+function outlineStyle(): L.PathOptions {
+  const css = getComputedStyle(document.documentElement);
+  const read = (name: string, fallback: string): string => css.getPropertyValue(name).trim() || fallback;
+  return { color: read('--map-border', '#6b7b8c'), weight: 0.7, fillColor: read('--map-land', '#e8ecef'), fillOpacity: 1 };
 }
 
 const FENCE_STYLE: L.PathOptions = { color: '#0b57a4', weight: 2, fillOpacity: 0.08, dashArray: '6 4' };
