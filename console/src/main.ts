@@ -4,7 +4,7 @@ import './style.css';
 import { api } from './api';
 import { h } from './dom';
 import { chooseLanguage, setLanguage, t } from './i18n';
-import { uiLanguage } from './preferences';
+import { THEME_KEY, THEMES, themeChoice, uiLanguage, type Theme } from './preferences';
 import { may, offered } from './roles';
 import { readOwnTenant, tenantSwitcher } from './tenantSwitcher';
 import { ADMIN_PAGES } from './pages/admin';
@@ -42,6 +42,47 @@ function toLogin(expired: boolean): void {
   navigate(`/login?next=${encodeURIComponent(next)}${expired ? '&expired=1' : ''}`, true);
 }
 
+/** The theme choice (light, dark, or the browser's): on <html data-theme>, kept in localStorage.
+ * `theme-boot` (scripts/make-theme-boot.mjs) applied the stored one before the first paint. */
+function storedTheme(): Theme {
+  try {
+    return themeChoice(localStorage.getItem(THEME_KEY));
+  } catch {
+    return 'system';
+  }
+}
+
+function applyTheme(choice: Theme): void {
+  document.documentElement.dataset.theme = choice;
+  try {
+    localStorage.setItem(THEME_KEY, choice);
+  } catch {
+    // Storage refused (private mode): the choice lasts for this page.
+  }
+  // Pages drawing on a canvas (the map's outline) read the theme's colours again.
+  document.dispatchEvent(new CustomEvent('safetrack:theme'));
+}
+
+function themeControl(): HTMLElement {
+  const choice = h('select', { id: 'theme-choice', class: 'theme-choice', 'data-testid': 'theme-choice' },
+    ...THEMES.map((v) => h('option', { value: v }, t(`theme.${v}`))));
+  choice.value = storedTheme();
+  choice.addEventListener('change', () => applyTheme(themeChoice(choice.value)));
+  return h('span', { class: 'theme' }, h('label', { for: 'theme-choice', class: 'visually-hidden' }, t('theme.label')), choice);
+}
+
+/** The nav entry of the page shown carries aria-current (and its look). */
+function markCurrent(): void {
+  const path = location.pathname;
+  for (const a of document.querySelectorAll<HTMLAnchorElement>('header.top nav a')) {
+    const href = a.getAttribute('href') ?? '';
+    const section = href.startsWith('/config/') ? '/config/' : href;
+    const current = path === href || path.startsWith(section.endsWith('/') ? section : `${section}/`);
+    if (current) a.setAttribute('aria-current', 'page');
+    else a.removeAttribute('aria-current');
+  }
+}
+
 function shell(): void {
   if (shellShown) return;
   shellShown = true;
@@ -56,19 +97,24 @@ function shell(): void {
     h(
       'header',
       { class: 'top' },
-      h('span', { class: 'brand' }, t('app.title')),
-      h('nav', { 'aria-label': t('nav.main') },
-        h('a', { href: '/alerts', 'data-link': true }, t('nav.alerts')),
-        h('a', { href: '/map', 'data-link': true }, t('nav.map')),
-        h('a', { href: '/devices', 'data-link': true }, t('nav.devices')),
-        h('a', { href: '/config/geofences', 'data-link': true }, t('config.nav.main')),
-        ...offered(ADMIN_PAGES, session()).map((p) => h('a', { href: p.path, 'data-link': true }, t(p.label))),
+      h('div', { class: 'top-row' },
+        h('span', { class: 'brand' }, t('app.title')),
+        state,
+        soundControl(),
+        themeControl(),
+        h('span', { class: 'who' }, session()?.Username ?? ''),
+        out,
       ),
-      tenantSwitcher(() => render()),
-      state,
-      soundControl(),
-      h('span', { class: 'who' }, session()?.Username ?? ''),
-      out,
+      h('div', { class: 'nav-row' },
+        h('nav', { 'aria-label': t('nav.main') },
+          h('a', { href: '/alerts', 'data-link': true }, t('nav.alerts')),
+          h('a', { href: '/map', 'data-link': true }, t('nav.map')),
+          h('a', { href: '/devices', 'data-link': true }, t('nav.devices')),
+          h('a', { href: '/config/geofences', 'data-link': true }, t('config.nav.main')),
+          ...offered(ADMIN_PAGES, session()).map((p) => h('a', { href: p.path, 'data-link': true }, t(p.label))),
+        ),
+        tenantSwitcher(() => render()),
+      ),
     ),
     banner,
     outlet,
@@ -96,6 +142,7 @@ const requireSession =
       toLogin(false);
       return;
     }
+    markCurrent();
     return page(o, p);
   };
 

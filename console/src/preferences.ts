@@ -91,3 +91,20 @@ export function zonedInstant(local: string, zone?: string | null): string | null
   at = wall - offsetMinutes(zone, at) * 60000;
   return new Date(at).toISOString();
 }
+
+/** The colour theme the operator chose: `system` follows the browser's `prefers-color-scheme`. */
+export type Theme = 'system' | 'light' | 'dark';
+export const THEMES: readonly Theme[] = ['system', 'light', 'dark'];
+/** Where the choice is kept (`localStorage`); `scripts/make-theme-boot.mjs` reads the same key
+ * before the first paint. */
+export const THEME_KEY = 'safetrack.theme';
+
+/** A stored value as a theme (anything else is `system`). */
+export function themeChoice(stored: string | null | undefined): Theme {
+  return stored === 'light' || stored === 'dark' ? stored : 'system';
+}
+
+/** The theme in effect: the choice, or the browser's scheme for `system`. */
+export function effectiveTheme(choice: Theme, prefersDark: boolean): 'light' | 'dark' {
+  return choice === 'system' ? (prefersDark ? 'dark' : 'light') : choice;
+}
