@@ -76,6 +76,10 @@ pub struct Alert {
     /// The message that raised it (null for a `MissedCheckIn`).
     #[schema(value_type = Option<String>)]
     pub message_id: Option<MoMessageId>,
+    /// The raising message's `MessageType` (null: no message, or it had none).
+    pub message_type: Option<String>,
+    /// The raising message's text, its `Message` (null: no message, or it had no text).
+    pub message_text: Option<String>,
     /// Raised by a message older than the device's state (it arrived late).
     pub late: bool,
     pub acknowledged_by: Option<String>,
@@ -116,6 +120,8 @@ pub(crate) fn sample(id: i64) -> Alert {
         longitude: Some(-0.125),
         geofences: vec!["Depot".into()],
         message_id: Some(MoMessageId::new(17)),
+        message_type: Some("FreeText".into()),
+        message_text: Some("Fell, ankle hurt".into()),
         late: false,
         acknowledged_by: Some("ann".into()),
         acknowledged_at: Some(at("2026-07-01T13:07:00Z")),
@@ -398,7 +404,8 @@ mod tests {
                 r#""NotificationId":"4","NotificationName":"SOS","Severity":"2","#,
                 r#""Status":"Resolved","RaisedAt":"2026-07-01T13:05:00Z","#,
                 r#""LastMatchAt":"2026-07-01T13:06:00.5Z","MatchCount":2,"Latitude":51.5,"#,
-                r#""Longitude":-0.125,"Geofences":["Depot"],"MessageId":"17","Late":false,"#,
+                r#""Longitude":-0.125,"Geofences":["Depot"],"MessageId":"17","#,
+                r#""MessageType":"FreeText","MessageText":"Fell, ankle hurt","Late":false,"#,
                 r#""AcknowledgedBy":"ann","AcknowledgedAt":"2026-07-01T13:07:00Z","#,
                 r#""ResolvedBy":"bob","ResolvedAt":"2026-07-01T13:08:00Z","#,
                 r#""Resolution":"Called him","Outcome":"FalseAlarm","NoteCount":1,"#,
@@ -408,10 +415,13 @@ mod tests {
         let missed = Alert {
             notification_id: None,
             message_id: None,
+            message_type: None,
+            message_text: None,
             ..sample(13)
         };
         let value = serde_json::to_value(&missed).unwrap();
         assert!(value["NotificationId"].is_null() && value["MessageId"].is_null());
+        assert!(value["MessageType"].is_null() && value["MessageText"].is_null());
     }
 
     #[test]

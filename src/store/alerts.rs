@@ -13,10 +13,20 @@ use crate::domain::alert::{Alert, AlertStatus, Outcome};
 use crate::domain::ids::{AlertId, DeviceId, MoMessageId, NotificationId, TenantCode};
 use crate::domain::notification::Severity;
 
+/// An alert's columns (alias `a`), and its raising message's type and stored record (whose
+/// `Message` is the text the worker sent) by subquery: every read of an alert carries
+/// them, a `RETURNING` too (`RETURNING_COLUMNS`), so the stream's alert events have them.
 pub(super) const COLUMNS: &str = "a.id, a.tenant_code, a.device_id, a.notification_id, a.notification_name, \
      a.severity, a.status, a.raised_at, a.last_match_at, a.match_count, a.latitude, a.longitude, \
      a.geofences, a.message_id, a.late, a.acknowledged_by, a.acknowledged_at, a.resolved_by, \
-     a.resolved_at, a.resolution, a.escalation_level, a.etag, a.outcome, a.note_count";
+     a.resolved_at, a.resolution, a.escalation_level, a.etag, a.outcome, a.note_count, \
+     (SELECT m.message_type FROM mo_messages m WHERE m.id = a.message_id) AS message_type, \
+     (SELECT m.doc FROM mo_messages m WHERE m.id = a.message_id) AS message_doc";
+
+/// `COLUMNS` for an `INSERT`/`UPDATE … RETURNING` on `alerts` (no alias there).
+fn returning_columns() -> String {
+    COLUMNS.replace("a.", "alerts.")
+}
 
 /// What a match tells an alert.
 #[derive(Debug, Clone)]
@@ -80,6 +90,15 @@ struct AlertRow {
     etag: String,
     outcome: Option<String>,
     note_count: i64,
+    message_type: Option<String>,
+    message_doc: Option<String>,
+}
+
+/// What an alert shows of its raising message's stored record.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct MessageText {
+    message: Option<String>,
 }
 
 impl AlertRow {
@@ -100,6 +119,14 @@ impl AlertRow {
             geofences: serde_json::from_str(&self.geofences)
                 .map_err(|e| StoreError::Corrupt(format!("alert geofences: {e}")))?,
             message_id: self.message_id.map(MoMessageId::new),
+            message_type: self.message_type,
+            message_text: self
+                .message_doc
+                .as_deref()
+                .map(serde_json::from_str::<MessageText>)
+                .transpose()
+                .map_err(|e| StoreError::Corrupt(format!("alert's message doc: {e}")))?
+                .and_then(|m| m.message),
             late: self.late != 0,
             acknowledged_by: self.acknowledged_by,
             acknowledged_at: from_micros(self.acknowledged_at)?,
@@ -145,7 +172,7 @@ impl WriteTx {
              WHERE notification_id = $3 AND tenant_code = $4 AND device_id = $5
                AND status IN ({joinable})
              RETURNING {}",
-            COLUMNS.replace("a.", ""),
+            returning_columns(),
             joinable = AlertStatus::JOINABLE.map(AlertStatus::sql).join(", "),
         );
         let joined = sqlx::query(&sql)
@@ -167,7 +194,7 @@ impl WriteTx {
                 geofences, message_id, late, next_escalation_at, etag)
              VALUES ($1, $2, $3, $4, $5, {open}, $6, $6, 1, $7, $8, $9, $10, $11, $12, $13)
              RETURNING {}",
-            COLUMNS.replace("a.", ""),
+            returning_columns(),
             open = AlertStatus::Open.sql(),
         );
         // Optional floats: not a cached statement (see `store/mod.rs`, NULL floats).

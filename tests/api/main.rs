@@ -2,6 +2,7 @@
 
 mod address_book;
 mod alert_floods;
+mod alert_message_text;
 mod alert_record;
 mod alert_timeline;
 mod alerts;
