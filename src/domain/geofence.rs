@@ -400,5 +400,4 @@ fn describe(problem: &InvalidPolygon) -> (usize, String) {
     (ring, message)
 }
 
-#[path = "geofence_serde.rs"]
 pub mod positions_serde;

@@ -1,7 +1,7 @@
 //! The timed parts of an itinerary: flights, journeys (ground legs) and hotel stays, as
 //! checked (`http::records::itinerary_segments` reads what clients send). Each end has
 //! its UTC instant and, when known, its local time; the store keeps a segment as its
-//! JSON document (the API's form, `segment_form.rs`) beside what it keeps in columns:
+//! JSON document (the API's form, `segments/form.rs`) beside what it keeps in columns:
 //! the segment's span and positions (`Segment::span`).
 
 use jiff::Timestamp;
@@ -14,7 +14,6 @@ use crate::domain::validation::Validator;
 
 pub use super::times::SegmentTime;
 
-#[path = "segment_form.rs"]
 mod form;
 
 /// Longest name, address or description (characters).
