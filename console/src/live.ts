@@ -1,31 +1,13 @@
 // What every page shares while logged in: the one stream, the alerts known so far, the
 // devices and users read so far, and the announcement of new alerts. The stream and the
 // queue cover the caller's own tenant with subtenants, whatever the working tenant.
-import { api, v2 } from './api';
+import { api, v2, type Device, type User } from './api';
 import { AlertStore, alertKey, isAnnounced, type Alert } from './alerts';
 import { StreamClient, type StreamEvent, type StreamState } from './stream';
 import { ownTenant as tenant } from './session';
 
-export interface Device {
-  DeviceId: string;
-  TenantCode?: string;
-  FriendlyName?: string | null;
-  DeviceType?: string | null;
-  UserId?: string | null;
-  GroupId?: string | null;
-  LastMessageTime?: string | null;
-  LastPosition?: { Lat: number; Lon: number; Speed?: number | null; GpsTimestamp?: string | null } | null;
-  EmergencyState?: string | null;
-  CheckInIntervalMinutes?: number | null;
-  BatteryPercentage?: number | null;
-}
-
-export interface User {
-  UserId?: string;
-  Username?: string;
-  FirstName?: string | null;
-  LastName?: string | null;
-}
+// The records are the API document's (api.ts); re-exported for the pages that read them here.
+export type { Device, User } from './api';
 
 type Listener<T> = (value: T) => void;
 
@@ -83,7 +65,8 @@ function onEvent(event: StreamEvent): void {
     if (changed) alertChanged.emit(alerts.get(alertKey(alert)) ?? alert);
     if (added && isAnnounced(alert)) announced.emit(alert);
   } else {
-    const device = withTenant(record as Device);
+    // A device id is unique only within its tenant: the record names its tenant.
+    const device = record as Device;
     devices.set(deviceKey(device.TenantCode ?? tenant(), device.DeviceId), device);
     deviceChanged.emit(device);
   }
@@ -126,12 +109,9 @@ export function stopLive(): void {
   devicesRead = null;
   scopeRead = null;
   devices.clear();
-  tenantOfDevice.clear();
 }
 
 export const devices = new Map<string, Device>();
-/** Device id → its tenant, from the list read (a stream `device` event names no tenant). */
-const tenantOfDevice = new Map<string, string>();
 /** Every device in scope has been read (devices read one by one do not count). */
 export const devicesReloaded = new Topic<void>();
 let devicesRead: Promise<void> | null = null;
@@ -156,13 +136,6 @@ async function readDevicesInScope(): Promise<Device[]> {
   return api.all<Device>(`${v2(tenant(), 'devices')}?subtenants=true&pageSize=10000`);
 }
 
-/** A stream record names no tenant: the one the list read it in (else the caller's).
- * The record was just parsed and is nobody else's: it is completed in place. */
-function withTenant(d: Device): Device {
-  if (!d.TenantCode) d.TenantCode = tenantOfDevice.get(d.DeviceId);
-  return d;
-}
-
 /**
  * Reads every device in scope into `devices` once per session (`again`: read anew, after
  * a gap in the stream), then tells `devicesReloaded`.
@@ -171,12 +144,7 @@ export function loadDevices(again = false): Promise<void> {
   if (devicesRead && !again) return devicesRead;
   devicesRead = readDevicesInScope().then((list) => {
     devices.clear();
-    tenantOfDevice.clear();
-    for (const d of list) {
-      const tc = d.TenantCode ?? tenant();
-      devices.set(deviceKey(tc, d.DeviceId), d);
-      tenantOfDevice.set(d.DeviceId, tc);
-    }
+    for (const d of list) devices.set(deviceKey(d.TenantCode ?? tenant(), d.DeviceId), d);
     devicesReloaded.emit();
   });
   devicesRead.catch(() => (devicesRead = null));
@@ -201,7 +169,6 @@ export async function device(tenantCode: string, deviceId: string): Promise<Devi
         .get<Device>(v2(tenantCode, 'devices', deviceId))
         .then((d) => {
           devices.set(key, { ...d, TenantCode: d.TenantCode ?? tenantCode });
-          if (!tenantOfDevice.has(d.DeviceId)) tenantOfDevice.set(d.DeviceId, tenantCode);
           return d;
         })
         .catch(() => null)

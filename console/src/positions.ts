@@ -4,7 +4,10 @@ import type { Device } from './live';
 export type DeviceState = 'emergency' | 'reporting' | 'silent' | 'unknown';
 
 /** Emergency; silent past its check-in interval; reporting; or no position at all. */
-export function deviceState(d: Device, now: number): DeviceState {
+export function deviceState(
+  d: Pick<Device, 'DeviceId' | 'EmergencyState' | 'LastPosition' | 'CheckInIntervalMinutes' | 'LastMessageTime'>,
+  now: number,
+): DeviceState {
   if (d.EmergencyState === 'Active') return 'emergency';
   if (!d.LastPosition) return 'unknown';
   if (d.CheckInIntervalMinutes && d.LastMessageTime) {

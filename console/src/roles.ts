@@ -1,7 +1,10 @@
 // What the caller's role may do, as the console offers it (docs/api.md, "Access"): the
 // session answers the role and its permissions; what they do not allow is not offered.
 // The API still refuses it — this only keeps controls that would fail out of sight.
-import type { Session } from './api';
+import type { Session as FullSession } from './api';
+
+/** What the role rules read of the session. */
+type Session = Pick<FullSession, 'UserRoleId' | 'Permissions'>;
 
 export type Permission =
   | 'ManageTenants'
@@ -33,7 +36,7 @@ export function may(session: Session | null | undefined, permission: Permission)
 
 /** The caller's role; an API token (no role) ranks as its permissions allow. */
 export function callerRole(session: Session | null | undefined): Role {
-  const role = session?.UserRoleId ?? session?.Role;
+  const role = session?.UserRoleId;
   if (isRole(role)) return role;
   if (may(session, 'ManageTenants')) return 'Administrator';
   if (may(session, 'ManageUsers')) return 'Manager';

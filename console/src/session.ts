@@ -9,7 +9,7 @@ export function session(): Session | null {
 
 /** The caller's own tenant: the live stream and the alert queue cover it with subtenants. */
 export function ownTenant(): string {
-  return current?.TenantCode ?? current?.Tenant ?? '';
+  return current?.TenantCode ?? '';
 }
 
 // The working tenant chosen with the tenant switcher: per tab (sessionStorage), per user.

@@ -65,7 +65,7 @@ describe('CSV file name', () => {
 });
 
 describe('role rules', () => {
-  const as = (role: string, permissions: string[]): Session => ({ UserRoleId: role, Permissions: permissions });
+  const as = (role: string, permissions: string[]): Session => ({ Username: role, TenantCode: '1000', UserRoleId: role, Permissions: permissions });
   const admin = as('Administrator', ['ManageTenants', 'ManageUsers', 'ManageConfiguration', 'Read']);
   const manager = as('Manager', ['ManageUsers', 'ManageConfiguration', 'Read']);
   const reader = as('ReadOnly', ['Read']);

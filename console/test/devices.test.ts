@@ -80,7 +80,7 @@ describe('device order and view', () => {
 
   it('tells devices of two tenants with the same id apart', () => {
     const view = new DeviceView('1000');
-    view.replace([device('x', { TenantCode: '1001' }), device('x', { TenantCode: '1002' }), { DeviceId: 'x' }], now);
+    view.replace([device('x', { TenantCode: '1001' }), device('x', { TenantCode: '1002' }), { DeviceId: 'x', DeviceType: 'InReach' }], now);
     expect(view.size).toBe(3);
     expect([...view.all()].map((r) => r.key).sort()).toEqual(['1000/x', '1001/x', '1002/x']);
   });

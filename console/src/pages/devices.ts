@@ -25,7 +25,7 @@ const READ_PAGE = 2000;
 /** Tenants whose group names are looked up (beyond that, groups show their id). */
 const GROUP_TENANTS = 100;
 
-export function devicePath(d: { TenantCode?: string; DeviceId: string }): string {
+export function devicePath(d: { TenantCode?: string | null; DeviceId: string }): string {
   return `/devices/${encodeURIComponent(d.TenantCode ?? '')}/${encodeURIComponent(d.DeviceId)}`;
 }
 
