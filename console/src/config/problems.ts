@@ -1,24 +1,13 @@
 // Where a 400's messages go: each `errors[]` entry (`field`, `message`) beside the form
 // control that holds that field, else in the form's summary. Pure, so it is unit-tested.
-export interface FieldMessage {
-  field: string;
-  message: string;
-}
+import type { Problem, ProblemField } from '../api';
 
-/** The problem's `errors[]` (the API's array; a `{field: messages}` object is read too). */
-export function fieldMessages(problem: { errors?: unknown } | undefined): FieldMessage[] {
-  const errors = problem?.errors;
-  if (Array.isArray(errors)) {
-    return errors
-      .filter((e): e is { field: unknown; message: unknown } => !!e && typeof e === 'object')
-      .map((e) => ({ field: String(e.field ?? ''), message: String(e.message ?? '') }));
-  }
-  if (errors && typeof errors === 'object') {
-    return Object.entries(errors as Record<string, unknown>).flatMap(([field, m]) =>
-      (Array.isArray(m) ? m : [m]).map((message) => ({ field, message: String(message) })),
-    );
-  }
-  return [];
+/** One `errors[]` entry: the field (`Recipients[2].ContactId`) and its message. */
+export type FieldMessage = ProblemField;
+
+/** The problem's `errors[]`. */
+export function fieldMessages(problem: Problem | undefined): FieldMessage[] {
+  return problem?.errors ?? [];
 }
 
 /**

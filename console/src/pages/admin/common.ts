@@ -68,16 +68,9 @@ export function problemText(e: unknown): string {
   return t('error.generic', { detail: String(e) });
 }
 
-/** `[field, message]` pairs of a 400 (the API's `errors[]`, or a field → messages map). */
+/** `[field, message]` pairs of a 400 (the problem's `errors[]`). */
 export function fieldErrors(e: ApiError): Array<[string, string]> {
-  const errors = e.problem.errors as unknown;
-  if (Array.isArray(errors)) {
-    return errors.map((x: { field?: string; message?: string }) => [x.field ?? '', x.message ?? '']);
-  }
-  if (errors && typeof errors === 'object') {
-    return Object.entries(errors as Record<string, string[] | string>).map(([f, m]) => [f, Array.isArray(m) ? m.join(', ') : m]);
-  }
-  return [];
+  return (e.problem.errors ?? []).map((x) => [x.field, x.message]);
 }
 
 /** A live region for what an action did (role=status) or why it failed (role=alert). */
