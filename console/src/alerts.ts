@@ -18,7 +18,11 @@ export interface Alert {
   MatchCount?: number;
   Latitude?: number | null;
   Longitude?: number | null;
+  Geofences?: string[] | null;
   MessageId?: string | null;
+  /** The raising message's `MessageType` and its text (`Message`); null without one. */
+  MessageType?: string | null;
+  MessageText?: string | null;
   Late?: boolean;
   AcknowledgedBy?: string | null;
   AcknowledgedAt?: string | null;
@@ -54,13 +58,21 @@ export function severityRank(s: Severity | null | undefined): number {
   return SEVERITY_RANK[s ?? ''] ?? 3;
 }
 
-/** Severity first (High, Warning, None, other), then the oldest first; ties by id. */
-export function compareAlerts(a: Alert, b: Alert): number {
+/** The queue's order within a severity and status: oldest first (the default) or newest. */
+export type QueueOrder = 'oldest' | 'newest';
+
+/**
+ * Severity first (High, Warning, None, other), then Open before Acknowledged (nobody has
+ * it yet), then the oldest first (or the newest, `order`); ties by id.
+ */
+export function compareAlerts(a: Alert, b: Alert, order: QueueOrder = 'oldest'): number {
   const bySeverity = severityRank(a.Severity) - severityRank(b.Severity);
   if (bySeverity !== 0) return bySeverity;
+  const byStatus = (STATUS_RANK[a.Status ?? ''] ?? 3) - (STATUS_RANK[b.Status ?? ''] ?? 3);
+  if (byStatus !== 0) return byStatus;
   const ta = a.RaisedAt ? Date.parse(a.RaisedAt) : Number.POSITIVE_INFINITY;
   const tb = b.RaisedAt ? Date.parse(b.RaisedAt) : Number.POSITIVE_INFINITY;
-  if (ta !== tb) return ta < tb ? -1 : 1;
+  if (ta !== tb) return (ta < tb ? -1 : 1) * (order === 'newest' ? -1 : 1);
   return Number(a.AlertId) - Number(b.AlertId) || a.AlertId.localeCompare(b.AlertId);
 }
 
@@ -133,12 +145,80 @@ export class AlertStore {
   }
 
   /** The queue, in order. */
-  queue(): Alert[] {
-    return [...this.byKey.values()].filter(inQueue).sort(compareAlerts);
+  queue(order: QueueOrder = 'oldest'): Alert[] {
+    return [...this.byKey.values()].filter(inQueue).sort((a, b) => compareAlerts(a, b, order));
+  }
+
+  /** The open alert of a device (its newest, by raised time), if the queue holds one. */
+  openAlertOf(tenantCode: string, deviceId: string): Alert | undefined {
+    let found: Alert | undefined;
+    for (const a of this.byKey.values()) {
+      if (!inQueue(a) || a.DeviceId !== deviceId || (a.TenantCode ?? '') !== tenantCode) continue;
+      if (!found || compareAlerts(a, found, 'newest') < 0) found = a;
+    }
+    return found;
   }
 }
 
 /** Whether a newly seen alert is announced (sound, title, banner). */
 export function isAnnounced(a: Alert): boolean {
   return a.Status === 'Open' && (a.Severity === '2' || a.Severity === '1');
+}
+
+/** What may be done to an alert in its status: acknowledge only while Open, resolve until
+ * it is resolved, a note always (a note after resolution records the follow-up). */
+export interface Actions {
+  acknowledge: boolean;
+  resolve: boolean;
+  note: boolean;
+}
+
+export function actionsFor(status: Status | null | undefined): Actions {
+  return { acknowledge: status === 'Open', resolve: status === 'Open' || status === 'Acknowledged', note: true };
+}
+
+/** An action refused (409/412) because the alert had moved on: who moved it, and whether
+ * it was the caller themself (a second click, another tab) — never "someone else". */
+export interface Conflict {
+  status: 'Acknowledged' | 'Resolved' | 'Open' | string;
+  by: string | null;
+  at: string | null;
+  mine: boolean;
+}
+
+export function conflictOf(now: Alert, me: string | null | undefined): Conflict {
+  const resolved = now.Status === 'Resolved';
+  const by = (resolved ? now.ResolvedBy : now.AcknowledgedBy) ?? null;
+  const at = (resolved ? now.ResolvedAt : now.AcknowledgedAt) ?? null;
+  return { status: now.Status ?? '', by, at, mine: !!by && !!me && by === me };
+}
+
+/** The one-click log entries an operator records as notes (catalogue keys `duty.log.*`). */
+export const LOG_ENTRIES = ['calledNoAnswer', 'calledOk', 'calledContact', 'calledServices', 'dispatched', 'messaged'] as const;
+export type LogEntry = (typeof LOG_ENTRIES)[number];
+
+/** A position as an OpenStreetMap link (the marker at it). */
+export function mapsLink(lat: number, lon: number): string {
+  const la = lat.toFixed(6);
+  const lo = lon.toFixed(6);
+  return `https://www.openstreetmap.org/?mlat=${la}&mlon=${lo}#map=16/${la}/${lo}`;
+}
+
+/** A phone number as a `tel:` link (spaces and punctuation dropped; null when none is left). */
+export function telLink(number: string | null | undefined): string | null {
+  const digits = (number ?? '').replace(/[^\d+]/g, '');
+  return /\d/.test(digits) ? `tel:${digits}` : null;
+}
+
+/** An address that reads as an e-mail, as a `mailto:` link (else null). */
+export function mailLink(address: string | null | undefined): string | null {
+  const a = (address ?? '').trim();
+  return /^[^\s@<>]+@[^\s@<>]+\.[^\s@<>]+$/.test(a) ? `mailto:${encodeURIComponent(a).replace('%40', '@')}` : null;
+}
+
+/** How late a message arrived: received minus sent, in ms (null when either is unknown). */
+export function lateness(sent: string | null | undefined, received: string | null | undefined): number | null {
+  if (!sent || !received) return null;
+  const d = Date.parse(received) - Date.parse(sent);
+  return Number.isNaN(d) ? null : Math.max(0, d);
 }

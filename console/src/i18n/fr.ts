@@ -2,11 +2,13 @@ import type { Key } from './en';
 import * as devices from './areas/devices';
 import * as config from './areas/config';
 import * as admin from './areas/admin';
+import * as duty from './areas/duty';
 
 export const fr: Record<Key, string> = {
   ...devices.fr,
   ...config.fr,
   ...admin.fr,
+  ...duty.fr,
   'app.title': 'safetrack',
   'nav.alerts': 'Alertes',
   'nav.map': 'Carte',

@@ -1,11 +1,17 @@
-// An alert's page: where it is, whose device, whom to call, what happened so far, and the
-// actions. Other consoles' actions arrive from the stream and are shown at once.
+// An alert's page: what the worker sent, where they are (copy, open in maps), whose
+// device and whom to call (alert-people.ts), what happened so far, and the actions its
+// status allows (`actionsFor`): acknowledge while Open, resolve with an outcome chosen
+// (none preselected) until resolved, a note or a one-click log entry always. A refused
+// action says who acted (the caller themself: "already … by you"). Other consoles'
+// actions arrive from the stream and are shown at once.
 import L from 'leaflet';
 import { api, ApiError, ConflictError, NotFoundError, v2 } from '../api';
 import { h } from '../dom';
 import { t, type Key } from '../i18n';
-import { formatDateTime, formatNumber } from '../format';
-import { alertKey, severityName, type Alert } from '../alerts';
+import { formatAge, formatDateTime, formatNumber } from '../format';
+import { actionsFor, alertKey, conflictOf, LOG_ENTRIES, mapsLink, severityName, type Alert } from '../alerts';
+import { peopleOf, sentBy } from './alert-people';
+import { escalationWords } from './queue';
 import { baseMap, removeMap } from '../map';
 import { Track, trackAround, type TrackPoint } from '../track';
 import * as live from '../live';
@@ -26,16 +32,6 @@ interface TimelineEntry {
   Round?: number | null;
 }
 
-interface Profile {
-  DaytimePhone?: string | null;
-  EveningPhone?: string | null;
-  CellPhone?: string | null;
-  EmergencyContactName?: string | null;
-  EmergencyContactAddress?: string | null;
-  EmergencyContactTelephoneNumber?: string | null;
-  EmergencyInformation?: string | null;
-}
-
 const OUTCOMES = ['Genuine', 'FalseAlarm', 'Test', 'Other'] as const;
 
 export function alertPage(outlet: HTMLElement, params: Record<string, string>): () => void {
@@ -43,7 +39,9 @@ export function alertPage(outlet: HTMLElement, params: Record<string, string>): 
   const id = params.id ?? '';
   const base = v2(tc, 'alerts', id);
   const summary = h('dl', { class: 'summary', 'data-testid': 'alert-summary' });
-  const people = h('dl', { class: 'people' });
+  const sent = h('dl', { class: 'sent', 'data-testid': 'alert-sent' });
+  const people = h('dl', { class: 'people', 'data-testid': 'alert-people' });
+  const where = h('div', { class: 'where', 'data-testid': 'alert-where' });
   const timeline = h('ol', { class: 'timeline', 'data-testid': 'timeline' });
   const status = h('p', { class: 'action-result', role: 'status', tabindex: -1, 'data-testid': 'action-result' });
   const mapBox = h('div', { class: 'alert-map', 'data-testid': 'alert-map' });
@@ -58,7 +56,13 @@ export function alertPage(outlet: HTMLElement, params: Record<string, string>): 
   const ackForm = h('form', { class: 'ack', 'data-testid': 'ack-form' }, h('label', { for: 'ack-note' }, t('alert.note')), note, ackButton);
   const noteText = h('textarea', { id: 'note-text', rows: 2, maxlength: 4000, required: true });
   const noteForm = h('form', { class: 'note', 'data-testid': 'note-form' }, h('label', { for: 'note-text' }, t('alert.note')), noteText, h('button', { type: 'submit' }, t('alert.addNote')));
-  const outcome = h('select', { id: 'outcome', required: true }, ...OUTCOMES.map((o) => h('option', { value: o }, t(`outcome.${o}`))));
+  // No outcome is chosen for the operator: the empty first option, and `required`.
+  const outcome = h(
+    'select',
+    { id: 'outcome', required: true },
+    h('option', { value: '', selected: true }, t('duty.chooseOutcome')),
+    ...OUTCOMES.map((o) => h('option', { value: o }, t(`outcome.${o}`))),
+  );
   const resolution = h('textarea', { id: 'resolution', rows: 2, maxlength: 4000 });
   const resolveForm = h(
     'form',
@@ -69,10 +73,19 @@ export function alertPage(outlet: HTMLElement, params: Record<string, string>): 
     resolution,
     h('button', { type: 'submit' }, t('alert.resolve')),
   );
+  // One click, one note on the timeline: what an operator does again and again at night.
+  const logButtons = LOG_ENTRIES.map((k) => h('button', { type: 'button', 'data-log': k }, t(`duty.log.${k}`)));
+  const logBox = h(
+    'div',
+    { class: 'log-entries', role: 'group', 'aria-labelledby': 'log-h', 'data-testid': 'log-entries' },
+    h('h3', { id: 'log-h' }, t('duty.logHeading')),
+    ...logButtons,
+  );
 
   const trackNote = h('p', { class: 'track-note', 'data-testid': 'track-note' });
-  // Reading order: what happened, then the actions, then the map (a keyboard reaches the
-  // actions without crossing the map's controls); on a wide screen the map stands beside.
+  // Reading order: what happened and what was sent, whom to call, then the actions, then
+  // the map (a keyboard reaches the actions without crossing the map's controls); on a
+  // wide screen the map stands beside.
   outlet.append(
     h(
       'main',
@@ -81,10 +94,12 @@ export function alertPage(outlet: HTMLElement, params: Record<string, string>): 
       heading,
       h('div', { class: 'alert-grid' },
         h('div', { class: 'alert-info' },
-          h('section', {}, summary, people),
+          h('section', {}, summary),
+          h('section', { 'aria-labelledby': 'sent-h' }, h('h2', { id: 'sent-h' }, t('duty.sentHeading')), sent, where),
           // Acknowledge, notes and resolve need HandleAlerts: not offered without it.
           may(session(), 'HandleAlerts') &&
-            h('section', { class: 'actions', 'aria-labelledby': 'actions-h' }, h('h2', { id: 'actions-h' }, t('alert.actions')), status, ackForm, noteForm, resolveForm),
+            h('section', { class: 'actions', 'aria-labelledby': 'actions-h' }, h('h2', { id: 'actions-h' }, t('alert.actions')), status, ackForm, logBox, noteForm, resolveForm),
+          h('section', { 'aria-labelledby': 'people-h' }, h('h2', { id: 'people-h' }, t('duty.peopleHeading')), people),
         ),
         h('section', { class: 'alert-where', 'aria-label': t('alert.position') }, mapBox, trackNote),
       ),
@@ -92,24 +107,64 @@ export function alertPage(outlet: HTMLElement, params: Record<string, string>): 
     ),
   );
 
+  /** The position as numbers, with Copy and Open in maps. */
+  const showWhere = (a: Alert): void => {
+    if (a.Latitude == null || a.Longitude == null) {
+      where.replaceChildren(h('p', {}, t('alert.noPosition')));
+      return;
+    }
+    const text = `${a.Latitude.toFixed(6)}, ${a.Longitude.toFixed(6)}`;
+    const field = h('input', { type: 'text', readonly: true, value: text, id: 'alert-coordinates', 'data-testid': 'coordinates', size: 24 });
+    const copied = h('span', { class: 'copied', role: 'status' });
+    const copy = h('button', { type: 'button', 'data-testid': 'copy-position' }, t('duty.copy'));
+    copy.addEventListener('click', () => {
+      const done = (): void => void (copied.textContent = t('duty.copied'));
+      const fallback = (): void => {
+        field.select();
+        // The clipboard API needs a secure context; the selection is copied the old way.
+        if (document.execCommand('copy')) done();
+      };
+      if (navigator.clipboard) navigator.clipboard.writeText(text).then(done, fallback);
+      else fallback();
+    });
+    where.replaceChildren(
+      h('label', { for: 'alert-coordinates' }, t('alert.position')),
+      ' ',
+      field,
+      ' ',
+      copy,
+      ' ',
+      h('a', { href: mapsLink(a.Latitude, a.Longitude), target: '_blank', rel: 'noopener noreferrer', 'data-testid': 'open-in-maps' }, t('duty.openInMaps')),
+      ' ',
+      copied,
+    );
+  };
+
   let closed = false;
   const showAlert = (a: Alert): void => {
     if (closed) return;
     alert = a;
+    const acked = a.AcknowledgedBy ? `${a.AcknowledgedBy}${a.AcknowledgedAt ? ` (${formatDateTime(a.AcknowledgedAt)})` : ''}` : t('alert.none');
     const rows: [Key, string | Node][] = [
       ['queue.col.severity', t(`severity.${severityName(a.Severity)}`)],
       ['queue.col.status', a.Status ? t(`status.${a.Status}` as 'status.Open') : ''],
       ['queue.col.notification', a.NotificationName ?? ''],
-      ['alert.raised', formatDateTime(a.RaisedAt)],
-      ['queue.col.escalation', String(a.EscalationLevel ?? 0)],
-      ['queue.col.acknowledgedBy', a.AcknowledgedBy ?? t('alert.none')],
+      ['alert.raised', `${formatDateTime(a.RaisedAt)} (${formatAge(a.RaisedAt, Date.now())})`],
+      ['queue.col.acknowledgedBy', acked],
       ['alert.position', a.Latitude != null && a.Longitude != null ? `${formatNumber(a.Latitude)}, ${formatNumber(a.Longitude)}` : t('alert.noPosition')],
     ];
+    if ((a.EscalationLevel ?? 0) > 0) rows.splice(4, 0, ['queue.col.escalation', escalationWords(a.EscalationLevel)]);
+    if ((a.MatchCount ?? 1) > 1) rows.push(['duty.matches', t('duty.matchCount', { n: a.MatchCount ?? 1, last: formatDateTime(a.LastMatchAt) })]);
+    if (a.Late) rows.push(['duty.late', t('duty.lateShort')]);
     summary.replaceChildren(...rows.flatMap(([k, v]) => [h('dt', {}, t(k)), h('dd', { 'data-field': k }, v)]));
     summary.dataset.status = a.Status ?? '';
-    ackForm.hidden = a.Status !== 'Open';
-    resolveForm.hidden = a.Status === 'Resolved';
-    noteForm.hidden = false;
+    summary.dataset.late = String(!!a.Late);
+    const allowed = actionsFor(a.Status);
+    ackForm.hidden = !allowed.acknowledge;
+    resolveForm.hidden = !allowed.resolve;
+    noteForm.hidden = !allowed.note;
+    logBox.hidden = !allowed.note;
+    showWhere(a);
     if (a.Latitude != null && a.Longitude != null) {
       const at: L.LatLngExpression = [a.Latitude, a.Longitude];
       map ??= baseMap(mapBox, at, 12);
@@ -150,23 +205,6 @@ export function alertPage(outlet: HTMLElement, params: Record<string, string>): 
     mapBox.dataset.track = String(points.length);
   };
 
-  const showPeople = async (a: Alert): Promise<void> => {
-    if (!a.DeviceId) return;
-    const d = await live.device(tc, a.DeviceId);
-    const entries: [Key, string][] = [['alert.device', d?.FriendlyName ? `${d.FriendlyName} (${a.DeviceId})` : a.DeviceId]];
-    if (d?.UserId) {
-      const u = await live.user(tc, d.UserId);
-      entries.push(['alert.user', live.userName(u) || d.UserId]);
-      const p = await api.get<Profile>(v2(tc, 'userprofile', d.UserId)).catch(() => null);
-      if (p) {
-        entries.push(['alert.phones', [p.CellPhone, p.DaytimePhone, p.EveningPhone].filter(Boolean).join(', ') || t('alert.none')]);
-        entries.push(['alert.emergencyContact', [p.EmergencyContactName, p.EmergencyContactTelephoneNumber, p.EmergencyContactAddress].filter(Boolean).join(' · ') || t('alert.none')]);
-        entries.push(['alert.emergencyInformation', p.EmergencyInformation || t('alert.none')]);
-      }
-    }
-    people.replaceChildren(...entries.flatMap(([k, v]) => [h('dt', {}, t(k)), h('dd', {}, v)]));
-  };
-
   const readTimeline = async (): Promise<void> => {
     const entries = await api.get<TimelineEntry[]>(`${base}/timeline`).catch(() => [] as TimelineEntry[]);
     timeline.replaceChildren(
@@ -179,8 +217,11 @@ export function alertPage(outlet: HTMLElement, params: Record<string, string>): 
       const a = await api.get<Alert>(base);
       const first = alert === null;
       showAlert(a);
-      if (first) heading.focus();
-      void showPeople(a);
+      if (first) {
+        heading.focus();
+        void sentBy(tc, a, sent);
+        void peopleOf(tc, a, people);
+      }
       if (!track) void showTrack(a);
       await readTimeline();
     } catch (e) {
@@ -189,48 +230,71 @@ export function alertPage(outlet: HTMLElement, params: Record<string, string>): 
     }
   };
 
+  /** A refused action: the alert as it now is, and who moved it (the caller themself said so). */
+  const conflicted = async (): Promise<void> => {
+    const now = await api.get<Alert>(base).catch(() => alert);
+    if (now) {
+      showAlert(now);
+      const c = conflictOf(now, session()?.Username);
+      const what = c.status ? t(`status.${c.status}` as 'status.Open') : '';
+      const at = c.at ? formatDateTime(c.at) : '';
+      status.textContent = c.mine
+        ? t('duty.conflictMine', { status: what.toLowerCase(), at })
+        : c.by
+          ? t('duty.conflictOther', { status: what.toLowerCase(), who: c.by, at })
+          : t('duty.conflictChanged', { status: what.toLowerCase() });
+      status.classList.add('conflict');
+      status.dataset.conflict = c.mine ? 'mine' : 'other';
+    }
+    await readTimeline();
+  };
+
+  const send = (path: string, body: unknown, controls: HTMLButtonElement[], after: () => void, done?: string): void => {
+    controls.forEach((b) => (b.disabled = true));
+    status.textContent = '';
+    status.className = 'action-result';
+    delete status.dataset.conflict;
+    api
+      .post<Alert>(`${base}/${path}`, body)
+      .then(async (a) => {
+        after();
+        if (a && a.AlertId) {
+          live.alerts.upsert(a);
+          showAlert(a);
+        }
+        if (done) {
+          status.textContent = done;
+          status.classList.add('ok');
+        }
+        await readTimeline();
+      })
+      .catch(async (err: unknown) => {
+        if (err instanceof ConflictError) await conflicted();
+        else if (err instanceof ApiError) {
+          status.textContent = t('alert.failed', { detail: err.message });
+          status.classList.add('error');
+        }
+      })
+      .finally(() => controls.forEach((b) => (b.disabled = false)));
+  };
   const act = (form: HTMLFormElement, path: string, body: () => unknown, after: () => void): void => {
     form.addEventListener('submit', (e) => {
       e.preventDefault();
-      const buttons = form.querySelectorAll('button');
-      buttons.forEach((b) => (b.disabled = true));
-      status.textContent = '';
-      status.className = 'action-result';
-      api
-        .post<Alert>(`${base}/${path}`, body())
-        .then(async (a) => {
-          after();
-          if (a && a.AlertId) {
-            live.alerts.upsert(a);
-            showAlert(a);
-          }
-          await readTimeline();
-        })
-        .catch(async (err: unknown) => {
-          if (err instanceof ConflictError) {
-            // Someone else acted first: say what happened and show the alert as it is now.
-            const now = await api.get<Alert>(base).catch(() => alert);
-            if (now) {
-              showAlert(now);
-              const who = now.Status === 'Resolved' ? now.ResolvedBy : now.AcknowledgedBy;
-              status.textContent = t('alert.conflict', {
-                status: now.Status ? t(`status.${now.Status}` as 'status.Open') : '',
-                by: who ? t('alert.conflictBy', { who }) : '',
-              });
-              status.classList.add('conflict');
-            }
-            await readTimeline();
-          } else if (err instanceof ApiError) {
-            status.textContent = t('alert.failed', { detail: err.message });
-            status.classList.add('error');
-          }
-        })
-        .finally(() => buttons.forEach((b) => (b.disabled = false)));
+      send(path, body(), [...form.querySelectorAll('button')], after);
     });
   };
   act(ackForm, 'acknowledge', () => (note.value.trim() ? { Note: note.value.trim() } : {}), () => (note.value = ''));
   act(noteForm, 'notes', () => ({ Text: noteText.value.trim() }), () => (noteText.value = ''));
-  act(resolveForm, 'resolve', () => ({ Outcome: outcome.value, ...(resolution.value.trim() ? { Resolution: resolution.value.trim() } : {}) }), () => (resolution.value = ''));
+  act(resolveForm, 'resolve', () => ({ Outcome: outcome.value, ...(resolution.value.trim() ? { Resolution: resolution.value.trim() } : {}) }), () => {
+    resolution.value = '';
+    outcome.value = '';
+  });
+  logButtons.forEach((button) => {
+    button.addEventListener('click', () => {
+      const text = t(`duty.log.${button.dataset.log as (typeof LOG_ENTRIES)[number]}`);
+      send('notes', { Text: text }, logButtons, () => undefined, t('duty.logged', { what: text }));
+    });
+  });
 
   void read();
   const key = alertKey({ AlertId: id, TenantCode: tc });

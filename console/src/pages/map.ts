@@ -1,5 +1,8 @@
-// Every device in scope at its last position, clustered, coloured by state, moved live;
-// the geofences drawn beneath them (read-only, can be hidden).
+// Every device in scope at its last position, clustered, coloured by state (the legend's
+// colours, the stylesheet's), moved live; the geofences drawn beneath them (read-only,
+// can be hidden). The map opens fitted to the devices; a click on a marker opens its
+// device, or its open alert when it is in emergency; the devices in emergency are also
+// listed beside the map (name, since when, the alert).
 import L from 'leaflet';
 import 'leaflet.markercluster';
 import 'leaflet.markercluster/dist/MarkerCluster.css';
@@ -7,24 +10,34 @@ import 'leaflet.markercluster/dist/MarkerCluster.Default.css';
 import { api, v2 } from '../api';
 import { h } from '../dom';
 import { t } from '../i18n';
-import { formatNumber } from '../format';
+import { formatDateTime, formatNumber } from '../format';
 import { baseMap, geofenceLayer, pane, removeMap, type Geofence } from '../map';
 import { navigate } from '../router';
 import { tenant } from '../session';
 import { devicePath } from './devices';
+import { alertPath } from './queue';
 import * as live from '../live';
 import type { Device } from '../live';
 import { deviceState, type DeviceState } from '../positions';
 
 export { deviceState, type DeviceState };
 
-const COLOURS: Record<DeviceState, string> = {
-  emergency: '#b00020',
-  reporting: '#1b7f3b',
-  silent: '#a15c00',
-  unknown: '#5f6b76',
+/** Each state's colour: the stylesheet's variable the legend's swatch uses, else this. */
+const COLOURS: Record<DeviceState, [string, string]> = {
+  emergency: ['--high-fill', '#b00020'],
+  reporting: ['--ok-fill', '#1b7f3b'],
+  silent: ['--silent-fill', '#a15c00'],
+  unknown: ['--unknown-fill', '#5f6b76'],
 };
 const STATES = Object.keys(COLOURS) as DeviceState[];
+/** The colours as the page's theme says now (read when a map page opens). */
+let colours: Record<DeviceState, string> = Object.fromEntries(STATES.map((s) => [s, COLOURS[s][1]])) as Record<DeviceState, string>;
+function readColours(): void {
+  const style = getComputedStyle(document.documentElement);
+  colours = Object.fromEntries(STATES.map((s) => [s, style.getPropertyValue(COLOURS[s][0]).trim() || COLOURS[s][1]])) as Record<DeviceState, string>;
+}
+/** The most the first fit zooms in (one device: its street, not its doorstep). */
+const FIT_MAX_ZOOM = 13;
 /** Silence is a matter of time: states are looked at again this often. */
 const RESTATE_EVERY_MS = 30_000;
 /** The longest stretch of work before the page gets the main thread back. */
@@ -47,7 +60,7 @@ interface Placed {
 }
 
 function markerStyle(state: DeviceState): L.CircleMarkerOptions {
-  return { radius: 8, color: COLOURS[state], fillColor: COLOURS[state], fillOpacity: 0.85, weight: 2 };
+  return { radius: 8, color: colours[state], fillColor: colours[state], fillOpacity: 0.85, weight: 2 };
 }
 
 /** What a marker says to a screen reader (and to the e2e test): name, state, position. */
@@ -81,8 +94,27 @@ function clusterIcon(cluster: L.MarkerCluster): L.DivIcon {
   });
 }
 
+/** The device's open alert when it is in emergency (its marker and list entry open it). */
+function alertOf(d: Device, state: DeviceState): ReturnType<typeof live.alerts.openAlertOf> {
+  return state === 'emergency' ? live.alerts.openAlertOf(d.TenantCode ?? tenant(), d.DeviceId) : undefined;
+}
+
+/** Where a click on the device goes: its open alert in an emergency, else its page. */
+function pathOf(d: Device, state: DeviceState): string {
+  const open = alertOf(d, state);
+  return open ? alertPath(open) : devicePath({ TenantCode: d.TenantCode ?? tenant(), DeviceId: d.DeviceId });
+}
+
 export function mapPage(outlet: HTMLElement): () => void {
+  readColours();
   const box = h('div', { class: 'device-map', 'data-testid': 'device-map' });
+  const emergencies = h('ul', { class: 'emergency-list', 'data-testid': 'emergency-list' });
+  const emergencyBox = h(
+    'aside',
+    { class: 'emergencies', 'aria-labelledby': 'emergencies-h' },
+    h('h2', { id: 'emergencies-h' }, t('duty.emergencies')),
+    emergencies,
+  );
   const legend = h(
     'ul',
     { class: 'legend', 'aria-label': t('map.legend') },
@@ -100,7 +132,7 @@ export function mapPage(outlet: HTMLElement): () => void {
         h('label', { class: 'toggle' }, fencesToggle, ' ', t('map.showGeofences')),
       ),
       legend,
-      box,
+      h('div', { class: 'map-with-list' }, box, emergencyBox),
     ),
   );
   const map = baseMap(box);
@@ -134,14 +166,54 @@ export function mapPage(outlet: HTMLElement): () => void {
     // An element, never a string: Leaflet writes a string tooltip as HTML.
     marker.bindTooltip(() => h('span', {}, markerLabel(p.device, p.state)));
     marker.on('add', () => labelElement(p));
-    // A click opens the device's page (its state, messages, track).
-    marker.on('click', () => navigate(devicePath({ TenantCode: p.device.TenantCode ?? tenant(), DeviceId: p.device.DeviceId })));
+    // A click opens the device's page (its state, messages, track), or its open alert.
+    marker.on('click', () => navigate(pathOf(p.device, p.state)));
     return p;
   };
 
   const showCount = (): void => {
     box.dataset.devices = String(placed.size);
     count.textContent = t('map.count', { n: placed.size });
+    listEmergencies();
+  };
+
+  /** The devices in emergency, newest alert first: name, since when, a link to the alert. */
+  const listEmergencies = (): void => {
+    const items = [...placed.values()]
+      .filter((p) => p.state === 'emergency')
+      .map((p) => ({ p, open: alertOf(p.device, p.state) }))
+      .map(({ p, open }) => ({ p, open, since: open?.RaisedAt ?? p.device.LastMessageTime ?? '' }))
+      .sort((a, b) => b.since.localeCompare(a.since));
+    // Redrawn only when it changed (never pulled from under a pointer or the focus).
+    const drawn = items.map(({ p, open, since }) => `${p.device.DeviceId}|${p.device.FriendlyName}|${open?.AlertId}|${since}`).join('\n');
+    if (drawn === emergencies.dataset.drawn) return;
+    emergencies.dataset.drawn = drawn;
+    emergencies.replaceChildren(
+      ...(items.length === 0
+        ? [h('li', { class: 'empty' }, t('duty.noEmergency'))]
+        : items.map(({ p, open, since }) =>
+            h(
+              'li',
+              { 'data-device': p.device.DeviceId },
+              h('span', { class: 'swatch state-emergency', 'aria-hidden': 'true' }),
+              h('a', { href: pathOf(p.device, p.state), 'data-link': true }, p.device.FriendlyName || p.device.DeviceId),
+              ' ',
+              h('span', { class: 'since' }, since ? t('duty.since', { at: formatDateTime(since) }) : ''),
+              open ? h('span', { class: 'alert-link' }, ' — ', h('a', { href: alertPath(open), 'data-link': true }, t('duty.openAlert'))) : '',
+            ),
+          )),
+    );
+    emergencyBox.dataset.count = String(items.length);
+  };
+
+  /** The first draw: the map shows every device (at most FIT_MAX_ZOOM in), not the world. */
+  let fitted = false;
+  const fitToDevices = (): void => {
+    if (fitted || placed.size === 0) return;
+    fitted = true;
+    const bounds = L.latLngBounds([...placed.values()].map((p) => p.marker.getLatLng()));
+    map.fitBounds(bounds, { padding: [32, 32], maxZoom: FIT_MAX_ZOOM, animate: false });
+    box.dataset.fitted = 'true';
   };
 
   /**
@@ -176,6 +248,7 @@ export function mapPage(outlet: HTMLElement): () => void {
       else clustered.push(p.marker);
     }
     showCount();
+    fitToDevices();
     placingTotal = clustered.length;
     if (clustered.length === 0) donePlacing();
     else cluster.addLayers(clustered);
@@ -259,9 +332,13 @@ export function mapPage(outlet: HTMLElement): () => void {
     }
     if (coming.length) cluster.addLayers(coming);
     if (placed.size !== before) showCount();
+    else listEmergencies();
     box.dataset.updates = String(Number(box.dataset.updates ?? 0) + 1);
   };
   const offs = [
+    // An alert raised or closed changes where an emergency's marker and entry lead.
+    live.alertChanged.on(() => listEmergencies()),
+    live.queueReloaded.on(() => listEmergencies()),
     live.deviceChanged.on((d) => {
       waiting.set(live.deviceKey(d.TenantCode ?? tenant(), d.DeviceId), d);
       drawSoon();
