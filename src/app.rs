@@ -39,9 +39,6 @@ pub async fn open_store(url: &str) -> anyhow::Result<Store> {
     Ok(store)
 }
 
-/// The first administrator's login when `--admin-email` is not given.
-pub const DEFAULT_ADMIN_EMAIL: &str = "admin@safetrack.local";
-
 /// Credentials of an administrator created at bootstrap.
 pub struct Bootstrapped {
     pub email: String,
@@ -86,7 +83,7 @@ pub async fn bootstrap(
                 "--admin-password (SAFETRACK_ADMIN_PASSWORD)",
             ),
             (
-                admin_email != DEFAULT_ADMIN_EMAIL,
+                admin_email != crate::config::DEFAULT_ADMIN_EMAIL,
                 "--admin-email (SAFETRACK_ADMIN_EMAIL)",
             ),
         ];
@@ -203,19 +200,18 @@ fn generate_password() -> String {
         .collect()
 }
 
-/// Runtime settings of the HTTP application.
+/// Runtime settings of the HTTP application (from `serve`'s flags: `settings::from_args`).
 #[derive(Debug, Clone)]
 pub struct AppConfig {
     pub limits: BodyLimits,
     pub auth: AuthConfig,
     pub rate_limit: RateLimit,
-    /// Accept webhook URLs on loopback/private addresses (`--allow-private-webhooks`).
-    pub allow_private_webhooks: bool,
     /// Proxies whose `X-Forwarded-For` names the client (`--trusted-proxy`).
     pub trusted_proxies: Vec<std::net::IpAddr>,
     /// Escalation (the channel flags in it are derived from `channels`).
     pub pipeline: PipelineConfig,
-    /// SMTP, Twilio and webhook delivery (`--smtp-url`, `--twilio-*`).
+    /// SMTP, Twilio and webhook delivery (`--smtp-url`, `--twilio-*`), and whether
+    /// webhook URLs may name private addresses (`--allow-private-webhooks`).
     pub channels: ChannelsConfig,
     /// Retry policy, lease and pace of the delivery worker.
     pub delivery: DeliveryWorkerConfig,
@@ -242,7 +238,6 @@ impl Default for AppConfig {
             limits: BodyLimits::default(),
             auth: AuthConfig::default(),
             rate_limit: RateLimit::default(),
-            allow_private_webhooks: false,
             trusted_proxies: Vec::new(),
             pipeline: PipelineConfig::default(),
             channels: ChannelsConfig::default(),
@@ -300,7 +295,6 @@ pub async fn build_app(store: Store, mut config: AppConfig) -> anyhow::Result<Ap
         Backend::Sqlite => EventHub::default(),
         Backend::Postgres => EventHub::numbered_by_database(),
     });
-    config.channels.allow_private_webhooks = config.allow_private_webhooks;
     let channels = Arc::new(Channels::new(&config.channels)?);
     // A delivery on a channel this server cannot use is recorded NotConfigured at once.
     config.pipeline.email = config.channels.email();
@@ -316,7 +310,7 @@ pub async fn build_app(store: Store, mut config: AppConfig) -> anyhow::Result<Ap
         pipeline: pipeline.clone(),
         auth: auth.clone(),
         paging: Arc::new(TokenSigner::new(&secret)),
-        allow_private_webhooks: config.allow_private_webhooks,
+        allow_private_webhooks: config.channels.allow_private_webhooks,
         store: store.clone(),
         reports: crate::services::reports::ReportService::new(store.clone(), config.reports),
     };
@@ -371,133 +365,4 @@ pub async fn shutdown_signal() {
         _ = terminate => {},
     }
     tracing::info!("shutting down: finishing in-flight requests");
-}
-
-pub fn auth_config(args: &crate::config::ServeArgs) -> AuthConfig {
-    AuthConfig {
-        lockout: crate::domain::lockout::LockoutPolicy {
-            threshold: args.lockout_threshold.max(1),
-            window: jiff::SignedDuration::from_mins(args.lockout_window_minutes.max(1)),
-            duration: jiff::SignedDuration::from_mins(args.lockout_minutes.max(1)),
-        },
-        cache_ttl: Duration::from_secs(args.credential_cache_seconds),
-        max_concurrent_checks: args.max_concurrent_password_checks,
-        session_idle: Duration::from_secs(args.session_idle_seconds),
-        session_max: Duration::from_secs_f64(args.session_max_hours * 3600.0),
-    }
-}
-
-/// The channels the `serve` flags configure. Twilio needs all three of its settings.
-pub fn channels_config(args: &crate::config::ServeArgs) -> anyhow::Result<ChannelsConfig> {
-    let smtp = args
-        .smtp_url
-        .clone()
-        .filter(|u| !u.trim().is_empty())
-        .map(|url| crate::channels::email::SmtpConfig {
-            url,
-            from: args.smtp_from.clone(),
-        });
-    let twilio = match (
-        &args.twilio_account_sid,
-        &args.twilio_auth_token,
-        &args.twilio_from,
-    ) {
-        (Some(sid), Some(token), Some(from)) => Some(crate::channels::twilio::TwilioConfig {
-            account_sid: sid.clone(),
-            auth_token: token.clone(),
-            from: from.clone(),
-            base_url: args.twilio_base_url.clone(),
-        }),
-        (None, None, None) => None,
-        _ => anyhow::bail!(
-            "Twilio needs --twilio-account-sid, --twilio-auth-token and --twilio-from together"
-        ),
-    };
-    if let Some(sender) = &args.garmin_inbound_sender
-        && !crate::domain::device_protocols::garmin_mt::is_valid_sender(sender.trim())
-    {
-        anyhow::bail!(
-            "--garmin-inbound-sender must be an email address or a phone number (Garmin refuses any other sender)"
-        );
-    }
-    let garmin = match (&args.garmin_inbound_url, &args.garmin_inbound_token) {
-        (Some(url), Some(api_key)) => Some(crate::channels::garmin::GarminConfig {
-            base_url: url.clone(),
-            api_key: api_key.clone(),
-            sender: args
-                .garmin_inbound_sender
-                .as_ref()
-                .map(|s| s.trim().to_string()),
-        }),
-        (None, None) => None,
-        _ => anyhow::bail!(
-            "Garmin IPC Inbound needs --garmin-inbound-url and --garmin-inbound-token together"
-        ),
-    };
-    Ok(ChannelsConfig {
-        smtp,
-        twilio,
-        garmin,
-        allow_private_webhooks: args.allow_private_webhooks,
-    })
-}
-
-/// The delivery worker's retry policy and lease from the `serve` flags.
-pub fn delivery_config(args: &crate::config::ServeArgs) -> anyhow::Result<DeliveryWorkerConfig> {
-    let seconds = |value: f64, flag: &str| {
-        if value.is_finite() && value > 0.0 && value < 1e9 {
-            Ok(Duration::from_secs_f64(value))
-        } else {
-            Err(anyhow::anyhow!("{flag} must be a positive number"))
-        }
-    };
-    Ok(DeliveryWorkerConfig {
-        retry: crate::domain::retry::RetryPolicy {
-            initial: seconds(args.retry_initial_seconds, "--retry-initial-seconds")?,
-            max_age: seconds(args.retry_max_hours * 3600.0, "--retry-max-hours")?,
-        },
-        lease: Duration::from_secs(args.delivery_lease_seconds.max(1)),
-        loops: args.delivery_workers,
-        batch: u32::from(args.delivery_batch),
-        slow_attempts_per_url: usize::from(args.webhook_slow_attempts_per_url),
-        ..DeliveryWorkerConfig::default()
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use clap::Parser;
-
-    use super::*;
-    use crate::config::Cli;
-
-    fn config_of(flags: &[&str]) -> DeliveryWorkerConfig {
-        let cli = Cli::try_parse_from([&["safetrack"], flags].concat()).expect("flags");
-        delivery_config(&cli.serve).expect("config")
-    }
-
-    #[test]
-    fn the_delivery_flags_reach_the_worker() {
-        let defaults = config_of(&[]);
-        assert_eq!(
-            (
-                defaults.batch,
-                defaults.loops,
-                defaults.slow_attempts_per_url
-            ),
-            (32, 2, 8)
-        );
-        assert_eq!(defaults.lease, Duration::from_secs(120));
-        let set = config_of(&[
-            "--delivery-batch=200",
-            "--delivery-workers=3",
-            "--webhook-slow-attempts-per-url=4",
-            "--delivery-lease-seconds=30",
-        ]);
-        assert_eq!(
-            (set.batch, set.loops, set.slow_attempts_per_url),
-            (200, 3, 4)
-        );
-        assert_eq!(set.lease, Duration::from_secs(30));
-    }
 }

@@ -8,6 +8,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::domain::ids::TenantCode;
 
+/// The first administrator's login when `--admin-email` is not given.
+pub const DEFAULT_ADMIN_EMAIL: &str = "admin@safetrack.local";
+
 #[derive(Debug, Parser)]
 #[command(
     name = "safetrack",
@@ -90,7 +93,7 @@ pub struct ServeArgs {
     #[arg(
         long,
         env = "SAFETRACK_ADMIN_EMAIL",
-        default_value = crate::app::DEFAULT_ADMIN_EMAIL
+        default_value = DEFAULT_ADMIN_EMAIL
     )]
     pub admin_email: String,
     /// Password of the first administrator; generated and printed once when unset. Used
@@ -370,7 +373,7 @@ fn session_hours(text: &str) -> Result<f64, String> {
     }
 }
 
-/// Report thresholds (docs/reports.md).
+/// Report thresholds (docs/reports.md); `settings` reads them into `Thresholds`.
 #[derive(Debug, Clone, Args)]
 pub struct ReportArgs {
     /// A stop at least this long (minutes) ends a trip.
@@ -411,43 +414,4 @@ pub struct ReportArgs {
     /// Score points per Turning violation per 100 km.
     #[arg(long, env = "SAFETRACK_REPORT_WEIGHT_TURNING", default_value_t = 2.0)]
     pub report_weight_turning: f64,
-}
-
-impl ReportArgs {
-    /// The thresholds; a non-positive or non-finite value keeps its default.
-    pub fn thresholds(&self) -> crate::domain::report::Thresholds {
-        use crate::domain::report::{Thresholds, Weights};
-        let d = Thresholds::default();
-        let pick = |value: f64, default: f64| {
-            if value.is_finite() && value > 0.0 {
-                value
-            } else {
-                default
-            }
-        };
-        let weight = |value: f64, default: f64| {
-            if value.is_finite() && value >= 0.0 {
-                value
-            } else {
-                default
-            }
-        };
-        Thresholds {
-            stop_minutes: pick(self.report_stop_minutes, d.stop_minutes),
-            stop_speed_kmh: pick(self.report_stop_speed_kmh, d.stop_speed_kmh),
-            default_speed_limit_kmh: pick(self.report_speed_limit_kmh, d.default_speed_limit_kmh),
-            acceleration_ms2: pick(self.report_acceleration_ms2, d.acceleration_ms2),
-            braking_ms2: pick(self.report_braking_ms2, d.braking_ms2),
-            turning_ms2: pick(self.report_turning_ms2, d.turning_ms2),
-            score_weights: Weights {
-                speeding: weight(self.report_weight_speeding, d.score_weights.speeding),
-                acceleration: weight(
-                    self.report_weight_acceleration,
-                    d.score_weights.acceleration,
-                ),
-                braking: weight(self.report_weight_braking, d.score_weights.braking),
-                turning: weight(self.report_weight_turning, d.score_weights.turning),
-            },
-        }
-    }
 }

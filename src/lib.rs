@@ -10,5 +10,6 @@ pub mod http;
 pub mod listeners;
 pub mod server;
 pub mod services;
+pub mod settings;
 pub mod store;
 pub mod workers;

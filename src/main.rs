@@ -1,15 +1,10 @@
 use std::net::SocketAddr;
-use std::time::Duration;
 
 use clap::Parser;
 use tracing_subscriber::EnvFilter;
 
-use safetrack::app::{self, AppConfig};
+use safetrack::app;
 use safetrack::config::{AdminCommand, Cli, Command, LogFormat, ServeArgs};
-use safetrack::http::BodyLimits;
-use safetrack::http::metrics::{MetricsConfig, MetricsToken};
-use safetrack::server::ServeConfig;
-use safetrack::services::ingest::PipelineConfig;
 
 /// Sustained ingest makes many small JSON and row allocations across threads, on which
 /// glibc's malloc spends a large share of the CPU and mimalloc far less.
@@ -96,7 +91,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         // Printed once, to the console only: the one time the generated password is shown.
         print_stdout(&created.announcement(&format!("http://{}", args.listen)))?;
     }
-    let app = app::build_app(store.clone(), app_config(&args)?).await?;
+    let app = app::build_app(store.clone(), safetrack::settings::from_args(&args)?).await?;
     if let Some(address) = app.directip_addr() {
         if args.directip_listen.is_some_and(|l| l.port() == 0) {
             println!("safetrack directip listening on {address}");
@@ -147,70 +142,4 @@ fn bind_announced(listen: SocketAddr, what: &str) -> anyhow::Result<tokio::net::
     }
     tracing::info!(%address, "safetrack{name} listening");
     Ok(listener)
-}
-
-/// What `serve`'s flags configure.
-fn app_config(args: &ServeArgs) -> anyhow::Result<AppConfig> {
-    Ok(AppConfig {
-        limits: BodyLimits {
-            default: args.max_body_bytes,
-            ..BodyLimits::default()
-        },
-        auth: app::auth_config(args),
-        rate_limit: safetrack::http::rate_limit::RateLimit {
-            per_second: args.rate_limit_per_second,
-            burst: args.rate_limit_burst,
-        },
-        allow_private_webhooks: args.allow_private_webhooks,
-        trusted_proxies: args.trusted_proxies.clone(),
-        pipeline: pipeline_config(args),
-        channels: app::channels_config(args)?,
-        delivery: app::delivery_config(args)?,
-        reports: args.reports.thresholds(),
-        serving: ServeConfig {
-            header_read_timeout: Duration::from_secs(args.header_read_timeout_seconds),
-            idle_timeout: Duration::from_secs(args.idle_timeout_seconds),
-            body_read_timeout: Duration::from_secs(args.body_read_timeout_seconds),
-            max_connections: args.max_connections,
-        },
-        metrics: MetricsConfig {
-            own_listener: args.metrics_listen.is_some(),
-            token: args
-                .metrics_token
-                .as_deref()
-                .filter(|t| !t.is_empty())
-                .map(MetricsToken::new),
-        },
-        audit_retention: Duration::from_secs(u64::from(args.audit_retention_days) * 86_400),
-        directip: directip_config(args),
-        console: safetrack::http::console::ConsoleConfig::new(Some(&args.map_tile_url))?,
-        ..AppConfig::default()
-    })
-}
-
-fn pipeline_config(args: &ServeArgs) -> PipelineConfig {
-    PipelineConfig {
-        escalation_after: (args.escalation_after_seconds > 0).then(|| {
-            jiff::SignedDuration::from_secs(
-                i64::try_from(args.escalation_after_seconds).unwrap_or(i64::MAX),
-            )
-        }),
-        escalation_rounds: i64::from(args.escalation_repeats.max(1)),
-        ..PipelineConfig::default()
-    }
-}
-
-/// The DirectIP listener's settings, when both its address and its token are given.
-fn directip_config(
-    args: &ServeArgs,
-) -> Option<safetrack::listeners::directip_listener::DirectIpConfig> {
-    let (listen, token) = args.directip_listen.zip(args.directip_token.clone())?;
-    Some(safetrack::listeners::directip_listener::DirectIpConfig {
-        listen,
-        token,
-        max_connections: usize::from(args.directip_max_connections),
-        read_timeout: Duration::from_secs(args.directip_read_timeout_seconds),
-        first_byte_timeout: Duration::from_secs(args.directip_first_byte_timeout_seconds),
-        allow: args.directip_allow.clone(),
-    })
 }

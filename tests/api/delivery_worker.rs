@@ -70,7 +70,6 @@ pub async fn app_with(backend: Backend, peers: Peers<'_>) -> Option<TestApp> {
 /// `app_with`'s configuration.
 pub fn peers_config(peers: Peers<'_>) -> AppConfig {
     AppConfig {
-        allow_private_webhooks: true,
         channels: ChannelsConfig {
             smtp: peers.smtp.map(|s| SmtpConfig {
                 url: s.url(),

@@ -2,6 +2,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use safetrack::app::AppConfig;
+use safetrack::channels::ChannelsConfig;
 
 use crate::backend_tests;
 use crate::common::{
@@ -309,7 +310,10 @@ async fn sibling_404_and_permissions(app: TestApp) {
 async fn operator_can_allow_private_addresses() {
     for backend in [Backend::Sqlite, Backend::Postgres] {
         let config = AppConfig {
-            allow_private_webhooks: true,
+            channels: ChannelsConfig {
+                allow_private_webhooks: true,
+                ..ChannelsConfig::default()
+            },
             ..AppConfig::default()
         };
         let Some(app) = spawn_app_with(backend, config).await else {
