@@ -52,6 +52,13 @@ pub enum ApiError {
     /// was done, and the same request may be sent again after `Retry-After`.
     #[error("overloaded")]
     Overloaded { retry_after_secs: u64 },
+    /// 503: the database cannot be reached or cannot take the write now; nothing was
+    /// done, and the same request may be sent again after `Retry-After`.
+    #[error("database unavailable: {cause}")]
+    Unavailable {
+        cause: String,
+        retry_after_secs: u64,
+    },
     #[error("internal error: {0}")]
     Internal(#[from] anyhow::Error),
     /// A report that failed before its first row.
@@ -183,6 +190,15 @@ impl ApiError {
                     "the server is overloaded and did nothing; retry after {retry_after_secs} s"
                 ),
             ),
+            Unavailable {
+                retry_after_secs, ..
+            } => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "database_unavailable",
+                format!(
+                    "the database is unavailable and nothing was done; retry after {retry_after_secs} s"
+                ),
+            ),
             Internal(_) => (
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "internal_error",
@@ -212,6 +228,13 @@ impl IntoResponse for ApiError {
                 tracing::warn!(
                     request_id = request_id.as_deref().unwrap_or("-"),
                     "overloaded: no database connection came free in time"
+                );
+            }
+            ApiError::Unavailable { cause, .. } => {
+                tracing::warn!(
+                    request_id = request_id.as_deref().unwrap_or("-"),
+                    %cause,
+                    "the database is unavailable"
                 );
             }
             _ => {}
@@ -249,15 +272,12 @@ impl IntoResponse for ApiError {
                     HeaderValue::from_static("Basic realm=\"safetrack\", charset=\"UTF-8\""),
                 );
             }
-            ApiError::Overloaded { retry_after_secs } => {
-                if let Ok(v) = HeaderValue::from_str(&retry_after_secs.to_string()) {
-                    headers.insert(header::RETRY_AFTER, v);
-                }
+            ApiError::Overloaded { retry_after_secs }
+            | ApiError::Unavailable {
+                retry_after_secs, ..
             }
-            ApiError::RateLimited { retry_after_secs } => {
-                if let Ok(v) = HeaderValue::from_str(&retry_after_secs.to_string()) {
-                    headers.insert(header::RETRY_AFTER, v);
-                }
+            | ApiError::RateLimited { retry_after_secs } => {
+                headers.insert(header::RETRY_AFTER, HeaderValue::from(*retry_after_secs));
             }
             _ => {}
         }
@@ -281,6 +301,10 @@ impl From<ValidationErrors> for ApiError {
 /// a transaction's time, so a second is plenty and keeps an SOS's retry prompt.
 pub const OVERLOADED_RETRY_AFTER_SECS: u64 = 1;
 
+/// How long a client is asked to wait when the database cannot be reached: the pool
+/// reconnects on the next request, so a retry soon finds it back without flooding it.
+pub const UNAVAILABLE_RETRY_AFTER_SECS: u64 = 2;
+
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
         match e {
@@ -290,7 +314,10 @@ impl From<StoreError> for ApiError {
             StoreError::Database(err) => ApiError::Internal(err.into()),
             StoreError::Corrupt(detail) => ApiError::Internal(anyhow::anyhow!(detail)),
             StoreError::Invalid(errors) => ApiError::Validation(errors.0),
-            StoreError::Unavailable(detail) => ApiError::Internal(anyhow::anyhow!(detail)),
+            StoreError::Unavailable(cause) => ApiError::Unavailable {
+                cause,
+                retry_after_secs: UNAVAILABLE_RETRY_AFTER_SECS,
+            },
             StoreError::Busy => ApiError::Overloaded {
                 retry_after_secs: OVERLOADED_RETRY_AFTER_SECS,
             },
@@ -383,5 +410,20 @@ mod tests {
             response.headers().get(header::CONTENT_TYPE),
             Some(&HeaderValue::from_static("application/problem+json"))
         );
+    }
+
+    /// A database that cannot be reached (its connection reset, its pool closed) is a
+    /// 503 with `Retry-After` like an exhausted pool, not a fault of the server's (500).
+    #[test]
+    fn an_unreachable_database_answers_503_with_retry_after() {
+        let reset = std::io::Error::from(std::io::ErrorKind::ConnectionReset);
+        for cause in [sqlx::Error::Io(reset), sqlx::Error::PoolClosed] {
+            let response = ApiError::from(StoreError::from(cause)).into_response();
+            assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+            assert_eq!(
+                response.headers().get(header::RETRY_AFTER),
+                Some(&HeaderValue::from_static("2"))
+            );
+        }
     }
 }

@@ -118,7 +118,8 @@ pub enum StoreError {
     Database(sqlx::Error),
     #[error("corrupt record: {0}")]
     Corrupt(String),
-    /// The database could not take the write now (the transaction or its writer failed).
+    /// The database could not be reached, or could not take the write now (the
+    /// connection broke, the transaction or its writer failed): 503 with `Retry-After`.
     #[error("unavailable: {0}")]
     Unavailable(String),
     /// Every connection of the pool stayed in use for the acquire timeout: the database
@@ -144,9 +145,24 @@ impl From<sqlx::Error> for StoreError {
                 StoreError::Conflict("a concurrent change got in the way; retry".into())
             }
             sqlx::Error::PoolTimedOut => StoreError::Busy,
+            // The database cannot be reached (its connection broke, or the pool is shut):
+            // nothing was done, and the pool reconnects for a later request.
+            sqlx::Error::Io(_) | sqlx::Error::Tls(_) | sqlx::Error::PoolClosed => {
+                StoreError::Unavailable(err.to_string())
+            }
+            sqlx::Error::Database(db) if db.code().is_some_and(|c| connection_lost(&c)) => {
+                StoreError::Unavailable(err.to_string())
+            }
             _ => StoreError::Database(err),
         }
     }
+}
+
+/// PostgreSQL's words for a session it ended or would not start: SQLSTATE class 08
+/// (connection exception) and 57P01–57P03 (administrator or crash shutdown, cannot
+/// connect now).
+fn connection_lost(sqlstate: &str) -> bool {
+    sqlstate.starts_with("08") || matches!(sqlstate, "57P01" | "57P02" | "57P03")
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
