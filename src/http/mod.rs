@@ -23,6 +23,7 @@ mod health;
 mod itineraries;
 mod itinerary_parts;
 pub mod metrics;
+mod metrics_recorder;
 mod mo_messages;
 mod mt_messages;
 pub mod negotiate;
@@ -185,7 +186,7 @@ pub fn router(
     metrics_config: &metrics::MetricsConfig,
     console_config: console::ConsoleConfig,
 ) -> Routers {
-    metrics::init();
+    metrics_recorder::init();
     let (routes, metrics_apart, api) = routes(
         limits,
         rate_limit::ClientLimiter::new(rate_limit),

@@ -86,11 +86,12 @@ pub async fn request_context(request: Request, next: Next) -> Response {
     if let Ok(v) = HeaderValue::from_str(&id) {
         response.headers_mut().insert(REQUEST_ID_HEADER, v);
     }
-    super::metrics::record_request(
+    super::metrics_recorder::record_request(
         &method,
-        route
-            .as_ref()
-            .map_or(super::metrics::UNMATCHED_ROUTE, MatchedPath::as_str),
+        route.as_ref().map_or(
+            super::metrics_recorder::UNMATCHED_ROUTE,
+            MatchedPath::as_str,
+        ),
         response.status().as_u16(),
         started.elapsed().as_secs_f64(),
     );
