@@ -172,14 +172,17 @@ export function screens(scene) {
 }
 
 /** A fresh context at `width` in `theme`: the theme chosen before the first script runs. */
-export async function themedContext(browser, width, theme, locale = 'en-GB') {
+/* A null theme leaves the stored choice alone; `storageState` carries a session over. */
+export async function themedContext(browser, width, theme, { locale = 'en-GB', storageState } = {}) {
   const context = await browser.newContext({
     locale, viewport: { width: width.width, height: width.height }, colorScheme: theme === 'dark' ? 'dark' : 'light',
-    deviceScaleFactor: 1, hasTouch: width.name === 'phone', isMobile: false,
+    deviceScaleFactor: 1, hasTouch: width.name === 'phone', isMobile: false, storageState,
   });
-  await context.addInitScript((t) => {
-    try { localStorage.setItem('safetrack.theme', t); } catch { /* no storage */ }
-  }, theme);
+  if (theme) {
+    await context.addInitScript((t) => {
+      try { localStorage.setItem('safetrack.theme', t); } catch { /* no storage */ }
+    }, theme);
+  }
   await context.route('**/*', (route) => (new URL(route.request().url()).origin !== origin && !route.request().url().startsWith('data:') ? route.abort() : route.fallback()));
   if (process.env.CONSOLE_DIST) await serveDist(context, process.env.CONSOLE_DIST);
   context.setDefaultTimeout(10 * SECOND);
