@@ -107,7 +107,9 @@ export const scenarios = {
     await page.locator('[data-testid=alert-summary][data-status=Acknowledged]').waitFor({ timeout: 2 * SECOND });
     await page.locator('[data-testid=timeline] li[data-kind=Acknowledged]', { hasText: 'On my way (keyboard)' }).waitFor();
     await tabTo(page, '#outcome');
-    await page.keyboard.press('ArrowDown'); // Genuine → False alarm
+    // No outcome is preselected: the first is the prompt, then Genuine, then False alarm.
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('ArrowDown');
     await tabTo(page, '#resolution');
     await page.keyboard.type('Pressed by mistake');
     await page.keyboard.press('Tab');

@@ -108,7 +108,12 @@ export function alertPage(outlet: HTMLElement, params: Record<string, string>): 
   );
 
   /** The position as numbers, with Copy and Open in maps. */
+  let whereShown: string | null = null;
   const showWhere = (a: Alert): void => {
+    // Redrawn only when the position moved (never from under the pointer or the focus).
+    const key = `${a.Latitude},${a.Longitude}`;
+    if (key === whereShown) return;
+    whereShown = key;
     if (a.Latitude == null || a.Longitude == null) {
       where.replaceChildren(h('p', {}, t('alert.noPosition')));
       return;
@@ -168,7 +173,9 @@ export function alertPage(outlet: HTMLElement, params: Record<string, string>): 
     if (a.Latitude != null && a.Longitude != null) {
       const at: L.LatLngExpression = [a.Latitude, a.Longitude];
       map ??= baseMap(mapBox, at, 12);
-      marker ??= L.circleMarker(at, { radius: 9, color: '#b00020', fillOpacity: 0.8, className: 'alert-position' })
+      // The legend's emergency colour (the stylesheet's), as on the map.
+      const colour = getComputedStyle(document.documentElement).getPropertyValue('--high-fill').trim() || '#b00020';
+      marker ??= L.circleMarker(at, { radius: 9, color: colour, fillOpacity: 0.8, className: 'alert-position' })
         .bindTooltip(h('span', {}, t('alert.here')))
         .addTo(map);
       marker.setLatLng(at);

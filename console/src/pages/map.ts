@@ -136,6 +136,8 @@ export function mapPage(outlet: HTMLElement): () => void {
     ),
   );
   const map = baseMap(box);
+  // The zoom, for people's tools and the e2e scenarios (the world view is 2).
+  map.on('zoomend', () => (box.dataset.zoom = String(map.getZoom())));
   let placingTotal = -1;
   let placingNow = false;
   const fences = L.layerGroup().addTo(map);
@@ -214,6 +216,7 @@ export function mapPage(outlet: HTMLElement): () => void {
     const bounds = L.latLngBounds([...placed.values()].map((p) => p.marker.getLatLng()));
     map.fitBounds(bounds, { padding: [32, 32], maxZoom: FIT_MAX_ZOOM, animate: false });
     box.dataset.fitted = 'true';
+    box.dataset.zoom = String(map.getZoom());
   };
 
   /**
