@@ -29,6 +29,10 @@ const RETRYABLE = new Set(['Failed', 'Expired', 'NotConfigured']);
 export const statusLabel = (s: string | undefined): string =>
   (STATUSES as readonly string[]).includes(s ?? '') ? t(`delivery.status.${s}` as Key) : s ?? '';
 
+/** A channel's name for operators (the API's own word when it is one the console does not know). */
+export const channelLabel = (c: string | undefined): string =>
+  (CHANNELS as readonly string[]).includes(c ?? '') ? t(`delivery.channel.${c}` as Key) : c ?? '';
+
 /** The query of the log's filters (empty values are left out). */
 export function deliveriesQuery(f: { status?: string; channel?: string; target?: string; from?: string | null; to?: string | null; pageSize?: number }): string {
   const q = new URLSearchParams({ newestFirst: 'true' });
@@ -65,7 +69,7 @@ export function deliveryRow(d: Delivery, withTarget: boolean, result: ReturnType
     'tr',
     { 'data-delivery': d.DeliveryId ?? '', 'data-status': d.Status ?? '' },
     cell(t('deliveries.col.createdAt'), formatDateTime(d.CreatedAt)),
-    cell(t('deliveries.col.channel'), d.Channel ?? ''),
+    cell(t('deliveries.col.channel'), channelLabel(d.Channel)),
     withTarget ? cell(t('deliveries.col.target'), d.Target ?? '') : null,
     cell(t('deliveries.col.status'), statusLabel(d.Status)),
     cell(t('deliveries.col.attempts'), String(d.Attempts ?? 0)),
@@ -83,7 +87,7 @@ export function deliveryHeaders(withTarget: boolean): string[] {
 export function deliveriesPage(outlet: HTMLElement): () => void {
   const result = resultLine('deliveries-result');
   const status = select([['', t('deliveries.any')], ...STATUSES.map((s): [string, string] => [s, statusLabel(s)])]);
-  const channel = select([['', t('deliveries.any')], ...CHANNELS.map((c): [string, string] => [c, c])]);
+  const channel = select([['', t('deliveries.any')], ...CHANNELS.map((c): [string, string] => [c, channelLabel(c)])]);
   const from = h('input', { type: 'datetime-local' });
   const to = h('input', { type: 'datetime-local' });
   const apply = h('button', { type: 'submit' }, t('deliveries.apply'));

@@ -27,6 +27,13 @@ function rowActions(manage: boolean, name: string, onEdit: () => void, onDelete:
     manage ? h('button', { type: 'button', onclick: onDelete, 'aria-label': t('config.deleteNamed', { name }) }, t('config.delete')) : null);
 }
 
+/** An address as operators read it: `mail:a@b` → `a@b (e-mail)`, `sms:+44…` → `+44… (SMS)`; else as it is. */
+export function addressWords(address: string): string {
+  const m = /^(mail|sms):(.*)$/i.exec(address.trim());
+  if (!m) return address;
+  return t(m[1]?.toLowerCase() === 'mail' ? 'config.contacts.asMail' : 'config.contacts.asSms', { address: m[2] ?? '' });
+}
+
 export function addressBookPage(outlet: HTMLElement): void {
   const tc = tenant();
   const manage = mayConfigure();
@@ -219,7 +226,7 @@ export function addressBookPage(outlet: HTMLElement): void {
       [...directory.contacts.values()].map((c) =>
         h('tr', { 'data-contact': c.ContactId ?? '' },
           h('td', {}, c.ContactName ?? ''),
-          h('td', {}, (c.ContactEntries ?? []).map((e) => e.Address ?? '').join(', ')),
+          h('td', {}, (c.ContactEntries ?? []).map((e) => addressWords(e.Address ?? '')).join(', ')),
           h('td', {}, c.IsEscalationContact ? t('config.yes') : t('config.no')),
           rowActions(manage, c.ContactName ?? '', () => openContact(c), () =>
             void remove(v2(tc, 'addressbookcontacts', c.ContactId ?? ''), c.ContactName ?? '', () => {
