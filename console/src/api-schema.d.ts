@@ -1845,6 +1845,28 @@ export interface components {
         /** @description NoDecision (0), Approved (1) or Declined (2): by name or number on input, by name on output */
         ApprovalState: ("NoDecision" | "Approved" | "Declined") | number;
         /**
+         * @description The person a device is assigned to (`UserId`), as device reads show them beside it:
+         *     the user record's own field names. Read in the device's query (no lookup per device),
+         *     and only when the user is in the device's tenant or below it: a user of any other
+         *     tenant is never shown through a device.
+         */
+        AssignedUser: {
+            /** @example 4 */
+            UserId: string;
+            /**
+             * @description The user's tenant (the device's, or one of its subtenants).
+             * @example 1000
+             */
+            TenantCode: string;
+            /**
+             * @description The user's login e-mail.
+             * @example jane@example.com
+             */
+            Username: string;
+            FirstName?: string | null;
+            LastName?: string | null;
+        };
+        /**
          * @description What was done.
          * @enum {string}
          */
@@ -2031,6 +2053,7 @@ export interface components {
              * @example 60
              */
             CheckInIntervalMinutes?: number | null;
+            AssignedUser?: null | components["schemas"]["AssignedUser"];
             /**
              * Format: date-time
              * @description The time of the newest message (read-only device state).
@@ -7315,6 +7338,7 @@ export interface operations {
                      * @example 60
                      */
                     CheckInIntervalMinutes?: number | null;
+                    AssignedUser?: null | components["schemas"]["AssignedUser"];
                     /**
                      * Format: date-time
                      * @description The time of the newest message (read-only device state).

@@ -42,6 +42,25 @@ pub struct DeviceFields {
     pub check_in_interval_minutes: Option<i64>,
 }
 
+/// The person a device is assigned to (`UserId`), as device reads show them beside it:
+/// the user record's own field names. Read in the device's query (no lookup per device),
+/// and only when the user is in the device's tenant or below it: a user of any other
+/// tenant is never shown through a device.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "PascalCase")]
+pub struct AssignedUser {
+    #[schema(example = "4")]
+    pub user_id: String,
+    /// The user's tenant (the device's, or one of its subtenants).
+    #[schema(example = "1000")]
+    pub tenant_code: String,
+    /// The user's login e-mail.
+    #[schema(example = "jane@example.com")]
+    pub username: String,
+    pub first_name: Option<String>,
+    pub last_name: Option<String>,
+}
+
 /// A tracked device as stored, with its state. `DeviceId` is chosen by the client (often
 /// the IMEI) and is unique within its tenant; with the tenant, it is the key in paths.
 /// Serialised in the API's form (the stream and its log carry it so, and read it back).
@@ -64,6 +83,10 @@ pub struct Device {
     #[serde(default, deserialize_with = "null_as_default")]
     pub properties: BTreeMap<String, String>,
     pub check_in_interval_minutes: Option<i64>,
+    /// Whom `user_id` names, when a read looked them up (null from writes and the
+    /// stream, which carry the id alone).
+    #[serde(default)]
+    pub assigned_user: Option<AssignedUser>,
     pub last_message_time: Option<Timestamp>,
     pub last_position: Option<LastPosition>,
     /// As the device state holds it.
@@ -100,6 +123,7 @@ impl Device {
             tags: fields.tags,
             properties: fields.properties,
             check_in_interval_minutes: fields.check_in_interval_minutes,
+            assigned_user: None,
             last_message_time: None,
             last_position: None,
             emergency_state: None,
@@ -285,6 +309,13 @@ pub fn sample_device(device_id: &str) -> Device {
         tags: [("SpeedLimitKmh".to_string(), "80".to_string())].into(),
         properties: [("Colour".to_string(), "red".to_string())].into(),
         check_in_interval_minutes: Some(60),
+        assigned_user: Some(AssignedUser {
+            user_id: "4".to_string(),
+            tenant_code: "1000".to_string(),
+            username: "jane@example.com".to_string(),
+            first_name: Some("Jane".to_string()),
+            last_name: None,
+        }),
         last_message_time: Some(Timestamp::from_second(1_700_000_000).expect("in range")),
         last_position: Some(LastPosition {
             lat: 59.9,

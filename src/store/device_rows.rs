@@ -9,11 +9,12 @@ use sqlx::any::AnyRow;
 
 use super::stored_time;
 use super::{StoreError, StoreResult, from_micros, stored, to_doc};
-use crate::domain::device::{Device, DeviceFields};
+use crate::domain::device::{AssignedUser, Device, DeviceFields};
 use crate::domain::device_state::{DeviceState, LastPosition};
 use crate::domain::ids::{DeviceId, GroupId, TenantCode, UserId};
 use crate::domain::mo_message::GeofenceRef;
 use crate::domain::serde_util::null_as_default;
+use crate::domain::user::UserDetails;
 
 /// The device columns, for `devices d`.
 pub(super) const DEVICE_COLUMNS: &str = "d.device_id, d.tenant_code, d.group_id, d.user_id, \
@@ -90,6 +91,46 @@ impl DeviceRow {
 /// The device as stored (without its state).
 pub(super) fn device_from_row(row: &AnyRow) -> StoreResult<Device> {
     DeviceRow::from_row(row)?.into_device()
+}
+
+/// The assigned user's columns, for `ASSIGNED_USER_JOIN` (which needs `tenants t`, the
+/// device's tenant, joined before it).
+pub(super) const ASSIGNED_USER_COLUMNS: &str =
+    "ut.code AS assigned_tenant_code, au.username AS assigned_username, au.doc AS assigned_doc";
+
+/// The device's user, found only in the device's tenant or below it (`ut` is null for a
+/// user anywhere else, and then nothing of theirs is read).
+pub(super) const ASSIGNED_USER_JOIN: &str = "LEFT JOIN users au ON au.id = d.user_id
+    LEFT JOIN tenants ut ON ut.code = au.tenant_code AND ut.path LIKE t.path || '%'";
+
+#[derive(sqlx::FromRow)]
+struct AssignedUserRow {
+    user_id: Option<i64>,
+    assigned_tenant_code: Option<String>,
+    assigned_username: Option<String>,
+    assigned_doc: Option<String>,
+}
+
+/// Whom the device's `user_id` names, as `ASSIGNED_USER_COLUMNS` read them.
+pub(super) fn assigned_user_from_row(row: &AnyRow) -> StoreResult<Option<AssignedUser>> {
+    let own = AssignedUserRow::from_row(row)?;
+    let (Some(id), Some(tenant_code), Some(username), Some(doc)) = (
+        own.user_id,
+        own.assigned_tenant_code,
+        own.assigned_username,
+        own.assigned_doc,
+    ) else {
+        return Ok(None);
+    };
+    let details: UserDetails =
+        serde_json::from_str(&doc).map_err(|e| StoreError::Corrupt(format!("user doc: {e}")))?;
+    Ok(Some(AssignedUser {
+        user_id: UserId::new(id).to_string(),
+        tenant_code,
+        username,
+        first_name: details.first_name,
+        last_name: details.last_name,
+    }))
 }
 
 /// The state columns, for a `LEFT JOIN device_states s`.

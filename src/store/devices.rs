@@ -5,7 +5,8 @@ use sqlx::{FromRow, Row};
 
 use super::audit_log;
 use super::device_rows::{
-    DEVICE_COLUMNS, STATE_COLUMNS, device_doc, device_from_row, state_from_row,
+    ASSIGNED_USER_COLUMNS, ASSIGNED_USER_JOIN, DEVICE_COLUMNS, STATE_COLUMNS,
+    assigned_user_from_row, device_doc, device_from_row, state_from_row,
 };
 use super::gateway_devices;
 use super::webhook_events::emit;
@@ -22,17 +23,27 @@ use crate::domain::time::now;
 use crate::domain::webhook::Category;
 use crate::domain::webhook_event::{EventType, event_data};
 
-/// A device with its state (`s` may be missing: a LEFT JOIN).
+/// A device with its state (`s` may be missing: a LEFT JOIN) and its assigned user.
 fn device_columns() -> String {
-    format!("{DEVICE_COLUMNS}, {STATE_COLUMNS}")
+    format!("{DEVICE_COLUMNS}, {STATE_COLUMNS}, {ASSIGNED_USER_COLUMNS}")
 }
 
-const WITH_STATE: &str = "devices d LEFT JOIN device_states s
-    ON s.tenant_code = d.tenant_code AND s.device_id = d.device_id";
+/// The device, its state, its tenant (`t`) and its user, in one query (a listing reads
+/// no user per device).
+fn with_state() -> String {
+    format!(
+        "devices d LEFT JOIN device_states s
+            ON s.tenant_code = d.tenant_code AND s.device_id = d.device_id
+         JOIN tenants t ON t.code = d.tenant_code
+         {ASSIGNED_USER_JOIN}"
+    )
+}
 
-/// The device with its state, as the API shows it.
+/// The device with its state and its user, as the API shows it.
 fn device_with_state(row: &AnyRow) -> StoreResult<Device> {
-    Ok(device_from_row(row)?.with_state(&state_from_row(row)?))
+    let mut device = device_from_row(row)?.with_state(&state_from_row(row)?);
+    device.assigned_user = assigned_user_from_row(row)?;
+    Ok(device)
 }
 
 /// What `delete_device` reads besides the device: its owner's name and its tenant.
@@ -98,9 +109,9 @@ impl Store {
             TenantSelection::Subtree(path) => ("t.path LIKE $1", format!("{path}%")),
         };
         let sql = format!(
-            "SELECT d.id, {} FROM {WITH_STATE} JOIN tenants t ON t.code = d.tenant_code
-             WHERE {filter} AND d.id > $2 ORDER BY d.id LIMIT $3",
-            device_columns()
+            "SELECT d.id, {} FROM {} WHERE {filter} AND d.id > $2 ORDER BY d.id LIMIT $3",
+            device_columns(),
+            with_state()
         );
         let rows = sqlx::query(&sql)
             .bind(key)
@@ -119,8 +130,9 @@ impl Store {
         device_id: &str,
     ) -> StoreResult<Option<Device>> {
         let sql = format!(
-            "SELECT {} FROM {WITH_STATE} WHERE d.device_id = $1 AND d.tenant_code = $2",
-            device_columns()
+            "SELECT {} FROM {} WHERE d.device_id = $1 AND d.tenant_code = $2",
+            device_columns(),
+            with_state()
         );
         let row = sqlx::query(&sql)
             .bind(device_id)

@@ -24,6 +24,7 @@ mod delivery_priority;
 mod delivery_proxy;
 mod delivery_queue_listing;
 mod delivery_worker;
+mod device_assigned_user;
 mod device_listing;
 mod device_tenancy;
 mod devices;

@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::domain::device::{
-    Device, DeviceFields, DeviceStatus, MAX_CHECK_IN_MINUTES, is_iccid, is_imei, is_speed_limit,
+    AssignedUser, Device, DeviceFields, DeviceStatus, MAX_CHECK_IN_MINUTES, is_iccid, is_imei,
+    is_speed_limit,
 };
 use crate::domain::device_state::LastPosition;
 use crate::domain::ids::{DeviceId, GroupId, MAX_DEVICE_ID_CHARS, UserId};
@@ -57,6 +58,12 @@ pub struct DeviceRecord {
     /// `SendCheckInRequest` recipient's `Interval`.
     #[schema(minimum = 0, maximum = 10080, example = 60)]
     pub check_in_interval_minutes: Option<i64>,
+    /// The person `UserId` names (read-only): their id, tenant, login and name, read with
+    /// the device on `GET` (one record or the list). Null when the device has no user,
+    /// when the user is not in the device's tenant or below it, and on the live
+    /// stream's and webhooks' device events (which carry `UserId` alone).
+    #[schema(read_only)]
+    pub assigned_user: Option<AssignedUser>,
     /// The time of the newest message (read-only device state).
     #[schema(read_only, value_type = Option<String>, format = DateTime)]
     pub last_message_time: Option<Timestamp>,
@@ -85,6 +92,7 @@ impl ServerFields for DeviceRecord {
     const READ_ONLY_FIELDS: &'static [&'static str] = &[
         "DeviceId",
         "TenantCode",
+        "AssignedUser",
         "LastMessageTime",
         "LastPosition",
         "EmergencyState",
@@ -96,6 +104,7 @@ impl ServerFields for DeviceRecord {
 
     fn without_read_only(mut self) -> Self {
         self.tenant_code = None;
+        self.assigned_user = None;
         self.last_message_time = None;
         self.last_position = None;
         self.emergency_state = None;
@@ -236,6 +245,7 @@ impl From<&Device> for DeviceRecord {
             tags: device.tags.clone(),
             properties: device.properties.clone(),
             check_in_interval_minutes: device.check_in_interval_minutes,
+            assigned_user: device.assigned_user.clone(),
             last_message_time: device.last_message_time,
             last_position: device.last_position.clone(),
             emergency_state: device.emergency_state.map(|s| s.to_string()),
