@@ -57,6 +57,7 @@ closed_set! {
         Session = "Session",
         Alert = "Alert",
         Delivery = "Delivery",
+        EscalationPolicy = "EscalationPolicy",
     }
 }
 

@@ -119,6 +119,8 @@ serial_id! {
     ApiTokenId,
     /// A tenant's external link (`external_links.id`).
     ExternalLinkId,
+    /// An escalation policy (`escalation_policies.id`).
+    EscalationPolicyId,
 }
 
 /// Declares a text id: a wrapper of a `String` that derefs to `str`.

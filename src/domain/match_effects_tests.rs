@@ -25,6 +25,7 @@ fn notification(name: &str, raise_alert: bool) -> EventNotification {
         severity: None,
         device_type: None,
         devices: None,
+        escalation_policy_id: None,
         etag: None,
     }
 }

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::closed_set::closed_set;
-use super::ids::{GroupId, NotificationId};
+use super::ids::{EscalationPolicyId, GroupId, NotificationId};
 use super::recipient::Recipient;
 use super::serde_util::null_as_default;
 
@@ -61,6 +61,11 @@ pub struct EventNotification {
     pub device_type: Option<String>,
     /// Comma-separated device ids of the tenant (`device_ids()`); blank or `None`: all.
     pub devices: Option<String>,
+    /// The escalation policy its alerts follow (visible from its tenant when written;
+    /// only with `raise_alert`); `None`: the tenant default (docs/monitoring.md).
+    /// Documents written before issue 45 have none.
+    #[serde(default)]
+    pub escalation_policy_id: Option<EscalationPolicyId>,
     /// The notification's version: the `ETag` header only.
     #[serde(skip)]
     pub etag: Option<String>,
@@ -157,12 +162,21 @@ mod tests {
     fn a_stored_document_reads_back() {
         let doc = r#"{"NotificationId":null,"NotificationName":"SOS","NotificationText":null,
             "NotificationDisabled":false,"Recipients":[],"EventsExpression":"Emergency",
-            "TimeZoneId":null,"RaiseAlert":true,"Severity":"2","DeviceType":null,"Devices":null}"#;
+            "TimeZoneId":null,"RaiseAlert":true,"Severity":"2","DeviceType":null,"Devices":null,
+            "EscalationPolicyId":"4"}"#;
         let n: EventNotification = serde_json::from_str(doc).expect("reads");
         assert_eq!(n.severity(), Severity::High);
         assert_eq!(n.notification_id, None);
         let back = serde_json::to_value(&n).expect("serialises");
         let doc: serde_json::Value = serde_json::from_str(doc).expect("json");
         assert_eq!(back, doc);
+        assert_eq!(n.escalation_policy_id, Some(EscalationPolicyId::new(4)));
+    }
+
+    #[test]
+    fn a_document_from_before_escalation_policies_reads_without_one() {
+        let doc = r#"{"NotificationName":"SOS","EventsExpression":"Emergency","Severity":"1"}"#;
+        let n: EventNotification = serde_json::from_str(doc).expect("reads");
+        assert_eq!(n.escalation_policy_id, None);
     }
 }

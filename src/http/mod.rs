@@ -13,6 +13,7 @@ pub mod csv_out;
 mod deliveries;
 mod devices;
 mod distribution_lists;
+mod escalation_policies;
 pub mod error;
 mod external_links;
 pub mod extract;
@@ -123,6 +124,7 @@ fn routes(
         .merge(contacts::router())
         .merge(distribution_lists::router())
         .merge(notifications::router())
+        .merge(escalation_policies::router())
         .merge(geofences::router())
         .merge(webhooks::router())
         .merge(external_links::router())

@@ -267,9 +267,13 @@ async fn validate_tenant_notification(
     Body(notification): Body<EventNotificationRecord>,
 ) -> ApiResult<EmptyOk> {
     scope.require(Permission::ManageConfiguration)?;
-    let (_, references) = validated(&app, &scope, NotificationLevel::Tenant, notification).await?;
+    let (notification, references) =
+        validated(&app, &scope, NotificationLevel::Tenant, notification).await?;
     app.store
         .check_references_now(&scope.tenant, &references)
+        .await?;
+    app.store
+        .check_escalation_policy_now(&scope.tenant, notification.escalation_policy_id)
         .await?;
     Ok(EmptyOk)
 }

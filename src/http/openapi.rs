@@ -40,6 +40,9 @@ use crate::domain::mt_message::MtStatus;
         (name = "Address book contacts", description = "Contacts of a tenant's address book"),
         (name = "Address book distribution lists", description = "Distribution lists (strict schema; JSON, XML, text and CSV)"),
         (name = "Event notifications", description = "When to notify whom: tenant and group level"),
+        (name = "Escalation policies", description = "The ordered steps an unacknowledged \
+            alert goes through (AfterMinutes, Recipients, Instructions); a notification \
+            names one, else the tenant default applies"),
         (name = "Devices", description = "The device registry"),
         (name = "MO messages", description = "Messages from devices: stored, processed by the events engine, listed by message time"),
         (name = "MT messages", description = "Messages and commands queued for a device; \
@@ -153,6 +156,7 @@ const PROBLEM_JSON: &str = "application/problem+json";
 const HEADER_VERSIONED: &[&str] = &[
     "Contact",
     "DistributionList",
+    "EscalationPolicy",
     "EventNotification",
     "Flight",
     "Geofence",

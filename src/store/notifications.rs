@@ -114,15 +114,19 @@ impl Store {
     ) -> StoreResult<NotificationId> {
         let mut tx = self.begin_write().await?;
         self.check_references(&mut tx, node, references).await?;
+        self.check_escalation_policy(&mut tx, node, notification.escalation_policy_id)
+            .await?;
         let row = sqlx::query(
-            "INSERT INTO event_notifications (tenant_code, group_id, doc, etag, updated_at)
-             VALUES ($1, $2, $3, $4, $5) RETURNING id",
+            "INSERT INTO event_notifications (tenant_code, group_id, doc, etag, updated_at,
+                escalation_policy_id)
+             VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
         )
         .bind(node.code.as_str())
         .bind(group_column(level))
         .bind(to_doc(notification)?)
         .bind(new_etag())
         .bind(to_micros(now()))
+        .bind(notification.escalation_policy_id.map(|p| p.get()))
         .fetch_one(&mut *tx)
         .await?;
         let id = NotificationId::new(row.try_get("id")?);
@@ -164,12 +168,16 @@ impl Store {
         self.check_version(&mut tx, notification_row(&keys), if_match)
             .await?;
         self.check_references(&mut tx, node, references).await?;
+        self.check_escalation_policy(&mut tx, node, notification.escalation_policy_id)
+            .await?;
         sqlx::query(
-            "UPDATE event_notifications SET doc = $1, etag = $2, updated_at = $3 WHERE id = $4",
+            "UPDATE event_notifications SET doc = $1, etag = $2, updated_at = $3,
+                escalation_policy_id = $4 WHERE id = $5",
         )
         .bind(to_doc(notification)?)
         .bind(new_etag())
         .bind(to_micros(now()))
+        .bind(notification.escalation_policy_id.map(|p| p.get()))
         .bind(id.get())
         .execute(&mut *tx)
         .await?;

@@ -30,6 +30,7 @@ mod device_tenancy;
 mod devices;
 mod durability;
 mod escalation;
+mod escalation_policies;
 mod event_notification_rules;
 mod event_notifications;
 mod events;

@@ -9,6 +9,7 @@ pub mod api_token;
 pub mod contact;
 pub mod device;
 pub mod distribution_list;
+pub mod escalation_policy;
 pub mod external_link;
 pub mod geofence;
 pub mod group;

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::domain::events::parse_expression;
+use crate::domain::ids::EscalationPolicyId;
 use crate::domain::notification::{
     EventNotification, MAX_DEVICES, NotificationLevel, Severity, device_filter_problems, device_ids,
 };
@@ -52,6 +53,12 @@ pub struct EventNotificationRecord {
     /// Tenant-level only: comma-separated ids of devices of the tenant (at most 1000,
     /// no empty entries); null or blank means all devices.
     pub devices: Option<String>,
+    /// The escalation policy its alerts follow (`/V2/{t}/escalationpolicies`): the
+    /// tenant's own or one an ancestor shares (`AppliesToSubtenants`). Only with
+    /// `RaiseAlert`. Null: the tenant's default policy, else the single escalation round
+    /// to the escalation contacts.
+    #[schema(example = "4")]
+    pub escalation_policy_id: Option<String>,
 }
 
 impl ServerFields for EventNotificationRecord {
@@ -77,6 +84,7 @@ impl From<&EventNotification> for EventNotificationRecord {
             severity: n.severity.map(|s| s.as_str().to_string()),
             device_type: n.device_type.clone(),
             devices: n.devices.clone(),
+            escalation_policy_id: n.escalation_policy_id.map(|id| id.to_string()),
         }
     }
 }
@@ -100,6 +108,7 @@ impl EventNotificationRecord {
     ) -> Result<(EventNotification, Vec<RecipientReference>), ValidationErrors> {
         let mut v = Validator::new();
         let severity = self.check_rules(level, device_types, &mut v);
+        let escalation_policy_id = self.checked_escalation_policy(&mut v);
         let references = if self.recipients.len() <= MAX_RECIPIENTS {
             validate_recipients(&self.recipients, &mut v)
         } else {
@@ -132,9 +141,31 @@ impl EventNotificationRecord {
             severity,
             device_type: self.device_type,
             devices: self.devices,
+            escalation_policy_id,
             etag: None,
         };
         Ok((notification, references))
+    }
+
+    /// `EscalationPolicyId` as an id (its existence is checked by the store, in the
+    /// writing transaction); only a notification that raises an alert escalates.
+    fn checked_escalation_policy(&self, v: &mut Validator) -> Option<EscalationPolicyId> {
+        let raw = self.escalation_policy_id.as_deref()?;
+        let Ok(id) = raw.trim().parse::<EscalationPolicyId>() else {
+            v.add(
+                "EscalationPolicyId",
+                format!("'{raw}' is not an escalation policy id"),
+            );
+            return None;
+        };
+        if !self.raise_alert {
+            v.add(
+                "EscalationPolicyId",
+                "only a notification that raises an alert (RaiseAlert) escalates",
+            );
+            return None;
+        }
+        Some(id)
     }
 
     /// Every rule but the recipients' and the devices' existence; returns the severity.
@@ -331,6 +362,30 @@ mod tests {
     }
 
     #[test]
+    fn the_escalation_policy_is_an_id_and_needs_raise_alert() {
+        let with = |raw: &str, raise_alert: bool| EventNotificationRecord {
+            escalation_policy_id: Some(raw.into()),
+            raise_alert,
+            ..sos()
+        };
+        let (n, _) = with("12", true)
+            .validated(NotificationLevel::Tenant, &[], &HashSet::new())
+            .expect("valid");
+        assert_eq!(n.escalation_policy_id, Some(EscalationPolicyId::new(12)));
+        for bad in ["", "x", "-1", "1.5", "99999999999999999999"] {
+            assert_eq!(
+                fields(&with(bad, true), NotificationLevel::Tenant),
+                ["EscalationPolicyId"],
+                "{bad:?}"
+            );
+        }
+        assert_eq!(
+            fields(&with("12", false), NotificationLevel::Tenant),
+            ["EscalationPolicyId"]
+        );
+    }
+
+    #[test]
     fn wire_form_matches_the_domain_form() {
         let domain = EventNotification {
             notification_id: Some(NotificationId::new(12)),
@@ -348,6 +403,7 @@ mod tests {
             severity: Some(Severity::High),
             device_type: Some("Spot".into()),
             devices: Some("a,b".into()),
+            escalation_policy_id: Some(EscalationPolicyId::new(4)),
             etag: Some("e".into()),
         };
         let json = serde_json::to_value(&domain).expect("serialises");

@@ -1,0 +1,12 @@
+//! Lone-worker monitoring (DESIGN §11, issue 45), the pure part: a session's settings
+//! and their defaults (`settings`), its clock — timers and state — (`session`), and
+//! what confirms a check-in (`check_in`). The session store, its API and the timer
+//! worker are next (docs/monitoring.md).
+
+pub mod check_in;
+pub mod session;
+pub mod settings;
+
+pub use check_in::{Confirmation, confirmation_of, message_confirmation};
+pub use session::{DueAct, MonitoringState, Schedule, SessionClock};
+pub use settings::{DefaultSources, RequestedSettings, SessionSettings, Settled, Source};
