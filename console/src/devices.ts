@@ -4,10 +4,96 @@
 // keystroke or a burst of updates never waits for the server.
 import type { Device } from './live';
 
+/** The person a device is assigned to, as device reads show them (`AssignedUser`). */
+export interface AssignedUser {
+  UserId: string;
+  TenantCode: string;
+  Username: string;
+  FirstName?: string | null;
+  LastName?: string | null;
+}
+
 /** A device as the device screens read it (the shared `Device` plus what they show). */
 export interface DeviceRecord extends Device {
   IridiumImei?: string | null;
   Status?: string | null;
+  /** Null when none, and on stream events (which carry `UserId` alone). */
+  AssignedUser?: AssignedUser | null;
+}
+
+/** The assigned person's name: first and last name, else their login; '' when none. */
+export function userLabel(d: Pick<DeviceRecord, 'AssignedUser'>): string {
+  const u = d.AssignedUser;
+  if (!u) return '';
+  return [u.FirstName, u.LastName].filter((x) => x && x.trim()).join(' ') || u.Username || u.UserId;
+}
+
+/**
+ * A stream event's device over the one held: the stream's record names the user by
+ * `UserId` alone, so the person read with the list stays while the id is the same.
+ */
+export function mergeDevice(held: DeviceRecord | undefined, incoming: DeviceRecord): DeviceRecord {
+  if (incoming.AssignedUser || !held?.AssignedUser) return incoming;
+  return incoming.UserId === held.UserId ? { ...incoming, AssignedUser: held.AssignedUser } : incoming;
+}
+
+/** What an open alert needs to be found for its device. */
+export interface DeviceAlert {
+  AlertId: string;
+  TenantCode?: string | null;
+  DeviceId?: string | null;
+  Status?: string | null;
+  Severity?: string | null;
+  RaisedAt?: string | null;
+}
+
+/**
+ * The device's alert an operator should open: Open before Acknowledged, then the most
+ * severe, then the oldest. Null when it has none in the queue.
+ */
+export function openAlertOf<A extends DeviceAlert>(alerts: Iterable<A>, tenantCode: string, deviceId: string): A | null {
+  let best: A | null = null;
+  const rank = (a: A): [number, number, number] => [
+    a.Status === 'Open' ? 0 : 1,
+    -Number(a.Severity ?? 0),
+    a.RaisedAt ? Date.parse(a.RaisedAt) : Number.POSITIVE_INFINITY,
+  ];
+  for (const a of alerts) {
+    if (a.DeviceId !== deviceId || (a.TenantCode ?? '') !== tenantCode) continue;
+    if (a.Status !== 'Open' && a.Status !== 'Acknowledged') continue;
+    if (!best) {
+      best = a;
+      continue;
+    }
+    const [x, y] = [rank(a), rank(best)];
+    if (x[0] < y[0] || (x[0] === y[0] && (x[1] < y[1] || (x[1] === y[1] && x[2] < y[2])))) best = a;
+  }
+  return best;
+}
+
+/** Garmin takes satellite texts of 1 to 160 characters (`garmin_mt::MAX_TEXT_CHARS`). */
+export const SATELLITE_TEXT_LIMIT = 160;
+
+/**
+ * How a text reaches the device, as far as its record tells:
+ * - `satellite`: an inReach with an IMEI, through Garmin's IPC Inbound (160 characters);
+ * - `app`: a phone app (OsmAnd / Traccar Client) that collects it with its next report;
+ * - `noImei`: an inReach without the IMEI Garmin addresses it by;
+ * - `none`: no channel the platform knows carries texts to it (it waits, Queued, for a
+ *   gateway of its own to collect it).
+ */
+export type TextChannel = 'satellite' | 'app' | 'noImei' | 'none';
+
+export function textChannel(d: Pick<DeviceRecord, 'DeviceType' | 'IridiumImei'>): TextChannel {
+  const type = (d.DeviceType ?? '').toLowerCase();
+  if (type.startsWith('inreach')) return d.IridiumImei?.trim() ? 'satellite' : 'noImei';
+  if (/osmand|traccar|phone|app/.test(type)) return 'app';
+  return 'none';
+}
+
+/** Characters as Garmin counts them (code points, not UTF-16 units). */
+export function textLength(text: string): number {
+  return [...text].length;
 }
 
 import { deviceState, type DeviceState } from './positions';
@@ -23,7 +109,7 @@ export function checkInDue(d: Device): number | null {
 }
 
 export interface DeviceFilter {
-  /** Part of the name, the id or the IMEI (any case). */
+  /** Part of the name, the id, the IMEI or the assigned person's name (any case). */
   text: string;
   /** `tenant/groupId`, or '' for any group. */
   group: string;
@@ -38,7 +124,7 @@ export const NO_FILTER: DeviceFilter = { text: '', group: '', type: '', state: '
 export interface Row {
   key: string;
   device: DeviceRecord;
-  /** Name, id and IMEI in lower case, for the search. */
+  /** Name, id, IMEI and the assigned person (name, login) in lower case, for the search. */
   haystack: string;
   /** Last report (ms), or -Infinity when the device never reported. */
   reportedAt: number;
@@ -56,7 +142,7 @@ export function toRow(d: DeviceRecord, fallbackTenant: string): Row {
   return {
     key: deviceKey(tenant, d.DeviceId),
     device,
-    haystack: [d.FriendlyName, d.DeviceId, d.IridiumImei].filter(Boolean).join('\n').toLowerCase(),
+    haystack: [d.FriendlyName, d.DeviceId, d.IridiumImei, userLabel(d), d.AssignedUser?.Username].filter(Boolean).join('\n').toLowerCase(),
     reportedAt: Number.isNaN(reported) ? Number.NEGATIVE_INFINITY : reported,
     group: d.GroupId ? `${tenant}/${d.GroupId}` : '',
   };

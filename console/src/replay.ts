@@ -1,3 +1,5 @@
+import { formatDateTime, type Locale } from './format';
+
 // A device's track and its replay, without the DOM: the positions of its messages in time
 // order, a clock that steps through them, and the window's inputs read and written in the
 // profile's time zone.
@@ -128,4 +130,23 @@ export function fromZonedInput(value: string, zone: string | undefined): number 
   let guess = wall - offsetAt(wall, zone);
   guess = wall - offsetAt(guess, zone);
   return guess;
+}
+
+/**
+ * A `datetime-local` value shown back as the profile's culture writes it, in its zone (a
+ * browser writes the input itself in its own locale, often US): '' when it is not a time.
+ */
+export function typedBack(value: string, zone: string | undefined, locale?: Locale): string {
+  const at = fromZonedInput(value, zone);
+  if (at === null) return '';
+  const iso = new Date(at).toISOString();
+  return locale ? formatDateTime(iso, locale) : formatDateTime(iso);
+}
+
+/** `YYYY-MM-DDT00:00` of the day `days` before the one `ms` falls on in `zone`. */
+export function startOfDayBefore(ms: number, days: number, zone: string | undefined): string {
+  const [date = ''] = toZonedInput(ms, zone).split('T');
+  const [y, m, d] = date.split('-').map(Number);
+  const day = new Date(Date.UTC(y ?? 1970, (m ?? 1) - 1, (d ?? 1) - days));
+  return `${day.toISOString().slice(0, 10)}T00:00`;
 }

@@ -1,6 +1,7 @@
 // The seven reports and their parameters (docs/reports.md): which parameters each one
 // reads, the query a form's values make, and the name of a downloaded CSV. Pure: the
 // reports page and the tests share it.
+import { fromZonedInput, startOfDayBefore, toZonedInput } from './replay';
 
 export const REPORTS = [
   'DevicesOverviewReport',
@@ -62,6 +63,35 @@ export interface ReportParams {
   lastTimeHoursFilter: string;
   groupBy: string;
   violationTypes: string[];
+  /**
+   * The profile's zone: a `YYYY-MM-DDTHH:mm` window (what the form's inputs hold) is a
+   * time there, sent as the instant it means (the API would read it in the tenant's).
+   */
+  timeZone?: string;
+}
+
+/** Days before today the default window starts (with today: a week). */
+export const DEFAULT_DAYS_BACK = 6;
+
+/**
+ * The window a report opens with: from the start of the day six days ago to now, in the
+ * profile's zone — today included (`last-7-days` ends at the start of today, so an alert
+ * raised today would be missing from it).
+ */
+export function defaultWindow(now: number, zone: string | undefined): { dateFrom: string; dateTo: string } {
+  // The inputs hold whole minutes: the end is the next minute, so what happened this
+  // minute is in.
+  return { dateFrom: startOfDayBefore(now, DEFAULT_DAYS_BACK, zone), dateTo: toZonedInput(now + 60_000, zone) };
+}
+
+const LOCAL_INPUT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/;
+
+/** A window bound as the API gets it: a form's local time as its instant in the zone. */
+export function windowBound(value: string, zone: string | undefined): string {
+  const v = value.trim();
+  if (!LOCAL_INPUT.test(v)) return v;
+  const at = fromZonedInput(v, zone);
+  return at === null ? v : new Date(at).toISOString();
 }
 
 export function defaultParams(): ReportParams {
@@ -88,8 +118,8 @@ export function reportQuery(report: ReportName, p: ReportParams): string {
   const q = new URLSearchParams();
   if (p.intervalType) q.set('IntervalType', p.intervalType);
   else {
-    if (p.dateFrom.trim()) q.set('DateFrom', p.dateFrom.trim());
-    if (p.dateTo.trim()) q.set('DateTo', p.dateTo.trim());
+    if (p.dateFrom.trim()) q.set('DateFrom', windowBound(p.dateFrom, p.timeZone));
+    if (p.dateTo.trim()) q.set('DateTo', windowBound(p.dateTo, p.timeZone));
   }
   if (p.subtenants) q.set('Subtenants', 'true');
   for (const id of clean(p.groupIds)) q.append('GroupIds', id);
@@ -123,4 +153,30 @@ export function csvFilename(report: ReportName, tenant: string, p: ReportParams)
 /** A form's comma- or line-separated list. */
 export function splitList(text: string): string[] {
   return text.split(/[,\n]/).map((s) => s.trim()).filter(Boolean);
+}
+
+/** The summary reports, whose rows carry a `Score`. */
+const SCORED = new Set<ReportName>(['DriverPerformanceSummaryReport', 'DriverBehaviourReport']);
+
+/**
+ * A row's score as the console shows it: null ("no data") when nothing was driven — no
+ * journey and no distance — where the API's formula answers 100 for nothing at all.
+ */
+export function shownScore(report: ReportName, row: Record<string, unknown>): number | null {
+  if (!SCORED.has(report)) return null;
+  const journeys = Number(row.JourneysCount ?? 0);
+  const distance = Number(row.DistanceKm ?? 0);
+  if (!journeys && !distance) return null;
+  return typeof row.Score === 'number' ? row.Score : null;
+}
+
+/** Fields holding a date and time (shown in the profile's zone and culture). */
+export const TIME_FIELDS = new Set(['StartTimeLocal', 'LastMoMessageTime', 'DateTimeLocal', 'DateTimeUtc']);
+
+/** Fields the table leaves out: ids that have a named neighbour (`DeviceFriendlyName`, …). */
+export const HIDDEN_FIELDS = new Set(['TenantVarCode', 'UserId', 'JourneyId', 'DateTimeUtc', 'LastMoMessageAgo']);
+
+/** The columns a table of `rows` shows, in the rows' order, without the hidden ones. */
+export function shownColumns(rows: ReadonlyArray<Record<string, unknown>>): string[] {
+  return Object.keys(rows[0] ?? {}).filter((c) => !HIDDEN_FIELDS.has(c));
 }

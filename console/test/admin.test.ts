@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { REPORTS, csvFilename, defaultParams, extras, missing, reportPath, reportQuery, splitList } from '../src/reports';
+import {
+  REPORTS, csvFilename, defaultParams, defaultWindow, extras, missing, reportPath, reportQuery, shownColumns, shownScore, splitList, windowBound,
+} from '../src/reports';
+import { userMatches } from '../src/pages/admin/users';
+import { fieldWords, plainAddress } from '../src/pages/admin/common';
 import { assignableRoles, callerRole, mayManageUser, offered } from '../src/roles';
 import { tenantOptions, uiLanguage, workingChoice, zonedInstant } from '../src/preferences';
 import { deliveriesQuery } from '../src/pages/admin/deliveries';
@@ -147,5 +151,56 @@ describe('deliveries log query', () => {
     expect(query(deliveriesQuery({ status: 'Failed', channel: '', target: 'https://h/x?y=1', from: '2026-03-01T00:00:00.000Z', to: null, pageSize: 10 }))).toEqual([
       ['newestFirst', 'true'], ['status', 'Failed'], ['target', 'https://h/x?y=1'], ['from', '2026-03-01T00:00:00.000Z'], ['pageSize', '10'],
     ]);
+  });
+});
+
+describe('report window, columns and scores (issue 43)', () => {
+  const now = Date.parse('2026-03-10T15:42:10Z');
+
+  it('defaults to a window that holds today: six days back to now, in the profile zone', () => {
+    expect(defaultWindow(now, 'Europe/London')).toEqual({ dateFrom: '2026-03-04T00:00', dateTo: '2026-03-10T15:43' });
+    expect(defaultWindow(now, 'Asia/Tokyo')).toEqual({ dateFrom: '2026-03-05T00:00', dateTo: '2026-03-11T00:43' });
+    // `last-7-days` ends at the start of today: an alert raised now would be left out.
+    const p = { ...defaultParams(), intervalType: '', ...defaultWindow(now, 'Europe/Paris'), timeZone: 'Europe/Paris' };
+    const q = query(reportQuery('AlertsReport', p));
+    expect(q).toEqual([['DateFrom', '2026-03-03T23:00:00.000Z'], ['DateTo', '2026-03-10T15:43:00.000Z']]);
+    expect(Date.parse(q[1]?.[1] ?? '')).toBeGreaterThan(now);
+  });
+
+  it('sends a typed local time as its instant, and anything else as typed', () => {
+    expect(windowBound('2026-07-01T09:00', 'Europe/London')).toBe('2026-07-01T08:00:00.000Z');
+    expect(windowBound('2026-07-01', 'Europe/London')).toBe('2026-07-01');
+    expect(windowBound(' 2026-07-01T09:00:00+02:00 ', 'Europe/London')).toBe('2026-07-01T09:00:00+02:00');
+  });
+
+  it('shows no score for no data, and the score where something was driven', () => {
+    expect(shownScore('DriverBehaviourReport', { Score: 100, JourneysCount: 0, DistanceKm: 0 })).toBeNull();
+    expect(shownScore('DriverPerformanceSummaryReport', { Score: 100, JourneysCount: 0, DistanceKm: null })).toBeNull();
+    expect(shownScore('DriverBehaviourReport', { Score: 100, JourneysCount: 2, DistanceKm: 31.5 })).toBe(100);
+    expect(shownScore('DriverBehaviourReport', { Score: 0, JourneysCount: 1, DistanceKm: 4 })).toBe(0);
+    expect(shownScore('AlertsReport', { Score: 5 })).toBeNull();
+  });
+
+  it('leaves out the ids that have a named neighbour', () => {
+    expect(shownColumns([{ TenantVarCode: '1000', JourneyId: 'x', DeviceId: 'a', DeviceFriendlyName: 'Van', UserId: '3', DateTimeLocal: 't', DateTimeUtc: 'u' }]))
+      .toEqual(['DeviceId', 'DeviceFriendlyName', 'DateTimeLocal']);
+    expect(shownColumns([])).toEqual([]);
+  });
+
+  it('finds users by part of their login or name, in any case', () => {
+    const u = { Username: 'jane.doe@example.com', FirstName: 'Jane', LastName: 'Okafor' };
+    expect(userMatches(u, 'okaf')).toBe(true);
+    expect(userMatches(u, 'JANE O')).toBe(true);
+    expect(userMatches(u, 'example.com')).toBe(true);
+    expect(userMatches(u, 'bob')).toBe(false);
+    expect(userMatches(u, '  ')).toBe(true);
+  });
+
+  it('puts field names and addresses into words', () => {
+    expect(fieldWords('EmergencyContactTelephoneNumber')).toBe('Phone');
+    expect(fieldWords('Recipients[2].ContactId')).toBe('Recipients 3 › Contact Id');
+    expect(plainAddress('mail:jane@example.com')).toBe('jane@example.com');
+    expect(plainAddress('SMS:+447700900123')).toBe('+447700900123');
+    expect(plainAddress(null)).toBe('');
   });
 });

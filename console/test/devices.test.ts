@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { DeviceView, compareRows, deviceState, matches, NO_FILTER, pageBounds, toRow, type DeviceRecord } from '../src/devices';
+import {
+  DeviceView, SATELLITE_TEXT_LIMIT, compareRows, deviceState, matches, mergeDevice, NO_FILTER, openAlertOf, pageBounds, textChannel, textLength, toRow,
+  userLabel, type DeviceRecord,
+} from '../src/devices';
 
 const now = Date.parse('2026-03-01T12:00:00Z');
 const at = (minutesAgo: number): string => new Date(now - minutesAgo * 60_000).toISOString();
@@ -90,5 +93,53 @@ describe('device order and view', () => {
     expect(pageBounds(120, 2, 50)).toEqual({ page: 2, start: 100, end: 120, pages: 3 });
     expect(pageBounds(120, 9, 50)).toEqual({ page: 2, start: 100, end: 120, pages: 3 });
     expect(pageBounds(120, -1, 50)).toEqual({ page: 0, start: 0, end: 50, pages: 3 });
+  });
+});
+
+describe('device list columns (issue 43)', () => {
+  const jane = { UserId: '4', TenantCode: '1001', Username: 'jane@example.com', FirstName: 'Jane', LastName: 'Doe' };
+
+  it('names the assigned person: first and last name, else the login, else nothing', () => {
+    expect(userLabel(device('a', { UserId: '4', AssignedUser: jane }))).toBe('Jane Doe');
+    expect(userLabel(device('b', { UserId: '4', AssignedUser: { ...jane, FirstName: ' ', LastName: null } }))).toBe('jane@example.com');
+    expect(userLabel(device('c'))).toBe('');
+    expect(userLabel(device('d', { UserId: '9', AssignedUser: null }))).toBe('');
+  });
+
+  it('finds a device by its person, and keeps the person through a stream update of the same user', () => {
+    const row = toRow(device('van-1', { UserId: '4', AssignedUser: jane }), '1000');
+    expect(matches(row, { ...NO_FILTER, text: 'jane d' }, now)).toBe(true);
+    expect(matches(row, { ...NO_FILTER, text: 'JANE@example' }, now)).toBe(true);
+    const held = device('van-1', { UserId: '4', AssignedUser: jane });
+    const streamed = device('van-1', { UserId: '4', AssignedUser: null, BatteryPercentage: 40 });
+    expect(mergeDevice(held, streamed)).toEqual({ ...streamed, AssignedUser: jane });
+    // Given to someone else: the old person is not shown beside the new id.
+    expect(mergeDevice(held, { ...streamed, UserId: '5' }).AssignedUser).toBeNull();
+    expect(mergeDevice(undefined, streamed)).toBe(streamed);
+  });
+
+  it("links the device's alert: Open before Acknowledged, then the most severe, then the oldest; never another tenant's", () => {
+    const alerts = [
+      { AlertId: '1', TenantCode: '1001', DeviceId: 'van-1', Status: 'Acknowledged', Severity: '2', RaisedAt: at(50) },
+      { AlertId: '2', TenantCode: '1001', DeviceId: 'van-1', Status: 'Open', Severity: '1', RaisedAt: at(40) },
+      { AlertId: '3', TenantCode: '1001', DeviceId: 'van-1', Status: 'Open', Severity: '2', RaisedAt: at(10) },
+      { AlertId: '4', TenantCode: '1001', DeviceId: 'van-1', Status: 'Open', Severity: '2', RaisedAt: at(20) },
+      { AlertId: '5', TenantCode: '1002', DeviceId: 'van-1', Status: 'Open', Severity: '2', RaisedAt: at(90) },
+      { AlertId: '6', TenantCode: '1001', DeviceId: 'van-1', Status: 'Resolved', Severity: '2', RaisedAt: at(99) },
+    ];
+    expect(openAlertOf(alerts, '1001', 'van-1')?.AlertId).toBe('4');
+    expect(openAlertOf(alerts.slice(0, 1), '1001', 'van-1')?.AlertId).toBe('1');
+    expect(openAlertOf(alerts, '1001', 'van-2')).toBeNull();
+    expect(openAlertOf(alerts.slice(5), '1001', 'van-1')).toBeNull();
+  });
+
+  it('says whether a text can reach the device, and counts characters as Garmin does', () => {
+    expect(textChannel({ DeviceType: 'InReachMini', IridiumImei: '300234010753370' })).toBe('satellite');
+    expect(textChannel({ DeviceType: 'inreach', IridiumImei: ' ' })).toBe('noImei');
+    expect(textChannel({ DeviceType: 'OsmAnd' })).toBe('app');
+    expect(textChannel({ DeviceType: 'Spot' })).toBe('none');
+    expect(textChannel({ DeviceType: null })).toBe('none');
+    expect(SATELLITE_TEXT_LIMIT).toBe(160);
+    expect(textLength('Ça va 👍')).toBe(7);
   });
 });

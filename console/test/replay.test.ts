@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ReplayClock, fromZonedInput, toZonedInput, trackOf } from '../src/replay';
+import { ReplayClock, fromZonedInput, startOfDayBefore, toZonedInput, trackOf, typedBack } from '../src/replay';
 
 describe('track', () => {
   it('keeps positioned messages, oldest first, by GPS time else message time', () => {
@@ -77,5 +77,23 @@ describe("the window's inputs in the profile's zone", () => {
     expect(fromZonedInput('2026-03-29T03:30', 'Europe/Paris')).toBe(Date.parse('2026-03-29T01:30:00Z'));
     expect(fromZonedInput('yesterday', 'Europe/Paris')).toBeNull();
     expect(fromZonedInput('', undefined)).toBeNull();
+  });
+});
+
+describe('typed times shown back in the profile', () => {
+  it("writes a typed window as the profile's culture does, in its zone", () => {
+    // 09:30 in London on 2 March is 09:30 UTC; a French profile writes the day first.
+    expect(typedBack('2026-03-02T09:30', 'Europe/London', { timeZone: 'Europe/London', culture: 'en-GB' })).toBe('2 Mar 2026, 09:30:00');
+    expect(typedBack('2026-03-02T09:30', 'Europe/Paris', { timeZone: 'Europe/Paris', culture: 'fr-FR' })).toMatch(/^2 mars 2026/);
+    expect(typedBack('', 'Europe/London')).toBe('');
+    expect(typedBack('02/03/2026', 'Europe/London')).toBe('');
+  });
+
+  it('finds the start of a day some days back, in the zone', () => {
+    // 00:30 on 2 March in Paris is still 1 March in UTC.
+    const ms = Date.parse('2026-03-01T23:30:00Z');
+    expect(startOfDayBefore(ms, 6, 'Europe/Paris')).toBe('2026-02-24T00:00');
+    expect(startOfDayBefore(ms, 6, 'UTC')).toBe('2026-02-23T00:00');
+    expect(startOfDayBefore(ms, 0, 'Europe/Paris')).toBe('2026-03-02T00:00');
   });
 });

@@ -5,6 +5,7 @@ import { h } from '../dom';
 import { t } from '../i18n';
 import { formatDateTime } from '../format';
 import { session } from '../session';
+import { SATELLITE_TEXT_LIMIT, textChannel, textLength, type DeviceRecord } from '../devices';
 
 export interface MtMessage {
   MessageId?: string;
@@ -38,6 +39,9 @@ const POLL_MS = 5000;
 
 const STATUSES = ['Queued', 'Sent', 'Delivered', 'Failed'] as const;
 
+/** Ready-made texts an operator picks (the catalogue's words, in the operator's language). */
+export const CANNED = ['checkIn', 'callUs', 'helpComing', 'stayPut', 'received'] as const;
+
 /** The type's name in the catalogue (one the console does not know yet: as the API says). */
 function typeName(type: string | undefined): string {
   return (MT_TYPES as readonly string[]).includes(type ?? '') ? t(`device.mt.type.${type as (typeof MT_TYPES)[number]}`) : (type ?? '');
@@ -51,7 +55,14 @@ export function maySend(): boolean {
   return session()?.Permissions?.includes('DeviceMessages') ?? false;
 }
 
-export function commandsSection(tc: string, deviceId: string): { element: HTMLElement; close: () => void } {
+/** Whether a text can reach the device, said where the operator writes it (null: it can). */
+function channelWarning(device: DeviceRecord): HTMLElement | null {
+  const channel = textChannel(device);
+  if (channel === 'satellite' || channel === 'app') return null;
+  return h('p', { class: 'warning', role: 'note', 'data-testid': 'mt-no-channel' }, t(channel === 'noImei' ? 'device.mt.noImei' : 'device.mt.noChannel'));
+}
+
+export function commandsSection(tc: string, deviceId: string, device: DeviceRecord): { element: HTMLElement; close: () => void } {
   const base = v2(tc, 'devices', deviceId, 'mtmessages');
   const list = h('tbody');
   const table = h(
@@ -67,7 +78,32 @@ export function commandsSection(tc: string, deviceId: string): { element: HTMLEl
 
   if (maySend()) {
     const type = h('select', { id: 'mt-type', 'data-testid': 'mt-type' }, ...MT_TYPES.map((ty) => h('option', { value: ty }, t(`device.mt.type.${ty}`))));
-    const text = h('textarea', { id: 'mt-text', rows: 2, maxlength: 4000, 'data-testid': 'mt-text' });
+    const satellite = textChannel(device) === 'satellite';
+    const text = h('textarea', { id: 'mt-text', rows: 2, maxlength: 4000, 'data-testid': 'mt-text', 'aria-describedby': 'mt-count' });
+    const counter = h('small', { id: 'mt-count', class: 'hint', 'aria-live': 'polite', 'data-testid': 'mt-count' });
+    const canned = h(
+      'select',
+      { id: 'mt-canned', 'data-testid': 'mt-canned' },
+      h('option', { value: '' }, t('device.mt.cannedPick')),
+      ...CANNED.map((c) => h('option', { value: c }, t(`device.mt.canned.${c}`))),
+    );
+    const cannedRow = h('div', { class: 'field' }, h('label', { for: 'mt-canned' }, t('device.mt.canned')), canned);
+    const count = (): void => {
+      const n = textLength(text.value);
+      if (satellite) {
+        counter.textContent = t('device.mt.countSatellite', { n, max: SATELLITE_TEXT_LIMIT });
+        counter.className = n > SATELLITE_TEXT_LIMIT ? 'hint error' : 'hint';
+        text.setCustomValidity(n > SATELLITE_TEXT_LIMIT ? t('device.mt.tooLong', { max: SATELLITE_TEXT_LIMIT }) : '');
+      } else counter.textContent = t('device.mt.count', { n });
+    };
+    text.addEventListener('input', count);
+    canned.addEventListener('change', () => {
+      if (!canned.value) return;
+      text.value = t(`device.mt.canned.${canned.value as (typeof CANNED)[number]}`);
+      canned.value = '';
+      count();
+      text.focus();
+    });
     const interval = h('input', { id: 'mt-interval', type: 'number', min: 1, max: 10080, 'data-testid': 'mt-interval' });
     const intervalRow = h('div', { class: 'field' }, h('label', { for: 'mt-interval' }, t('device.mt.interval')), interval);
     const send = h('button', { type: 'submit' }, t('device.mt.send'));
@@ -75,13 +111,16 @@ export function commandsSection(tc: string, deviceId: string): { element: HTMLEl
       'form',
       { class: 'mt-form', 'data-testid': 'mt-form' },
       h('div', { class: 'field' }, h('label', { for: 'mt-type' }, t('device.mt.type')), type),
-      h('div', { class: 'field' }, h('label', { for: 'mt-text' }, t('device.mt.text')), text),
+      cannedRow,
+      h('div', { class: 'field' }, h('label', { for: 'mt-text' }, t('device.mt.text')), text, counter),
       intervalRow,
       send,
     );
     const fit = (): void => {
       text.required = type.value === 'Text';
+      cannedRow.hidden = type.value !== 'Text';
       intervalRow.hidden = !WITH_INTERVAL.has(type.value);
+      count();
     };
     type.addEventListener('change', fit);
     fit();
@@ -97,6 +136,7 @@ export function commandsSection(tc: string, deviceId: string): { element: HTMLEl
         .then(() => {
           result.textContent = t('device.mt.queued');
           text.value = '';
+          count();
           return refresh();
         })
         .catch((err: unknown) => {
@@ -105,6 +145,8 @@ export function commandsSection(tc: string, deviceId: string): { element: HTMLEl
         })
         .finally(() => (send.disabled = false));
     });
+    const warning = channelWarning(device);
+    if (warning) children.push(warning);
     children.push(form);
   } else {
     children.push(h('p', { class: 'hint', 'data-testid': 'mt-not-allowed' }, t('device.mt.notAllowed')));

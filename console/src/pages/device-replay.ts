@@ -8,7 +8,7 @@ import { t } from '../i18n';
 import { formatDateTime } from '../format';
 import { baseMap, removeMap } from '../map';
 import { session } from '../session';
-import { ReplayClock, SPEEDS, fromZonedInput, toZonedInput, trackOf, type MessageWithPosition, type Speed, type TrackPoint } from '../replay';
+import { ReplayClock, SPEEDS, fromZonedInput, toZonedInput, trackOf, typedBack, type MessageWithPosition, type Speed, type TrackPoint } from '../replay';
 import { usableZone } from '../format';
 
 /** Most messages a replay reads (a window that holds more is cut at its start). */
@@ -24,6 +24,16 @@ export function replaySection(tc: string, deviceId: string, lastReport: () => st
   const to = h('input', { type: 'datetime-local', id: 'replay-to', required: true, 'data-testid': 'replay-to' });
   from.value = toZonedInput(end - DAY, zone);
   to.value = endValue;
+  // The browser writes the inputs in its own locale: each is shown back as the profile writes dates.
+  const fromBack = h('output', { for: 'replay-from', class: 'hint typed-back', 'data-testid': 'replay-from-shown' });
+  const toBack = h('output', { for: 'replay-to', class: 'hint typed-back', 'data-testid': 'replay-to-shown' });
+  const showBack = (): void => {
+    fromBack.textContent = typedBack(from.value, zone);
+    toBack.textContent = typedBack(to.value, zone);
+  };
+  from.addEventListener('input', showBack);
+  to.addEventListener('input', showBack);
+  showBack();
   const load = h('button', { type: 'submit' }, t('device.replay.load'));
   const message = h('p', { class: 'replay-message', role: 'status', 'data-testid': 'replay-message' });
   const form = h(
@@ -31,8 +41,10 @@ export function replaySection(tc: string, deviceId: string, lastReport: () => st
     { class: 'replay-window', 'data-testid': 'replay-form' },
     h('label', { for: 'replay-from' }, t('device.replay.from')),
     from,
+    fromBack,
     h('label', { for: 'replay-to' }, t('device.replay.to')),
     to,
+    toBack,
     load,
     h('span', { class: 'hint' }, t('device.replay.zone', { zone: zone ?? Intl.DateTimeFormat().resolvedOptions().timeZone })),
   );

@@ -6,10 +6,75 @@ import { t, type Key } from '../i18n';
 import { formatDateTime, formatNumber } from '../format';
 import * as live from '../live';
 import { tenant } from '../session';
-import { checkInDue, deviceState, type DeviceRecord } from '../devices';
+import { checkInDue, deviceState, mergeDevice, openAlertOf, userLabel, type DeviceRecord } from '../devices';
 import { stateBadge } from './devices';
+import { alertPath } from './queue';
 import { replaySection } from './device-replay';
 import { commandsSection } from './device-commands';
+
+/** What the device page shows of the assigned person's profile. */
+interface Profile {
+  CellPhone?: string | null;
+  DaytimePhone?: string | null;
+  EveningPhone?: string | null;
+  EmergencyContactName?: string | null;
+  EmergencyContactAddress?: string | null;
+  EmergencyContactTelephoneNumber?: string | null;
+  EmergencyContactName2?: string | null;
+  EmergencyContactAddress2?: string | null;
+  EmergencyContactTelephoneNumber2?: string | null;
+  EmergencyInformation?: string | null;
+}
+
+/** A phone number as a `tel:` link (text as sent), or a dash. */
+function phone(n: string | null | undefined): Node | string {
+  const number = n?.trim();
+  return number ? h('a', { href: `tel:${number.replace(/[^+\d]/g, '')}` }, number) : t('devices.none');
+}
+
+/** The person the device is assigned to: name (to their profile), phones, emergency contacts. */
+function personSection(d: DeviceRecord): { element: HTMLElement; load: () => Promise<void> } {
+  const body = h('div', { 'data-testid': 'device-person' });
+  const element = h('section', { class: 'device-person', 'aria-labelledby': 'person-h' }, h('h2', { id: 'person-h' }, t('device.person.heading')), body);
+  const u = d.AssignedUser;
+  if (!u) {
+    body.append(h('p', { class: 'empty' }, d.UserId ? t('devices.userHidden') : t('device.person.none')));
+    return { element, load: async () => undefined };
+  }
+  const profileLink = h('a', { href: `/users?q=${encodeURIComponent(u.Username)}&user=${encodeURIComponent(`${u.TenantCode}/${u.UserId}`)}`, 'data-link': true, 'data-testid': 'device-user' }, userLabel(d));
+  body.append(h('p', {}, profileLink, ' ', h('span', { class: 'hint' }, u.Username)));
+  const load = async (): Promise<void> => {
+    let p: Profile;
+    try {
+      p = await api.get<Profile>(v2(u.TenantCode, 'userprofile', u.UserId));
+    } catch {
+      body.append(h('p', { class: 'hint' }, t('device.person.noProfile')));
+      return;
+    }
+    const contact = (name?: string | null, tel?: string | null, address?: string | null): HTMLElement | null =>
+      name || tel || address
+        ? h('li', { 'data-testid': 'emergency-contact' }, name ?? '', ' ', phone(tel), address ? h('span', { class: 'hint' }, ` ${address}`) : '')
+        : null;
+    const contacts = [
+      contact(p.EmergencyContactName, p.EmergencyContactTelephoneNumber, p.EmergencyContactAddress),
+      contact(p.EmergencyContactName2, p.EmergencyContactTelephoneNumber2, p.EmergencyContactAddress2),
+    ].filter((c): c is HTMLElement => c !== null);
+    body.append(
+      h(
+        'dl',
+        { class: 'summary' },
+        h('dt', {}, t('device.person.cell')),
+        h('dd', {}, phone(p.CellPhone)),
+        h('dt', {}, t('device.person.daytime')),
+        h('dd', {}, phone(p.DaytimePhone)),
+      ),
+      h('h3', {}, t('device.person.contacts')),
+      contacts.length ? h('ul', { class: 'contacts' }, ...contacts) : h('p', { class: 'empty' }, t('device.person.noContacts')),
+      ...(p.EmergencyInformation ? [h('h3', {}, t('device.person.information')), h('p', { class: 'text' }, p.EmergencyInformation)] : []),
+    );
+  };
+  return { element, load };
+}
 
 interface MoMessage {
   MessageId?: string;
@@ -59,9 +124,17 @@ export function devicePage(outlet: HTMLElement, params: Record<string, string>):
     const state = deviceState(d, Date.now());
     summary.dataset.state = state;
     const due = checkInDue(d);
+    const alert = openAlertOf(live.alerts.queue(), tc, d.DeviceId);
     const pairs: [Key, Node | string][] = [
       ['device.id', d.DeviceId],
       ['device.state', stateBadge(state)],
+      [
+        'device.openAlert',
+        alert
+          ? h('a', { href: alertPath(alert), 'data-link': true, 'data-testid': 'device-open-alert' }, t(alert.Status === 'Open' ? 'devices.alertOpen' : 'devices.alertAcknowledged'), ' — ', alert.NotificationName ?? '', ' ', formatDateTime(alert.RaisedAt))
+          : t('device.noOpenAlert'),
+      ],
+      ['device.user', userLabel(d) || (d.UserId ? t('devices.userHidden') : t('devices.noUser'))],
       ['device.lastReport', d.LastMessageTime ? formatDateTime(d.LastMessageTime) : t('devices.never')],
       ['device.position', position(d.LastPosition?.Lat, d.LastPosition?.Lon)],
       ['device.positionTime', formatDateTime(d.LastPosition?.GpsTimestamp)],
@@ -129,22 +202,24 @@ export function devicePage(outlet: HTMLElement, params: Record<string, string>):
     live.devices.set(key, device);
     drawSummary();
     const replay = replaySection(tc, id, () => device?.LastMessageTime);
-    const commands = commandsSection(tc, id);
+    const commands = commandsSection(tc, id, device);
+    const person = personSection(device);
     closers.push(replay.close, commands.close);
     main.append(
       h('section', { class: 'device-state-section', 'aria-labelledby': 'state-h' }, h('h2', { id: 'state-h' }, t('device.stateHeading')), summary),
+      person.element,
       h('section', { class: 'recent', 'aria-labelledby': 'messages-h' }, h('h2', { id: 'messages-h' }, t('device.messages.heading')), h('div', { class: 'table-scroll' }, messagesTable), noMessages, older),
       replay.element,
       commands.element,
     );
-    await readNewest().catch(() => undefined);
+    await Promise.all([readNewest().catch(() => undefined), person.load()]);
   })();
 
   let frame = 0;
   const offDevice = live.deviceChanged.on((d) => {
     if (live.deviceKey(d.TenantCode ?? tenant(), d.DeviceId) !== key) return;
     const reported = d.LastMessageTime !== device?.LastMessageTime;
-    device = { ...device, ...d, TenantCode: tc };
+    device = { ...mergeDevice(device ?? undefined, { ...device, ...d }), TenantCode: tc };
     frame ||= requestAnimationFrame(() => {
       frame = 0;
       drawSummary();
@@ -152,10 +227,15 @@ export function devicePage(outlet: HTMLElement, params: Record<string, string>):
     if (reported) void readNewest().catch(() => undefined);
   });
   const offResync = live.resync.on(() => void readNewest().catch(() => undefined));
+  // The open alert's link follows the queue.
+  const offAlert = live.alertChanged.on(drawSummary);
+  const offQueue = live.queueReloaded.on(drawSummary);
   const timer = window.setInterval(drawSummary, 30_000);
   return () => {
     offDevice();
     offResync();
+    offAlert();
+    offQueue();
     if (frame) cancelAnimationFrame(frame);
     window.clearInterval(timer);
     closers.forEach((c) => c());

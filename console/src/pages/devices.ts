@@ -4,14 +4,19 @@
 import { api, v2 } from '../api';
 import { h, replaceRows } from '../dom';
 import { t } from '../i18n';
-import { formatDateTime } from '../format';
+import { formatAge, formatDateTime } from '../format';
 import { tenant } from '../session';
 import * as live from '../live';
+import type { Alert } from '../alerts';
+import { alertPath } from './queue';
 import {
   DEVICE_STATES,
   DeviceView,
   deviceState,
+  mergeDevice,
+  openAlertOf,
   pageBounds,
+  userLabel,
   type DeviceFilter,
   type DeviceRecord,
   type DeviceState,
@@ -105,7 +110,7 @@ export function devicesPage(outlet: HTMLElement): () => void {
 
   const count = h('p', { class: 'count', role: 'status', 'data-testid': 'device-count' }, t('devices.loading'));
   const body = h('tbody');
-  const columns = ['name', 'state', 'lastReport', 'battery', 'type', 'group', 'tenant'] as const;
+  const columns = ['name', 'user', 'state', 'alert', 'lastReport', 'battery', 'type', 'group', 'tenant'] as const;
   const table = h(
     'table',
     { class: 'devices', 'data-testid': 'devices' },
@@ -153,17 +158,26 @@ export function devicesPage(outlet: HTMLElement): () => void {
     }
     return text;
   };
-  const cells = (row: Row, now: number, manyTenants: boolean): HTMLElement[] => {
+  const tenantNames = new Map<string, string>();
+  const cells = (row: Row, now: number, queue: readonly Alert[]): HTMLElement[] => {
     const d = row.device;
+    const tc = d.TenantCode ?? scope;
     const battery = typeof d.BatteryPercentage === 'number' ? `${Math.round(d.BatteryPercentage)} %` : t('devices.none');
+    const alert = openAlertOf(queue, tc, d.DeviceId);
+    const seen = d.LastMessageTime
+      ? [h('span', { class: 'seen-ago' }, t('devices.seenAgo', { age: formatAge(d.LastMessageTime, now) })), h('br'), h('small', {}, reportTime(d.LastMessageTime))]
+      : [t('devices.never')];
+    const name = tenantNames.get(tc);
     return [
       h('td', { class: 'col-name' }, h('a', { href: devicePath({ TenantCode: d.TenantCode, DeviceId: d.DeviceId }), 'data-link': true }, d.FriendlyName || d.DeviceId)),
+      h('td', { class: 'col-user' }, userLabel(d) || (d.UserId ? t('devices.userHidden') : t('devices.noUser'))),
       h('td', { class: 'col-state' }, stateBadge(deviceState(d, now))),
-      h('td', { class: 'col-lastReport' }, d.LastMessageTime ? reportTime(d.LastMessageTime) : t('devices.never')),
+      h('td', { class: 'col-alert' }, alert ? h('a', { href: alertPath(alert), 'data-link': true, 'data-testid': 'device-alert-link' }, t(alert.Status === 'Open' ? 'devices.alertOpen' : 'devices.alertAcknowledged')) : ''),
+      h('td', { class: 'col-lastReport' }, ...seen),
       h('td', { class: 'col-battery' }, battery),
       h('td', { class: 'col-type' }, d.DeviceType ?? ''),
       h('td', { class: 'col-group' }, row.group ? (groupNames.get(row.group) ?? d.GroupId ?? '') : ''),
-      h('td', { class: 'col-tenant' }, manyTenants ? (d.TenantCode ?? '') : ''),
+      h('td', { class: 'col-tenant' }, name ? `${name} (${tc})` : tc),
     ];
   };
 
@@ -173,14 +187,12 @@ export function devicesPage(outlet: HTMLElement): () => void {
     const rows = view.visible;
     const bounds = pageBounds(rows.length, page, PAGE_SIZE);
     page = bounds.page;
-    const tenants = new Set<string>();
-    for (const row of rows.slice(bounds.start, bounds.end)) tenants.add(row.device.TenantCode ?? '');
-    const manyTenants = tenants.size > 1 || [...tenants].some((tc) => tc !== scope);
+    const queue = live.alerts.queue();
     // The keyboard stays where it was when rows are redrawn under it.
     replaceRows(
       body,
       rows.slice(bounds.start, bounds.end).map((row) =>
-        h('tr', { 'data-device': row.key, 'data-state': deviceState(row.device, now) }, ...cells(row, now, manyTenants)),
+        h('tr', { 'data-device': row.key, 'data-state': deviceState(row.device, now) }, ...cells(row, now, queue)),
       ),
       'data-device',
     );
@@ -231,6 +243,17 @@ export function devicesPage(outlet: HTMLElement): () => void {
     draw();
   };
 
+  // The tenant column says whose device it is in words (the code beside the name).
+  const readTenantNames = async (): Promise<void> => {
+    const [own, below] = await Promise.all([
+      api.get<{ TenantCode?: string | null; Description?: string | null }>(v2(scope)).catch(() => null),
+      api.all<{ TenantCode?: string | null; Description?: string | null }>(`${v2(scope, 'tenants')}?subtenants=true`).catch(() => []),
+    ]);
+    if (closed) return;
+    for (const tn of [own, ...below]) if (tn?.TenantCode && tn.Description) tenantNames.set(tn.TenantCode, tn.Description);
+    draw();
+  };
+
   const read = async (): Promise<void> => {
     const all: DeviceRecord[] = [];
     let token: string | null = null;
@@ -250,6 +273,7 @@ export function devicesPage(outlet: HTMLElement): () => void {
     fillChoices();
     draw();
     void readGroupNames();
+    void readTenantNames();
   };
   const load = (): void => {
     read().catch((e: unknown) => {
@@ -262,7 +286,8 @@ export function devicesPage(outlet: HTMLElement): () => void {
   const waiting = new Map<string, DeviceRecord>();
   let frame = 0;
   const offDevice = live.deviceChanged.on((d) => {
-    waiting.set(live.deviceKey(d.TenantCode ?? scope, d.DeviceId), d);
+    const key = live.deviceKey(d.TenantCode ?? scope, d.DeviceId);
+    waiting.set(key, mergeDevice(waiting.get(key) ?? view.get(key)?.device, d));
     frame ||= requestAnimationFrame(() => {
       frame = 0;
       if (!loaded) return;
@@ -272,6 +297,13 @@ export function devicesPage(outlet: HTMLElement): () => void {
     });
   });
   const offResync = live.resync.on(load);
+  // An alert raised or settled changes the alert column.
+  const offAlert = live.alertChanged.on(() => {
+    if (loaded) draw();
+  });
+  const offQueue = live.queueReloaded.on(() => {
+    if (loaded) draw();
+  });
   // A device falls silent with time alone: the states are looked at again now and then.
   const timer = window.setInterval(() => {
     if (!loaded) return;
@@ -282,6 +314,8 @@ export function devicesPage(outlet: HTMLElement): () => void {
     closed = true;
     offDevice();
     offResync();
+    offAlert();
+    offQueue();
     if (frame) cancelAnimationFrame(frame);
     window.clearInterval(timer);
   };

@@ -2,7 +2,7 @@
 // words (a 400's fields, a 403, a 409/412) next to the control that caused them.
 import { ApiError, ConflictError, ForbiddenError, NetworkError, ValidationError } from '../../api';
 import { h } from '../../dom';
-import { t } from '../../i18n';
+import { catalogues, t, type Key } from '../../i18n';
 
 let serial = 0;
 /** A unique element id (labels point at their inputs). */
@@ -55,13 +55,38 @@ export function cell(label: string, ...content: Array<Node | string>): HTMLTable
   return h('td', { 'data-label': label }, ...content);
 }
 
+/** An address as a person reads it: without the `mail:`/`sms:` prefix the API keeps. */
+export function plainAddress(address: string | null | undefined): string {
+  const text = address ?? '';
+  return text.replace(/^\s*(mail|sms):/i, '');
+}
+
+/**
+ * A field the API names (`EmergencyContactTelephoneNumber`, `Recipients[2].ContactId`)
+ * in words: the catalogue's label when it has one (`field.<Name>`), else the name split
+ * into words; a position in a list is counted from 1.
+ */
+export function fieldWords(path: string): string {
+  return path
+    .split('.')
+    .map((part) => {
+      const m = /^([A-Za-z0-9_]+)(?:\[(\d+)\])?$/.exec(part);
+      if (!m) return part;
+      const [, name = '', index] = m;
+      const key = `field.${name}` as Key;
+      const words = key in (catalogues.en ?? {}) ? t(key) : name.replace(/([a-z0-9])([A-Z])/g, '$1 $2').replace(/^./, (c) => c.toUpperCase());
+      return index === undefined ? words : `${words} ${Number(index) + 1}`;
+    })
+    .join(' › ');
+}
+
 /** The API's refusal in words: the problem's detail and each named field. */
 export function problemText(e: unknown): string {
   if (e instanceof NetworkError) return t('error.network');
   if (e instanceof ForbiddenError) return t('admin.forbidden', { detail: e.message });
   if (e instanceof ConflictError) return t('admin.conflict', { detail: e.message });
   if (e instanceof ValidationError) {
-    const fields = fieldErrors(e).map(([f, m]) => `${f}: ${m}`);
+    const fields = fieldErrors(e).map(([f, m]) => (f ? `${fieldWords(f)}: ${m}` : m));
     return fields.length ? t('admin.invalid', { detail: fields.join('; ') }) : t('admin.invalid', { detail: e.message });
   }
   if (e instanceof ApiError) return t('error.generic', { detail: e.message });

@@ -3,13 +3,15 @@
 // from a blob in the page: nothing leaves the origin.
 import { api, v2 } from '../../api';
 import { h } from '../../dom';
-import { t, type Key } from '../../i18n';
-import { tenant } from '../../session';
+import { catalogues, t, type Key } from '../../i18n';
+import { session, tenant } from '../../session';
+import { formatDateTime, formatNumber, usableZone } from '../../format';
+import { typedBack } from '../../replay';
 import {
-  DEVICE_STATUSES, GROUP_BY, INTERVAL_TYPES, REPORTS, VIOLATION_TYPES, csvFilename, defaultParams, extras, isReport,
-  missing, reportPath, splitList, type ReportName, type ReportParams,
+  DEVICE_STATUSES, GROUP_BY, INTERVAL_TYPES, REPORTS, TIME_FIELDS, VIOLATION_TYPES, csvFilename, defaultParams, defaultWindow,
+  extras, isReport, missing, reportPath, shownColumns, shownScore, splitList, type ReportName, type ReportParams,
 } from '../../reports';
-import { checkbox, field, page, resultLine, select } from './common';
+import { checkbox, field, fieldWords, page, resultLine, select } from './common';
 
 interface Named {
   GroupId?: string;
@@ -18,23 +20,70 @@ interface Named {
   FriendlyName?: string | null;
 }
 
+interface NamedUser {
+  UserId?: string;
+  Username?: string;
+  FirstName?: string | null;
+  LastName?: string | null;
+}
+
+/** A column's heading in the reader's words (the catalogue's, else the field split into words). */
+function heading(field: string): string {
+  const key = `reports.col.${field}` as Key;
+  return key in (catalogues.en ?? {}) ? t(key) : fieldWords(field);
+}
+
+/** A cell as the reader reads it: times in the profile's zone, numbers in its culture. */
+function cellText(report: ReportName, field: string, row: Record<string, unknown>): string {
+  const v = row[field];
+  if (field === 'Score') {
+    const score = shownScore(report, row);
+    return score === null ? t('reports.noData') : formatNumber(score, 0);
+  }
+  if (v === null || v === undefined || v === '') return '';
+  if (TIME_FIELDS.has(field) && typeof v === 'string') return formatDateTime(v);
+  if (typeof v === 'number') return formatNumber(v, 2);
+  if (typeof v === 'boolean') return v ? t('reports.yes') : t('reports.no');
+  if (Array.isArray(v)) return v.map(String).join(', ');
+  return typeof v === 'object' ? JSON.stringify(v) : String(v);
+}
+
 export function reportsPage(outlet: HTMLElement): () => void {
   const result = resultLine('reports-result');
   const report = select(REPORTS.map((r) => [r, t(`reports.name.${r}` as Key)]));
   const interval = select([
     ...INTERVAL_TYPES.map((i): [string, string] => [i, t(`reports.interval.${i}` as Key)]),
     ['', t('reports.customDates')],
-  ], 'last-7-days');
-  const dateFrom = h('input', { type: 'date' });
-  const dateTo = h('input', { type: 'date' });
-  const fromField = field(t('reports.dateFrom'), dateFrom);
-  const toField = field(t('reports.dateTo'), dateTo);
+  ], '');
+  // The default window holds today (from six days ago to now), in the profile's zone; a
+  // browser writes the inputs in its own locale, so each is also shown back as the
+  // profile writes dates.
+  const zone = usableZone(session()?.TimeZoneId);
+  const initial = defaultWindow(Date.now(), zone);
+  const dateFrom = h('input', { type: 'datetime-local', 'data-testid': 'report-from' });
+  const dateTo = h('input', { type: 'datetime-local', 'data-testid': 'report-to' });
+  dateFrom.value = initial.dateFrom;
+  dateTo.value = initial.dateTo;
+  const zoneName = zone ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
+  const fromBack = h('output', { class: 'hint typed-back', 'data-testid': 'report-from-shown' });
+  const toBack = h('output', { class: 'hint typed-back', 'data-testid': 'report-to-shown' });
+  const fromField = field(t('reports.dateFrom'), dateFrom, t('reports.zone', { zone: zoneName }));
+  const toField = field(t('reports.dateTo'), dateTo, t('reports.zone', { zone: zoneName }));
+  fromField.append(fromBack);
+  toField.append(toBack);
+  const showBack = (): void => {
+    fromBack.textContent = typedBack(dateFrom.value, zone);
+    toBack.textContent = typedBack(dateTo.value, zone);
+  };
+  dateFrom.addEventListener('input', showBack);
+  dateTo.addEventListener('input', showBack);
+  showBack();
   const subtenants = checkbox(t('reports.subtenants'));
   const groups = h('select', { multiple: true, size: 4 });
   const devices = h('select', { multiple: true, size: 6 });
   const deviceTypes = h('input', { autocomplete: 'off' });
   const deviceStatus = select([['', t('reports.anyStatus')], ...DEVICE_STATUSES.map((s): [string, string] => [s, t(`reports.deviceStatus.${s}` as Key)])]);
-  const userIds = h('input', { autocomplete: 'off', inputmode: 'numeric' });
+  const users = h('select', { multiple: true, size: 6, 'data-testid': 'report-users' });
   const lastHours = h('input', { type: 'number', step: '1' });
   const lastHoursField = field(t('reports.lastTimeHoursFilter'), lastHours, t('reports.lastTimeHoursHint'));
   const groupBy = select([['', t('reports.groupByDefault')], ...GROUP_BY.map((g): [string, string] => [g, t(`reports.groupBy.${g}` as Key)])]);
@@ -55,7 +104,7 @@ export function reportsPage(outlet: HTMLElement): () => void {
     field(t('reports.devices'), devices),
     field(t('reports.deviceTypes'), deviceTypes, t('reports.listHint')),
     field(t('reports.deviceStatus'), deviceStatus),
-    field(t('reports.userIds'), userIds, t('reports.listHint')),
+    field(t('reports.userIds'), users),
     lastHoursField,
     groupByField,
     violationsField,
@@ -75,7 +124,8 @@ export function reportsPage(outlet: HTMLElement): () => void {
     deviceIds: selected(devices),
     deviceTypes: splitList(deviceTypes.value),
     deviceStatus: deviceStatus.value,
-    userIds: splitList(userIds.value),
+    userIds: selected(users),
+    timeZone: zone,
     lastTimeHoursFilter: lastHours.value,
     groupBy: groupBy.value,
     violationTypes: violations.filter((x) => x.box.input.checked).map((x) => x.v),
@@ -137,10 +187,21 @@ export function reportsPage(outlet: HTMLElement): () => void {
   void Promise.all([
     api.all<Named>(v2(tenant(), 'groups')).catch(() => [] as Named[]),
     api.all<Named>(v2(tenant(), 'devices')).catch(() => [] as Named[]),
-  ]).then(([gs, ds]) => {
+    api.all<NamedUser>(v2(tenant(), 'users')).catch(() => [] as NamedUser[]),
+  ]).then(([gs, ds, us]) => {
     if (!alive) return;
-    groups.replaceChildren(...gs.map((g) => h('option', { value: g.GroupId ?? '' }, g.Name ?? g.GroupId ?? '')));
-    devices.replaceChildren(...ds.map((d) => h('option', { value: d.DeviceId ?? '' }, d.FriendlyName || d.DeviceId || '')));
+    const byName = (a: [string, string], b: [string, string]): number => a[1].localeCompare(b[1]);
+    const options = (pairs: Array<[string, string]>): HTMLOptionElement[] => pairs.sort(byName).map(([v, text]) => h('option', { value: v }, text));
+    groups.replaceChildren(...options(gs.map((g) => [g.GroupId ?? '', g.Name ?? g.GroupId ?? ''])));
+    devices.replaceChildren(...options(ds.map((d) => [d.DeviceId ?? '', d.FriendlyName || d.DeviceId || ''])));
+    users.replaceChildren(
+      ...options(
+        us.map((u) => {
+          const name = [u.FirstName, u.LastName].filter(Boolean).join(' ');
+          return [u.UserId ?? '', name ? `${name} (${u.Username ?? ''})` : (u.Username ?? u.UserId ?? '')];
+        }),
+      ),
+    );
   });
   return () => {
     alive = false;
@@ -149,8 +210,7 @@ export function reportsPage(outlet: HTMLElement): () => void {
 
 function rowsTable(report: ReportName, rows: Array<Record<string, unknown>>): HTMLElement {
   if (rows.length === 0) return h('p', { class: 'empty', 'data-testid': 'report-empty' }, t('reports.noRows'));
-  const columns = Object.keys(rows[0] ?? {});
-  const text = (v: unknown): string => (v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v));
+  const columns = shownColumns(rows);
   return h(
     'div',
     { class: 'table-scroll', tabindex: 0, role: 'region', 'aria-label': t(`reports.name.${report}` as Key) },
@@ -158,8 +218,8 @@ function rowsTable(report: ReportName, rows: Array<Record<string, unknown>>): HT
       'table',
       { class: 'admin-table report-table', 'data-testid': 'report-table' },
       h('caption', {}, t('reports.rows', { n: rows.length })),
-      h('thead', {}, h('tr', {}, ...columns.map((c) => h('th', { scope: 'col' }, c)))),
-      h('tbody', {}, ...rows.map((r) => h('tr', {}, ...columns.map((c) => h('td', { 'data-label': c }, text(r[c])))))),
+      h('thead', {}, h('tr', {}, ...columns.map((c) => h('th', { scope: 'col', 'data-field': c }, heading(c))))),
+      h('tbody', {}, ...rows.map((r) => h('tr', {}, ...columns.map((c) => h('td', { 'data-label': heading(c), 'data-field': c }, cellText(report, c, r)))))),
     ),
   );
 }
