@@ -149,8 +149,10 @@ export function screens(scene) {
     {
       name: 'replay', path: `/devices/${sos.tc}/${sos.device}`, ready: shown('table.messages tbody tr'), settle: 1500,
       act: async (page) => {
-        const map = page.locator('.replay-map, [data-testid=replay-map]').first();
-        if (await map.count()) await map.scrollIntoViewIfNeeded();
+        await page.locator('[data-testid=replay-form] button[type=submit]').click();
+        await page.locator('[data-testid=replay-play]:not([disabled])').waitFor({ timeout: 10 * SECOND });
+        await page.locator('[data-testid=replay-slider]').fill('6');
+        await page.locator('[data-testid=replay-form]').evaluate((e) => e.scrollIntoView({ block: 'start' }));
       },
       viewportOnly: true,
     },

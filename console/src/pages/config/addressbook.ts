@@ -226,8 +226,8 @@ export function addressBookPage(outlet: HTMLElement): void {
       [...directory.contacts.values()].map((c) =>
         h('tr', { 'data-contact': c.ContactId ?? '' },
           h('td', {}, c.ContactName ?? ''),
-          h('td', {}, (c.ContactEntries ?? []).map((e) => addressWords(e.Address ?? '')).join(', ')),
-          h('td', {}, c.IsEscalationContact ? t('config.yes') : t('config.no')),
+          h('td', { 'data-label': t('config.contacts.addresses') }, (c.ContactEntries ?? []).map((e) => addressWords(e.Address ?? '')).join(', ')),
+          h('td', { 'data-label': t('config.contacts.escalation') }, c.IsEscalationContact ? t('config.yes') : t('config.no')),
           rowActions(manage, c.ContactName ?? '', () => openContact(c), () =>
             void remove(v2(tc, 'addressbookcontacts', c.ContactId ?? ''), c.ContactName ?? '', () => {
               if (editingContact?.ContactId === c.ContactId) closeContact();
@@ -240,7 +240,7 @@ export function addressBookPage(outlet: HTMLElement): void {
       [...directory.lists.values()].map((l) =>
         h('tr', { 'data-list': l.ListId ?? '' },
           h('td', {}, l.ListName ?? ''),
-          h('td', {}, String(l.Recipients?.length ?? 0)),
+          h('td', { 'data-label': t('config.lists.members') }, String(l.Recipients?.length ?? 0)),
           rowActions(manage, l.ListName ?? '', () => openList(l), () =>
             void remove(v2(tc, 'addressbookdistributionlists', l.ListId ?? ''), l.ListName ?? '', () => {
               if (editingList?.ListId === l.ListId) closeList();

@@ -359,8 +359,8 @@ export function geofencesPage(outlet: HTMLElement): () => void {
       list.map((g) =>
         h('tr', { 'data-geofence': g.GeofenceId ?? '' },
           h('td', {}, g.Name ?? ''),
-          h('td', {}, SHAPE_KINDS.includes(g.GeofenceType as ShapeKind) ? t(`config.geofences.kind.${g.GeofenceType as ShapeKind}`) : g.GeofenceType ?? ''),
-          h('td', {}, g.AppliesToSubtenants ? t('config.yes') : t('config.no')),
+          h('td', { 'data-label': t('config.geofences.type') }, SHAPE_KINDS.includes(g.GeofenceType as ShapeKind) ? t(`config.geofences.kind.${g.GeofenceType as ShapeKind}`) : g.GeofenceType ?? ''),
+          h('td', { 'data-label': t('config.appliesToSubtenants') }, g.AppliesToSubtenants ? t('config.yes') : t('config.no')),
           h('td', { class: 'row-actions' },
             h('button', { type: 'button', onclick: () => openEditor(g), 'aria-label': t(manage ? 'config.editNamed' : 'config.showNamed', { name: g.Name ?? '' }) }, manage ? t('config.edit') : t('config.show')),
             manage ? h('button', { type: 'button', onclick: () => void remove(g), 'aria-label': t('config.deleteNamed', { name: g.Name ?? '' }) }, t('config.delete')) : null)),
@@ -371,10 +371,17 @@ export function geofencesPage(outlet: HTMLElement): () => void {
     showOthers();
   };
 
+  let fitted = false;
   const load = async (): Promise<void> => {
     try {
       list = await api.get<Geofence[]>(v2(tc, 'geofences'));
       render();
+      // The first read shows the geofences (at world zoom they were too small to see).
+      if (!fitted && !editing) {
+        fitted = true;
+        const bounds = L.featureGroup(others.getLayers()).getBounds();
+        if (bounds.isValid()) map.fitBounds(bounds, { padding: [24, 24], maxZoom: 13 });
+      }
     } catch (error) {
       status.textContent = describeFailure(error);
     }

@@ -245,9 +245,9 @@ export function notificationsPage(outlet: HTMLElement): () => void {
         const label = { name: n.NotificationName ?? '' };
         return h('tr', { 'data-notification': n.NotificationId ?? '', 'data-disabled': String(!!n.NotificationDisabled) },
           h('td', {}, n.NotificationName ?? ''),
-          h('td', {}, h('code', {}, n.EventsExpression ?? '')),
-          h('td', {}, severityName(n.Severity), n.RaiseAlert ? ` · ${t('config.notifications.raisesAlert')}` : ''),
-          h('td', {}, n.NotificationDisabled ? t('config.notifications.off') : t('config.notifications.on')),
+          h('td', { 'data-label': t('config.notifications.expression') }, h('code', {}, n.EventsExpression ?? '')),
+          h('td', { 'data-label': t('config.notifications.severity') }, severityName(n.Severity), n.RaiseAlert ? ` · ${t('config.notifications.raisesAlert')}` : ''),
+          h('td', { 'data-label': t('config.notifications.state') }, n.NotificationDisabled ? t('config.notifications.off') : t('config.notifications.on')),
           h('td', { class: 'row-actions' },
             h('button', { type: 'button', onclick: () => open(n), 'aria-label': t(manage ? 'config.editNamed' : 'config.showNamed', label) }, manage ? t('config.edit') : t('config.show')),
             manage
