@@ -36,7 +36,7 @@ impl AddressBook {
         }
     }
 
-    pub(super) fn table(self) -> &'static str {
+    fn table(self) -> &'static str {
         match self {
             AddressBook::Contacts => "address_book_contacts",
             AddressBook::Lists => "distribution_lists",

@@ -7,7 +7,6 @@ use std::collections::HashSet;
 
 use sqlx::{FromRow, Row};
 
-use super::address_book::AddressBook;
 use super::{Store, StoreError, StoreResult, Tx};
 use crate::domain::address_book::Contact;
 use crate::domain::ids::{ContactId, DistributionListId, GroupId, NotificationId, TenantCode};
@@ -63,13 +62,10 @@ pub(super) enum Named<'a> {
 /// Most ids bound in one `IN (…)` list.
 const CHUNK: usize = 500;
 
-/// `$start, $start+1, …` for `n` values.
-fn placeholders(start: usize, n: usize) -> String {
-    (start..start + n)
-        .map(|i| format!("${i}"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
+/// The address-book tables a reference may name (the schema's, as `first_referrer`
+/// joins them too): what recipients name is this file's to know, not the book's.
+const LISTS: &str = "distribution_lists";
+const CONTACTS: &str = "address_book_contacts";
 
 impl Store {
     /// Finds every list, contact and group `references` name that is visible from `node`
@@ -92,19 +88,17 @@ impl Store {
                 RecipientTarget::Group { id } => group_ids.push(id.get()),
             }
         }
-        let lock = self.backend.share_rows();
+        let backend = self.backend;
+        let lock = backend.share_rows();
+        let (code, path) = (backend.placeholders(1, 1), backend.placeholders(2, 1));
         let mut found = ReferencedRecords::default();
-        for (book, ids) in [
-            (AddressBook::Lists, &list_ids),
-            (AddressBook::Contacts, &contact_ids),
-        ] {
-            let table = book.table();
+        for (table, ids) in [(LISTS, &list_ids), (CONTACTS, &contact_ids)] {
             for chunk in dedup(ids).chunks(CHUNK) {
                 let sql = format!(
                     "SELECT x.id, x.tenant_code, x.doc FROM {table} x JOIN tenants o ON o.code = x.tenant_code
-                     WHERE (x.tenant_code = $1 OR (x.applies_to_subtenants = 1 AND $2 LIKE o.path || '%'))
+                     WHERE (x.tenant_code = {code} OR (x.applies_to_subtenants = 1 AND {path} LIKE o.path || '%'))
                        AND x.id IN ({}){lock}",
-                    placeholders(3, chunk.len())
+                    backend.placeholders(3, chunk.len())
                 );
                 let mut query = sqlx::query(&sql).bind(node.code.as_str()).bind(&node.path);
                 for id in chunk {
@@ -117,7 +111,7 @@ impl Store {
                         doc,
                     } = OwnerDocRow::from_row(&row)?;
                     let owner = TenantCode::from_store(owner);
-                    if book == AddressBook::Lists {
+                    if table == LISTS {
                         found.lists.insert(DistributionListId::new(id), owner);
                     } else {
                         let contact: Contact = serde_json::from_str(&doc)
@@ -135,8 +129,8 @@ impl Store {
         }
         for chunk in dedup(&group_ids).chunks(CHUNK) {
             let sql = format!(
-                "SELECT x.id FROM device_groups x WHERE x.tenant_code = $1 AND x.id IN ({}){lock}",
-                placeholders(2, chunk.len())
+                "SELECT x.id FROM device_groups x WHERE x.tenant_code = {code} AND x.id IN ({}){lock}",
+                backend.placeholders(2, chunk.len())
             );
             let mut query = sqlx::query(&sql).bind(node.code.as_str());
             for id in chunk {
@@ -239,11 +233,11 @@ impl Store {
         named: Named<'_>,
         except_tenant: Option<&TenantCode>,
     ) -> StoreResult<Option<String>> {
-        let (filter, id, entries): (&str, i64, &[String]) = match named {
-            Named::Contact(id) => ("r.to_contact_id = $1", id.get(), &[]),
-            Named::ContactEntries(id, entries) => ("r.to_contact_id = $1", id.get(), entries),
-            Named::List(id) => ("r.to_list_id = $1", id.get(), &[]),
-            Named::Group(id) => ("r.to_group_id = $1", id, &[]),
+        let (column, id, entries): (&str, i64, &[String]) = match named {
+            Named::Contact(id) => ("r.to_contact_id", id.get(), &[]),
+            Named::ContactEntries(id, entries) => ("r.to_contact_id", id.get(), entries),
+            Named::List(id) => ("r.to_list_id", id.get(), &[]),
+            Named::Group(id) => ("r.to_group_id", id, &[]),
         };
         if matches!(named, Named::ContactEntries(..)) && entries.is_empty() {
             return Ok(None);
@@ -251,14 +245,19 @@ impl Store {
         let entry_filter = if entries.is_empty() {
             String::new()
         } else {
-            format!(" AND r.to_entry_id IN ({})", placeholders(3, entries.len()))
+            let entries = self.backend.placeholders(3, entries.len());
+            format!(" AND r.to_entry_id IN ({entries})")
         };
+        let (named_id, except) = (
+            self.backend.placeholders(1, 1),
+            self.backend.placeholders(2, 1),
+        );
         let sql = format!(
             "SELECT l.id AS list_id, l.doc AS list_doc, n.id AS notification_id, n.doc AS notification_doc
              FROM recipient_references r
              LEFT JOIN distribution_lists l ON l.id = r.from_list_id
              LEFT JOIN event_notifications n ON n.id = r.from_notification_id
-             WHERE {filter} AND r.referrer_tenant <> $2{entry_filter}
+             WHERE {column} = {named_id} AND r.referrer_tenant <> {except}{entry_filter}
              ORDER BY r.id LIMIT 1"
         );
         // '' is no tenant code: without an exception every referrer counts.
