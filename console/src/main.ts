@@ -4,7 +4,8 @@ import './style.css';
 import { api } from './api';
 import { h } from './dom';
 import { chooseLanguage, setLanguage, t } from './i18n';
-import { THEME_KEY, THEMES, themeChoice, uiLanguage, type Theme } from './preferences';
+import { uiLanguage } from './preferences';
+import { themeControl } from './theme';
 import { may, offered } from './roles';
 import { readOwnTenant, tenantSwitcher } from './tenantSwitcher';
 import { ADMIN_PAGES } from './pages/admin';
@@ -40,35 +41,6 @@ function toLogin(expired: boolean): void {
   shellShown = false;
   const next = here();
   navigate(`/login?next=${encodeURIComponent(next)}${expired ? '&expired=1' : ''}`, true);
-}
-
-/** The theme choice (light, dark, or the browser's): on <html data-theme>, kept in localStorage.
- * `theme-boot` (scripts/make-theme-boot.mjs) applied the stored one before the first paint. */
-function storedTheme(): Theme {
-  try {
-    return themeChoice(localStorage.getItem(THEME_KEY));
-  } catch {
-    return 'system';
-  }
-}
-
-function applyTheme(choice: Theme): void {
-  document.documentElement.dataset.theme = choice;
-  try {
-    localStorage.setItem(THEME_KEY, choice);
-  } catch {
-    // Storage refused (private mode): the choice lasts for this page.
-  }
-  // Pages drawing on a canvas (the map's outline) read the theme's colours again.
-  document.dispatchEvent(new CustomEvent('safetrack:theme'));
-}
-
-function themeControl(): HTMLElement {
-  const choice = h('select', { id: 'theme-choice', class: 'theme-choice', 'data-testid': 'theme-choice' },
-    ...THEMES.map((v) => h('option', { value: v }, t(`theme.${v}`))));
-  choice.value = storedTheme();
-  choice.addEventListener('change', () => applyTheme(themeChoice(choice.value)));
-  return h('span', { class: 'theme' }, h('label', { for: 'theme-choice', class: 'visually-hidden' }, t('theme.label')), choice);
 }
 
 /** The nav entry of the page shown carries aria-current (and its look). */

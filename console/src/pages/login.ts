@@ -1,6 +1,7 @@
 import { h } from '../dom';
 import { t, type Key } from '../i18n';
 import { login } from '../session';
+import { themeControl } from '../theme';
 
 const MESSAGES: Record<string, Key> = {
   invalid: 'login.invalid',
@@ -27,6 +28,7 @@ export function loginPage(outlet: HTMLElement, onDone: () => void): void {
     h('label', { for: 'password' }, t('login.password')),
     password,
     submit,
+    h('div', { class: 'login-theme' }, themeControl()),
   );
   form.addEventListener('submit', (e) => {
     e.preventDefault();
