@@ -5,6 +5,7 @@ import { h } from '../dom';
 import { t } from '../i18n';
 import { formatDateTime } from '../format';
 import { session } from '../session';
+import { problemText } from './admin/common';
 import { SATELLITE_TEXT_LIMIT, textChannel, textLength, type DeviceRecord } from '../devices';
 
 export interface MtMessage {
@@ -141,7 +142,8 @@ export function commandsSection(tc: string, deviceId: string, device: DeviceReco
         })
         .catch((err: unknown) => {
           result.className = 'action-result error';
-          result.textContent = t('device.mt.failed', { detail: err instanceof ApiError || err instanceof Error ? err.message : String(err) });
+          // The API's refusal in words (a field as its label, not its path).
+          result.textContent = t('device.mt.failed', { detail: err instanceof ApiError ? problemText(err) : err instanceof Error ? err.message : String(err) });
         })
         .finally(() => (send.disabled = false));
     });

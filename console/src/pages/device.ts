@@ -9,6 +9,7 @@ import { tenant } from '../session';
 import { checkInDue, deviceState, mergeDevice, openAlertOf, userLabel, type DeviceRecord } from '../devices';
 import { stateBadge } from './devices';
 import { alertPath } from './queue';
+import { plainAddress } from './admin/common';
 import { replaySection } from './device-replay';
 import { commandsSection } from './device-commands';
 
@@ -53,7 +54,7 @@ function personSection(d: DeviceRecord): { element: HTMLElement; load: () => Pro
     }
     const contact = (name?: string | null, tel?: string | null, address?: string | null): HTMLElement | null =>
       name || tel || address
-        ? h('li', { 'data-testid': 'emergency-contact' }, name ?? '', ' ', phone(tel), address ? h('span', { class: 'hint' }, ` ${address}`) : '')
+        ? h('li', { 'data-testid': 'emergency-contact' }, name ?? '', ' ', phone(tel), address ? h('span', { class: 'hint' }, ` ${plainAddress(address)}`) : '')
         : null;
     const contacts = [
       contact(p.EmergencyContactName, p.EmergencyContactTelephoneNumber, p.EmergencyContactAddress),
