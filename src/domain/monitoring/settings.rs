@@ -97,6 +97,45 @@ struct Rule {
 }
 
 impl Rule {
+    const DURATION: Rule = Rule {
+        field: "DurationMinutes",
+        min: 1,
+        max: MAX_DURATION_MINUTES,
+        hole: None,
+    };
+    const GRACE: Rule = Rule {
+        field: "GraceMinutes",
+        min: 0,
+        max: MAX_GRACE_MINUTES,
+        hole: None,
+    };
+    const NO_MOTION: Rule = Rule {
+        field: "NoMotionMinutes",
+        min: 0,
+        max: MAX_NO_MOTION_MINUTES,
+        hole: Some((1, MIN_NO_MOTION_MINUTES - 1)),
+    };
+
+    /// At most a day, and no longer than the session.
+    fn interval(duration: u32) -> Rule {
+        Rule {
+            field: "CheckInIntervalMinutes",
+            min: 1,
+            max: MAX_INTERVAL_MINUTES.min(duration),
+            hole: None,
+        }
+    }
+
+    /// Shorter than the interval (`interval` is at least 1).
+    fn reminder(interval: u32) -> Rule {
+        Rule {
+            field: "ReminderMinutes",
+            min: 0,
+            max: interval.saturating_sub(1),
+            hole: None,
+        }
+    }
+
     fn holds(&self, value: u32) -> bool {
         (self.min..=self.max).contains(&value)
             && self
@@ -154,15 +193,9 @@ impl RequestedSettings {
     pub fn settle(self, sources: DefaultSources<'_>) -> Result<Settled, ValidationErrors> {
         let mut v = Validator::new();
         v.length("Note", self.note.as_deref(), 0, NOTE_MAX_CHARS);
-        let duration = Rule {
-            field: "DurationMinutes",
-            min: 1,
-            max: MAX_DURATION_MINUTES,
-            hole: None,
-        };
         let duration = settle(
             &mut v,
-            &duration,
+            &Rule::DURATION,
             self.duration_minutes,
             sources,
             DEFAULT_DURATION,
@@ -170,49 +203,29 @@ impl RequestedSettings {
         // The later rules depend on the earlier values; after a bad one they are checked
         // against its widest range, so every field's own problem is still reported.
         let duration_value = duration.map_or(MAX_DURATION_MINUTES, |(d, _)| d);
-        let interval = Rule {
-            field: "CheckInIntervalMinutes",
-            min: 1,
-            max: MAX_INTERVAL_MINUTES.min(duration_value),
-            hole: None,
-        };
-        let interval_default = DEFAULT_INTERVAL.min(duration_value);
         let interval = settle(
             &mut v,
-            &interval,
+            &Rule::interval(duration_value),
             self.check_in_interval_minutes,
             sources,
-            interval_default,
+            DEFAULT_INTERVAL.min(duration_value),
         );
         let interval_value = interval.map_or(MAX_INTERVAL_MINUTES, |(i, _)| i);
-        let grace = Rule {
-            field: "GraceMinutes",
-            min: 0,
-            max: MAX_GRACE_MINUTES,
-            hole: None,
-        };
-        let grace = settle(&mut v, &grace, self.grace_minutes, sources, DEFAULT_GRACE);
-        let reminder = Rule {
-            field: "ReminderMinutes",
-            min: 0,
-            max: interval_value - 1,
-            hole: None,
-        };
-        let reminder_default = DEFAULT_REMINDER.min(interval_value - 1);
+        let grace = settle(
+            &mut v,
+            &Rule::GRACE,
+            self.grace_minutes,
+            sources,
+            DEFAULT_GRACE,
+        );
         let reminder = settle(
             &mut v,
-            &reminder,
+            &Rule::reminder(interval_value),
             self.reminder_minutes,
             sources,
-            reminder_default,
+            DEFAULT_REMINDER.min(interval_value.saturating_sub(1)),
         );
-        let no_motion = Rule {
-            field: "NoMotionMinutes",
-            min: 0,
-            max: MAX_NO_MOTION_MINUTES,
-            hole: Some((1, MIN_NO_MOTION_MINUTES - 1)),
-        };
-        let no_motion = settle(&mut v, &no_motion, self.no_motion_minutes, sources, 0);
+        let no_motion = settle(&mut v, &Rule::NO_MOTION, self.no_motion_minutes, sources, 0);
         v.finish()?;
         let (Some(duration), Some(interval), Some(grace), Some(reminder), Some(no_motion)) =
             (duration, interval, grace, reminder, no_motion)
