@@ -20,7 +20,7 @@ use crate::http::{self, AppState, BodyLimits};
 use crate::server::ServeConfig;
 use crate::services::ingest::{Pipeline, PipelineConfig};
 use crate::services::stream::EventHub;
-use crate::store::{Backend, NewUser, Store, StreamFeed};
+use crate::store::{NewUser, Store, StreamFeed};
 use crate::workers::deliveries::DeliveryWorkerConfig;
 
 mod running;
@@ -269,7 +269,8 @@ pub struct App {
     audit_retention: Duration,
     channels: Arc<Channels>,
     delivery: DeliveryWorkerConfig,
-    /// PostgreSQL: every process's stream announcements, listened to from here on.
+    /// The stream announcements this process hears (every process's on PostgreSQL),
+    /// listened to from here on; taken by the relay.
     stream_feed: Option<StreamFeed>,
     /// The DirectIP listener, bound, with its settings.
     directip: Option<(
@@ -291,10 +292,7 @@ impl App {
 
 pub async fn build_app(store: Store, mut config: AppConfig) -> anyhow::Result<App> {
     let secret = store.server_secret().await?;
-    let hub = Arc::new(match store.backend() {
-        Backend::Sqlite => EventHub::default(),
-        Backend::Postgres => EventHub::numbered_by_database(),
-    });
+    let hub = Arc::new(EventHub::default());
     let channels = Arc::new(Channels::new(&config.channels)?);
     // A delivery on a channel this server cannot use is recorded NotConfigured at once.
     config.pipeline.email = config.channels.email();
@@ -316,7 +314,7 @@ pub async fn build_app(store: Store, mut config: AppConfig) -> anyhow::Result<Ap
     };
     let trusted = http::client_address::TrustedProxies(Arc::new(config.trusted_proxies));
     // Listening before the server answers: nothing committed after start-up is missed.
-    let stream_feed = store.stream_feed().await?;
+    let stream_feed = Some(store.stream_feed().await?);
     crate::services::stream::load_recent(&store, &hub).await?;
     let routers = http::router(
         state,

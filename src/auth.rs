@@ -41,7 +41,7 @@ use crate::domain::lockout::{Admission, LockoutPolicy};
 use crate::domain::password;
 use crate::domain::time::now;
 use crate::domain::user::User;
-use crate::store::{Backend, Credentials, SessionCredentials, Store, StoreError};
+use crate::store::{Credentials, SessionCredentials, Store, StoreError};
 
 /// Who acts: a user, or one of a tenant's API tokens.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -502,14 +502,13 @@ impl Authenticator {
         if let Some(until) = self.locks.until(user_id, client, at) {
             return Err(AuthError::Locked(until));
         }
-        if self.store.backend() == Backend::Postgres {
-            let state = self
-                .store
-                .client_login_state(user_id, &client.to_string())
-                .await?;
-            if let Some(until) = self.config.lockout.locked_until(&state, at) {
-                return Err(AuthError::Locked(until));
-            }
+        // Another process may have locked it (PostgreSQL); on SQLite nothing is read.
+        let shared = self
+            .store
+            .shared_login_state(user_id, &client.to_string())
+            .await?;
+        if let Some(until) = shared.and_then(|state| self.config.lockout.locked_until(&state, at)) {
+            return Err(AuthError::Locked(until));
         }
         Ok(())
     }

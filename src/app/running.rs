@@ -10,7 +10,7 @@ use tokio::task::JoinHandle;
 
 use super::{App, LOG_CHECKPOINT_INTERVAL};
 use crate::services::escalation::Escalator;
-use crate::store::ClaimFilter;
+use crate::store::{ClaimFilter, Wake};
 use crate::workers::audit_retention::AuditPruner;
 use crate::workers::deliveries::DeliveryWorker;
 use crate::workers::escalations::EscalationWorker;
@@ -81,7 +81,7 @@ fn spawn_maintenance(app: &App, stopped: &watch::Receiver<bool>) -> Vec<JoinHand
     ));
     let escalations = Arc::new(EscalationWorker::new(
         app.store.clone(),
-        Escalator::new(app.store.clone(), app.pipeline_config, app.hub.clone()),
+        Escalator::new(app.store.clone(), app.pipeline_config),
     ));
     let store = app.store.clone();
     let pruner = AuditPruner::new(app.store.clone(), app.audit_retention);
@@ -153,7 +153,7 @@ fn spawn_deliveries(app: &App, stopped: &watch::Receiver<bool>) -> DeliveryLoops
             app.delivery,
             ClaimFilter::All,
         )
-        .yielding_to(app.pipeline.ingest_backlog()),
+        .yielding_to_ingest(),
     );
     let alerting = Arc::new(
         DeliveryWorker::new(
@@ -164,7 +164,7 @@ fn spawn_deliveries(app: &App, stopped: &watch::Receiver<bool>) -> DeliveryLoops
         )
         .sharing_outages_with(&general),
     );
-    let outbox = app.pipeline.outbox_signal();
+    let outbox = app.store.wake_signal(Wake::Deliveries);
     let mut loops = Vec::new();
     for _ in 0..app.delivery.loops {
         let deliveries = general.clone();
@@ -184,7 +184,7 @@ fn spawn_deliveries(app: &App, stopped: &watch::Receiver<bool>) -> DeliveryLoops
         loops.push(workers::spawn_loop(
             "alerting-deliveries",
             app.delivery.poll_interval,
-            Some(app.pipeline.alerting_signal()),
+            Some(app.store.wake_signal(Wake::Alerting)),
             stopped.clone(),
             move || {
                 let deliveries = deliveries.clone();
@@ -198,8 +198,8 @@ fn spawn_deliveries(app: &App, stopped: &watch::Receiver<bool>) -> DeliveryLoops
     }
 }
 
-/// The DirectIP listener, when configured, and on PostgreSQL the relay of every
-/// process's stream announcements into this process's hub.
+/// The DirectIP listener, when configured, and the relay of the stream's announcements
+/// (every process's on PostgreSQL, this one's on SQLite) into this process's hub.
 fn spawn_listeners_and_relay(
     app: &mut App,
     stopped: &watch::Receiver<bool>,

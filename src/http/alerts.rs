@@ -228,7 +228,7 @@ async fn acknowledge_alert(
     let action = AlertAction::Acknowledge {
         note: note.as_deref(),
     };
-    let (alert, _) = AlertDesk::new(&app.store, app.pipeline.hub())
+    let (alert, _) = AlertDesk::new(&app.store)
         .act(
             &scope.tenant,
             id,
@@ -276,7 +276,7 @@ async fn resolve_alert(
         resolution: resolve.resolution.as_deref(),
         outcome: resolve.outcome,
     };
-    let (alert, _) = AlertDesk::new(&app.store, app.pipeline.hub())
+    let (alert, _) = AlertDesk::new(&app.store)
         .act(
             &scope.tenant,
             id,
@@ -316,7 +316,7 @@ async fn add_note(
         .map_err(|_| ApiError::NotFound)?;
     let text = note.validated()?;
     let action = AlertAction::Note { text: &text };
-    let (_, entry) = AlertDesk::new(&app.store, app.pipeline.hub())
+    let (_, entry) = AlertDesk::new(&app.store)
         .act(
             &scope.tenant,
             id,

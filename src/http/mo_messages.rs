@@ -15,11 +15,10 @@ use super::error::{ApiError, ApiResult, Problem};
 use super::extract::{IfMatch, Query, TenantScope};
 use super::negotiate::{Body, EmptyOk, Record, RecordList, Representable};
 use super::paging::{Cursor, Page};
-use super::records::mo_message::{MoMessageRecord, validated_batch};
+use super::records::mo_message::{MoMessageRecord, ProcessedMessageRecord, validated_batch};
 use crate::domain::access::Permission;
 use crate::domain::ids::{DeviceId, MoMessageId};
 use crate::domain::mo_message::{BatchRejection, MoMessage};
-use crate::services::ingest::ProcessedMessage;
 use crate::store::{MessageCursor, MessageQuery};
 
 /// Most messages one page returns (the contract's limit).
@@ -37,7 +36,7 @@ impl Representable for MoMessage {
     }
 }
 
-impl Representable for ProcessedMessage {
+impl Representable for ProcessedMessageRecord {
     const NAME: &'static str = "MoMessage";
 }
 
@@ -139,7 +138,7 @@ fn message_id(raw: &str) -> ApiResult<MoMessageId> {
 /// processed twice. With `process=true` the answer lists every message as processed.
 #[utoipa::path(post, path = "/V2/{tenantVarCode}/devices/{deviceId}/momessages", tag = "MO messages",
     params(DevicePath, PostQuery), request_body = Vec<MoMessageRecord>,
-    responses((status = 200, description = "Stored (with process=true: the processed messages)", body = [ProcessedMessage]),
+    responses((status = 200, description = "Stored (with process=true: the processed messages)", body = [ProcessedMessageRecord]),
         (status = 400, body = Problem), (status = 403, body = Problem), (status = 404, body = Problem),
         (status = 413, body = Problem)))]
 async fn post_messages(
@@ -162,7 +161,8 @@ async fn post_messages(
         .map_err(|_| ApiError::NotFound)?;
     let processed = app.pipeline.ingest(&scope.tenant, device_id, batch).await?;
     Ok(if query.process {
-        RecordList(processed).into_response()
+        let answered: Vec<ProcessedMessageRecord> = processed.into_iter().map(Into::into).collect();
+        RecordList(answered).into_response()
     } else {
         EmptyOk.into_response()
     })

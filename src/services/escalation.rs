@@ -7,31 +7,25 @@
 //! was notified) commit together, so a restart neither skips nor repeats a round; the
 //! alert as the round left it is an `alert` event on the live stream.
 
-use std::sync::Arc;
-
 use jiff::Timestamp;
 
-use super::alerts::publish_alert;
 use super::ingest::PipelineConfig;
-use super::stream::EventHub;
 use crate::domain::address::ContactAddress;
 use crate::domain::address_book::Contact;
 use crate::domain::alert::{Alert, Notified, TimelineKind};
 use crate::domain::delivery::{Channel, DeliveryStatus};
 use crate::domain::ids::AlertId;
 use crate::domain::time::now;
-use crate::store::{AlertEvent, DueEscalation, NewDelivery, Store, StoreResult};
+use crate::store::{AlertEvent, DueEscalation, NewDelivery, Store, StoreResult, Wake};
 
 pub struct Escalator {
     store: Store,
     config: PipelineConfig,
-    /// Where a round's alert is published (SQLite; PostgreSQL's is announced).
-    hub: Arc<EventHub>,
 }
 
 impl Escalator {
-    pub fn new(store: Store, config: PipelineConfig, hub: Arc<EventHub>) -> Self {
-        Self { store, config, hub }
+    pub fn new(store: Store, config: PipelineConfig) -> Self {
+        Self { store, config }
     }
 
     /// Runs the round of alert `id` if it is still due at `at`. Returns whether it ran.
@@ -51,6 +45,10 @@ impl Escalator {
         let contacts = tx.escalation_contacts(&due.node).await?;
         let written = self.deliveries_to(&contacts, &subject, template);
         tx.insert_deliveries(&written).await?;
+        if written.iter().any(|d| d.status == DeliveryStatus::Pending) {
+            // People's channels: the alerting loop sends them at once.
+            tx.wake(Wake::Alerting);
+        }
         let next = if level < rounds {
             due.due.checked_add(after).ok().map(|next| next.max(at))
         } else {
@@ -65,9 +63,8 @@ impl Escalator {
         };
         tx.record_alert_event(id, &round).await?;
         let alert = tx.alert(id).await?;
-        tx.announce_alert(&due.node, &alert).await?;
+        tx.announce_alert(&due.node, &alert);
         tx.commit().await?;
-        publish_alert(&self.store, &self.hub, &due.node, &alert);
         Ok(true)
     }
 

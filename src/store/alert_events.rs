@@ -20,7 +20,8 @@ use crate::domain::audit::{Audit, AuditAction, ResourceType};
 use crate::domain::delivery::{Channel, DeliveryStatus};
 use crate::domain::ids::{AlertId, DeliveryId, MoMessageId, TenantCode};
 use crate::domain::tenant::TenantNode;
-use crate::store::StreamAnnouncement;
+use crate::store::{StreamAnnouncement, StreamRecord};
+use std::sync::Arc;
 
 /// A step to record on an alert's timeline.
 #[derive(Debug, Clone)]
@@ -350,19 +351,11 @@ impl WriteTx {
         super::alerts::alert_from_row(&row)
     }
 
-    /// Announces alert changes to every process's live stream (PostgreSQL; nothing on
-    /// SQLite): call it last, just before `commit` (`announce_stream`).
-    pub async fn announce_alert(&mut self, node: &TenantNode, alert: &Alert) -> StoreResult<()> {
-        self.announce_stream(&StreamAnnouncement {
-            tenant_code: node.code.clone(),
-            tenant_path: node.path.clone(),
-            device_id: alert.device_id.to_string(),
-            messages: Vec::new(),
-            alerts: vec![alert.alert_id.get()],
-            device: false,
-            device_record: None,
-        })
-        .await
+    /// Announces the change to `alert` on the live stream once this transaction is
+    /// committed (`WriteTx::announce`).
+    pub fn announce_alert(&mut self, node: &TenantNode, alert: &Alert) {
+        let record = StreamRecord::Alert(Arc::new(alert.clone()));
+        self.announce(StreamAnnouncement::of(node, &alert.device_id, vec![record]));
     }
 }
 
@@ -393,7 +386,7 @@ impl Store {
         tx.audit(&audit.entry(action.audit_action(), ResourceType::Alert, id))
             .await?;
         let alert = tx.alert(id).await?;
-        tx.announce_alert(node, &alert).await?;
+        tx.announce_alert(node, &alert);
         tx.commit().await?;
         Ok((alert, action.timeline_entry(&event, by)))
     }

@@ -72,6 +72,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
+use tokio::sync::Notify;
+
 use jiff::Timestamp;
 use sqlx::any::{AnyPoolOptions, AnyRow};
 use sqlx::{AnyPool, Row};
@@ -81,7 +83,8 @@ use crate::domain::closed_set::NotInSet;
 use crate::domain::ids::TenantCode;
 use crate::domain::tenant::{Tenant, TenantNode};
 use cache::RecordCache;
-use sqlite_writer::{SqliteWriter, WriterTx};
+use sqlite_writer::{SqliteWriter, WriterQueue, WriterTx};
+use stream_feed::LocalFeed;
 
 pub use address_book::{AddressBook, AddressBookWrite, BookRecord, Owned, OwnedRecord};
 pub use alert_events::{AlertAction, AlertEvent};
@@ -102,7 +105,8 @@ pub use mo_messages::{MessageCursor, MessageQuery};
 pub use notifications::NotificationUpdate;
 pub use risk_regions::{RiskRegionUpdate, StoredRiskRegion};
 pub use sessions::SessionCredentials;
-pub use stream_feed::{FeedItem, StreamAnnouncement, StreamFeed};
+pub use sqlite_writer::WaitingForWriter;
+pub use stream_feed::{FeedItem, StreamAnnouncement, StreamFeed, StreamRecord};
 pub use tenants::TenantDeletion;
 pub use tenants::TenantSelection;
 pub use users::{Credentials, NewUser, StoredUser, UserUpdate};
@@ -255,8 +259,14 @@ pub struct Store {
     /// every request reads them, so a revocation elsewhere holds at once).
     token_cache: Arc<RecordCache<String, TokenCredentials>>,
     session_cache: Arc<RecordCache<String, SessionCredentials>>,
-    /// SQLite's one writing connection, which writers queue for (`sqlite_writer.rs`).
+    /// SQLite's one writing connection, which writers queue for (`sqlite_writer.rs`),
+    /// and the writes declared waiting for it.
     writer: Option<Arc<SqliteWriter>>,
+    writer_queue: Option<Arc<WriterQueue>>,
+    /// SQLite: the announcements of this process's commits, handed on once durable.
+    local_feed: Option<Arc<LocalFeed>>,
+    /// What committed write transactions wake in this process (`Wake`).
+    wakes: Arc<Wakes>,
     /// PostgreSQL: where the live stream's announcements go (`stream_feed.rs`), and the
     /// URL its listening connection opens (never logged: it may hold a password).
     stream_channel: Option<Arc<str>>,
@@ -312,7 +322,10 @@ impl Store {
             users: Arc::new(RecordCache::new(single_writer)),
             token_cache: Arc::new(RecordCache::new(single_writer)),
             session_cache: Arc::new(RecordCache::new(single_writer)),
+            writer_queue: writer.as_ref().map(|_| Arc::default()),
+            local_feed: writer.as_ref().map(|_| Arc::new(LocalFeed::new())),
             writer,
+            wakes: Arc::default(),
             stream_channel,
             url,
         })
@@ -320,6 +333,38 @@ impl Store {
 
     pub fn backend(&self) -> Backend {
         self.backend
+    }
+
+    /// Whether write transactions take turns on one writer (SQLite): many small ones
+    /// then gain by sharing one transaction (ingest's group commit); elsewhere each
+    /// commits on its own.
+    pub fn writes_take_turns(&self) -> bool {
+        self.writer.is_some()
+    }
+
+    /// Declares a write waiting for the writer's turn until the ticket is `taken`
+    /// (ingest's batches queued for their group): `writer_lull` waits for them. Nothing
+    /// is counted where writes do not take turns.
+    pub fn waiting_for_writer(&self) -> WaitingForWriter {
+        match &self.writer_queue {
+            Some(queue) => queue.declare(),
+            None => WaitingForWriter::default(),
+        }
+    }
+
+    /// Returns once no declared write waits for the writer (at once if none does, or
+    /// writes do not take turns), or after `at_most`: a write that can wait lets them go
+    /// first.
+    pub async fn writer_lull(&self, at_most: Duration) {
+        if let Some(queue) = &self.writer_queue {
+            queue.lull(at_most).await;
+        }
+    }
+
+    /// What wakes this process's loops of `kind` when a committed transaction asked
+    /// for it (`WriteTx::wake`); other processes find the work at their next poll.
+    pub fn wake_signal(&self, kind: Wake) -> Arc<Notify> {
+        self.wakes.signal(kind).clone()
     }
 
     /// Applies the backend's pending migrations.
@@ -405,6 +450,9 @@ impl Store {
             tx: self.begin_write().await?,
             backend: self.backend,
             stream_channel: self.stream_channel.clone(),
+            local_feed: self.local_feed.clone(),
+            wakes: self.wakes.clone(),
+            outbox: Outbox::default(),
         })
     }
 
@@ -509,45 +557,134 @@ impl<'q> sqlx::Encode<'q, sqlx::Any> for Float {
 }
 
 /// A write transaction services drive (see `Store::begin`); its methods live beside the
-/// tables they touch.
+/// tables they touch. What it announces (`announce`) and wakes (`wake`) waits in its
+/// outbox and goes out only once it is committed and on disk, the same way on both
+/// backends (`stream_feed.rs`).
 pub struct WriteTx {
     tx: Tx,
     backend: Backend,
     stream_channel: Option<Arc<str>>,
+    local_feed: Option<Arc<LocalFeed>>,
+    wakes: Arc<Wakes>,
+    outbox: Outbox,
+}
+
+/// Loops of this process a committed write wakes (besides their poll).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wake {
+    /// The delivery loops: `Pending` deliveries were queued.
+    Deliveries,
+    /// The alerting delivery loop: a match (or an escalation) queued `Pending`
+    /// deliveries to people or its EventNotification webhooks.
+    Alerting,
+}
+
+#[derive(Default)]
+struct Wakes {
+    deliveries: Arc<Notify>,
+    alerting: Arc<Notify>,
+}
+
+impl Wakes {
+    fn signal(&self, kind: Wake) -> &Arc<Notify> {
+        match kind {
+            Wake::Deliveries => &self.deliveries,
+            Wake::Alerting => &self.alerting,
+        }
+    }
+
+    /// Each wake asked for tells one loop (as many as asked, when several wait).
+    fn fire(&self, asked: &[Wake]) {
+        for kind in asked {
+            self.signal(*kind).notify_one();
+        }
+    }
+}
+
+/// What a transaction announces and wakes once it is committed.
+#[derive(Default)]
+struct Outbox {
+    stream: Vec<crate::store::StreamAnnouncement>,
+    wakes: Vec<Wake>,
 }
 
 impl WriteTx {
-    /// Commits; returns once the commit is on disk.
+    /// Wakes this process's loops of `kind` once the transaction is committed and on
+    /// disk (never, if it is not). Each call tells one loop.
+    pub fn wake(&mut self, kind: Wake) {
+        self.outbox.wakes.push(kind);
+    }
+
+    /// Commits; returns once the commit is on disk (and what it announces is handed on).
     pub async fn commit(self) -> StoreResult<()> {
-        self.tx.commit().await?;
-        Ok(())
+        self.commit_pending().await?.durable().await
     }
 
     /// Commits and lets the next writer in; the commit is on disk once
     /// `Committed::durable` returns (SQLite flushes its log after the writer's turn,
     /// `wal_sync.rs`; PostgreSQL's commit is durable when it returns). Nothing may be
-    /// acknowledged before that.
-    pub async fn commit_pending(self) -> StoreResult<Committed> {
-        Ok(match self.tx {
-            Tx::Writer(tx) => Committed(Some(tx.commit_pending().await?)),
+    /// acknowledged before that, and nothing is announced or woken before it either.
+    pub async fn commit_pending(mut self) -> StoreResult<Committed> {
+        let Outbox { stream, wakes } = std::mem::take(&mut self.outbox);
+        if let Some(channel) = self.stream_channel.clone() {
+            for announcement in &stream {
+                self.announce_in_database(&channel, announcement).await?;
+            }
+        }
+        let local_feed = self.local_feed.clone();
+        let (pending, number) = match self.tx {
+            Tx::Writer(tx) => {
+                let mut number = 0;
+                let pending = tx
+                    .commit_pending_then(|committed| {
+                        number = committed;
+                        if let Some(feed) = &local_feed {
+                            feed.committed(committed, stream);
+                        }
+                    })
+                    .await?;
+                (Some(pending), number)
+            }
             Tx::Pooled(tx) => {
                 tx.commit().await?;
-                Committed(None)
+                (None, 0)
             }
+        };
+        Ok(Committed {
+            pending,
+            number,
+            local_feed,
+            wakes: (self.wakes, wakes),
         })
     }
 }
 
 /// A commit made (visible to others), perhaps not yet on disk.
 #[must_use = "a commit is durable only once `durable` returned Ok"]
-pub struct Committed(Option<wal_sync::PendingCommit>);
+pub struct Committed {
+    pending: Option<wal_sync::PendingCommit>,
+    number: u64,
+    local_feed: Option<Arc<LocalFeed>>,
+    wakes: (Arc<Wakes>, Vec<Wake>),
+}
 
 impl Committed {
-    /// Returns once the commit is on disk.
+    /// Returns once the commit is on disk; then what it announces is handed on and what
+    /// it wakes is woken.
     pub async fn durable(self) -> StoreResult<()> {
-        if let Some(pending) = self.0 {
-            pending.durable().await.map_err(sqlx::Error::Io)?;
+        if let Some(pending) = self.pending {
+            if let Err(e) = pending.durable().await {
+                if let Some(feed) = &self.local_feed {
+                    feed.failed(self.number);
+                }
+                return Err(sqlx::Error::Io(e).into());
+            }
+            if let Some(feed) = &self.local_feed {
+                feed.durable(self.number);
+            }
         }
+        let (wakes, asked) = &self.wakes;
+        wakes.fire(asked);
         Ok(())
     }
 }

@@ -1,11 +1,21 @@
-//! The live stream across processes (PostgreSQL; SQLite has one process, whose hub is
-//! fed directly). A transaction that changed what the stream shows announces it just
-//! before its commit: `pg_notify` on this schema's channel, which PostgreSQL delivers to
-//! every listening process when — and only if — the transaction commits, in commit
-//! order. The event ids come from a sequence read under a transaction-scoped advisory
-//! lock that is held through the commit, so ids grow in exactly the order listeners
-//! receive them: every process's hub holds the same events under the same ids, and a
-//! client resumes with `Last-Event-ID` on whichever process it reaches.
+//! The live stream's way out of a write transaction, the same on both backends: a
+//! transaction records what it announces in its outbox (`WriteTx::announce`), and once
+//! it is committed — on disk — the announcement comes out of `StreamFeed`, numbered, in
+//! commit order; the relay (`services/stream/relay.rs`) feeds every process's hub from
+//! its feed. Only how an announcement travels differs, and only here:
+//!
+//! - **PostgreSQL** (several processes): the transaction announces just before its
+//!   commit (`WriteTx::commit` does it): `pg_notify` on this schema's channel, which
+//!   PostgreSQL delivers to every listening process when — and only if — the
+//!   transaction commits, in commit order. The event ids come from a sequence read under
+//!   a transaction-scoped advisory lock that is held through the commit, so ids grow in
+//!   exactly the order listeners receive them: every process's hub holds the same events
+//!   under the same ids, and a client resumes with `Last-Event-ID` on whichever process
+//!   it reaches.
+//! - **SQLite** (one process): the commit's announcements wait in this process's
+//!   `LocalFeed` until the commit is durable, and are then numbered and handed to its
+//!   listeners in commit order (a flush covers every commit before it); they carry their
+//!   records, so nothing is read back.
 //!
 //! A notification names the rows (message, alert and device ids), not their content:
 //! PostgreSQL caps a payload at 8,000 bytes, and every notification waits in one queue
@@ -22,25 +32,41 @@
 //! process reads it (later messages move it on): the log row of the part that carries
 //! the device event holds that record (`device`, not in the notification, whose payload
 //! it could overflow), and the relay reads it from there.
+//!
+//! A new kind of event is a `StreamRecord` variant (with its id in the announcement and
+//! its read in the relay); neither backend's path changes.
 
-use std::sync::Arc;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 use sqlx::FromRow;
 use sqlx::postgres::PgListener;
+use tokio::sync::mpsc;
 
 use super::{Store, StoreError, StoreResult, WriteTx};
+use crate::domain::alert::Alert;
 use crate::domain::device::Device;
 use crate::domain::ids::TenantCode;
+use crate::domain::mo_message::MoMessage;
+use crate::domain::tenant::TenantNode;
 
 /// Most events named by one notification (ids of up to 20 digits stay far below the
 /// payload limit).
 const EVENTS_PER_NOTIFICATION: usize = 300;
 
+/// A record the live stream shows: one event each.
+#[derive(Debug, Clone)]
+pub enum StreamRecord {
+    MoMessage(Arc<MoMessage>),
+    Alert(Arc<Alert>),
+    Device(Arc<Device>),
+}
+
 /// What one unit of work committed, as the stream shows it: the tenant's new messages
 /// of one device, then the alerts raised or joined, then the device (when its state
 /// changed) — one event each, numbered in that order.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StreamAnnouncement {
     #[serde(rename = "t")]
     pub tenant_code: TenantCode,
@@ -57,9 +83,68 @@ pub struct StreamAnnouncement {
     /// The device as this unit of work left it, when `device` (logged, never notified).
     #[serde(skip)]
     pub device_record: Option<Arc<Device>>,
+    /// The events' records as the announcing transaction wrote them, in event order
+    /// (within this process only: what the database hands on names rows).
+    #[serde(skip)]
+    pub records: Option<Arc<[StreamRecord]>>,
+}
+
+impl PartialEq for StreamAnnouncement {
+    /// The announced rows (the records are those rows as written).
+    fn eq(&self, other: &Self) -> bool {
+        (
+            &self.tenant_code,
+            &self.tenant_path,
+            &self.device_id,
+            &self.messages,
+            &self.alerts,
+            self.device,
+        ) == (
+            &other.tenant_code,
+            &other.tenant_path,
+            &other.device_id,
+            &other.messages,
+            &other.alerts,
+            other.device,
+        ) && self.device_record.is_some() == other.device_record.is_some()
+    }
 }
 
 impl StreamAnnouncement {
+    /// What a unit of work of `device_id` in tenant `node` shows: `records` in the
+    /// stream's order (messages, then alerts, then the device), each named by its row.
+    /// A message without an id is not stored and shows nothing; at most one device record.
+    pub fn of(node: &TenantNode, device_id: &str, records: Vec<StreamRecord>) -> Self {
+        let rank = |record: &StreamRecord| match record {
+            StreamRecord::MoMessage(_) => 0,
+            StreamRecord::Alert(_) => 1,
+            StreamRecord::Device(_) => 2,
+        };
+        let mut records: Vec<StreamRecord> = records
+            .into_iter()
+            .filter(|r| !matches!(r, StreamRecord::MoMessage(m) if m.message_id.is_none()))
+            .collect();
+        records.sort_by_key(rank);
+        let (mut messages, mut alerts, mut device_record) = (Vec::new(), Vec::new(), None);
+        for record in &records {
+            match record {
+                StreamRecord::MoMessage(m) => messages.extend(m.message_id.map(|id| id.get())),
+                StreamRecord::Alert(a) => alerts.push(a.alert_id.get()),
+                StreamRecord::Device(d) => device_record = Some(d.clone()),
+            }
+        }
+        Self {
+            tenant_code: node.code.clone(),
+            tenant_path: node.path.clone(),
+            device_id: device_id.to_string(),
+            messages,
+            alerts,
+            device: device_record.is_some(),
+            device_record,
+            records: Some(records.into()),
+        }
+    }
+
     pub fn event_count(&self) -> usize {
         self.messages.len() + self.alerts.len() + usize::from(self.device)
     }
@@ -75,6 +160,7 @@ impl StreamAnnouncement {
             alerts: alerts.to_vec(),
             device,
             device_record: self.device_record.clone().filter(|_| device),
+            records: None,
         };
         let mut parts = Vec::new();
         let mut offset = 0;
@@ -111,20 +197,40 @@ pub enum FeedItem {
     Interrupted,
 }
 
-/// This process's subscription to every process's announcements (PostgreSQL).
+/// This process's subscription to the announcements of every process writing the
+/// database: the database's notifications (PostgreSQL), or this process's own durable
+/// commits (SQLite, `LocalFeed`).
 pub struct StreamFeed {
-    listener: PgListener,
+    source: Source,
+}
+
+enum Source {
+    Database(PgListener),
+    Local(mpsc::UnboundedReceiver<(u64, StreamAnnouncement)>),
 }
 
 impl StreamFeed {
     /// The next announcement, in commit order.
     pub async fn next(&mut self) -> StoreResult<FeedItem> {
+        let listener = match &mut self.source {
+            Source::Database(listener) => listener,
+            Source::Local(committed) => {
+                return match committed.recv().await {
+                    Some((first_id, announcement)) => Ok(FeedItem::Announced {
+                        first_id,
+                        announcement,
+                    }),
+                    // The store is gone, and with it every writer: nothing comes.
+                    None => std::future::pending().await,
+                };
+            }
+        };
         loop {
-            let Some(notification) = self.listener.try_recv().await? else {
+            let Some(notification) = listener.try_recv().await? else {
                 // Listen again before saying so (the listener reconnects and re-listens
                 // when used): the caller then reads the log with no window left in
                 // which a commit's notification could be lost.
-                sqlx::query("SELECT 1").execute(&mut self.listener).await?;
+                sqlx::query("SELECT 1").execute(&mut *listener).await?;
                 return Ok(FeedItem::Interrupted);
             };
             match parse_notification(notification.payload()) {
@@ -140,6 +246,80 @@ impl StreamFeed {
                 ),
             }
         }
+    }
+}
+
+/// SQLite: the announcements of commits not yet on disk, handed to the listeners once
+/// they are, in commit order, numbered from the process's start-up time in
+/// microseconds (so ids grow across restarts too, and a client's old `Last-Event-ID`
+/// never names a newer event).
+pub(super) struct LocalFeed {
+    state: Mutex<LocalState>,
+}
+
+struct LocalState {
+    /// By commit number (`wal_sync`): committed, not yet known to be on disk.
+    waiting: BTreeMap<u64, Vec<StreamAnnouncement>>,
+    /// The id of the last event handed on.
+    last_id: u64,
+    listeners: Vec<mpsc::UnboundedSender<(u64, StreamAnnouncement)>>,
+}
+
+impl LocalFeed {
+    pub(super) fn new() -> Self {
+        let start = u64::try_from(jiff::Timestamp::now().as_microsecond()).unwrap_or(1);
+        Self {
+            state: Mutex::new(LocalState {
+                waiting: BTreeMap::new(),
+                last_id: start,
+                listeners: Vec::new(),
+            }),
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, LocalState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Commit `number`'s announcements; call while the commit still holds the writer's
+    /// turn, so a later commit's durability cannot hand on before these are here.
+    pub(super) fn committed(&self, number: u64, announcements: Vec<StreamAnnouncement>) {
+        if !announcements.is_empty() {
+            self.state().waiting.insert(number, announcements);
+        }
+    }
+
+    /// Commit `number` is on disk, and so is every commit before it: their
+    /// announcements go to the listeners, in commit order.
+    pub(super) fn durable(&self, number: u64) {
+        let mut state = self.state();
+        if state
+            .waiting
+            .first_key_value()
+            .is_none_or(|(n, _)| *n > number)
+        {
+            return;
+        }
+        let later = state.waiting.split_off(&(number + 1));
+        let ready = std::mem::replace(&mut state.waiting, later);
+        for announcement in ready.into_values().flatten() {
+            let first_id = state.last_id + 1;
+            state.last_id += announcement.event_count() as u64;
+            state
+                .listeners
+                .retain(|listener| listener.send((first_id, announcement.clone())).is_ok());
+        }
+    }
+
+    /// Commit `number` failed to reach the disk: it announces nothing.
+    pub(super) fn failed(&self, number: u64) {
+        self.state().waiting.remove(&number);
+    }
+
+    fn listen(&self) -> mpsc::UnboundedReceiver<(u64, StreamAnnouncement)> {
+        let (sender, receiver) = mpsc::unbounded_channel();
+        self.state().listeners.push(sender);
+        receiver
     }
 }
 
@@ -267,29 +447,45 @@ impl Store {
         Ok(done.rows_affected())
     }
 
-    /// Listens to the announcements of every process on this database: PostgreSQL only
-    /// (`None` on SQLite). Listening starts before this returns, so nothing committed
-    /// afterwards is missed.
-    pub async fn stream_feed(&self) -> StoreResult<Option<StreamFeed>> {
+    /// Listens to the announcements of every process on this database. Listening
+    /// starts before this returns, so nothing committed afterwards is missed.
+    pub async fn stream_feed(&self) -> StoreResult<StreamFeed> {
+        if let Some(local) = &self.local_feed {
+            return Ok(StreamFeed {
+                source: Source::Local(local.listen()),
+            });
+        }
         let (Some(channel), Some(url)) = (&self.stream_channel, &self.url) else {
-            return Ok(None);
+            return Err(StoreError::Unavailable(
+                "the database has no stream channel".into(),
+            ));
         };
         let mut listener = PgListener::connect(url).await?;
         listener.listen(channel).await?;
-        Ok(Some(StreamFeed { listener }))
+        Ok(StreamFeed {
+            source: Source::Database(listener),
+        })
     }
 }
 
 impl WriteTx {
-    /// Announces what this transaction committed to every process's live stream
-    /// (PostgreSQL; nothing on SQLite). Call it last, just before `commit`: the advisory
-    /// lock it takes orders the commits of announcing transactions.
-    pub async fn announce_stream(&mut self, announcement: &StreamAnnouncement) -> StoreResult<()> {
+    /// Records what the live stream shows of this transaction, announced once it is
+    /// committed and on disk (see the module's notes); nothing if it is not committed.
+    pub fn announce(&mut self, announcement: StreamAnnouncement) {
+        if announcement.event_count() > 0 {
+            self.outbox.stream.push(announcement);
+        }
+    }
+
+    /// PostgreSQL: announces to every process's listeners, in this transaction, at its
+    /// very end (`commit` calls it): the advisory lock it takes orders the commits of
+    /// announcing transactions.
+    pub(super) async fn announce_in_database(
+        &mut self,
+        channel: &Arc<str>,
+        announcement: &StreamAnnouncement,
+    ) -> StoreResult<()> {
         let count = announcement.event_count();
-        // Only PostgreSQL has a channel.
-        let Some(channel) = self.stream_channel.clone().filter(|_| count > 0) else {
-            return Ok(());
-        };
         let parts = announcement.split(EVENTS_PER_NOTIFICATION);
         let rows = (0..parts.len())
             .map(|i| {
@@ -354,6 +550,7 @@ mod tests {
             alerts: (1..=alerts as i64).map(|a| a * 1000).collect(),
             device,
             device_record: None,
+            records: None,
         }
     }
 

@@ -123,6 +123,11 @@ impl WalSync {
 }
 
 impl PendingCommit {
+    /// Its place in the order of the writer's commits (from 1).
+    pub(super) fn number(&self) -> u64 {
+        self.number
+    }
+
     /// Returns once the commit is on disk.
     pub(super) async fn durable(self) -> std::io::Result<()> {
         self.sync.wait_for(self.number).await

@@ -39,7 +39,6 @@ use crate::domain::ids::{DeliveryId, TenantCode};
 use crate::domain::mt_message::MtStatus;
 use crate::domain::retry::{AttemptOutcome, RetryPolicy, Settlement};
 use crate::domain::time::now;
-use crate::services::ingest::IngestBacklog;
 use crate::store::{ClaimFilter, ClaimRequest, ClaimedDelivery, Store};
 
 /// How long a step that found only busy URLs' deliveries due waits before the loop goes
@@ -56,7 +55,7 @@ const HOLD_AT_LEAST: Duration = Duration::from_secs(15);
 const HOLD_AT_MOST: Duration = Duration::from_secs(600);
 
 /// How long a claim of the general loops waits for SQLite's writer to have no ingest
-/// batch waiting (see `DeliveryWorker::yielding_to`).
+/// batch waiting (see `DeliveryWorker::yielding_to_ingest`).
 const YIELD_AT_MOST: Duration = Duration::from_millis(250);
 
 /// The share of its lease an attempt may run: it is abandoned (a retry) before the lease
@@ -113,9 +112,9 @@ pub struct DeliveryWorker {
     owner: String,
     /// Slow webhook attempts (running on in the background), by URL.
     slow_attempts: SlowAttempts,
-    /// SQLite: ingest's batches waiting for the one writer, which this worker's claims let
-    /// go first.
-    ingest_backlog: Option<Arc<IngestBacklog>>,
+    /// Whether this worker's claims let the writes waiting for the one writer (ingest's
+    /// batches, on SQLite) go first (`Store::writer_lull`).
+    yields_to_ingest: bool,
     /// Outcomes of attempts that ended within their step, settled by the next step's
     /// claim (shared by the loops running this worker).
     unsettled: Mutex<Vec<(DeliveryId, Settlement)>>,
@@ -197,7 +196,7 @@ impl DeliveryWorker {
             filter,
             owner: format!("worker-{}", uuid::Uuid::new_v4().simple()),
             slow_attempts: SlowAttempts::default(),
-            ingest_backlog: None,
+            yields_to_ingest: false,
             unsettled: Mutex::default(),
             outages: Outages::default(),
         }
@@ -211,12 +210,12 @@ impl DeliveryWorker {
     }
 
     /// Ingest first: each claim waits (at most `YIELD_AT_MOST`) until no ingest batch
-    /// waits for SQLite's one writer. Under a load that keeps the writer busy, a claim
-    /// and its settlement would take the writer from ingest at every step; the webhook
-    /// backlog waits instead, and is sent when ingest eases.
-    /// Only for loops that send no alert: an alert's deliveries never wait.
-    pub fn yielding_to(mut self, backlog: Option<Arc<IngestBacklog>>) -> Self {
-        self.ingest_backlog = backlog.filter(|_| self.filter == ClaimFilter::All);
+    /// waits for the one writer (SQLite; nothing waits elsewhere). Under a load that
+    /// keeps the writer busy, a claim and its settlement would take the writer from
+    /// ingest at every step; the webhook backlog waits instead, and is sent when ingest
+    /// eases. Only for loops that send no alert: an alert's deliveries never wait.
+    pub fn yielding_to_ingest(mut self) -> Self {
+        self.yields_to_ingest = self.filter == ClaimFilter::All;
         self
     }
 
@@ -224,8 +223,8 @@ impl DeliveryWorker {
     /// settles together those that end within `straggler_after`; the others are settled
     /// in the background as each ends.
     pub async fn step(&self) -> anyhow::Result<StepOutcome> {
-        if let Some(backlog) = &self.ingest_backlog {
-            backlog.lull(YIELD_AT_MOST).await;
+        if self.yields_to_ingest {
+            self.store.writer_lull(YIELD_AT_MOST).await;
         }
         // Before the claim: the lease it takes ends no earlier than this plus the lease.
         let give_up_at =

@@ -12,7 +12,7 @@ use safetrack::app::AppConfig;
 use safetrack::services::escalation::Escalator;
 use safetrack::services::ingest::{Pipeline, PipelineConfig};
 use safetrack::services::stream::EventHub;
-use safetrack::store::{Backend as StoreBackend, Store};
+use safetrack::store::Store;
 use safetrack::workers::StepOutcome;
 use safetrack::workers::check_ins::CheckInScheduler;
 use safetrack::workers::escalations::EscalationWorker;
@@ -86,7 +86,7 @@ async fn escalation_rounds_are_run_once_by_racing_workers(backend: Backend) {
             (0..WORKERS).map(move |_| {
                 Arc::new(EscalationWorker::new(
                     store.clone(),
-                    Escalator::new(store.clone(), pipeline, Arc::new(EventHub::default())),
+                    Escalator::new(store.clone(), pipeline),
                 ))
             })
         })
@@ -119,10 +119,7 @@ async fn a_missed_check_in_is_recorded_once_by_racing_schedulers(backend: Backen
         .await
         .into_iter()
         .flat_map(|store| {
-            let hub = Arc::new(match store.backend() {
-                StoreBackend::Sqlite => EventHub::default(),
-                StoreBackend::Postgres => EventHub::numbered_by_database(),
-            });
+            let hub = Arc::new(EventHub::default());
             let pipeline = Pipeline::new(store.clone(), hub, PipelineConfig::default());
             (0..WORKERS)
                 .map(move |_| Arc::new(CheckInScheduler::new(store.clone(), pipeline.clone())))

@@ -6,12 +6,14 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use crate::domain::ids::{AlertId, NotificationId};
 use crate::domain::mo_message::{
     self, BatchRejection, EmergencyState, GeofenceRef, MoMessage, Offered, Position,
     StorableMessage,
 };
 use crate::domain::record::ServerFields;
 use crate::domain::serde_util::{null_as_default, opt_int64};
+use crate::services::ingest::ProcessedMessage;
 
 /// An MO message. `MessageId`, `ReceivedAtServer`, `ContainingGeofences`, `DeviceId` and
 /// `ETag` are set by the server.
@@ -125,6 +127,61 @@ impl MoMessageRecord {
                 ..MoMessage::default()
             },
             unknown_emergency_state,
+        }
+    }
+}
+
+/// A notification a posted message triggered (in the `?process=true` answer).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "PascalCase")]
+#[schema(as = Triggered)]
+pub struct TriggeredRecord {
+    #[schema(value_type = String)]
+    pub notification_id: NotificationId,
+    pub notification_name: String,
+    /// The alert raised or joined (`RaiseAlert`).
+    #[schema(value_type = Option<String>)]
+    pub alert_id: Option<AlertId>,
+}
+
+/// One posted message as processed (the `?process=true` answer), built from what the
+/// pipeline answered (`services::ingest::ProcessedMessage`).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "PascalCase")]
+#[schema(as = ProcessedMessage)]
+pub struct ProcessedMessageRecord {
+    #[serde(flatten)]
+    #[schema(value_type = MoMessageRecord)]
+    pub message: MoMessage,
+    /// Older than the device's state when it arrived: evaluated, but it moved nothing.
+    pub late: bool,
+    /// A retry of a stored message (same `SequenceNumber` and `SentFromDevice`): the
+    /// original is returned and nothing was triggered again.
+    pub duplicate: bool,
+    pub notifications: Vec<TriggeredRecord>,
+}
+
+impl From<ProcessedMessage> for ProcessedMessageRecord {
+    fn from(processed: ProcessedMessage) -> Self {
+        let ProcessedMessage {
+            message,
+            late,
+            duplicate,
+            notifications,
+        } = processed;
+        let notifications = notifications
+            .into_iter()
+            .map(|t| TriggeredRecord {
+                notification_id: t.notification_id,
+                notification_name: t.notification_name,
+                alert_id: t.alert_id,
+            })
+            .collect();
+        Self {
+            message,
+            late,
+            duplicate,
+            notifications,
         }
     }
 }

@@ -1,15 +1,13 @@
-//! One device's batch inside a transaction (`apply_batch`), and what happens once it is
-//! committed (`finish_batch`): the processed answer and the live stream.
+//! One device's batch inside a transaction (`apply_batch`, which also records what the
+//! live stream shows of it), and its answer once it is committed (`finish_batch`).
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use jiff::Timestamp;
 
-use super::matching::{Changes, Occurrence, UnitOfWork};
+use super::unit::{Changes, Occurrence, UnitOfWork, write_deliveries};
 use super::{Pipeline, ProcessedMessage, Triggered};
-use crate::domain::device::Device;
-use crate::domain::device_state::DeviceState;
 use crate::domain::ids::{DeviceId, MoMessageId, TenantCode};
 use crate::domain::mo_message::{GeofenceRef, MoMessage, StorableMessage};
 use crate::domain::tenant::TenantNode;
@@ -17,9 +15,8 @@ use crate::domain::time::now;
 use crate::domain::webhook::{Category, WebhookSettings};
 use crate::domain::webhook_event::WebhookEvent;
 use crate::services::rules::TenantRules;
-use crate::services::stream::Payload;
 use crate::store::{
-    IngestContext, Inserted, NewMessage, StoreError, StoreResult, StreamAnnouncement, WriteTx,
+    IngestContext, Inserted, NewMessage, StoreError, StoreResult, StreamRecord, WriteTx,
 };
 
 /// A batch applied inside a transaction, waiting for its commit.
@@ -33,9 +30,6 @@ pub(super) struct AppliedBatch {
     inside: Vec<Option<Vec<GeofenceRef>>>,
     late: Vec<bool>,
     triggered: Vec<Vec<Triggered>>,
-    device: Device,
-    state: DeviceState,
-    changes: Changes,
 }
 
 impl AppliedBatch {
@@ -79,23 +73,14 @@ impl AppliedBatch {
         Some((record, duplicate))
     }
 
-    /// What the stream shows of this batch (see `announcement`).
-    pub(super) fn announcement(&self) -> StreamAnnouncement {
-        let stored = self
-            .placement
-            .iter()
-            .filter_map(|p| p.as_ref().ok())
-            .map(|slot| self.ids[*slot].0.get())
-            .collect();
-        let (node, device_id) = (&self.node, &self.device_id);
-        super::announcement(
-            node,
-            device_id,
-            &self.device,
-            &self.state,
-            stored,
-            &self.changes,
-        )
+    /// The messages stored now as the stream shows them (as answered), in batch order.
+    fn stored_records(&self) -> Vec<StreamRecord> {
+        let none = HashMap::new();
+        (0..self.batch.len())
+            .filter(|i| self.placement[*i].is_ok())
+            .filter_map(|i| self.answer(i, self.batch[i].record.clone(), &none))
+            .map(|(record, _)| StreamRecord::MoMessage(Arc::new(record)))
+            .collect()
     }
 }
 
@@ -331,13 +316,13 @@ impl Pipeline {
         let (late, triggered) = self
             .evaluate_batch(&mut unit, &rules, &prepared, &placed)
             .await?;
-        super::matching::write_deliveries(tx, &mut changes).await?;
+        write_deliveries(tx, &mut changes).await?;
         changes.device_changed |= state != state_before;
         if state != state_before {
             tx.save_state(&node.code, device_id, &state).await?;
         }
         let Prepared { inside, .. } = prepared;
-        Ok(AppliedBatch {
+        let applied = AppliedBatch {
             node: node.clone(),
             device_id: device_id.clone(),
             batch,
@@ -347,10 +332,11 @@ impl Pipeline {
             inside,
             late,
             triggered,
-            device,
-            state,
-            changes,
-        })
+        };
+        let shown = changes.device_changed.then(|| device.with_state(&state));
+        let messages = applied.stored_records();
+        super::record_outbox(tx, node, device_id, messages, changes, shown);
+        Ok(applied)
     }
 
     /// Evaluates the stored messages in message-time order, so the state moves forward
@@ -396,8 +382,8 @@ impl Pipeline {
         Ok((late, triggered))
     }
 
-    /// After the batch's transaction committed: the answer, and the stream told.
-    /// (`AppliedBatch::announcement` tells it on PostgreSQL, before the commit.)
+    /// After the batch's transaction committed: the answer (the stream was told by the
+    /// commit itself).
     pub(super) async fn finish_batch(
         &self,
         mut applied: AppliedBatch,
@@ -422,14 +408,10 @@ impl Pipeline {
         };
         let batch = std::mem::take(&mut applied.batch);
         let mut processed = Vec::with_capacity(batch.len());
-        let mut payloads = Vec::new();
         for (i, m) in batch.into_iter().enumerate() {
             let Some((record, duplicate)) = applied.answer(i, m.record, &originals) else {
                 continue;
             };
-            if !duplicate && self.streams_locally() {
-                payloads.push(Payload::MoMessage(Arc::new(record.clone())));
-            }
             processed.push(ProcessedMessage {
                 message: record,
                 late: applied.late[i],
@@ -437,14 +419,6 @@ impl Pipeline {
                 notifications: std::mem::take(&mut applied.triggered[i]),
             });
         }
-        let AppliedBatch {
-            node,
-            device,
-            state,
-            changes,
-            ..
-        } = applied;
-        self.publish(&node, &device, &state, changes, payloads);
         Ok(processed)
     }
 }

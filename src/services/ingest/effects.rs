@@ -4,7 +4,7 @@
 
 use jiff::Timestamp;
 
-use super::matching::UnitOfWork;
+use super::unit::UnitOfWork;
 use crate::domain::alert::{Alert, TimelineKind};
 use crate::domain::ids::{AlertId, MoMessageId, MtMessageId, NotificationId};
 use crate::domain::match_effects::{self, AlertRaise, Effect, PlannedDelivery};

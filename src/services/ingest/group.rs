@@ -20,19 +20,17 @@
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock, Weak};
-use std::time::Duration;
+use std::sync::{OnceLock, Weak};
 
 use futures::FutureExt;
-use tokio::sync::{Notify, mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot};
 
 use super::batch::{AppliedBatch, Containment};
 use super::{Pipeline, ProcessedMessage};
 use crate::domain::ids::DeviceId;
 use crate::domain::mo_message::StorableMessage;
 use crate::domain::tenant::TenantNode;
-use crate::store::{StoreError, StoreResult};
+use crate::store::{StoreError, StoreResult, WaitingForWriter};
 
 /// Most batches in one transaction.
 const MAX_GROUP: usize = 16;
@@ -40,6 +38,9 @@ const MAX_GROUP: usize = 16;
 const QUEUE: usize = 256;
 
 struct Job {
+    /// Declared to the store until the writer takes the batch into a group: a write that
+    /// can wait lets ingest go first meanwhile (`Store::writer_lull`).
+    waiting: WaitingForWriter,
     node: TenantNode,
     device_id: DeviceId,
     batch: Vec<StorableMessage>,
@@ -49,50 +50,6 @@ struct Job {
 
 pub(super) struct GroupWriter {
     jobs: mpsc::Sender<Job>,
-    backlog: Arc<IngestBacklog>,
-}
-
-/// Batches waiting for the writer, not yet taken into a group. While there are any,
-/// ingest is short of the one writer, and a write that can wait — a webhook claim of the
-/// general delivery loops — lets them go first (`lull`).
-#[derive(Default)]
-pub struct IngestBacklog {
-    waiting: AtomicUsize,
-    /// Told when the writer has taken every waiting batch.
-    emptied: Notify,
-}
-
-impl IngestBacklog {
-    /// Batches waiting for the writer now.
-    fn waiting(&self) -> usize {
-        self.waiting.load(Ordering::Acquire)
-    }
-
-    /// Returns once no batch waits for the writer (at once if none does), or after
-    /// `at_most`: what waits here is never starved, only put behind ingest.
-    pub async fn lull(&self, at_most: Duration) {
-        let emptied = self.emptied.notified();
-        tokio::pin!(emptied);
-        // Registered before the check: an emptying in between is not missed.
-        emptied.as_mut().enable();
-        if self.waiting() == 0 {
-            return;
-        }
-        tokio::select! {
-            _ = emptied => {}
-            _ = tokio::time::sleep(at_most) => {}
-        }
-    }
-
-    fn queued(&self) {
-        self.waiting.fetch_add(1, Ordering::AcqRel);
-    }
-
-    fn taken(&self) {
-        if self.waiting.fetch_sub(1, Ordering::AcqRel) == 1 {
-            self.emptied.notify_waiters();
-        }
-    }
 }
 
 /// The runtime the group writer runs on: a thread of its own for the life of the
@@ -127,17 +84,15 @@ impl GroupWriter {
     /// Starts the writer task; it ends when the pipeline is gone.
     pub(super) fn start(pipeline: Weak<Pipeline>) -> Self {
         let (jobs, mut queue) = mpsc::channel::<Job>(QUEUE);
-        let backlog = Arc::new(IngestBacklog::default());
-        let taken = backlog.clone();
         let runtime = writer_runtime().unwrap_or_else(tokio::runtime::Handle::current);
         runtime.spawn(async move {
-            while let Some(first) = queue.recv().await {
-                taken.taken();
+            while let Some(mut first) = queue.recv().await {
+                first.waiting.taken();
                 let mut group = vec![first];
                 while group.len() < MAX_GROUP {
                     match queue.try_recv() {
-                        Ok(job) => {
-                            taken.taken();
+                        Ok(mut job) => {
+                            job.waiting.taken();
                             group.push(job);
                         }
                         Err(_) => break,
@@ -150,11 +105,7 @@ impl GroupWriter {
                 let _ = tokio::spawn(async move { pipeline.commit_group(group).await }).await;
             }
         });
-        Self { jobs, backlog }
-    }
-
-    pub(super) fn backlog(&self) -> Arc<IngestBacklog> {
-        self.backlog.clone()
+        Self { jobs }
     }
 
     /// Queues a batch and waits until it is committed (or failed).
@@ -168,10 +119,11 @@ impl GroupWriter {
     ) -> StoreResult<Vec<ProcessedMessage>> {
         let (reply, answer) = oneshot::channel();
         // Counted from here: a batch blocked on a full queue waits for the writer too.
-        self.backlog.queued();
+        let waiting = pipeline.store.waiting_for_writer();
         let sent = self
             .jobs
             .send(Job {
+                waiting,
                 node,
                 device_id,
                 batch,
@@ -180,7 +132,6 @@ impl GroupWriter {
             })
             .await;
         if sent.is_err() {
-            self.backlog.taken();
             return Err(writer_gone());
         }
         let applied = answer.await.map_err(|_| writer_gone())??;
@@ -231,6 +182,7 @@ impl Pipeline {
                 }
             };
             let Job {
+                waiting: _,
                 node,
                 device_id,
                 batch,
@@ -273,6 +225,7 @@ impl Pipeline {
         let again = applied.into_iter().map(|(batch, reply)| {
             let (node, device_id, batch) = batch.into_submitted();
             Job {
+                waiting: WaitingForWriter::default(),
                 node,
                 device_id,
                 batch,
@@ -340,8 +293,7 @@ async fn unpanicked<T>(
 mod tests {
     use super::*;
     use std::collections::HashSet;
-    use std::sync::Mutex;
-    use std::time::Instant;
+    use std::sync::{Arc, Mutex};
 
     use crate::domain::device::bare_fields;
     use crate::domain::mo_message::MoMessage;
@@ -445,49 +397,5 @@ mod tests {
             path.push(suffix);
             let _ = std::fs::remove_file(path);
         }
-    }
-
-    #[tokio::test]
-    async fn a_lull_is_at_once_without_waiting_batches() {
-        let backlog = IngestBacklog::default();
-        let started = Instant::now();
-        backlog.lull(Duration::from_secs(5)).await;
-        assert!(started.elapsed() < Duration::from_secs(1));
-    }
-
-    #[tokio::test]
-    async fn a_lull_comes_when_the_writer_has_taken_every_waiting_batch() {
-        let backlog = Arc::new(IngestBacklog::default());
-        backlog.queued();
-        backlog.queued();
-        let taker = backlog.clone();
-        let started = Instant::now();
-        tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            taker.taken();
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            taker.taken();
-        });
-        backlog.lull(Duration::from_secs(5)).await;
-        let waited = started.elapsed();
-        assert!(waited >= Duration::from_millis(190), "{waited:?}");
-        assert!(waited < Duration::from_secs(4), "{waited:?}");
-        assert_eq!(backlog.waiting(), 0);
-    }
-
-    #[tokio::test]
-    async fn a_lull_is_never_longer_than_asked() {
-        let backlog = IngestBacklog::default();
-        backlog.queued();
-        let started = Instant::now();
-        backlog.lull(Duration::from_millis(200)).await;
-        let waited = started.elapsed();
-        assert!(waited >= Duration::from_millis(190), "{waited:?}");
-        assert!(waited < Duration::from_secs(4), "{waited:?}");
-        assert_eq!(
-            backlog.waiting(),
-            1,
-            "still waiting: the lull was not found, only given up"
-        );
     }
 }

@@ -2,66 +2,24 @@
 //! message (or a missed check-in) means, and each match acted on inside the caller's
 //! transaction: the facts it needs looked up (recipients, the tenant's time zone, the
 //! device's user), its effects planned by the domain (`match_effects::plan_match`) and
-//! applied (`effects.rs`).
+//! applied (`effects.rs`). What the unit of work shares: `unit.rs`.
 
-use jiff::Timestamp;
 use jiff::tz::TimeZone;
 
 use super::effects::{DeliveryBase, apply_effects};
+use super::unit::{Occurrence, UnitOfWork};
 use super::{Pipeline, Triggered};
 use crate::domain::alert::Alert;
-use crate::domain::device::Device;
-use crate::domain::device_state::{DeviceState, Observation};
-use crate::domain::events::{EventFacts, GeofenceFact, evaluate_expression};
-use crate::domain::ids::{DeviceId, MoMessageId};
+use crate::domain::device_state::Observation;
+use crate::domain::events::{EventFacts, evaluate_expression};
 use crate::domain::match_effects::{
     Circumstances, Matched, ServerChannels, needs_device_user, plan_match,
 };
-use crate::domain::mo_message::MoMessage;
 use crate::domain::recipient_targets::MatchedDevice;
-use crate::domain::tenant::TenantNode;
 use crate::domain::time::now;
-use crate::domain::webhook::WebhookSettings;
 use crate::services::recipients::resolve_recipients;
 use crate::services::rules::{CompiledNotification, TenantRules};
-use crate::store::{NewDelivery, StoreResult, WriteTx};
-
-/// What one unit of work (a batch, or a missed check-in) changed, to publish after commit.
-#[derive(Default)]
-pub(super) struct Changes {
-    pub(super) alerts: Vec<Alert>,
-    pub(super) device_changed: bool,
-    /// `Pending` deliveries were queued: the delivery worker is woken after the commit.
-    /// (Only for those: a match whose channels are not configured leaves work for nobody,
-    /// and a claim for nothing takes the SQLite writer's turn from ingest.)
-    pub(super) queued_deliveries: bool,
-    /// A match queued `Pending` deliveries (people's channels or its EventNotification
-    /// webhooks): the alerting loop is woken after the commit.
-    pub(super) alerting_queued: bool,
-    /// The matches' deliveries, written together once the unit's matching is done
-    /// (`write_deliveries`).
-    pub(super) deliveries: Vec<NewDelivery>,
-}
-
-/// One device's unit of work in its transaction: what matching reads and changes.
-pub(super) struct UnitOfWork<'a> {
-    pub(super) tx: &'a mut WriteTx,
-    pub(super) node: &'a TenantNode,
-    /// The tenant's webhook settings, read once per unit of work: every match emits an
-    /// `EventNotification` event, and a query per match cost the writer a round trip.
-    pub(super) webhooks: Option<&'a WebhookSettings>,
-    /// The device's id (the unit found the device by it: no `Option` to read).
-    pub(super) device_id: &'a DeviceId,
-    pub(super) device: &'a mut Device,
-    pub(super) state: &'a mut DeviceState,
-    pub(super) changes: &'a mut Changes,
-}
-
-/// What happened: a stored message, or (for a missed check-in) nothing at a time.
-pub(super) struct Occurrence<'a> {
-    pub(super) message: Option<(MoMessageId, &'a MoMessage)>,
-    pub(super) time: Timestamp,
-}
+use crate::store::StoreResult;
 
 impl Pipeline {
     /// Evaluates every notification that applies to the device against the observation
@@ -174,90 +132,4 @@ impl Pipeline {
         };
         apply_effects(unit, &base, effects).await
     }
-
-    /// The scheduler's unit of work: if the device's check-in is (still) due at `at`,
-    /// evaluates `MissedCheckIn` against its notifications, acts on the matches and
-    /// moves the schedule on. Returns whether a missed check-in was recorded.
-    pub async fn run_missed_check_in(
-        &self,
-        node: &TenantNode,
-        device_id: &DeviceId,
-        at: Timestamp,
-    ) -> StoreResult<bool> {
-        let rules = self.rules.get(&self.store, node).await?;
-        let webhooks = self.store.get_webhooks(&node.code).await?;
-        let mut tx = self.store.begin().await?;
-        let Some((mut device, mut state)) = tx.lock_device(&node.code, device_id).await? else {
-            return Ok(false);
-        };
-        // Another process (or a message) got here first.
-        let Some(due) = state.next_check_in_at.filter(|due| *due <= at) else {
-            return Ok(false);
-        };
-        let observation = missed_check_in(&state);
-        let mut changes = Changes::default();
-        let mut unit = UnitOfWork {
-            tx: &mut tx,
-            node,
-            webhooks: webhooks.as_ref(),
-            device_id,
-            device: &mut device,
-            state: &mut state,
-            changes: &mut changes,
-        };
-        let occurrence = Occurrence {
-            message: None,
-            time: due,
-        };
-        self.match_notifications(&mut unit, &rules, observation, occurrence)
-            .await?;
-        state.missed_check_in(due, at);
-        write_deliveries(&mut tx, &mut changes).await?;
-        tx.save_state(&node.code, device_id, &state).await?;
-        // Only the schedule moved: no device event.
-        changes.device_changed = false;
-        let announced = super::announcement(node, device_id, &device, &state, Vec::new(), &changes);
-        tx.announce_stream(&announced).await?;
-        tx.commit().await?;
-        self.publish(node, &device, &state, changes, Vec::new());
-        Ok(true)
-    }
-}
-
-/// What a missed check-in means to the events engine: `MissedCheckIn`, inside the
-/// geofences the device was last in.
-fn missed_check_in(state: &DeviceState) -> Observation {
-    Observation {
-        facts: EventFacts {
-            missed_check_in: true,
-            inside: state
-                .containing_geofences
-                .iter()
-                .map(|g| GeofenceFact {
-                    id: g.geofence_id.clone(),
-                    name: g.geofence_name.clone(),
-                })
-                .collect(),
-            ..Default::default()
-        },
-        late: false,
-        containing: state.containing_geofences.clone(),
-    }
-}
-
-/// Writes the deliveries the unit's matches queued, in one statement.
-pub(super) async fn write_deliveries(tx: &mut WriteTx, changes: &mut Changes) -> StoreResult<()> {
-    if changes.deliveries.is_empty() {
-        return Ok(());
-    }
-    if changes
-        .deliveries
-        .iter()
-        .any(|d| d.status == crate::domain::delivery::DeliveryStatus::Pending)
-    {
-        changes.queued_deliveries = true;
-        changes.alerting_queued = true;
-    }
-    tx.insert_deliveries(&std::mem::take(&mut changes.deliveries))
-        .await
 }

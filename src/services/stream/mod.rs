@@ -1,20 +1,21 @@
-//! The live event hub behind `GET /V2/{t}/stream`: what ingest committed (`momessage`,
-//! `alert`, `device`); each subscriber gets what lies in its scope. On SQLite (one
-//! process) ingest publishes the records to it directly and the hub numbers them. On
-//! PostgreSQL every process's hub is fed by `relay` from the database's announcements,
-//! numbered there in commit order (`store/stream_feed.rs`), so all processes hold the
-//! same events under the same ids; an announced record is read from the database when a
-//! subscriber first needs it (once per batch, shared), so a process nobody follows reads
-//! nothing (a device as its batch left it, from the log); what a process missed (a lost
-//! listening connection, a skipped notification, events from before it started) it
-//! reads back from the database's log. Each tenant's last `TENANT_CAPACITY` events are
-//! kept (`TOTAL_CAPACITY` in all) so a client reconnecting with `Last-Event-ID` resumes
-//! without a gap; each subscriber has a queue of the events in its scope only, and is
-//! dropped once `LAG` of them wait unread — publishing never waits for anyone, and one
-//! tenant's burst neither drops nor pushes out the events of a tenant it does not
-//! concern. `close` (called
-//! by `app::serve` when shutdown begins) ends every stream, so graceful shutdown is not
-//! held up by open ones.
+//! The live event hub behind `GET /V2/{t}/stream`: what ingest and the alert desk
+//! committed (`momessage`, `alert`, `device`); each subscriber gets what lies in its
+//! scope. One way in, on both backends: a write transaction announces in its outbox,
+//! the store hands the announcement on once the commit is durable
+//! (`store/stream_feed.rs`: PostgreSQL through the database, to every process; SQLite
+//! within the process), and `relay` publishes it here, numbered by the store in commit
+//! order (so on PostgreSQL all processes hold the same events under the same ids). An
+//! announcement that carries its records (this process's SQLite commits) is ready; one
+//! that names rows is read from the database when a subscriber first needs it (once per
+//! batch, shared), so a process nobody follows reads nothing (a device as its batch left
+//! it, from the log); what a process missed (a lost listening connection, a skipped
+//! notification, events from before it started) it reads back from the database's log.
+//! Each tenant's last `TENANT_CAPACITY` events are kept (`TOTAL_CAPACITY` in all) so a
+//! client reconnecting with `Last-Event-ID` resumes without a gap; each subscriber has a
+//! queue of the events in its scope only, and is dropped once `LAG` of them wait unread —
+//! publishing never waits for anyone, and one tenant's burst neither drops nor pushes out
+//! the events of a tenant it does not concern. `close` (called by `app::serve` when
+//! shutdown begins) ends every stream, so graceful shutdown is not held up by open ones.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -22,9 +23,6 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::{OnceCell, Semaphore, mpsc, watch};
 
-use crate::domain::alert::Alert;
-use crate::domain::device::Device;
-use crate::domain::mo_message::MoMessage;
 use crate::store::{Store, StoreResult, StreamAnnouncement};
 
 mod relay;
@@ -51,13 +49,8 @@ const PRUNE_EVERY: std::time::Duration = std::time::Duration::from_secs(30);
 /// Logged announcements read per query when catching up.
 const CATCH_UP_PAGE: u32 = 1_000;
 
-/// What happened.
-#[derive(Debug, Clone)]
-pub enum Payload {
-    MoMessage(Arc<MoMessage>),
-    Alert(Arc<Alert>),
-    Device(Arc<Device>),
-}
+/// What happened: the record an event shows (the store's, as announced).
+pub use crate::store::StreamRecord as Payload;
 
 impl Payload {
     /// The SSE `event:` name.
@@ -90,9 +83,10 @@ pub struct StreamEvent {
 
 #[derive(Debug)]
 enum Content {
-    /// Published with its record (SQLite).
+    /// Published with its record (`EventHub::publish`, in tests).
+    #[cfg(test)]
     Ready(Payload),
-    /// Event `index` of a batch the database announced (PostgreSQL).
+    /// Event `index` of an announced batch.
     Announced(Arc<AnnouncedBatch>, usize),
 }
 
@@ -349,6 +343,7 @@ impl StreamEvent {
     /// database. `None` when the record was deleted before anyone read it.
     pub async fn ready(&self) -> StoreResult<Option<ReadyEvent>> {
         let payload = match &self.content {
+            #[cfg(test)]
             Content::Ready(payload) => Some(payload.clone()),
             Content::Announced(batch, index) => {
                 batch.records().await?.get(*index).cloned().flatten()
@@ -375,14 +370,12 @@ pub struct EventHub {
     read_ahead: Arc<Semaphore>,
 }
 
+/// A hub whose events the store numbers (`publish_announced`).
 impl Default for EventHub {
     fn default() -> Self {
-        // Ids grow across restarts too (they start at the start-up time), so a client's
-        // old Last-Event-ID never names a newer event.
-        let start = u64::try_from(jiff::Timestamp::now().as_microsecond()).unwrap_or(1);
         Self {
             state: Arc::default(),
-            next_id: Mutex::new(start),
+            next_id: Mutex::new(0),
             closing: watch::Sender::new(false),
             read_ahead: Arc::new(Semaphore::new(READ_AHEAD)),
         }
@@ -390,14 +383,9 @@ impl Default for EventHub {
 }
 
 impl EventHub {
-    /// A hub whose events the database numbers (`publish_announced`, PostgreSQL).
-    pub fn numbered_by_database() -> Self {
-        let hub = Self::default();
-        *hub.next_id.lock().unwrap_or_else(|e| e.into_inner()) = 0;
-        hub
-    }
-
-    /// Publishes events of one tenant, in order, numbering them (one process: SQLite).
+    /// Publishes events of one tenant, in order, numbering them after the last (tests of
+    /// the hub and of what reads it).
+    #[cfg(test)]
     pub fn publish(&self, tenant_path: &str, payloads: Vec<Payload>) {
         let mut next_id = self.next_id.lock().unwrap_or_else(|e| e.into_inner());
         let numbered = payloads
@@ -410,23 +398,29 @@ impl EventHub {
         self.keep_and_send(tenant_path, numbered);
     }
 
-    /// Publishes what the database announced, numbered from `first_id` (PostgreSQL:
-    /// every process receives the same announcements in the same order). Ids only grow:
-    /// one not above the last published is dropped.
+    /// Publishes what the store announced, numbered from `first_id` (on PostgreSQL every
+    /// process receives the same announcements in the same order). Ids only grow: one
+    /// not above the last published is dropped.
     pub fn publish_announced(
         &self,
         store: &Store,
         first_id: u64,
-        announcement: StreamAnnouncement,
+        mut announcement: StreamAnnouncement,
     ) {
         let mut next_id = self.next_id.lock().unwrap_or_else(|e| e.into_inner());
         let path = announcement.tenant_path.clone();
         let count = announcement.event_count();
+        // Carried by the announcement (this process wrote them): nothing to read.
+        let carried = announcement
+            .records
+            .take()
+            .filter(|records| records.len() == count)
+            .map(|records| records.iter().cloned().map(Some).collect());
         let batch = Arc::new(AnnouncedBatch {
             store: store.clone(),
             first_id,
             announcement,
-            records: OnceCell::new(),
+            records: OnceCell::new_with(carried),
         });
         let numbered: Vec<(u64, Content)> = (0..count)
             .map(|index| (first_id + index as u64, index))
@@ -439,7 +433,8 @@ impl EventHub {
         // Someone follows this tenant: read now, beside the others in flight, rather
         // than when the first follower gets here (one read at a time falls behind a busy
         // ingest). At most READ_AHEAD at once; past that, the followers read.
-        if self.followed(&path)
+        if !batch.records.initialized()
+            && self.followed(&path)
             && let Ok(permit) = self.read_ahead.clone().try_acquire_owned()
         {
             tokio::spawn(async move {
@@ -540,7 +535,7 @@ mod tests {
 
     #[test]
     fn the_hub_knows_which_tenants_are_followed_while_streams_are_open() {
-        let hub = EventHub::numbered_by_database();
+        let hub = EventHub::default();
         assert!(!hub.followed("/1000/"));
         let own = hub.subscribe(None, "/1000/1001/", false);
         let wide = hub.subscribe(None, "/1000/1002/", true);

@@ -1,7 +1,9 @@
-//! Feeding a process's hub from the database (PostgreSQL): the recent events when it
-//! starts, then every process's announcements as they commit, with what a lost
-//! notification or connection missed read back from the log; and an announced batch's
-//! records, read when a subscriber first needs them.
+//! Feeding a process's hub from the store's feed, the one way into it on both backends:
+//! the recent events when it starts (PostgreSQL's log; none on SQLite), then the
+//! announcements as their commits become durable (every process's on PostgreSQL, this
+//! process's own on SQLite), with what a lost notification or connection missed read
+//! back from the log; and an announced batch's records, read when a subscriber first
+//! needs them unless the announcement carried them.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -15,8 +17,9 @@ use crate::domain::ids::{AlertId, MoMessageId};
 use crate::store::{FeedItem, Store, StoreResult, StreamAnnouncement, StreamFeed};
 
 /// Fills a starting process's hub with the recent events from the database's log
-/// (PostgreSQL), so a client may resume with `Last-Event-ID` here whichever process it
-/// followed before. Call it after the feed listens and before the server answers.
+/// (PostgreSQL; SQLite keeps none), so a client may resume with `Last-Event-ID` here
+/// whichever process it followed before. Call it after the feed listens and before the
+/// server answers.
 pub async fn load_recent(store: &Store, hub: &EventHub) -> StoreResult<()> {
     for (first_id, announcement) in store.recent_stream_log(TOTAL_CAPACITY as u64).await? {
         hub.publish_announced(store, first_id, announcement);
@@ -24,10 +27,11 @@ pub async fn load_recent(store: &Store, hub: &EventHub) -> StoreResult<()> {
     Ok(())
 }
 
-/// Feeds `hub` from the database's announcements (PostgreSQL) until `stop` turns true.
+/// Feeds `hub` from the store's announcements until `stop` turns true.
 /// Event ids are contiguous: a jump, or a lost listening connection (re-established by
 /// the feed), means notifications were missed, and those announcements are read back
-/// from the log before going on. Prunes the log now and then.
+/// from the log before going on (PostgreSQL: SQLite's feed loses nothing). Prunes the
+/// log now and then.
 pub async fn relay(
     store: Store,
     mut feed: StreamFeed,

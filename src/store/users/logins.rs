@@ -66,6 +66,20 @@ impl Store {
         Ok(Some(CredentialsRow::from_row(&row)?.into_credentials()?))
     }
 
+    /// The client's login state as other processes may have left it: `None` when no
+    /// other process writes this database (SQLite: the caller's own bookkeeping of the
+    /// locks it decided is the whole story, and nothing need be read).
+    pub async fn shared_login_state(
+        &self,
+        id: UserId,
+        client: &str,
+    ) -> StoreResult<Option<LoginState>> {
+        if self.backend == Backend::Sqlite {
+            return Ok(None);
+        }
+        self.client_login_state(id, client).await.map(Some)
+    }
+
     /// The login state of one client address of a user (default when it never failed).
     pub async fn client_login_state(&self, id: UserId, client: &str) -> StoreResult<LoginState> {
         let row = sqlx::query(
