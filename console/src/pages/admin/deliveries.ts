@@ -71,7 +71,7 @@ export function deliveryRow(d: Delivery, withTarget: boolean, result: ReturnType
     cell(t('deliveries.col.createdAt'), formatDateTime(d.CreatedAt)),
     cell(t('deliveries.col.channel'), channelLabel(d.Channel)),
     withTarget ? cell(t('deliveries.col.target'), d.Target ?? '') : null,
-    cell(t('deliveries.col.status'), statusLabel(d.Status)),
+    cell(t('deliveries.col.status'), h('span', { class: 'delivery-status', 'data-status': d.Status ?? '' }, statusLabel(d.Status))),
     cell(t('deliveries.col.attempts'), String(d.Attempts ?? 0)),
     cell(t('deliveries.col.lastError'), d.LastError ?? ''),
     cell(t('deliveries.col.actions'), actions),
