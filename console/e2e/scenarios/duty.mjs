@@ -55,6 +55,19 @@ async function hitAt(page, selector) {
   return { x, y, hit };
 }
 
+/** Waits until the map holding `selector` has stopped moving (a fit or zoom animates). */
+async function settled(page, selector) {
+  let last = '';
+  for (let i = 0; i < 40; i++) {
+    const box = JSON.stringify(await page.locator(selector).first().boundingBox());
+    const moving = await page.locator('.leaflet-container.leaflet-zoom-anim').count();
+    if (box === last && moving === 0) return;
+    last = box;
+    await page.waitForTimeout(150);
+  }
+  throw new Error(`${selector} never stopped moving`);
+}
+
 /** Whether `selector` is really shown: laid out, not display:none or hidden (itself or above). */
 async function shown(page, selector) {
   return page.locator(selector).first().evaluate((el) => {
@@ -101,6 +114,7 @@ export const scenarios = {
     await listed.waitFor();
     assert(/since/.test(await listed.innerText()), await listed.innerText());
     assert((await listed.getByRole('link', { name: 'Open the alert' }).getAttribute('href')) === `/alerts/${tc}/${alertId}`, 'the list links the alert');
+    await settled(page, `path[data-device="${bergen}"]`);
     // The SOS marker is what the pointer meets (not the outline, not a cluster); a click opens the alert.
     const { x, y, hit } = await hitAt(page, `path[data-device="${bergen}"]`);
     assert(hit.device === bergen && /state-emergency/.test(hit.cls), `at the SOS marker's centre: ${JSON.stringify(hit)}`);
@@ -109,6 +123,8 @@ export const scenarios = {
 
     // The alert page's map: the alert's marker and the track, on the map and above the outline.
     await page.locator('[data-testid=track-note]', { hasText: 'Track: 3 positions' }).waitFor();
+    await page.locator('.leaflet-outline-pane canvas').first().waitFor({ state: 'attached' });
+    await settled(page, 'path.alert-position');
     const where = await page.locator('[data-testid=alert-map]').boundingBox();
     for (const shape of ['path.alert-position', 'path.track']) {
       const b = await page.locator(shape).first().boundingBox();

@@ -8,6 +8,7 @@ import { t, type Key } from '../i18n';
 import { formatAge, formatDateTime } from '../format';
 import { lateness, mailLink, telLink, type Alert } from '../alerts';
 import * as live from '../live';
+import { userLabel, type DeviceRecord } from '../devices';
 
 interface Profile {
   DaytimePhone?: string | null;
@@ -106,11 +107,14 @@ export async function peopleOf(tc: string, a: Alert, into: HTMLElement): Promise
     ['alert.device', d?.FriendlyName ? `${d.FriendlyName} (${a.DeviceId})` : a.DeviceId],
     ['duty.devicePhone', several([phone((d as Phoned | null)?.PhoneNumber)]), 'device-phone'],
   ];
-  const profileOf = (id: string): Promise<Profile | null> => api.get<Profile>(v2(tc, 'userprofile', id)).catch(() => null);
   if (d?.UserId) {
-    const [user, p] = await Promise.all([live.user(tc, d.UserId), profileOf(d.UserId)]);
+    // The person may belong to a subtenant of the device's tenant (AssignedUser says which).
+    const assigned = (d as DeviceRecord).AssignedUser;
+    const ut = assigned?.UserId === d.UserId ? assigned.TenantCode : tc;
+    const profileOf = (id: string): Promise<Profile | null> => api.get<Profile>(v2(ut, 'userprofile', id)).catch(() => null);
+    const [user, p] = await Promise.all([live.user(ut, d.UserId), profileOf(d.UserId)]);
     const u = user as Person | null;
-    entries.push(['alert.user', live.userName(user) || d.UserId]);
+    entries.push(['alert.user', live.userName(user) || userLabel({ AssignedUser: assigned }) || d.UserId]);
     entries.push(['alert.phones', several([p?.CellPhone, p?.DaytimePhone, p?.EveningPhone].map(phone)), 'user-phones']);
     entries.push(['duty.email', several([address(u?.Username)]), 'user-email']);
     const contact = (name?: string | null, tel?: string | null, addr?: string | null): Node =>
@@ -119,7 +123,7 @@ export async function peopleOf(tc: string, a: Alert, into: HTMLElement): Promise
     entries.push(['duty.contact2', contact(p?.EmergencyContactName2, p?.EmergencyContactTelephoneNumber2, p?.EmergencyContactAddress2), 'contact-2']);
     entries.push(['alert.emergencyInformation', p?.EmergencyInformation || t('alert.none')]);
     if (u?.ManagerUserId) {
-      const [m, mp] = await Promise.all([live.user(tc, u.ManagerUserId), profileOf(u.ManagerUserId)]);
+      const [m, mp] = await Promise.all([live.user(ut, u.ManagerUserId), profileOf(u.ManagerUserId)]);
       entries.push([
         'duty.manager',
         several([live.userName(m) || u.ManagerUserId, ...[mp?.CellPhone, mp?.DaytimePhone].map(phone), address((m as Person | null)?.Username)]),

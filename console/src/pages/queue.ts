@@ -7,6 +7,7 @@ import { t } from '../i18n';
 import { formatAge, formatDateTime, formatNumber } from '../format';
 import { alertKey, severityName, type Alert, type QueueOrder } from '../alerts';
 import * as live from '../live';
+import { userLabel, type DeviceRecord } from '../devices';
 
 export function alertPath(a: Pick<Alert, 'AlertId' | 'TenantCode'>): string {
   return `/alerts/${encodeURIComponent(a.TenantCode ?? '')}/${encodeURIComponent(a.AlertId)}`;
@@ -148,7 +149,10 @@ function row(a: Alert): { tr: HTMLElement; age: HTMLElement } {
     void live.device(tc, a.DeviceId).then(async (d) => {
       if (!d) return;
       if (d.FriendlyName && link.textContent !== d.FriendlyName) link.textContent = d.FriendlyName;
-      if (d.UserId) owner.textContent = live.userName(await live.user(tc, d.UserId)) || d.UserId;
+      // The person as the device list read them (AssignedUser), else read by id.
+      const named = userLabel(d as DeviceRecord);
+      if (named) owner.textContent = named;
+      else if (d.UserId) owner.textContent = live.userName(await live.user(tc, d.UserId)) || d.UserId;
     });
   }
   const age = h('span', { class: 'age' }, formatAge(a.RaisedAt, Date.now()));
