@@ -221,10 +221,11 @@ export async function logIn(page, who) {
   await page.locator('[data-testid=stream-state][data-state=live]').waitFor({ timeout: 10 * SECOND });
 }
 
-/** Opens a screen and waits until it has drawn. */
-export async function visit(page, screen) {
+/** Opens a screen and waits until it has drawn (`settle`: then how long for maps and
+ * animations to come to rest; the screenshots wait longer than the checks). */
+export async function visit(page, screen, settle = screen.settle ?? 500) {
   await page.goto(base + screen.path);
   await screen.ready(page);
   if (screen.act) await screen.act(page);
-  await page.waitForTimeout(screen.settle ?? 500);
+  await page.waitForTimeout(settle);
 }

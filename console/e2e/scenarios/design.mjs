@@ -64,7 +64,7 @@ export const scenarios = {
         await logIn(page, scene.operator);
         for (const screen of screens(scene)) {
           try {
-            await visit(page, screen);
+            await visit(page, screen, 150);
             await check(screen.name);
           } catch (e) {
             failures.push(`${screen.name} at ${width.name} width in ${theme}: ${e instanceof Error ? e.message.split('\n')[0] : e}`);
