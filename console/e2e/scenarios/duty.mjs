@@ -3,7 +3,7 @@
 // page; the alert page shows what was sent, tel:/mailto: links, only the actions its
 // status allows, a one-click log entry, an outcome to choose, and a second acknowledge by
 // the same operator as theirs; the queue puts a new open SOS above an acknowledged one,
-// keeps the newest-first choice, and fits a phone's width.
+// keeps the newest-first choice, and fits a phone's width; a late SOS says how late.
 import { assert, base, call, login, newPage, SECOND, sosNotification, tenant, unique } from '../lib.mjs';
 
 const PASSWORD = 'a-long-e2e-password';
@@ -164,6 +164,11 @@ export const scenarios = {
     await page.locator('[data-testid=message-text]', { hasText: 'Fell from the scaffold, leg hurts' }).waitFor();
     assert((await page.getByTestId('open-in-maps').getAttribute('href')).startsWith('https://www.openstreetmap.org/?mlat=53.74'), 'the maps link');
     assert((await page.locator('[data-testid=coordinates]').inputValue()) === '53.740000, -0.330000', 'the coordinates to copy');
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
+    await page.getByTestId('copy-position').click();
+    await page.locator('[data-testid=alert-where] .copied', { hasText: 'Copied' }).waitFor({ timeout: 3 * SECOND });
+    const clipboard = await page.evaluate(() => navigator.clipboard.readText());
+    assert(clipboard === '53.740000, -0.330000', `the clipboard holds ${clipboard}`);
     // Whom to call: every number a tel: link, every e-mail a mailto: link.
     await page.locator('[data-testid=contact-2]', { hasText: 'Sam Second' }).waitFor();
     for (const [where, href] of [['device-phone', 'tel:+881631234567'], ['user-phones', 'tel:+447700900002'], ['contact-1', 'tel:+447700900003'],
@@ -227,6 +232,27 @@ export const scenarios = {
     assert(/^Already acknowledged by you at /.test(said), `the second acknowledge said: ${said}`);
     assert(!/someone else/i.test(said), said);
     await page.locator('[data-testid=alert-summary][data-status=Acknowledged]').waitFor();
+    await page.context().close();
+  },
+
+  async 'duty-late-sos-says-how-late'() {
+    const { tc, user } = await ownTenant('E2E duty late');
+    await sosNotification(tc);
+    const van = await device(tc, `Late SOS crew ${unique()}`);
+    await report(tc, van, 51.5, -0.12);
+    // Sent 40 minutes ago, received now, after a newer position: a late SOS.
+    await report(tc, van, 51.49, -0.13, { MessageType: 'FreeText', EmergencyState: 'Active', Message: 'Stuck in the lift' }, minutesAgo(40));
+    const { json } = await call('GET', `/V2/${tc}/alerts?deviceId=${van}&status=Open`);
+    assert(json.length === 1 && json[0].Late === true, `one late alert: ${JSON.stringify(json)}`);
+    const page = await newPage();
+    await login(page, user);
+    await page.goto(`${base}/alerts/${tc}/${json[0].AlertId}`);
+    await page.locator('[data-testid=alert-summary][data-late=true]').waitFor();
+    const late = page.locator('[data-testid=late]');
+    await late.waitFor();
+    const said = await late.innerText();
+    assert(/^Late: received 40 min after it was sent$/.test(said), `the late alert says: ${said}`);
+    await page.locator('[data-testid=message-text]', { hasText: 'Stuck in the lift' }).waitFor();
     await page.context().close();
   },
 
