@@ -1,7 +1,8 @@
 // The console fit for duty (issue 43): every screen (e2e/screens.mjs, the ones the
 // screenshots show, the users page among them) in light and dark at 1440×900 and 390×844 —
 // axe finds nothing serious or critical, at phone width nothing is wider than the screen and
-// the header's links, buttons and choices are at least 44 px tall — and the theme choice
+// the header's links, buttons and choices and the page's buttons, inputs and selects are at
+// least 44 px tall — and the theme choice
 // is applied before the page's own script and kept.
 import { assert, base, browser, violations } from '../lib.mjs';
 import { logIn, screens, seedScene, THEMES, themedContext, visit, WIDTHS } from '../screens.mjs';
@@ -14,7 +15,7 @@ async function serious(page) {
     .map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 4).map((n) => n.target.join(' ')).join(', ')}`);
 }
 
-/** At phone width: the page's width, and header controls under 44 px. */
+/** At phone width: the page's width, and touch targets under 44 px. */
 async function phoneProblems(page) {
   return page.evaluate(() => {
     const problems = [];
@@ -26,7 +27,9 @@ async function phoneProblems(page) {
         .map((e) => `${e.tagName.toLowerCase()}.${typeof e.className === 'string' ? e.className.split(' ').join('.') : ''}`);
       problems.push(`${document.documentElement.scrollWidth} px wide (${past.join(', ')})`);
     }
-    for (const e of document.querySelectorAll('header.top nav a, header.top button, header.top select, main button')) {
+    const targets = 'header.top nav a, header.top button, header.top select, .config-nav a, main button, main select, '
+      + "main input:not([type=checkbox]):not([type=radio]):not([type=range]):not([type=hidden])";
+    for (const e of document.querySelectorAll(targets)) {
       const box = e.getBoundingClientRect();
       if (box.width === 0 && box.height === 0) continue; // not shown
       if (box.height < 44) problems.push(`${e.tagName.toLowerCase()} "${(e.textContent ?? '').trim().slice(0, 30)}" is ${Math.round(box.height)} px tall`);
