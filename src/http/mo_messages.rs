@@ -15,7 +15,7 @@ use super::error::{ApiError, ApiResult, Problem};
 use super::extract::{IfMatch, Query, TenantScope};
 use super::negotiate::{Body, EmptyOk, Record, RecordList, Representable};
 use super::paging::{Cursor, Page};
-use super::records::mo_message::{MoMessageRecord, ProcessedMessageRecord, validated_batch};
+use super::records::mo_message::{MoMessageRecord, ProcessedMessageRecord, validated_posted_batch};
 use crate::domain::access::Permission;
 use crate::domain::ids::{DeviceId, MoMessageId};
 use crate::domain::mo_message::{BatchRejection, MoMessage};
@@ -150,7 +150,7 @@ async fn post_messages(
 ) -> ApiResult<Response> {
     scope.require(Permission::DeviceMessages)?;
     // An unknown device is found out inside the ingest transaction (404).
-    let batch = validated_batch(batch).map_err(|rejection| match rejection {
+    let batch = validated_posted_batch(batch).map_err(|rejection| match rejection {
         BatchRejection::TooLarge(fields) => ApiError::parts_too_large(fields),
         BatchRejection::Invalid(errors) => ApiError::from(errors),
     })?;

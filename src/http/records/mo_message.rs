@@ -188,7 +188,7 @@ impl From<ProcessedMessage> for ProcessedMessageRecord {
 
 /// Checks a posted batch (`mo_message::validated_offers`: sizes first, 413, then every
 /// rule, 400) and returns the messages as stored.
-pub fn validated_batch(
+pub fn validated_posted_batch(
     batch: Vec<MoMessageRecord>,
 ) -> Result<Vec<StorableMessage>, BatchRejection> {
     mo_message::validated_offers(batch.into_iter().map(MoMessageRecord::offered).collect())
@@ -248,7 +248,7 @@ mod tests {
             emergency_state: Some("Active".into()),
             ..MoMessageRecord::default()
         };
-        let stored = validated_batch(vec![record]).unwrap();
+        let stored = validated_posted_batch(vec![record]).unwrap();
         assert_eq!(stored[0].record.message_id, None);
         assert_eq!(stored[0].record.device_id, None);
         assert_eq!(stored[0].record.etag, None);
@@ -261,7 +261,7 @@ mod tests {
             emergency_state: Some("Panic".into()),
             ..MoMessageRecord::default()
         };
-        match validated_batch(vec![MoMessageRecord::default(), record]) {
+        match validated_posted_batch(vec![MoMessageRecord::default(), record]) {
             Err(BatchRejection::Invalid(errors)) => {
                 assert_eq!(errors.0.len(), 1);
                 assert_eq!(errors.0[0].field, "[1].EmergencyState");
