@@ -1,6 +1,8 @@
 // What every end-to-end scenario shares: the API as a script uses it, a fresh page that
 // fails on requests outside the origin, login, axe.
 // Used by run.mjs and every scenarios/*.mjs.
+import { readFile } from 'node:fs/promises';
+import { extname, join, normalize } from 'node:path';
 import { chromium } from 'playwright-core';
 import AxeBuilder from '@axe-core/playwright';
 
@@ -56,6 +58,26 @@ export async function sos(tc, deviceId) {
   ]);
 }
 
+const TYPES = { '.js': 'text/javascript', '.css': 'text/css', '.svg': 'image/svg+xml', '.wav': 'audio/wav', '.json': 'application/json', '.html': 'text/html', '.png': 'image/png' };
+const API = ['/V2', '/auth', '/docs', '/openapi.json', '/gateways', '/metrics', '/healthz', '/readyz', '/api'];
+
+/** While working on the console: its files from a local `dist/` instead of the binary's
+ * (CONSOLE_DIST=dist), so a `vite build` shows without rebuilding the server. */
+export async function serveDist(context, dir) {
+  await context.route(`${base}/**`, async (route) => {
+    const url = new URL(route.request().url());
+    if (API.some((p) => url.pathname === p || url.pathname.startsWith(`${p}/`))) return route.fallback();
+    const file = normalize(join(dir, url.pathname === '/' ? 'index.html' : url.pathname));
+    try {
+      const body = await readFile(file);
+      return route.fulfill({ status: 200, body, contentType: TYPES[extname(file)] ?? 'application/octet-stream' });
+    } catch {
+      if (route.request().resourceType() !== 'document') return route.fallback();
+      return route.fulfill({ status: 200, body: await readFile(join(dir, 'index.html')), contentType: 'text/html' });
+    }
+  });
+}
+
 export const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
   args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
@@ -77,6 +99,7 @@ export async function newPage() {
     }
     return route.continue();
   });
+  if (process.env.CONSOLE_DIST) await serveDist(context, process.env.CONSOLE_DIST);
   context.setDefaultTimeout(10 * SECOND);
   const page = await context.newPage();
   page.on('console', (m) => {

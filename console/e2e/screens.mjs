@@ -4,9 +4,7 @@
 // an operations tenant with two subtenants, ten devices with tracks, an open SOS with its
 // message, an acknowledged alert, a silent device, users with emergency contacts,
 // geofences, a notification, the address book, a token and a webhook.
-import { readFile } from 'node:fs/promises';
-import { extname, join, normalize } from 'node:path';
-import { base, call, origin, SECOND, tenant, unique } from './lib.mjs';
+import { base, call, origin, SECOND, serveDist, tenant, unique } from './lib.mjs';
 
 export const PASSWORD = 'a-long-operator-password';
 export const WIDTHS = [
@@ -189,26 +187,6 @@ export async function themedContext(browser, width, theme, { locale = 'en-GB', s
   if (process.env.CONSOLE_DIST) await serveDist(context, process.env.CONSOLE_DIST);
   context.setDefaultTimeout(10 * SECOND);
   return context;
-}
-
-const TYPES = { '.js': 'text/javascript', '.css': 'text/css', '.svg': 'image/svg+xml', '.wav': 'audio/wav', '.json': 'application/json', '.html': 'text/html', '.png': 'image/png' };
-const API = ['/V2', '/auth', '/docs', '/openapi.json', '/gateways', '/metrics', '/healthz', '/readyz', '/api'];
-
-/** While working on the console: its files from a local `dist/` instead of the binary's
- * (CONSOLE_DIST=dist), so a `vite build` shows without rebuilding the server. */
-async function serveDist(context, dir) {
-  await context.route(`${base}/**`, async (route) => {
-    const url = new URL(route.request().url());
-    if (API.some((p) => url.pathname === p || url.pathname.startsWith(`${p}/`))) return route.fallback();
-    const file = normalize(join(dir, url.pathname === '/' ? 'index.html' : url.pathname));
-    try {
-      const body = await readFile(file);
-      return route.fulfill({ status: 200, body, contentType: TYPES[extname(file)] ?? 'application/octet-stream' });
-    } catch {
-      if (route.request().resourceType() !== 'document') return route.fallback();
-      return route.fulfill({ status: 200, body: await readFile(join(dir, 'index.html')), contentType: 'text/html' });
-    }
-  });
 }
 
 /** Logs in through the login page. */

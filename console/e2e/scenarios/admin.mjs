@@ -287,7 +287,7 @@ export const scenarios = {
     await page.getByRole('button', { name: 'Add a URL' }).click();
     await page.getByLabel('URL 2', { exact: true }).fill('ftp://nowhere.example/');
     await page.getByRole('button', { name: 'Save webhooks' }).click();
-    await page.locator('[data-testid=webhooks-result][data-state=error]', { hasText: 'Urls[1].Url' }).waitFor();
+    await page.locator('[data-testid=webhooks-result][data-state=error]', { hasText: 'URL 2 › address' }).waitFor();
     await page.getByRole('button', { name: 'Remove URL 2' }).click();
     await page.locator('details.recent summary').first().click();
     await page.locator('details.recent .empty').first().waitFor();
