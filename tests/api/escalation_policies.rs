@@ -21,6 +21,8 @@ backend_tests!(
     writes_are_audited,
     a_notification_names_a_visible_policy,
     a_policy_in_use_is_not_deleted_or_unshared,
+    xml_round_trip,
+    a_tenant_with_policies_in_use_is_deleted_whole,
 );
 
 fn mail(address: &str) -> Value {
@@ -880,5 +882,68 @@ async fn a_policy_in_use_is_not_deleted_or_unshared(app: TestApp) {
     let root_path = format!("/V2/1000/eventnotifications/{own_use}");
     assert_eq!(app.admin.delete(&root_path).await.status(), StatusCode::OK);
     assert_eq!(app.admin.delete(&path).await.status(), StatusCode::OK);
+    assert_not_found(app.admin.get(&path).await).await;
+}
+
+async fn xml_round_trip(app: TestApp) {
+    let id = create(&app.admin, "1000", &policy("Nights")).await;
+    let path = format!("/V2/1000/escalationpolicies/{id}");
+    let xml = app
+        .admin
+        .request(Method::GET, &path)
+        .header("accept", "application/xml")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(xml.contains("<EscalationPolicy>"), "{xml}");
+    let before = app.admin.get_json(&path).await;
+    let put = app
+        .admin
+        .request(Method::PUT, &path)
+        .header("content-type", "application/xml")
+        .body(xml.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(put.status(), StatusCode::OK, "{xml}");
+    let after = app.admin.get_json(&path).await;
+    for field in [
+        "Name",
+        "Description",
+        "Steps",
+        "AppliesToSubtenants",
+        "IsTenantDefault",
+    ] {
+        assert_eq!(
+            before[field], after[field],
+            "{field} after the XML round trip"
+        );
+    }
+}
+
+async fn a_tenant_with_policies_in_use_is_deleted_whole(app: TestApp) {
+    let parent = app.create_tenant("1000", "Parent").await;
+    let child = app.create_tenant(&parent, "Child").await;
+    let mut shared = policy("Shared");
+    shared["AppliesToSubtenants"] = json!(true);
+    let shared = create(&app.admin, &parent, &shared).await;
+    let own = create(&app.admin, &child, &policy("Own")).await;
+    create_notification(&app.admin, &child, &notification("Parent's", Some(&shared))).await;
+    create_notification(&app.admin, &child, &notification("Own", Some(&own))).await;
+    create_notification(&app.admin, &parent, &notification("Parent", Some(&shared))).await;
+    assert_eq!(
+        app.admin.delete(&format!("/V2/{child}")).await.status(),
+        StatusCode::OK
+    );
+    // The child's uses are gone with it; the parent's own still holds its policy.
+    let path = format!("/V2/{parent}/escalationpolicies/{shared}");
+    assert_problem(app.admin.delete(&path).await, 409, "conflict").await;
+    assert_eq!(
+        app.admin.delete(&format!("/V2/{parent}")).await.status(),
+        StatusCode::OK
+    );
     assert_not_found(app.admin.get(&path).await).await;
 }
