@@ -241,8 +241,9 @@ fn versions_and_preconditions_go_together() {
     }
     // Tenants, users, profiles, devices, groups, contacts, lists, both notification
     // levels, geofences, webhooks, MO messages, MT messages, alerts, itineraries and
-    // their flights, journeys, hotels and travelers, risk regions, collections.
-    assert_eq!(versioned, 21);
+    // their flights, journeys, hotels and travelers, risk regions, collections,
+    // escalation policies.
+    assert_eq!(versioned, 22);
 }
 
 #[test]
@@ -470,6 +471,11 @@ async fn etag_promises_are_kept(app: TestApp) {
     ids.insert(
         "geofenceId",
         location_id(&admin.post("/V2/1000/geofences", &geofence).await),
+    );
+    let escalation = json!({"Name": "Nights", "Steps": [{"AfterMinutes": 0, "Instructions": "Call"}]});
+    ids.insert(
+        "escalationPolicyId",
+        location_id(&admin.post("/V2/1000/escalationpolicies", &escalation).await),
     );
     let link = json!({"Name": "Handbook", "Link": "https://example.com/handbook", "Order": 1});
     ids.insert(
