@@ -188,7 +188,10 @@ fn report_thresholds(args: &ReportArgs) -> Thresholds {
         turning_ms2: pick(args.report_turning_ms2, d.turning_ms2),
         score_weights: crate::domain::report::Weights {
             speeding: weight(args.report_weight_speeding, d.score_weights.speeding),
-            acceleration: weight(args.report_weight_acceleration, d.score_weights.acceleration),
+            acceleration: weight(
+                args.report_weight_acceleration,
+                d.score_weights.acceleration,
+            ),
             braking: weight(args.report_weight_braking, d.score_weights.braking),
             turning: weight(args.report_weight_turning, d.score_weights.turning),
         },
