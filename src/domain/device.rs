@@ -49,13 +49,13 @@ pub struct DeviceFields {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "PascalCase")]
 pub struct AssignedUser {
-    #[schema(example = "4")]
+    #[schema(min_length = 1, example = "4")]
     pub user_id: String,
     /// The user's tenant (the device's, or one of its subtenants).
-    #[schema(example = "1000")]
+    #[schema(min_length = 1, example = "1000")]
     pub tenant_code: String,
     /// The user's login e-mail.
-    #[schema(example = "jane@example.com")]
+    #[schema(min_length = 1, example = "jane@example.com")]
     pub username: String,
     pub first_name: Option<String>,
     pub last_name: Option<String>,
