@@ -590,6 +590,73 @@ export interface paths {
         patch: operations["patch_mt_message"];
         trace?: never;
     };
+    "/V2/{tenantVarCode}/escalationpolicies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List escalation policies.
+         * @description The tenant's own and, read-only, those its ancestors share (`AppliesToSubtenants`);
+         *     with `subtenants=true` also every subtenant's own. In id order, paged with
+         *     `X-CONTINUATIONTOKEN`.
+         */
+        get: operations["list_policies"];
+        put?: never;
+        /**
+         * Create an escalation policy.
+         * @description 1 to 10 steps, `AfterMinutes` 0 to 1440 and strictly increasing; each step's
+         *     `Recipients` (at most 100) are checked as a notification's (a list or contact must be
+         *     the tenant's own or shared with it), `Instructions` at most 2000 characters; a step
+         *     has recipients, instructions or both. Names are unique within a tenant (409).
+         *     `IsTenantDefault` unmarks the tenant's previous default. Answers 200 with `Location`.
+         */
+        post: operations["create_policy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/V2/{tenantVarCode}/escalationpolicies/{escalationPolicyId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an escalation policy.
+         * @description Own or inherited. The `ETag` header carries its version.
+         */
+        get: operations["get_policy"];
+        /**
+         * Replace an escalation policy.
+         * @description Only the owning tenant may (same rules as POST); an inherited policy answers 403.
+         *     Turning `AppliesToSubtenants` off while a subtenant's notification names the policy
+         *     is a 409 naming them. `If-Match` is honoured (412).
+         */
+        put: operations["update_policy"];
+        post?: never;
+        /**
+         * Delete an escalation policy.
+         * @description Only the owning tenant may (inherited: 403). A policy a notification names (in any
+         *     tenant) is a 409 naming the notifications. `If-Match` is honoured (412).
+         */
+        delete: operations["delete_policy"];
+        options?: never;
+        head?: never;
+        /**
+         * Patch an escalation policy with a JSON Patch.
+         * @description Applied to the policy's JSON, then checked like a PUT; read-only fields
+         *     (`EscalationPolicyId`, `TenantCode`, `Timestamp`) cannot be patched. Without
+         *     `If-Match` the patch applies to the version it was computed on (412 if it moved).
+         */
+        patch: operations["patch_policy"];
+        trace?: never;
+    };
     "/V2/{tenantVarCode}/eventnotifications": {
         parameters: {
             query?: never;
@@ -1743,6 +1810,10 @@ export interface components {
             Geofences: string[];
             /** @description The message that raised it (null for a `MissedCheckIn`). */
             MessageId?: string | null;
+            /** @description The raising message's `MessageType` (null: no message, or it had none). */
+            MessageType?: string | null;
+            /** @description The raising message's text, its `Message` (null: no message, or it had no text). */
+            MessageText?: string | null;
             /** @description Raised by a message older than the device's state (it arrived late). */
             Late: boolean;
             AcknowledgedBy?: string | null;
@@ -1760,10 +1831,34 @@ export interface components {
             NoteCount: number;
             /**
              * Format: int64
-             * @description Escalation rounds sent so far.
+             * @description Escalation rounds sent so far (an alert following a policy: its steps fired).
              */
             EscalationLevel: number;
+            Escalation?: null | components["schemas"]["AlertEscalation"];
             ETag?: string | null;
+        };
+        /** @description The escalation policy an alert follows (settled when it was raised) and where it is. */
+        AlertEscalation: {
+            /** @description Null once the policy is deleted (its name stays; no further step fires). */
+            PolicyId?: string | null;
+            PolicyName: string;
+            /**
+             * Format: int64
+             * @description Steps fired so far (equals `EscalationLevel`).
+             */
+            StepsFired?: number;
+            /**
+             * Format: int64
+             * @description The policy's steps (as they were when the last step fired).
+             */
+            StepCount: number;
+            CurrentStep?: null | components["schemas"]["CurrentEscalationStep"];
+            /**
+             * Format: date-time
+             * @description When the next step is due (null: every step fired, or acknowledged, resolved, or
+             *     the policy was deleted).
+             */
+            NextStepAt?: string | null;
         };
         /** @description One alert raised in the window. */
         AlertRow: {
@@ -1941,6 +2036,18 @@ export interface components {
             /** Format: date-time */
             readonly LastUpdated?: string | null;
         };
+        /** @description The step of its policy an alert is at. */
+        CurrentEscalationStep: {
+            /**
+             * Format: int64
+             * @description 1 for the policy's first step.
+             */
+            Number: number;
+            /** Format: int32 */
+            AfterMinutes: number;
+            /** @description The response procedure (null: the step has none). */
+            Instructions?: string | null;
+        };
         /** @description A device removed from the registry, as the deleted-devices log keeps it. */
         DeletedDevice: {
             TenantCode?: string | null;
@@ -2097,6 +2204,60 @@ export interface components {
             readonly LastUpdated?: string | null;
             Recipients: components["schemas"]["Recipient"][] | null;
         };
+        /**
+         * @description An escalation policy: the ordered steps an unacknowledged alert goes through. A
+         *     notification that raises an alert names one (`EscalationPolicyId`), else the tenant's
+         *     default applies (see docs/monitoring.md).
+         */
+        EscalationPolicy: {
+            /**
+             * @description Assigned by the server.
+             * @example 4
+             */
+            readonly EscalationPolicyId?: string | null;
+            /**
+             * @description The owning tenant (an inherited policy names its ancestor).
+             * @example 1000
+             */
+            readonly TenantCode?: string | null;
+            /**
+             * @description Unique within the tenant (case-insensitively).
+             * @example Lone worker, night shift
+             */
+            Name: string | null;
+            Description?: string | null;
+            /** @description Usable (read-only) by every descendant tenant's notifications as well. */
+            AppliesToSubtenants?: boolean | null;
+            /**
+             * @description The policy of alerts whose notification names none. At most one per tenant:
+             *     marking this one unmarks the tenant's previous default.
+             */
+            IsTenantDefault?: boolean | null;
+            /** @description 1 to 10 steps, `AfterMinutes` strictly increasing. */
+            Steps: components["schemas"]["EscalationStep"][] | null;
+            /** Format: date-time */
+            readonly Timestamp?: string | null;
+        };
+        /**
+         * @description One step: due `AfterMinutes` after the alert was raised, while nobody has
+         *     acknowledged it.
+         */
+        EscalationStep: {
+            /**
+             * Format: int64
+             * @description Minutes after the raise, 0 (at once) to 1440 (a day).
+             * @example 10
+             */
+            AfterMinutes: number | null;
+            /** @description Whom the step notifies (at most 100), in the notification's Recipient shape. */
+            Recipients?: components["schemas"]["Recipient"][] | null;
+            /**
+             * @description The response procedure an operator follows at this step (at most 2000
+             *     characters). A step has recipients, instructions or both.
+             * @example Call the worker; if no answer, call the site supervisor.
+             */
+            Instructions?: string | null;
+        };
         EventNotification: {
             readonly NotificationId?: string | null;
             NotificationName: string | null;
@@ -2128,6 +2289,14 @@ export interface components {
              *     no empty entries); null or blank means all devices.
              */
             Devices?: string | null;
+            /**
+             * @description The escalation policy its alerts follow (`/V2/{t}/escalationpolicies`): the
+             *     tenant's own or one an ancestor shares (`AppliesToSubtenants`). Only with
+             *     `RaiseAlert`. Null: the tenant's default policy, else the single escalation round
+             *     to the escalation contacts.
+             * @example 4
+             */
+            EscalationPolicyId?: string | null;
         };
         /** @description A link. `LinkId` is assigned by the server. */
         ExternalLink: {
@@ -2687,7 +2856,10 @@ export interface components {
             field: string;
             message: string;
         };
-        /** @description One posted message as processed (the `?process=true` answer). */
+        /**
+         * @description One posted message as processed (the `?process=true` answer), built from what the
+         *     pipeline answered (`services::ingest::ProcessedMessage`).
+         */
         ProcessedMessage: components["schemas"]["MoMessage"] & {
             /** @description Older than the device's state when it arrived: evaluated, but it moved nothing. */
             Late: boolean;
@@ -2752,7 +2924,7 @@ export interface components {
          * @description What kind of record it was done to.
          * @enum {string}
          */
-        ResourceType: "Tenant" | "User" | "Profile" | "Contact" | "DistributionList" | "Geofence" | "Notification" | "Webhooks" | "Device" | "Group" | "RiskRegion" | "Collection" | "ExternalLink" | "ApiToken" | "Session" | "Alert" | "Delivery";
+        ResourceType: "Tenant" | "User" | "Profile" | "Contact" | "DistributionList" | "Geofence" | "Notification" | "Webhooks" | "Device" | "Group" | "RiskRegion" | "Collection" | "ExternalLink" | "ApiToken" | "Session" | "Alert" | "Delivery" | "EscalationPolicy";
         /**
          * @description A risk region. `GeometryId` is chosen by the client, unique within the tenant and
          *     case-sensitive; it is the key in paths (`PUT` takes it from the path).
@@ -2894,8 +3066,15 @@ export interface components {
              * @description Escalated: the round (1, 2, …).
              */
             Round?: number | null;
-            /** @description Escalated: who this round notified. */
+            /** @description Escalated, EscalationStep: who this round (step) notified. */
             Notified?: components["schemas"]["Notified"][] | null;
+            /**
+             * Format: int64
+             * @description EscalationStep: which step of the policy (1 for the first).
+             */
+            Step?: number | null;
+            /** @description EscalationStep: the step's `Instructions` (absent: it has none). */
+            Instructions?: string | null;
             /** @description Delivery: its id (`GET …/deliveries?alertId=` lists them whole). */
             DeliveryId?: string | null;
             /** @description Delivery: Email, Sms, Voice, Mt or Webhook. */
@@ -2928,7 +3107,7 @@ export interface components {
          * @description What a timeline entry records.
          * @enum {string}
          */
-        TimelineKind: "Raised" | "Matched" | "Escalated" | "Delivery" | "Acknowledged" | "Note" | "Resolved";
+        TimelineKind: "Raised" | "Matched" | "Escalated" | "EscalationStep" | "Delivery" | "Acknowledged" | "Note" | "Resolved";
         /**
          * @description A person travelling on the itinerary. `EmailAddress` is required; when it is the
          *     username of a platform user within the caller's scope, the read-only fields are
@@ -2974,7 +3153,7 @@ export interface components {
             /** @description Second emergency contact of the matching user's profile. */
             readonly EmergencyContact2?: string | null;
         };
-        /** @description A notification a message triggered. */
+        /** @description A notification a posted message triggered (in the `?process=true` answer). */
         Triggered: {
             NotificationId: string;
             NotificationName: string;
@@ -5826,7 +6005,7 @@ export interface operations {
                 /** @description Only this action. */
                 action?: "Create" | "Update" | "Delete" | "Login" | "LoginFailed" | "Revoke" | "Acknowledge" | "Resolve" | "Note" | "Retry";
                 /** @description Only this kind of record. */
-                resourceType?: "Tenant" | "User" | "Profile" | "Contact" | "DistributionList" | "Geofence" | "Notification" | "Webhooks" | "Device" | "Group" | "RiskRegion" | "Collection" | "ExternalLink" | "ApiToken" | "Session" | "Alert" | "Delivery";
+                resourceType?: "Tenant" | "User" | "Profile" | "Contact" | "DistributionList" | "Geofence" | "Notification" | "Webhooks" | "Device" | "Group" | "RiskRegion" | "Collection" | "ExternalLink" | "ApiToken" | "Session" | "Alert" | "Delivery" | "EscalationPolicy";
                 /** @description At most 1,000 (the default). */
                 pageSize?: number;
             };
@@ -8572,6 +8751,717 @@ export interface operations {
                 };
             };
             /** @description If-Match names another version */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than this endpoint accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Content-Type` is neither JSON nor XML */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests from this client address (only when the operator configured a rate limit); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An internal error; the problem carries the request id to quote */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    list_policies: {
+        parameters: {
+            query?: {
+                /** @description Include every subtenant's own policies (each names its `TenantCode`). */
+                subtenants?: boolean;
+                /** @description At most 1,000 (the default). */
+                pageSize?: number;
+            };
+            header?: {
+                /** @description Token from the previous page */
+                "X-CONTINUATIONTOKEN"?: string | null;
+            };
+            path: {
+                /** @description Tenant var code, e.g. `1000`. */
+                tenantVarCode: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The records */
+            200: {
+                headers: {
+                    /** @description Present while more policies exist */
+                    "X-CONTINUATIONTOKEN"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EscalationPolicy"][];
+                    "text/json": components["schemas"]["EscalationPolicy"][];
+                    "text/plain": components["schemas"]["EscalationPolicy"][];
+                    "application/octet-stream": components["schemas"]["EscalationPolicy"][];
+                    "application/xml": components["schemas"]["EscalationPolicy"][];
+                    "text/xml": components["schemas"]["EscalationPolicy"][];
+                    "text/csv": string;
+                };
+            };
+            /** @description A bad page size or continuation token */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong credentials, or the account is locked or disabled (HTTP Basic with the user's e-mail and password) */
+            401: {
+                headers: {
+                    /** @description `Basic realm="safetrack", charset="UTF-8"` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The tenant or the record does not exist, or is outside the caller's scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description None of the media types in `Accept` can be produced */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests from this client address (only when the operator configured a rate limit); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An internal error; the problem carries the request id to quote */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    create_policy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tenant var code, e.g. `1000`. */
+                tenantVarCode: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EscalationPolicy"];
+            };
+        };
+        responses: {
+            /** @description Created; Location names the new policy */
+            200: {
+                headers: {
+                    /** @description The path of the created record */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is invalid: a body, query or header value is malformed or fails validation (`errors` names each offending field) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong credentials, or the account is locked or disabled (HTTP Basic with the user's e-mail and password) */
+            401: {
+                headers: {
+                    /** @description `Basic realm="safetrack", charset="UTF-8"` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller's role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The tenant or the record does not exist, or is outside the caller's scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description None of the media types in `Accept` can be produced */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body did not arrive within the server's body deadline (`--body-read-timeout-seconds`); the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the stored records */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than this endpoint accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Content-Type` is neither JSON nor XML */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests from this client address (only when the operator configured a rate limit); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An internal error; the problem carries the request id to quote */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    get_policy: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An ETag of the record: answered with 304 while it is still current */
+                "If-None-Match"?: string;
+            };
+            path: {
+                tenantVarCode: string;
+                /** @description Escalation policy id (numeric string). */
+                escalationPolicyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The record */
+            200: {
+                headers: {
+                    /** @description Record version */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EscalationPolicy"];
+                    "text/json": components["schemas"]["EscalationPolicy"];
+                    "text/plain": components["schemas"]["EscalationPolicy"];
+                    "application/octet-stream": components["schemas"]["EscalationPolicy"];
+                    "application/xml": components["schemas"]["EscalationPolicy"];
+                    "text/xml": components["schemas"]["EscalationPolicy"];
+                };
+            };
+            /** @description Not modified (If-None-Match) */
+            304: {
+                headers: {
+                    /** @description The record's version (quoted) */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing or wrong credentials, or the account is locked or disabled (HTTP Basic with the user's e-mail and password) */
+            401: {
+                headers: {
+                    /** @description `Basic realm="safetrack", charset="UTF-8"` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The tenant or the record does not exist, or is outside the caller's scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description None of the media types in `Accept` can be produced */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests from this client address (only when the operator configured a rate limit); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An internal error; the problem carries the request id to quote */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    update_policy: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag the change is based on: 412 when the record has changed since (`*` or absent: any version) */
+                "If-Match"?: string;
+            };
+            path: {
+                tenantVarCode: string;
+                /** @description Escalation policy id (numeric string). */
+                escalationPolicyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EscalationPolicy"];
+            };
+        };
+        responses: {
+            /** @description Updated */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is invalid: a body, query or header value is malformed or fails validation (`errors` names each offending field) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong credentials, or the account is locked or disabled (HTTP Basic with the user's e-mail and password) */
+            401: {
+                headers: {
+                    /** @description `Basic realm="safetrack", charset="UTF-8"` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller's role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The tenant or the record does not exist, or is outside the caller's scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description None of the media types in `Accept` can be produced */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body did not arrive within the server's body deadline (`--body-read-timeout-seconds`); the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the stored records */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `If-Match` does not name the record's current version */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than this endpoint accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Content-Type` is neither JSON nor XML */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests from this client address (only when the operator configured a rate limit); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An internal error; the problem carries the request id to quote */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    delete_policy: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag the change is based on: 412 when the record has changed since (`*` or absent: any version) */
+                "If-Match"?: string;
+            };
+            path: {
+                tenantVarCode: string;
+                /** @description Escalation policy id (numeric string). */
+                escalationPolicyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is invalid: a body, query or header value is malformed or fails validation (`errors` names each offending field) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong credentials, or the account is locked or disabled (HTTP Basic with the user's e-mail and password) */
+            401: {
+                headers: {
+                    /** @description `Basic realm="safetrack", charset="UTF-8"` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller's role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The tenant or the record does not exist, or is outside the caller's scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description None of the media types in `Accept` can be produced */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the stored records */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `If-Match` does not name the record's current version */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests from this client address (only when the operator configured a rate limit); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An internal error; the problem carries the request id to quote */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    patch_policy: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag the change is based on: 412 when the record has changed since (`*` or absent: any version) */
+                "If-Match"?: string;
+            };
+            path: {
+                tenantVarCode: string;
+                /** @description Escalation policy id (numeric string). */
+                escalationPolicyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json-patch+json": components["schemas"]["PatchOperation"][];
+            };
+        };
+        responses: {
+            /** @description Updated */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is invalid: a body, query or header value is malformed or fails validation (`errors` names each offending field) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong credentials, or the account is locked or disabled (HTTP Basic with the user's e-mail and password) */
+            401: {
+                headers: {
+                    /** @description `Basic realm="safetrack", charset="UTF-8"` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller's role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The tenant or the record does not exist, or is outside the caller's scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description None of the media types in `Accept` can be produced */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body did not arrive within the server's body deadline (`--body-read-timeout-seconds`); the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the stored records */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `If-Match` does not name the record's current version */
             412: {
                 headers: {
                     [name: string]: unknown;

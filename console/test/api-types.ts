@@ -5,6 +5,7 @@
 // able to hold what the document says the server sends. A field the document lacks, or a
 // type that does not fit, fails the check with the field's name in the message.
 import type { Schemas } from '../src/api';
+import type { Alert } from '../src/alerts';
 import type { Geofence as ConfigGeofence } from '../src/config/geometry';
 import type { Contact, ContactEntry, DistributionList, Recipient } from '../src/config/recipients';
 import type { DeviceRecord } from '../src/devices';
@@ -29,6 +30,7 @@ type Follows<Local, Doc> = Verdicts<Local, Doc>[keyof Local] extends true ? true
 type Assert<T extends true> = T;
 
 export type RecordTypesFollowTheDocument = [
+  Assert<Follows<Alert, Schemas['Alert']>>,
   Assert<Follows<DeviceRecord, Schemas['Device']>>,
   Assert<Follows<MoMessage, Schemas['MoMessage']>>,
   Assert<Follows<MessageWithPosition, Schemas['MoMessage']>>,

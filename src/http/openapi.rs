@@ -1,13 +1,15 @@
 //! The OpenAPI document's frame: metadata, security scheme, shared schemas. Routes add
 //! themselves through `utoipa_axum::routes!`, so the document lists exactly what exists.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use utoipa::openapi::content::Content;
+use utoipa::openapi::extensions::Extensions;
 use utoipa::openapi::header::Header;
+use utoipa::openapi::link::LinkBuilder;
 use utoipa::openapi::path::{HttpMethod, Operation, ParameterBuilder, ParameterIn, PathItem};
 use utoipa::openapi::response::Response;
-use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
+use utoipa::openapi::schema::{ArrayItems, ObjectBuilder, Schema, Type};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{Ref, RefOr, Required};
 use utoipa::{IntoParams, Modify, OpenApi, ToSchema};
@@ -214,6 +216,7 @@ pub fn complete(api: &mut utoipa::openapi::OpenApi) {
             describe_responses(operation);
         }
     }
+    add_links(api);
 }
 
 /// A PUT replaces the record the path names, with the path's id: a required body field
@@ -584,4 +587,248 @@ fn header(schema: ObjectBuilder, description: &str) -> Header {
 
 fn string_schema() -> ObjectBuilder {
     ObjectBuilder::new().schema_type(Type::String)
+}
+
+/// The record ids a response gives: OpenAPI links from an operation's 200 to the operations
+/// on the record it created or listed, so that a client (and schemathesis' stateful phase)
+/// knows which answer a path id comes from:
+///
+/// - a create (`POST /…/things`, with `…/things/{thingId}` in the document) links to every
+///   operation on `…/things/{thingId}` and below whose other path ids are its own; the id is
+///   the record's in the answer (`$response.body#/ThingId`), else the one the client chose
+///   (`$request.body#/ThingId`, a field that is not read-only), else the last segment of
+///   `Location` (`#regex:` is schemathesis' extractor; the server's ids are plain numbers);
+/// - a tenant-level create also links to the other tenant-level operations on the same id
+///   (`/users` → `/userprofile/{userId}`);
+/// - a list links the same operations to its first item's id (`$response.body#/0/ThingId`).
+///
+/// The other path ids come from the request (`$request.path.tenantVarCode`).
+fn add_links(api: &mut utoipa::openapi::OpenApi) {
+    let operations = link_operations(api);
+    let mut links: Vec<(String, HttpMethod, String, utoipa::openapi::link::Link)> = Vec::new();
+    for source in &operations {
+        if !source.path.starts_with("/V2/") {
+            continue;
+        }
+        let is_create = source.method == HttpMethod::Post;
+        let is_list = source.method == HttpMethod::Get && source.answers_list;
+        if !is_create && !is_list {
+            continue;
+        }
+        // The item path: the source's path and one more id.
+        let Some((item, id)) = operations.iter().find_map(|o| {
+            let rest = o.path.strip_prefix(&source.path)?.strip_prefix("/{")?;
+            let name = rest.strip_suffix('}')?;
+            (!name.contains('/')).then(|| (o.path.clone(), name.to_string()))
+        }) else {
+            continue;
+        };
+        let answered = id_field(&id, &source.answer_fields);
+        let chosen = id_field(&id, &source.chosen_fields);
+        let expression = if is_list {
+            let Some(field) = answered else { continue };
+            format!("$response.body#/0/{field}")
+        } else if let Some(field) = answered {
+            if source.answers_list {
+                format!("$response.body#/0/{field}")
+            } else {
+                format!("$response.body#/{field}")
+            }
+        } else if let Some(field) = chosen {
+            format!("$request.body#/{field}")
+        } else if source.has_location {
+            "$response.header.Location#regex:/([^/?#]+)$".to_string()
+        } else {
+            continue;
+        };
+        let tenant_level = is_create && source.path_params == ["tenantVarCode"];
+        for target in &operations {
+            if std::ptr::eq(target, source) {
+                continue;
+            }
+            let under_item = target.path == item || target.path.starts_with(&format!("{item}/"));
+            let same_id_elsewhere = tenant_level
+                && target
+                    .path
+                    .strip_prefix("/V2/{tenantVarCode}/")
+                    .is_some_and(|rest| {
+                        rest.split('/').count() == 2 && rest.ends_with(&format!("/{{{id}}}"))
+                    });
+            let resolvable = target
+                .path_params
+                .iter()
+                .all(|p| *p == id || source.path_params.contains(p));
+            if !(under_item || same_id_elsewhere)
+                || !resolvable
+                || !target.path_params.contains(&id)
+            {
+                continue;
+            }
+            // utoipa 5.5 writes `Link::operation_id` as `operation_id`, which no reader of
+            // the document knows: the field goes in by its OpenAPI name, as an extension.
+            let mut named = Extensions::default();
+            named.insert("operationId".into(), target.operation_id.clone().into());
+            let mut link = LinkBuilder::new().extensions(Some(named));
+            for name in &target.path_params {
+                let value = if *name == id {
+                    expression.clone()
+                } else {
+                    format!("$request.path.{name}")
+                };
+                link = link.parameter(format!("path.{name}"), value);
+            }
+            links.push((
+                source.path.clone(),
+                source.method.clone(),
+                target.operation_id.clone(),
+                link.build(),
+            ));
+        }
+    }
+    for (path, method, name, link) in links {
+        let Some(item) = api.paths.paths.get_mut(&path) else {
+            continue;
+        };
+        let Some((_, operation)) = operations_mut(item).into_iter().find(|(m, _)| *m == method)
+        else {
+            continue;
+        };
+        if let Some(RefOr::T(ok)) = operation.responses.responses.get_mut("200") {
+            ok.links.insert(name, RefOr::T(link));
+        }
+    }
+}
+
+/// What `add_links` reads of an operation.
+struct LinkOperation {
+    path: String,
+    method: HttpMethod,
+    operation_id: String,
+    path_params: Vec<String>,
+    /// Its 200 is a JSON array.
+    answers_list: bool,
+    /// The fields of the record (or list item) its 200 answers.
+    answer_fields: BTreeSet<String>,
+    /// The fields of its JSON body that a client sets (not read-only).
+    chosen_fields: BTreeSet<String>,
+    /// Its 200 carries `Location`.
+    has_location: bool,
+}
+
+fn link_operations(api: &utoipa::openapi::OpenApi) -> Vec<LinkOperation> {
+    let schemas = api.components.as_ref().map(|c| &c.schemas);
+    let mut all = Vec::new();
+    for (path, item) in &api.paths.paths {
+        let operations = [
+            (HttpMethod::Get, item.get.as_ref()),
+            (HttpMethod::Put, item.put.as_ref()),
+            (HttpMethod::Post, item.post.as_ref()),
+            (HttpMethod::Delete, item.delete.as_ref()),
+            (HttpMethod::Patch, item.patch.as_ref()),
+        ];
+        for (method, operation) in operations {
+            let Some(operation) = operation else { continue };
+            let Some(operation_id) = operation.operation_id.clone() else {
+                continue;
+            };
+            let ok = match operation.responses.responses.get("200") {
+                Some(RefOr::T(ok)) => Some(ok),
+                _ => None,
+            };
+            let answer = ok
+                .and_then(|ok| ok.content.get("application/json"))
+                .and_then(|c| c.schema.as_ref());
+            let (answers_list, answer_fields) = match answer {
+                Some(RefOr::T(Schema::Array(array))) => match &array.items {
+                    ArrayItems::RefOrSchema(items) => (true, record_fields(items, schemas, false)),
+                    ArrayItems::False => (true, BTreeSet::new()),
+                },
+                Some(schema) => (false, record_fields(schema, schemas, false)),
+                None => (false, BTreeSet::new()),
+            };
+            let chosen_fields = operation
+                .request_body
+                .as_ref()
+                .and_then(|b| b.content.get("application/json"))
+                .and_then(|c| c.schema.as_ref())
+                .map(|schema| record_fields(schema, schemas, true))
+                .unwrap_or_default();
+            all.push(LinkOperation {
+                path: path.clone(),
+                method,
+                operation_id,
+                path_params: operation
+                    .parameters
+                    .iter()
+                    .flatten()
+                    .filter(|p| p.parameter_in == ParameterIn::Path)
+                    .map(|p| p.name.clone())
+                    .collect(),
+                answers_list,
+                answer_fields,
+                chosen_fields,
+                has_location: ok.is_some_and(|ok| ok.headers.contains_key("Location")),
+            });
+        }
+    }
+    all
+}
+
+/// The property names of an object schema (through `$ref` and `allOf`); `writable`: only
+/// those that are not read-only.
+fn record_fields(
+    schema: &RefOr<Schema>,
+    schemas: Option<&BTreeMap<String, RefOr<Schema>>>,
+    writable: bool,
+) -> BTreeSet<String> {
+    let mut fields = BTreeSet::new();
+    let mut pending = vec![schema];
+    let mut seen = BTreeSet::new();
+    while let Some(schema) = pending.pop() {
+        match schema {
+            RefOr::Ref(reference) => {
+                if let Some(found) = reference
+                    .ref_location
+                    .strip_prefix("#/components/schemas/")
+                    .filter(|name| seen.insert(name.to_string()))
+                    .and_then(|name| schemas?.get(name))
+                {
+                    pending.push(found);
+                }
+            }
+            RefOr::T(Schema::AllOf(all)) => pending.extend(all.items.iter()),
+            RefOr::T(Schema::Object(object)) => {
+                for (name, property) in &object.properties {
+                    let read_only = matches!(
+                        property,
+                        RefOr::T(Schema::Object(p)) if p.read_only == Some(true)
+                    );
+                    if !(writable && read_only) {
+                        fields.insert(name.clone());
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    fields
+}
+
+/// The record's field a path id is (`deviceId` → `DeviceId`; `itineraryId` → `Id`;
+/// `externalLinkId` → `LinkId`), if `fields` has one.
+fn id_field<'a>(id: &str, fields: &'a BTreeSet<String>) -> Option<&'a str> {
+    let mut chars = id.chars();
+    let pascal = chars
+        .next()
+        .map(|first| first.to_ascii_uppercase().to_string() + chars.as_str())
+        .unwrap_or_default();
+    fields
+        .get(&pascal)
+        .or_else(|| fields.get("Id"))
+        .or_else(|| {
+            fields
+                .iter()
+                .find(|f| f.ends_with("Id") && pascal.ends_with(f.as_str()))
+        })
+        .map(String::as_str)
 }

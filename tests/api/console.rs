@@ -234,7 +234,7 @@ fn the_front_end_type_checks_and_its_unit_tests_pass() {
 }
 
 /// The console's npm packages (build.rs installed them with the build; again if removed).
-fn npm_installed() {
+pub(crate) fn npm_installed() {
     static DONE: OnceLock<()> = OnceLock::new();
     DONE.get_or_init(|| {
         if !console_dir()

@@ -10,7 +10,11 @@ use serde_json::{Value, json};
 use crate::backend_tests;
 use crate::common::TestApp;
 
-backend_tests!(served_document_is_the_printed_one, etag_promises_are_kept);
+backend_tests!(
+    served_document_is_the_printed_one,
+    etag_promises_are_kept,
+    links_lead_to_the_created_and_listed_records
+);
 
 const PROBLEM: &str = "#/components/schemas/Problem";
 
@@ -615,4 +619,290 @@ fn required_texts_say_they_cannot_be_empty() {
         missing.is_empty(),
         "required texts without minLength: {missing:?}"
     );
+}
+
+/// The console's types are this document's (issue 44): `console/src/api-schema.d.ts` is
+/// what the pinned openapi-typescript generates from it, so `tsc` fails a page that reads a
+/// field the document lacks, and this fails when the document changed without the file.
+#[test]
+fn the_consoles_types_are_generated_from_this_document() {
+    crate::console::npm_installed();
+    let console = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("console");
+    let work = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("console-types-{}", std::process::id()));
+    std::fs::create_dir_all(&work).expect("temp dir");
+    let document = work.join("openapi.json");
+    let generated = work.join("api-schema.d.ts");
+    std::fs::write(
+        &document,
+        safetrack::http::openapi_document()
+            .to_pretty_json()
+            .expect("document as JSON"),
+    )
+    .expect("write the document");
+    // The same generator and arguments as `npm run types` (console/package.json).
+    let output = std::process::Command::new(console.join("node_modules/.bin/openapi-typescript"))
+        .arg(&document)
+        .arg("--output")
+        .arg(&generated)
+        .current_dir(&console)
+        .output()
+        .expect("openapi-typescript");
+    assert!(
+        output.status.success(),
+        "openapi-typescript failed:\n{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let fresh = std::fs::read_to_string(&generated).expect("generated types");
+    let committed =
+        std::fs::read_to_string(console.join("src/api-schema.d.ts")).unwrap_or_default();
+    if fresh == committed {
+        let _ = std::fs::remove_dir_all(&work);
+        return;
+    }
+    let line = fresh
+        .lines()
+        .zip(committed.lines())
+        .position(|(a, b)| a != b)
+        .unwrap_or_else(|| fresh.lines().count().min(committed.lines().count()));
+    panic!(
+        "console/src/api-schema.d.ts is not what the current OpenAPI document generates \
+         (first difference at line {}: {:?}, committed {:?}).\nRegenerate it (this test left \
+         the current one in {}), then check the console (`npm test` in console/):\n    \
+         cargo build && target/debug/safetrack openapi > target/openapi.json && (cd console \
+         && npm run types)",
+        line + 1,
+        fresh.lines().nth(line).unwrap_or("<end>"),
+        committed.lines().nth(line).unwrap_or("<end>"),
+        generated.display(),
+    );
+}
+
+/// The operation whose `operationId` is `id`: (method, path, operation).
+fn operation_by_id(doc: &Value, id: &str) -> (String, String, Value) {
+    operations(doc)
+        .into_iter()
+        .find(|(_, _, operation)| operation["operationId"] == id)
+        .unwrap_or_else(|| panic!("no operation {id}"))
+}
+
+fn path_parameters(operation: &Value) -> Vec<String> {
+    operation["parameters"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|p| p["in"] == "path")
+        .map(|p| p["name"].as_str().expect("name").to_string())
+        .collect()
+}
+
+/// Every link names an operation of the document and gives each of its path ids, from
+/// what the source request had or what its answer holds; every create and every list of a
+/// record with a path of its own links to reading it.
+#[test]
+fn links_give_every_path_id_of_the_operation_they_name() {
+    let doc = document();
+    let mut linked = 0;
+    for (method, path, operation) in operations(&doc) {
+        let Some(links) = operation["responses"]["200"]["links"].as_object() else {
+            continue;
+        };
+        let label = format!("{method} {path}");
+        let source_ids = path_parameters(&operation);
+        let body = &operation["requestBody"]["content"]["application/json"]["schema"]["$ref"];
+        for (name, link) in links {
+            linked += 1;
+            let target = link["operationId"].as_str().expect("operationId");
+            assert_eq!(name, target, "{label}: a link is named after its operation");
+            let (_, target_path, target_operation) = operation_by_id(&doc, target);
+            let mut given: Vec<String> = link["parameters"]
+                .as_object()
+                .expect("parameters")
+                .keys()
+                .map(|k| {
+                    k.strip_prefix("path.")
+                        .expect("a path parameter")
+                        .to_string()
+                })
+                .collect();
+            let mut wanted = path_parameters(&target_operation);
+            given.sort();
+            wanted.sort();
+            assert_eq!(given, wanted, "{label} → {target_path}");
+            for (key, expression) in link["parameters"].as_object().expect("parameters") {
+                let expression = expression.as_str().expect("an expression");
+                if let Some(id) = expression.strip_prefix("$request.path.") {
+                    assert!(
+                        source_ids.iter().any(|s| s == id),
+                        "{label}: {key} = {expression}"
+                    );
+                } else if expression.starts_with("$request.body#/") {
+                    assert!(
+                        body.is_string(),
+                        "{label}: {key} = {expression}: no JSON body"
+                    );
+                } else {
+                    assert!(
+                        expression.starts_with("$response.body#/")
+                            || expression == "$response.header.Location#regex:/([^/?#]+)$",
+                        "{label}: {key} = {expression}"
+                    );
+                }
+            }
+        }
+    }
+    assert!(linked > 100, "{linked} links");
+    for (create, read) in [
+        ("create_contact", "get_contact"),
+        ("create_device", "get_device"),
+        ("create_device", "post_messages"),
+        ("create_token", "get_token"),
+        ("create_user", "get_profile"),
+        ("create_itinerary", "create_flight"),
+        ("post_mt_message", "get_mt_message"),
+        ("post_messages", "get_message"),
+        ("list_alerts", "acknowledge_alert"),
+        ("list_deliveries", "retry_delivery"),
+        ("list_itineraries", "get_itinerary"),
+        ("list_links", "get_link"),
+    ] {
+        let (_, path, operation) = operation_by_id(&doc, create);
+        assert!(
+            operation["responses"]["200"]["links"][read].is_object(),
+            "{create} ({path}) links to {read}"
+        );
+    }
+}
+
+/// What a link's expression gives, from the source request and its answer.
+fn evaluate(
+    expression: &str,
+    path_ids: &BTreeMap<&str, String>,
+    request: &Value,
+    location: Option<&str>,
+    answer: &Value,
+) -> String {
+    let text = |v: &Value| match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    if let Some(id) = expression.strip_prefix("$request.path.") {
+        return path_ids[id].clone();
+    }
+    if let Some(pointer) = expression.strip_prefix("$request.body#") {
+        return text(request.pointer(pointer).expect(expression));
+    }
+    if let Some(pointer) = expression.strip_prefix("$response.body#") {
+        return text(answer.pointer(pointer).expect(expression));
+    }
+    assert_eq!(expression, "$response.header.Location#regex:/([^/?#]+)$");
+    let location = location.expect("Location");
+    location
+        .rsplit('/')
+        .next()
+        .expect("a last segment")
+        .to_string()
+}
+
+/// Following a create's or a list's link reaches the record it created or listed.
+async fn links_lead_to_the_created_and_listed_records(app: TestApp) {
+    let doc = document();
+    let admin = &app.admin;
+    let tenant = BTreeMap::from([("tenantVarCode", "1000".to_string())]);
+    let follow = async |source: &str,
+                        target: &str,
+                        path_ids: &BTreeMap<&str, String>,
+                        request: &Value,
+                        response: reqwest::Response|
+           -> Value {
+        assert_eq!(response.status(), StatusCode::OK, "{source}");
+        let location = response
+            .headers()
+            .get("location")
+            .map(|l| l.to_str().expect("Location").to_string());
+        let answer: Value = if response.content_length() == Some(0) {
+            Value::Null
+        } else {
+            response.json().await.unwrap_or(Value::Null)
+        };
+        let (_, _, operation) = operation_by_id(&doc, source);
+        let link = &operation["responses"]["200"]["links"][target];
+        let (_, mut path, _) = operation_by_id(&doc, target);
+        for (key, expression) in link["parameters"].as_object().expect("a link") {
+            let name = key.strip_prefix("path.").expect("path");
+            let value = evaluate(
+                expression.as_str().expect("expression"),
+                path_ids,
+                request,
+                location.as_deref(),
+                &answer,
+            );
+            path = path.replace(&format!("{{{name}}}"), &value);
+        }
+        let read = admin.get(&path).await;
+        assert_eq!(
+            read.status(),
+            StatusCode::OK,
+            "{source} → {target}: GET {path}"
+        );
+        read.json().await.expect("the record")
+    };
+
+    let contact = json!({"ContactName": "Ada Byron"});
+    let created = admin.post("/V2/1000/addressbookcontacts", &contact).await;
+    let read = follow("create_contact", "get_contact", &tenant, &contact, created).await;
+    assert_eq!(read["ContactName"], "Ada Byron");
+    let listed = admin.get("/V2/1000/addressbookcontacts").await;
+    let again = follow(
+        "list_contacts",
+        "get_contact",
+        &tenant,
+        &Value::Null,
+        listed,
+    )
+    .await;
+    assert_eq!(again, read);
+
+    // A client-chosen id: the request's, not the Location's.
+    let device = json!({"DeviceId": "van_7:a", "DeviceType": "InReach"});
+    let created = admin.post("/V2/1000/devices", &device).await;
+    let read = follow("create_device", "get_device", &tenant, &device, created).await;
+    assert_eq!(read["DeviceId"], "van_7:a");
+
+    let token = json!({"Name": "linked", "Permissions": ["Read"]});
+    let created = admin.post("/V2/1000/apitokens", &token).await;
+    let read = follow("create_token", "get_token", &tenant, &token, created).await;
+    assert_eq!(read["Name"], "linked");
+
+    let itinerary = json!({"PnrNumber": "LNK123"});
+    let created = admin.post("/V2/1000/itineraries", &itinerary).await;
+    let read = follow(
+        "create_itinerary",
+        "get_itinerary",
+        &tenant,
+        &itinerary,
+        created,
+    )
+    .await;
+    assert_eq!(read["PnrNumber"], "LNK123");
+
+    let mut device_ids = tenant.clone();
+    device_ids.insert("deviceId", "van_7:a".to_string());
+    let messages = json!([{"MessageType": "CheckIn", "Message": "linked"}]);
+    let posted = admin
+        .post(
+            "/V2/1000/devices/van_7:a/momessages?process=true",
+            &messages,
+        )
+        .await;
+    let read = follow(
+        "post_messages",
+        "get_message",
+        &device_ids,
+        &messages,
+        posted,
+    )
+    .await;
+    assert_eq!(read["Message"], "linked");
 }
