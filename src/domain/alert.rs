@@ -7,7 +7,9 @@ use utoipa::ToSchema;
 
 use super::closed_set::closed_set;
 use super::delivery::{Channel, DeliveryStatus};
-use super::ids::{AlertId, DeliveryId, DeviceId, MoMessageId, NotificationId, TenantCode};
+use super::ids::{
+    AlertId, DeliveryId, DeviceId, EscalationPolicyId, MoMessageId, NotificationId, TenantCode,
+};
 use super::notification::Severity;
 use super::validation::{ValidationErrors, Validator};
 
@@ -94,11 +96,48 @@ pub struct Alert {
     pub outcome: Option<Outcome>,
     /// Notes added so far (`POST …/notes`; they are on its timeline).
     pub note_count: i64,
-    /// Escalation rounds sent so far.
+    /// Escalation rounds sent so far (an alert following a policy: its steps fired).
     pub escalation_level: i64,
+    /// The escalation policy the alert follows and where it is in it (null: it follows
+    /// none, and escalates by today's rounds to the escalation contacts).
+    pub escalation: Option<AlertEscalation>,
     #[serde(rename = "ETag")]
     #[schema(value_type = Option<String>)]
     pub etag: String,
+}
+
+/// The escalation policy an alert follows (settled when it was raised) and where it is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "PascalCase")]
+pub struct AlertEscalation {
+    /// Null once the policy is deleted (its name stays; no further step fires).
+    #[schema(value_type = Option<String>)]
+    pub policy_id: Option<EscalationPolicyId>,
+    pub policy_name: String,
+    /// Steps fired so far (equals `EscalationLevel`).
+    #[serde(default)]
+    pub steps_fired: i64,
+    /// The policy's steps (as they were when the last step fired).
+    pub step_count: i64,
+    /// The last step fired, whose `Instructions` the operator follows now (null before
+    /// the first step fires).
+    pub current_step: Option<CurrentEscalationStep>,
+    /// When the next step is due (null: every step fired, or acknowledged, resolved, or
+    /// the policy was deleted).
+    #[serde(default)]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub next_step_at: Option<Timestamp>,
+}
+
+/// The step of its policy an alert is at.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "PascalCase")]
+pub struct CurrentEscalationStep {
+    /// 1 for the policy's first step.
+    pub number: i64,
+    pub after_minutes: u32,
+    /// The response procedure (null: the step has none).
+    pub instructions: Option<String>,
 }
 
 /// A raised alert, every field set (for tests).
@@ -131,6 +170,7 @@ pub(crate) fn sample(id: i64) -> Alert {
         outcome: Some(Outcome::FalseAlarm),
         note_count: 1,
         escalation_level: 0,
+        escalation: None,
         etag: "00000000000000ab".into(),
     }
 }
@@ -232,6 +272,8 @@ closed_set! {
         Matched = "Matched",
         /// An escalation round notified the escalation contacts.
         Escalated = "Escalated",
+        /// A step of the alert's escalation policy fired: its recipients were told.
+        EscalationStep = "EscalationStep",
         /// Something was sent about it (its current status).
         Delivery = "Delivery",
         Acknowledged = "Acknowledged",
@@ -277,9 +319,15 @@ pub struct TimelineEntry {
     /// Escalated: the round (1, 2, …).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub round: Option<i64>,
-    /// Escalated: who this round notified.
+    /// Escalated, EscalationStep: who this round (step) notified.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub notified: Option<Vec<Notified>>,
+    /// EscalationStep: which step of the policy (1 for the first).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step: Option<i64>,
+    /// EscalationStep: the step's `Instructions` (absent: it has none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
     /// Delivery: its id (`GET …/deliveries?alertId=` lists them whole).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<String>)]
@@ -332,6 +380,8 @@ impl TimelineEntry {
             match_count: None,
             round: None,
             notified: None,
+            step: None,
+            instructions: None,
             delivery_id: None,
             channel: None,
             target: None,
@@ -409,7 +459,7 @@ mod tests {
                 r#""AcknowledgedBy":"ann","AcknowledgedAt":"2026-07-01T13:07:00Z","#,
                 r#""ResolvedBy":"bob","ResolvedAt":"2026-07-01T13:08:00Z","#,
                 r#""Resolution":"Called him","Outcome":"FalseAlarm","NoteCount":1,"#,
-                r#""EscalationLevel":0,"ETag":"00000000000000ab"}"#
+                r#""EscalationLevel":0,"Escalation":null,"ETag":"00000000000000ab"}"#
             )
         );
         let missed = Alert {

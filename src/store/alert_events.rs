@@ -156,6 +156,20 @@ impl EventRow {
                         .unwrap_or_default(),
                 );
             }
+            TimelineKind::EscalationStep => {
+                // A policy's step (`store/escalation_steps.rs`): count is its number,
+                // text its instructions.
+                entry.step = self.count;
+                entry.instructions = self.text;
+                entry.notified = Some(
+                    self.notified
+                        .as_deref()
+                        .map(serde_json::from_str)
+                        .transpose()
+                        .map_err(|e| StoreError::Corrupt(format!("step notified: {e}")))?
+                        .unwrap_or_default(),
+                );
+            }
             TimelineKind::Acknowledged => entry.note = self.text,
             TimelineKind::Note => entry.text = self.text,
             TimelineKind::Resolved => {

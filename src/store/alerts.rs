@@ -20,6 +20,7 @@ pub(super) const COLUMNS: &str = "a.id, a.tenant_code, a.device_id, a.notificati
      a.severity, a.status, a.raised_at, a.last_match_at, a.match_count, a.latitude, a.longitude, \
      a.geofences, a.message_id, a.late, a.acknowledged_by, a.acknowledged_at, a.resolved_by, \
      a.resolved_at, a.resolution, a.escalation_level, a.etag, a.outcome, a.note_count, \
+     a.escalation_policy_id, a.escalation_doc, a.next_escalation_at AS next_step_at, \
      (SELECT m.message_type FROM mo_messages m WHERE m.id = a.message_id) AS message_type, \
      (SELECT m.doc FROM mo_messages m WHERE m.id = a.message_id) AS message_doc";
 
@@ -90,6 +91,9 @@ struct AlertRow {
     etag: String,
     outcome: Option<String>,
     note_count: i64,
+    escalation_policy_id: Option<i64>,
+    escalation_doc: Option<String>,
+    next_step_at: Option<i64>,
     message_type: Option<String>,
     message_doc: Option<String>,
 }
@@ -136,6 +140,12 @@ impl AlertRow {
             outcome: self.outcome.as_deref().map(stored).transpose()?,
             note_count: self.note_count,
             escalation_level: self.escalation_level,
+            escalation: super::escalation_steps::escalation_from(
+                self.escalation_doc.as_deref(),
+                self.escalation_policy_id,
+                self.escalation_level,
+                from_micros(self.next_step_at)?,
+            )?,
             etag: self.etag,
         })
     }
@@ -214,7 +224,26 @@ impl WriteTx {
             .bind(new_etag())
             .fetch_one(&mut *self.tx)
             .await?;
-        matched_alert(&row, true)
+        let raised = alert_from_row(&row)?;
+        let follows = self
+            .follow_escalation_policy(&super::escalation_steps::RaisedAlert {
+                alert_id: raised.alert_id,
+                tenant_code: m.tenant_code,
+                notification_id: m.notification_id,
+                severity: m.severity,
+                raised_at: raised.raised_at,
+            })
+            .await?;
+        let alert = if follows {
+            // Read back with the policy it follows (the stream's event shows it).
+            self.alert(raised.alert_id).await?
+        } else {
+            raised
+        };
+        Ok(MatchedAlert {
+            alert,
+            raised: true,
+        })
     }
 }
 

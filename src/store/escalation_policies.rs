@@ -22,7 +22,7 @@ use crate::domain::tenant::TenantNode;
 use crate::domain::time::now;
 use crate::domain::validation::ValidationErrors;
 
-const COLUMNS: &str = "x.id, x.tenant_code, x.name, x.applies_to_subtenants, \
+pub(super) const COLUMNS: &str = "x.id, x.tenant_code, x.name, x.applies_to_subtenants, \
     x.is_tenant_default, x.doc, x.etag, x.updated_at";
 
 /// Policies visible from tenant `$1` whose path is `$2`: its own, and those an ancestor
@@ -68,7 +68,7 @@ impl PolicyRow {
     }
 }
 
-fn policy_from_row(row: &sqlx::any::AnyRow) -> StoreResult<EscalationPolicy> {
+pub(super) fn policy_from_row(row: &sqlx::any::AnyRow) -> StoreResult<EscalationPolicy> {
     PolicyRow::from_row(row)?.into_policy()
 }
 

@@ -6,6 +6,13 @@
 //! the next due time, the deliveries and the round's step on the alert's timeline (who
 //! was notified) commit together, so a restart neither skips nor repeats a round; the
 //! alert as the round left it is an `alert` event on the live stream.
+//!
+//! An alert that follows an escalation policy (settled at its raise,
+//! `store/escalation_steps.rs`) fires the policy's steps instead (`steps.rs`), whatever
+//! `escalation_after` says: the policy is the tenant's configuration, the flags today's
+//! fallback.
+
+mod steps;
 
 use jiff::Timestamp;
 
@@ -30,11 +37,14 @@ impl Escalator {
 
     /// Runs the round of alert `id` if it is still due at `at`. Returns whether it ran.
     pub async fn run_round(&self, id: AlertId, at: Timestamp) -> StoreResult<bool> {
-        let Some(after) = self.config.escalation_after else {
-            return Ok(false);
-        };
         let mut tx = self.store.begin().await?;
         let Some(due) = tx.lock_due_escalation(id, at).await? else {
+            return Ok(false);
+        };
+        if let Some(escalation) = due.alert.escalation.clone() {
+            return self.fire_steps(tx, &due, escalation, at).await;
+        }
+        let Some(after) = self.config.escalation_after else {
             return Ok(false);
         };
         let level = due.alert.escalation_level + 1;

@@ -47,6 +47,9 @@ pub struct PipelineConfig {
     pub escalation_after: Option<SignedDuration>,
     /// Escalation rounds in all.
     pub escalation_rounds: i64,
+    /// How long an escalation policy step's minute lasts: a minute, except in tests,
+    /// which set it (in-process only; no flag) so a policy's steps fire within seconds.
+    pub escalation_minute: SignedDuration,
 }
 
 impl Default for PipelineConfig {
@@ -57,6 +60,7 @@ impl Default for PipelineConfig {
             voice: false,
             escalation_after: Some(SignedDuration::from_secs(300)),
             escalation_rounds: 3,
+            escalation_minute: SignedDuration::from_mins(1),
         }
     }
 }
