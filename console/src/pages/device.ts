@@ -3,7 +3,7 @@
 import { api, NotFoundError, v2 } from '../api';
 import { h } from '../dom';
 import { t, type Key } from '../i18n';
-import { formatDateTime, formatNumber } from '../format';
+import { formatAge, formatDateTime, formatNumber } from '../format';
 import * as live from '../live';
 import { tenant } from '../session';
 import { checkInDue, deviceState, mergeDevice, openAlertOf, userLabel, type DeviceRecord } from '../devices';
@@ -136,7 +136,7 @@ export function devicePage(outlet: HTMLElement, params: Record<string, string>):
           : t('device.noOpenAlert'),
       ],
       ['device.user', userLabel(d) || (d.UserId ? t('devices.userHidden') : t('devices.noUser'))],
-      ['device.lastReport', d.LastMessageTime ? formatDateTime(d.LastMessageTime) : t('devices.never')],
+      ['device.lastReport', d.LastMessageTime ? `${formatDateTime(d.LastMessageTime)} (${t('devices.seenAgo', { age: formatAge(d.LastMessageTime, Date.now()) })})` : t('devices.never')],
       ['device.position', position(d.LastPosition?.Lat, d.LastPosition?.Lon)],
       ['device.positionTime', formatDateTime(d.LastPosition?.GpsTimestamp)],
       ['device.emergency', d.EmergencyState === 'Active' ? t('device.emergency.active') : t('device.emergency.none')],
