@@ -421,3 +421,127 @@ async fn policy_users(
     }
     Ok(Some(text))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::temp_file::TempSqliteFile;
+    use super::*;
+    use crate::domain::audit::Actor;
+    use crate::domain::escalation_policy::EscalationStep;
+
+    fn node(code: &str, path: &str) -> TenantNode {
+        TenantNode {
+            code: code.parse().expect("code"),
+            parent_code: None,
+            path: path.into(),
+        }
+    }
+
+    async fn tenant(store: &Store, code: &str, parent: Option<&str>, path: &str) {
+        sqlx::query(
+            "INSERT INTO tenants (code, parent_code, path, doc, etag, updated_at)
+             VALUES ($1, $2, $3, '{}', 'e', 0) ON CONFLICT DO NOTHING",
+        )
+        .bind(code)
+        .bind(parent)
+        .bind(path)
+        .execute(&store.pool)
+        .await
+        .expect("tenant");
+    }
+
+    async fn policy(
+        store: &Store,
+        at: &TenantNode,
+        name: &str,
+        shared: bool,
+        default: bool,
+    ) -> i64 {
+        let fields = EscalationPolicyFields {
+            name: name.into(),
+            description: None,
+            applies_to_subtenants: shared,
+            is_tenant_default: default,
+            steps: vec![EscalationStep {
+                after_minutes: 0,
+                recipients: Vec::new(),
+                instructions: Some("Call".into()),
+            }],
+        };
+        let write = EscalationPolicyWrite {
+            node: at,
+            fields: &fields,
+            references: &[],
+        };
+        let audit = Audit::new(Actor::user("test@example.com"), None, at);
+        store
+            .create_escalation_policy(write, &audit)
+            .await
+            .expect("policy")
+            .get()
+    }
+
+    async fn resolved(store: &Store, at: &TenantNode, named: Option<i64>) -> Option<String> {
+        store
+            .resolve_escalation_policy(at, named.map(EscalationPolicyId::new))
+            .await
+            .expect("resolve")
+            .map(|p| p.name)
+    }
+
+    /// The named policy (if visible), else the nearest default along the path that the
+    /// tenant may use, else none.
+    #[tokio::test]
+    async fn an_alert_follows_the_named_policy_else_the_nearest_usable_default() {
+        let file = TempSqliteFile::new("safetrack-escalation");
+        let store = Store::connect(&file.url()).await.expect("connect");
+        store.migrate().await.expect("migrate");
+        tenant(&store, "1000", None, "/1000/").await;
+        tenant(&store, "1001", Some("1000"), "/1000/1001/").await;
+        tenant(&store, "1002", Some("1001"), "/1000/1001/1002/").await;
+        tenant(&store, "1003", Some("1000"), "/1000/1003/").await;
+        let (root, middle, leaf, sibling) = (
+            node("1000", "/1000/"),
+            node("1001", "/1000/1001/"),
+            node("1002", "/1000/1001/1002/"),
+            node("1003", "/1000/1003/"),
+        );
+        assert_eq!(resolved(&store, &leaf, None).await, None);
+        policy(&store, &root, "Root default", true, true).await;
+        assert_eq!(
+            resolved(&store, &leaf, None).await.as_deref(),
+            Some("Root default")
+        );
+        // The middle tenant's default is unshared: its own alerts use it, the leaf's not.
+        policy(&store, &middle, "Middle default", false, true).await;
+        assert_eq!(
+            resolved(&store, &middle, None).await.as_deref(),
+            Some("Middle default")
+        );
+        assert_eq!(
+            resolved(&store, &leaf, None).await.as_deref(),
+            Some("Root default")
+        );
+        // Shared, the nearer one wins.
+        policy(&store, &middle, "Middle shared default", true, true).await;
+        assert_eq!(
+            resolved(&store, &leaf, None).await.as_deref(),
+            Some("Middle shared default")
+        );
+        let own = policy(&store, &leaf, "Leaf default", false, true).await;
+        assert_eq!(
+            resolved(&store, &leaf, None).await.as_deref(),
+            Some("Leaf default")
+        );
+        // A named policy wins when visible; a sibling's names nothing.
+        let named = policy(&store, &root, "Named", true, false).await;
+        assert_eq!(
+            resolved(&store, &leaf, Some(named)).await.as_deref(),
+            Some("Named")
+        );
+        let theirs = policy(&store, &sibling, "Sibling's", true, false).await;
+        assert_eq!(resolved(&store, &leaf, Some(theirs)).await, None);
+        assert_eq!(resolved(&store, &sibling, Some(own)).await, None);
+        store.close().await;
+    }
+}
