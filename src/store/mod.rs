@@ -45,6 +45,7 @@ mod groups;
 mod itineraries;
 mod itinerary_parts;
 mod itinerary_risk;
+mod local_feed;
 mod lookups;
 mod mo_message_inserts;
 mod mo_messages;
@@ -68,6 +69,8 @@ mod users;
 mod wal_sync;
 mod webhook_events;
 mod webhooks;
+mod write_tx;
+mod writer_queue;
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
@@ -84,8 +87,10 @@ use crate::domain::closed_set::NotInSet;
 use crate::domain::ids::TenantCode;
 use crate::domain::tenant::{Tenant, TenantNode};
 use cache::RecordCache;
-use sqlite_writer::{SqliteWriter, WriterQueue, WriterTx};
-use stream_feed::LocalFeed;
+use local_feed::LocalFeed;
+use sqlite_writer::{SqliteWriter, WriterTx};
+use write_tx::Wakes;
+use writer_queue::WriterQueue;
 
 pub use address_book::{AddressBook, AddressBookWrite, BookRecord, Owned, OwnedRecord};
 pub use alert_events::{AlertAction, AlertEvent};
@@ -107,11 +112,12 @@ pub use mo_messages::{MessageCursor, MessageQuery};
 pub use notifications::NotificationUpdate;
 pub use risk_regions::{RiskRegionUpdate, StoredRiskRegion};
 pub use sessions::SessionCredentials;
-pub use sqlite_writer::WaitingForWriter;
 pub use stream_feed::{FeedItem, StreamAnnouncement, StreamFeed, StreamRecord};
 pub use tenants::TenantDeletion;
 pub use tenants::TenantSelection;
 pub use users::{Credentials, NewUser, StoredUser, UserUpdate};
+pub use write_tx::{Committed, Wake, WriteTx};
+pub use writer_queue::WaitingForWriter;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -448,14 +454,8 @@ impl Store {
     /// A write transaction for a service to drive step by step (ingest, the scheduler):
     /// everything it does commits together or not at all.
     pub async fn begin(&self) -> StoreResult<WriteTx> {
-        Ok(WriteTx {
-            tx: self.begin_write().await?,
-            backend: self.backend,
-            stream_channel: self.stream_channel.clone(),
-            local_feed: self.local_feed.clone(),
-            wakes: self.wakes.clone(),
-            outbox: Outbox::default(),
-        })
+        let tx = self.begin_write().await?;
+        Ok(WriteTx::new(tx, self))
     }
 
     /// SQLite: copies the write-ahead log into the database file, mostly outside the
@@ -555,139 +555,6 @@ impl<'q> sqlx::Encode<'q, sqlx::Any> for Float {
             Some(value) => <f64 as sqlx::Encode<'q, sqlx::Any>>::encode_by_ref(&value, buf),
             None => <Option<f32> as sqlx::Encode<'q, sqlx::Any>>::encode_by_ref(&None, buf),
         }
-    }
-}
-
-/// A write transaction services drive (see `Store::begin`); its methods live beside the
-/// tables they touch. What it announces (`announce`) and wakes (`wake`) waits in its
-/// outbox and goes out only once it is committed and on disk, the same way on both
-/// backends (`stream_feed.rs`).
-pub struct WriteTx {
-    tx: Tx,
-    backend: Backend,
-    stream_channel: Option<Arc<str>>,
-    local_feed: Option<Arc<LocalFeed>>,
-    wakes: Arc<Wakes>,
-    outbox: Outbox,
-}
-
-/// Loops of this process a committed write wakes (besides their poll).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Wake {
-    /// The delivery loops: `Pending` deliveries were queued.
-    Deliveries,
-    /// The alerting delivery loop: a match (or an escalation) queued `Pending`
-    /// deliveries to people or its EventNotification webhooks.
-    Alerting,
-}
-
-#[derive(Default)]
-struct Wakes {
-    deliveries: Arc<Notify>,
-    alerting: Arc<Notify>,
-}
-
-impl Wakes {
-    fn signal(&self, kind: Wake) -> &Arc<Notify> {
-        match kind {
-            Wake::Deliveries => &self.deliveries,
-            Wake::Alerting => &self.alerting,
-        }
-    }
-
-    /// Each wake asked for tells one loop (as many as asked, when several wait).
-    fn fire(&self, asked: &[Wake]) {
-        for kind in asked {
-            self.signal(*kind).notify_one();
-        }
-    }
-}
-
-/// What a transaction announces and wakes once it is committed.
-#[derive(Default)]
-struct Outbox {
-    stream: Vec<crate::store::StreamAnnouncement>,
-    wakes: Vec<Wake>,
-}
-
-impl WriteTx {
-    /// Wakes this process's loops of `kind` once the transaction is committed and on
-    /// disk (never, if it is not). Each call tells one loop.
-    pub fn wake(&mut self, kind: Wake) {
-        self.outbox.wakes.push(kind);
-    }
-
-    /// Commits; returns once the commit is on disk (and what it announces is handed on).
-    pub async fn commit(self) -> StoreResult<()> {
-        self.commit_pending().await?.durable().await
-    }
-
-    /// Commits and lets the next writer in; the commit is on disk once
-    /// `Committed::durable` returns (SQLite flushes its log after the writer's turn,
-    /// `wal_sync.rs`; PostgreSQL's commit is durable when it returns). Nothing may be
-    /// acknowledged before that, and nothing is announced or woken before it either.
-    pub async fn commit_pending(mut self) -> StoreResult<Committed> {
-        let Outbox { stream, wakes } = std::mem::take(&mut self.outbox);
-        if let Some(channel) = self.stream_channel.clone() {
-            for announcement in &stream {
-                self.announce_in_database(&channel, announcement).await?;
-            }
-        }
-        let local_feed = self.local_feed.clone();
-        let (pending, number) = match self.tx {
-            Tx::Writer(tx) => {
-                let mut number = 0;
-                let pending = tx
-                    .commit_pending_then(|committed| {
-                        number = committed;
-                        if let Some(feed) = &local_feed {
-                            feed.committed(committed, stream);
-                        }
-                    })
-                    .await?;
-                (Some(pending), number)
-            }
-            Tx::Pooled(tx) => {
-                tx.commit().await?;
-                (None, 0)
-            }
-        };
-        Ok(Committed {
-            pending,
-            number,
-            local_feed,
-            wakes: (self.wakes, wakes),
-        })
-    }
-}
-
-/// A commit made (visible to others), perhaps not yet on disk.
-#[must_use = "a commit is durable only once `durable` returned Ok"]
-pub struct Committed {
-    pending: Option<wal_sync::PendingCommit>,
-    number: u64,
-    local_feed: Option<Arc<LocalFeed>>,
-    wakes: (Arc<Wakes>, Vec<Wake>),
-}
-
-impl Committed {
-    /// Returns once the commit is on disk; then what it announces is handed on and what
-    /// it wakes is woken.
-    pub async fn durable(self) -> StoreResult<()> {
-        if let Some(pending) = self.pending {
-            if let Err(e) = pending.durable().await {
-                if let Some(feed) = &self.local_feed {
-                    feed.failed(self.number);
-                }
-                return Err(sqlx::Error::Io(e).into());
-            }
-            if let Some(feed) = &self.local_feed {
-                feed.durable(self.number);
-            }
-        }
-        let (wakes, asked) = &self.wakes;
-        wakes.fire(asked);
-        Ok(())
     }
 }
 

@@ -13,7 +13,7 @@
 //!   under the same ids, and a client resumes with `Last-Event-ID` on whichever process
 //!   it reaches.
 //! - **SQLite** (one process): the commit's announcements wait in this process's
-//!   `LocalFeed` until the commit is durable, and are then numbered and handed to its
+//!   `LocalFeed` (`local_feed.rs`) until the commit is durable, and are then numbered and handed to its
 //!   listeners in commit order (a flush covers every commit before it); they carry their
 //!   records, so nothing is read back.
 //!
@@ -36,14 +36,14 @@
 //! A new kind of event is a `StreamRecord` variant (with its id in the announcement and
 //! its read in the relay); neither backend's path changes.
 
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use sqlx::FromRow;
 use sqlx::postgres::PgListener;
 use tokio::sync::mpsc;
 
+use super::local_feed::LocalFeed;
 use super::{Store, StoreError, StoreResult, WriteTx};
 use crate::domain::alert::Alert;
 use crate::domain::device::Device;
@@ -210,6 +210,15 @@ enum Source {
 }
 
 impl StreamFeed {
+    /// This process's own commits (SQLite).
+    pub(super) fn local(local: &LocalFeed) -> Self {
+        Self {
+            source: Source::Local(local.listen()),
+        }
+    }
+}
+
+impl StreamFeed {
     /// The next announcement, in commit order.
     pub async fn next(&mut self) -> StoreResult<FeedItem> {
         let listener = match &mut self.source {
@@ -246,80 +255,6 @@ impl StreamFeed {
                 ),
             }
         }
-    }
-}
-
-/// SQLite: the announcements of commits not yet on disk, handed to the listeners once
-/// they are, in commit order, numbered from the process's start-up time in
-/// microseconds (so ids grow across restarts too, and a client's old `Last-Event-ID`
-/// never names a newer event).
-pub(super) struct LocalFeed {
-    state: Mutex<LocalState>,
-}
-
-struct LocalState {
-    /// By commit number (`wal_sync`): committed, not yet known to be on disk.
-    waiting: BTreeMap<u64, Vec<StreamAnnouncement>>,
-    /// The id of the last event handed on.
-    last_id: u64,
-    listeners: Vec<mpsc::UnboundedSender<(u64, StreamAnnouncement)>>,
-}
-
-impl LocalFeed {
-    pub(super) fn new() -> Self {
-        let start = u64::try_from(jiff::Timestamp::now().as_microsecond()).unwrap_or(1);
-        Self {
-            state: Mutex::new(LocalState {
-                waiting: BTreeMap::new(),
-                last_id: start,
-                listeners: Vec::new(),
-            }),
-        }
-    }
-
-    fn state(&self) -> std::sync::MutexGuard<'_, LocalState> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Commit `number`'s announcements; call while the commit still holds the writer's
-    /// turn, so a later commit's durability cannot hand on before these are here.
-    pub(super) fn committed(&self, number: u64, announcements: Vec<StreamAnnouncement>) {
-        if !announcements.is_empty() {
-            self.state().waiting.insert(number, announcements);
-        }
-    }
-
-    /// Commit `number` is on disk, and so is every commit before it: their
-    /// announcements go to the listeners, in commit order.
-    pub(super) fn durable(&self, number: u64) {
-        let mut state = self.state();
-        if state
-            .waiting
-            .first_key_value()
-            .is_none_or(|(n, _)| *n > number)
-        {
-            return;
-        }
-        let later = state.waiting.split_off(&(number + 1));
-        let ready = std::mem::replace(&mut state.waiting, later);
-        for announcement in ready.into_values().flatten() {
-            let first_id = state.last_id + 1;
-            state.last_id += announcement.event_count() as u64;
-            state
-                .listeners
-                .retain(|listener| listener.send((first_id, announcement.clone())).is_ok());
-        }
-    }
-
-    /// Commit `number` failed to reach the disk: it announces nothing.
-    pub(super) fn failed(&self, number: u64) {
-        self.state().waiting.remove(&number);
-    }
-
-    fn listen(&self) -> mpsc::UnboundedReceiver<(u64, StreamAnnouncement)> {
-        let (sender, receiver) = mpsc::unbounded_channel();
-        self.state().listeners.push(sender);
-        receiver
     }
 }
 
@@ -451,9 +386,7 @@ impl Store {
     /// starts before this returns, so nothing committed afterwards is missed.
     pub async fn stream_feed(&self) -> StoreResult<StreamFeed> {
         if let Some(local) = &self.local_feed {
-            return Ok(StreamFeed {
-                source: Source::Local(local.listen()),
-            });
+            return Ok(StreamFeed::local(local));
         }
         let (Some(channel), Some(url)) = (&self.stream_channel, &self.url) else {
             return Err(StoreError::Unavailable(
