@@ -114,11 +114,7 @@ impl ApiError {
         let detail = format!(
             "{} part(s) are too large: {}",
             parts.len(),
-            parts
-                .iter()
-                .map(|e| e.field.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
+            field_list(&parts)
         );
         ApiError::TooLarge { detail, parts }
     }
@@ -136,11 +132,7 @@ impl ApiError {
                 format!(
                     "{} field(s) are invalid: {}",
                     errors.len(),
-                    errors
-                        .iter()
-                        .map(|e| e.field.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    field_list(errors)
                 ),
             ),
             BadRequest { code, detail } => (StatusCode::BAD_REQUEST, code, detail.clone()),
@@ -211,6 +203,12 @@ impl ApiError {
             ),
         }
     }
+}
+
+/// The fields named, comma separated.
+fn field_list(errors: &[FieldError]) -> String {
+    let fields: Vec<&str> = errors.iter().map(|e| e.field.as_str()).collect();
+    fields.join(", ")
 }
 
 impl IntoResponse for ApiError {
