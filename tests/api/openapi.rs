@@ -476,7 +476,8 @@ async fn etag_promises_are_kept(app: TestApp) {
         "geofenceId",
         location_id(&admin.post("/V2/1000/geofences", &geofence).await),
     );
-    let escalation = json!({"Name": "Nights", "Steps": [{"AfterMinutes": 0, "Instructions": "Call"}]});
+    let escalation =
+        json!({"Name": "Nights", "Steps": [{"AfterMinutes": 0, "Instructions": "Call"}]});
     ids.insert(
         "escalationPolicyId",
         location_id(&admin.post("/V2/1000/escalationpolicies", &escalation).await),
