@@ -3,12 +3,14 @@ import * as devices from './areas/devices';
 import * as config from './areas/config';
 import * as admin from './areas/admin';
 import * as duty from './areas/duty';
+import * as escalation from './areas/escalation';
 
 export const fr: Record<Key, string> = {
   ...devices.fr,
   ...config.fr,
   ...admin.fr,
   ...duty.fr,
+  ...escalation.fr,
   'app.title': 'safetrack',
   'nav.alerts': 'Alertes',
   'nav.map': 'Carte',

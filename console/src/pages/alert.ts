@@ -11,6 +11,7 @@ import { t, type Key } from '../i18n';
 import { formatAge, formatDateTime, formatNumber } from '../format';
 import { actionsFor, alertKey, conflictOf, LOG_ENTRIES, mapsLink, severityName, type Alert } from '../alerts';
 import { peopleOf, sentBy } from './alert-people';
+import { escalationBox } from './alert-escalation';
 import { escalationWords } from './queue';
 import { baseMap, removeMap } from '../map';
 import { Track, trackAround, type TrackPoint } from '../track';
@@ -30,6 +31,8 @@ interface TimelineEntry {
   Target?: string | null;
   Status?: string | null;
   Round?: number | null;
+  Step?: number | null;
+  Instructions?: string | null;
 }
 
 const OUTCOMES = ['Genuine', 'FalseAlarm', 'Test', 'Other'] as const;
@@ -46,6 +49,7 @@ export function alertPage(outlet: HTMLElement, params: Record<string, string>): 
   const status = h('p', { class: 'action-result', role: 'status', tabindex: -1, 'data-testid': 'action-result' });
   const mapBox = h('div', { class: 'alert-map', 'data-testid': 'alert-map' });
   const heading = h('h1', { tabindex: -1 }, t('alert.heading', { id }));
+  const escalation = escalationBox();
   let alert: Alert | null = null;
   let map: L.Map | null = null;
   let marker: L.CircleMarker | null = null;
@@ -94,6 +98,8 @@ export function alertPage(outlet: HTMLElement, params: Record<string, string>): 
       heading,
       h('div', { class: 'alert-grid' },
         h('div', { class: 'alert-info' },
+          // The response procedure first: what the operator does now.
+          escalation.element,
           h('section', {}, summary),
           h('section', { 'aria-labelledby': 'sent-h' }, h('h2', { id: 'sent-h' }, t('duty.sentHeading')), sent, where),
           // Acknowledge, notes and resolve need HandleAlerts: not offered without it.
@@ -164,6 +170,7 @@ export function alertPage(outlet: HTMLElement, params: Record<string, string>): 
     summary.replaceChildren(...rows.flatMap(([k, v]) => [h('dt', {}, t(k)), h('dd', { 'data-field': k }, v)]));
     summary.dataset.status = a.Status ?? '';
     summary.dataset.late = String(!!a.Late);
+    escalation.show(a);
     const allowed = actionsFor(a.Status);
     ackForm.hidden = !allowed.acknowledge;
     resolveForm.hidden = !allowed.resolve;
@@ -330,6 +337,8 @@ export function alertPage(outlet: HTMLElement, params: Record<string, string>): 
 function entry(e: TimelineEntry): HTMLElement {
   const kind = `timeline.${e.Kind}` as Key;
   const what = [
+    e.Step ? t('timeline.step', { n: e.Step }) : null,
+    e.Instructions,
     e.Note,
     e.Text,
     e.Outcome ? t(`outcome.${e.Outcome}` as Key) : null,
