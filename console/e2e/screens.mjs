@@ -137,7 +137,8 @@ export async function seedScene() {
 /** Every screen: where it is, what says it has drawn, and what to do first (if anything). */
 export function screens(scene) {
   const { sos } = scene;
-  const shown = (selector) => async (page) => page.locator(selector).first().waitFor({ timeout: 10 * SECOND });
+  // Generous: a screen loaded on first use (the config screens' chunk) on a busy CI machine.
+  const shown = (selector) => async (page) => page.locator(selector).first().waitFor({ timeout: 20 * SECOND });
   return [
     { name: 'queue', path: '/alerts', ready: shown(`tr[data-alert-id="${sos.id}"]`) },
     { name: 'alert', path: `/alerts/${sos.tc}/${sos.id}`, ready: shown('[data-testid=alert-summary]'), settle: 1200 },
