@@ -1,5 +1,7 @@
 //! The escalation worker: alerts whose next escalation round is due (`alerts.
-//! next_escalation_at`, in the database) get it, one alert per transaction.
+//! next_escalation_at`, in the database) get it, one alert per transaction — today's
+//! round, or for an alert that follows an escalation policy every step now due
+//! (`services::escalation`).
 
 use super::StepOutcome;
 use crate::domain::time::now;
