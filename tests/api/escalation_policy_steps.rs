@@ -31,6 +31,7 @@ backend_fn_tests!(
     a_restart_between_steps_fires_the_next_once,
     the_tenant_default_applies_and_without_a_policy_the_old_rounds,
     racing_workers_fire_each_step_once,
+    severity_none_follows_only_a_named_policy,
 );
 
 const MINUTE: Duration = Duration::from_millis(500);
@@ -476,4 +477,42 @@ async fn racing_workers_fire_each_step_once(backend: Backend) {
         let to = format!("{target}@example.com");
         assert_eq!(deliveries_to(&app, "1000", &id, &to).await.len(), 1, "{to}");
     }
+}
+
+async fn severity_none_follows_only_a_named_policy(backend: Backend) {
+    let Some(app) = spawn_app_with(backend, config(None)).await else {
+        return;
+    };
+    let steps = json!([{"AfterMinutes": 0, "Instructions": "Look at it.",
+        "Recipients": [{"Type": "MessagingAddress", "MessagingAddress": "mail:look@example.com"}]}]);
+    // A tenant default does not make an alert of severity None escalate...
+    create_policy(
+        &app,
+        "1000",
+        json!({"Name": "Default", "IsTenantDefault": true, "Steps": steps}),
+    )
+    .await;
+    setup(&app, "1000", None, "0").await;
+    let root = sos(&app, "1000").await;
+    assert!(alert(&app, "1000", &root).await["Escalation"].is_null());
+    // ...but a notification naming a policy asks for it, whatever the severity.
+    let child = app.create_tenant("1000", "Field team").await;
+    let named = create_policy(&app, &child, json!({"Name": "Named", "Steps": steps})).await;
+    setup(&app, &child, Some(&named), "0").await;
+    let id = sos(&app, &child).await;
+    let fired = wait_for_steps(&app, &child, &id, 1).await;
+    assert_eq!(fired["Escalation"]["PolicyId"], json!(named));
+    assert_eq!(
+        deliveries_to(&app, &child, &id, "look@example.com")
+            .await
+            .len(),
+        1
+    );
+    let untouched = alert(&app, "1000", &root).await;
+    assert_eq!(untouched["EscalationLevel"], 0);
+    assert!(
+        deliveries_to(&app, "1000", &root, "look@example.com")
+            .await
+            .is_empty()
+    );
 }
