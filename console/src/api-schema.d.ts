@@ -539,6 +539,89 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/V2/{tenantVarCode}/devices/{deviceId}/monitoring": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the device's current monitoring session.
+         * @description `State`, `NextDueAt`, `NextDueAct` and `ReminderAt` are computed when read. 404 when
+         *     the device has no current session. The `ETag` header carries its version.
+         */
+        get: operations["get_session"];
+        put?: never;
+        /**
+         * Start monitoring the device's user.
+         * @description Every field is optional: a value not sent comes from the device's `Properties`, then
+         *     the tenant's (same name), then the built-in default (docs/monitoring.md). 409 when the
+         *     device already has a current session. Answers 200 with `Location`.
+         */
+        post: operations["start_session"];
+        /**
+         * End the current session.
+         * @description By the worker a normal end (`reason` optional); with `force=true` an operator's
+         *     `ForceStopMonitoring`, which needs `ManageConfiguration` and a `reason`. The session
+         *     then shows in `…/monitoring/history` with its `EndKind`. `If-Match` is honoured (412).
+         */
+        delete: operations["end_session"];
+        options?: never;
+        head?: never;
+        /**
+         * Change or extend the current session with a JSON Patch.
+         * @description Applied to the session's settings (`DurationMinutes`, `CheckInIntervalMinutes`,
+         *     `GraceMinutes`, `ReminderMinutes`, `NoMotionMinutes`, `Note`), then checked as at the
+         *     start. `DurationMinutes` counts from the start: extending is a larger duration, and
+         *     the planned end moves. Without `If-Match` the patch applies to the version it was
+         *     computed on (412 if it moved).
+         */
+        patch: operations["change_session"];
+        trace?: never;
+    };
+    "/V2/{tenantVarCode}/devices/{deviceId}/monitoring/checkins": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record a check-in through the API.
+         * @description An operator or an integration records that the person called in (`ApiCheckIn`, now):
+         *     the next check-in is due an interval from now. 404 without a current session.
+         */
+        post: operations["check_in"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/V2/{tenantVarCode}/devices/{deviceId}/monitoring/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the device's ended sessions.
+         * @description In id order (oldest first), paged with `X-CONTINUATIONTOKEN`. 404 for an unknown
+         *     device.
+         */
+        get: operations["history"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/V2/{tenantVarCode}/devices/{deviceId}/mtmessages": {
         parameters: {
             query?: never;
@@ -1185,6 +1268,28 @@ export interface paths {
          *     filters are ignored; paging still applies.
          */
         get: operations["list_itineraries_paged"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/V2/{tenantVarCode}/monitoring": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the active monitoring sessions.
+         * @description The tenant's current sessions, with `subtenants=true` its whole subtree's, each with
+         *     its `State` and next due time computed when read. In id order, paged with
+         *     `X-CONTINUATIONTOKEN`.
+         */
+        get: operations["list_sessions"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2723,6 +2828,142 @@ export interface components {
             Filename?: string | null;
             readonly ETag?: string | null;
         };
+        /**
+         * @description A check-in through the API (`POST …/monitoring/checkins`): an operator or an
+         *     integration records that the person called in.
+         */
+        MonitoringCheckIn: {
+            /**
+             * @description At most 500 characters (kept on the session's history).
+             * @example Called the duty phone
+             */
+            Note?: string | null;
+        };
+        /**
+         * @description A monitoring session as read: current (`GET …/monitoring`, `GET /V2/{t}/monitoring`)
+         *     or ended (`GET …/monitoring/history`). `State`, `NextDueAt`, `NextDueAct` and
+         *     `ReminderAt` are computed from its clock when read.
+         */
+        MonitoringSession: {
+            /** @example 12 */
+            MonitoringSessionId: string;
+            /** @example 1000 */
+            TenantCode: string;
+            /** @example 300434063000000 */
+            DeviceId: string;
+            /**
+             * @description The person watched: the device's user when the session started.
+             * @example 7
+             */
+            UserId?: string | null;
+            /** Format: date-time */
+            StartedAt: string;
+            /**
+             * @description A user, a token (`token:<Name>`), or `device`.
+             * @example worker@example.com
+             */
+            StartedBy: string;
+            /**
+             * Format: date-time
+             * @description The start plus `DurationMinutes`.
+             */
+            PlannedEndAt: string;
+            /** Format: int32 */
+            DurationMinutes: number;
+            /** Format: int32 */
+            CheckInIntervalMinutes: number;
+            /** Format: int32 */
+            GraceMinutes: number;
+            /** Format: int32 */
+            ReminderMinutes: number;
+            /** Format: int32 */
+            NoMotionMinutes: number;
+            Note?: string | null;
+            /** Format: date-time */
+            LastCheckInAt?: string | null;
+            /**
+             * @description What confirmed the last check-in.
+             * @example ApiCheckIn
+             */
+            LastCheckInKind?: string | null;
+            /** Format: int64 */
+            CheckInCount: number;
+            /** Format: int64 */
+            MissedCheckInCount: number;
+            /**
+             * Format: date-time
+             * @description When the person must next act (null once ended).
+             */
+            NextDueAt?: string | null;
+            /**
+             * @description `CheckIn`, or `End` (end or extend by the planned end).
+             * @example CheckIn
+             */
+            NextDueAct?: string | null;
+            /** Format: date-time */
+            ReminderAt?: string | null;
+            /**
+             * @description `Ok`, `DueSoon`, `Overdue`, `Alerting` (null once ended).
+             * @example Ok
+             */
+            State?: string | null;
+            /** Format: date-time */
+            EndedAt?: string | null;
+            EndedBy?: string | null;
+            /**
+             * @description `Normal` (by the worker) or `ForceStop` (by an operator, with a reason).
+             * @example Normal
+             */
+            EndKind?: string | null;
+            EndReason?: string | null;
+            /** Format: date-time */
+            Timestamp: string;
+            /** @description The session's version (also the `ETag` header; `If-Match` on PATCH and DELETE). */
+            ETag: string;
+        };
+        /**
+         * @description A session's settings as a client sends them (`POST`, and what a `PATCH` applies to).
+         *     A value not sent comes from the device's `Properties`, then the tenant's, under the
+         *     same name, then the built-in default.
+         */
+        MonitoringSettings: {
+            /**
+             * Format: int64
+             * @description From the start to the planned end, 1 to 10080 (a week); default 480. Counted from
+             *     the start: extending a session is a larger duration.
+             * @example 480
+             */
+            DurationMinutes?: number | null;
+            /**
+             * Format: int64
+             * @description 1 to 1440, at most the duration; default 60 (the duration when shorter).
+             * @example 60
+             */
+            CheckInIntervalMinutes?: number | null;
+            /**
+             * Format: int64
+             * @description 0 to 120; default 5.
+             * @example 5
+             */
+            GraceMinutes?: number | null;
+            /**
+             * Format: int64
+             * @description 0 (no reminder) to the interval − 1; default 5.
+             * @example 5
+             */
+            ReminderMinutes?: number | null;
+            /**
+             * Format: int64
+             * @description 0 (off), or 5 to 1440; default 0.
+             * @example 0
+             */
+            NoMotionMinutes?: number | null;
+            /**
+             * @description Where and what, at most 500 characters.
+             * @example Pump station 4, valve maintenance
+             */
+            Note?: string | null;
+        };
         /** @description An MT message. */
         MtMessage: {
             /** @example 7 */
@@ -2924,7 +3165,7 @@ export interface components {
          * @description What kind of record it was done to.
          * @enum {string}
          */
-        ResourceType: "Tenant" | "User" | "Profile" | "Contact" | "DistributionList" | "Geofence" | "Notification" | "Webhooks" | "Device" | "Group" | "RiskRegion" | "Collection" | "ExternalLink" | "ApiToken" | "Session" | "Alert" | "Delivery" | "EscalationPolicy";
+        ResourceType: "Tenant" | "User" | "Profile" | "Contact" | "DistributionList" | "Geofence" | "Notification" | "Webhooks" | "Device" | "Group" | "RiskRegion" | "Collection" | "ExternalLink" | "ApiToken" | "Session" | "Alert" | "Delivery" | "EscalationPolicy" | "MonitoringSession";
         /**
          * @description A risk region. `GeometryId` is chosen by the client, unique within the tenant and
          *     case-sensitive; it is the key in paths (`PUT` takes it from the path).
@@ -6005,7 +6246,7 @@ export interface operations {
                 /** @description Only this action. */
                 action?: "Create" | "Update" | "Delete" | "Login" | "LoginFailed" | "Revoke" | "Acknowledge" | "Resolve" | "Note" | "Retry";
                 /** @description Only this kind of record. */
-                resourceType?: "Tenant" | "User" | "Profile" | "Contact" | "DistributionList" | "Geofence" | "Notification" | "Webhooks" | "Device" | "Group" | "RiskRegion" | "Collection" | "ExternalLink" | "ApiToken" | "Session" | "Alert" | "Delivery" | "EscalationPolicy";
+                resourceType?: "Tenant" | "User" | "Profile" | "Contact" | "DistributionList" | "Geofence" | "Notification" | "Webhooks" | "Device" | "Group" | "RiskRegion" | "Collection" | "ExternalLink" | "ApiToken" | "Session" | "Alert" | "Delivery" | "EscalationPolicy" | "MonitoringSession";
                 /** @description At most 1,000 (the default). */
                 pageSize?: number;
             };
@@ -8315,6 +8556,682 @@ export interface operations {
             };
             /** @description `If-Match` does not name the record's current version */
             412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests from this client address (only when the operator configured a rate limit); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An internal error; the problem carries the request id to quote */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    get_session: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An ETag of the record: answered with 304 while it is still current */
+                "If-None-Match"?: string;
+            };
+            path: {
+                tenantVarCode: string;
+                deviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The record */
+            200: {
+                headers: {
+                    /** @description Record version */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MonitoringSession"];
+                    "text/json": components["schemas"]["MonitoringSession"];
+                    "text/plain": components["schemas"]["MonitoringSession"];
+                    "application/octet-stream": components["schemas"]["MonitoringSession"];
+                    "application/xml": components["schemas"]["MonitoringSession"];
+                    "text/xml": components["schemas"]["MonitoringSession"];
+                };
+            };
+            /** @description Not modified (If-None-Match) */
+            304: {
+                headers: {
+                    /** @description The record's version (quoted) */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing or wrong credentials, or the account is locked or disabled (HTTP Basic with the user's e-mail and password) */
+            401: {
+                headers: {
+                    /** @description `Basic realm="safetrack", charset="UTF-8"` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The tenant or the record does not exist, or is outside the caller's scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description None of the media types in `Accept` can be produced */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests from this client address (only when the operator configured a rate limit); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An internal error; the problem carries the request id to quote */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    start_session: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tenantVarCode: string;
+                deviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MonitoringSettings"];
+            };
+        };
+        responses: {
+            /** @description Started; Location names the session */
+            200: {
+                headers: {
+                    /** @description The path of the created record */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is invalid: a body, query or header value is malformed or fails validation (`errors` names each offending field) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong credentials, or the account is locked or disabled (HTTP Basic with the user's e-mail and password) */
+            401: {
+                headers: {
+                    /** @description `Basic realm="safetrack", charset="UTF-8"` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller's role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The tenant or the record does not exist, or is outside the caller's scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description None of the media types in `Accept` can be produced */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body did not arrive within the server's body deadline (`--body-read-timeout-seconds`); the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the stored records */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than this endpoint accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Content-Type` is neither JSON nor XML */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests from this client address (only when the operator configured a rate limit); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An internal error; the problem carries the request id to quote */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    end_session: {
+        parameters: {
+            query?: {
+                /**
+                 * @description An operator's `ForceStopMonitoring` (needs `ManageConfiguration`; `reason`
+                 *     required). Without it, the worker's normal end.
+                 */
+                force?: boolean;
+                /** @description Why it ended, at most 500 characters (required with `force`). */
+                reason?: string;
+            };
+            header?: {
+                /** @description The ETag the change is based on: 412 when the record has changed since (`*` or absent: any version) */
+                "If-Match"?: string;
+            };
+            path: {
+                tenantVarCode: string;
+                deviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ended */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is invalid: a body, query or header value is malformed or fails validation (`errors` names each offending field) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong credentials, or the account is locked or disabled (HTTP Basic with the user's e-mail and password) */
+            401: {
+                headers: {
+                    /** @description `Basic realm="safetrack", charset="UTF-8"` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller's role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The tenant or the record does not exist, or is outside the caller's scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description None of the media types in `Accept` can be produced */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `If-Match` does not name the record's current version */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests from this client address (only when the operator configured a rate limit); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An internal error; the problem carries the request id to quote */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    change_session: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag the change is based on: 412 when the record has changed since (`*` or absent: any version) */
+                "If-Match"?: string;
+            };
+            path: {
+                tenantVarCode: string;
+                deviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json-patch+json": components["schemas"]["PatchOperation"][];
+            };
+        };
+        responses: {
+            /** @description Updated */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is invalid: a body, query or header value is malformed or fails validation (`errors` names each offending field) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong credentials, or the account is locked or disabled (HTTP Basic with the user's e-mail and password) */
+            401: {
+                headers: {
+                    /** @description `Basic realm="safetrack", charset="UTF-8"` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller's role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The tenant or the record does not exist, or is outside the caller's scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description None of the media types in `Accept` can be produced */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body did not arrive within the server's body deadline (`--body-read-timeout-seconds`); the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `If-Match` does not name the record's current version */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than this endpoint accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Content-Type` is neither JSON nor XML */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests from this client address (only when the operator configured a rate limit); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An internal error; the problem carries the request id to quote */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    check_in: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tenantVarCode: string;
+                deviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MonitoringCheckIn"];
+            };
+        };
+        responses: {
+            /** @description Checked in */
+            200: {
+                headers: {
+                    /** @description The path of the created record */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is invalid: a body, query or header value is malformed or fails validation (`errors` names each offending field) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong credentials, or the account is locked or disabled (HTTP Basic with the user's e-mail and password) */
+            401: {
+                headers: {
+                    /** @description `Basic realm="safetrack", charset="UTF-8"` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller's role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The tenant or the record does not exist, or is outside the caller's scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description None of the media types in `Accept` can be produced */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body did not arrive within the server's body deadline (`--body-read-timeout-seconds`); the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than this endpoint accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Content-Type` is neither JSON nor XML */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests from this client address (only when the operator configured a rate limit); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An internal error; the problem carries the request id to quote */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    history: {
+        parameters: {
+            query?: {
+                /** @description At most 1,000 (the default). */
+                pageSize?: number;
+            };
+            header?: {
+                /** @description Token from the previous page */
+                "X-CONTINUATIONTOKEN"?: string | null;
+            };
+            path: {
+                tenantVarCode: string;
+                deviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The records */
+            200: {
+                headers: {
+                    /** @description Present while more sessions exist */
+                    "X-CONTINUATIONTOKEN"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MonitoringSession"][];
+                    "text/json": components["schemas"]["MonitoringSession"][];
+                    "text/plain": components["schemas"]["MonitoringSession"][];
+                    "application/octet-stream": components["schemas"]["MonitoringSession"][];
+                    "application/xml": components["schemas"]["MonitoringSession"][];
+                    "text/xml": components["schemas"]["MonitoringSession"][];
+                    "text/csv": string;
+                };
+            };
+            /** @description A bad page size or continuation token */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong credentials, or the account is locked or disabled (HTTP Basic with the user's e-mail and password) */
+            401: {
+                headers: {
+                    /** @description `Basic realm="safetrack", charset="UTF-8"` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The tenant or the record does not exist, or is outside the caller's scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description None of the media types in `Accept` can be produced */
+            406: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14819,6 +15736,103 @@ export interface operations {
                 };
             };
             /** @description The request is invalid: a body, query or header value is malformed or fails validation (`errors` names each offending field) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong credentials, or the account is locked or disabled (HTTP Basic with the user's e-mail and password) */
+            401: {
+                headers: {
+                    /** @description `Basic realm="safetrack", charset="UTF-8"` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The tenant or the record does not exist, or is outside the caller's scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description None of the media types in `Accept` can be produced */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests from this client address (only when the operator configured a rate limit); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An internal error; the problem carries the request id to quote */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    list_sessions: {
+        parameters: {
+            query?: {
+                /** @description Include every subtenant's sessions (each names its `TenantCode`). */
+                subtenants?: boolean;
+                /** @description At most 1,000 (the default). */
+                pageSize?: number;
+            };
+            header?: {
+                /** @description Token from the previous page */
+                "X-CONTINUATIONTOKEN"?: string | null;
+            };
+            path: {
+                /** @description Tenant var code, e.g. `1000`. */
+                tenantVarCode: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The records */
+            200: {
+                headers: {
+                    /** @description Present while more sessions exist */
+                    "X-CONTINUATIONTOKEN"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MonitoringSession"][];
+                    "text/json": components["schemas"]["MonitoringSession"][];
+                    "text/plain": components["schemas"]["MonitoringSession"][];
+                    "application/octet-stream": components["schemas"]["MonitoringSession"][];
+                    "application/xml": components["schemas"]["MonitoringSession"][];
+                    "text/xml": components["schemas"]["MonitoringSession"][];
+                    "text/csv": string;
+                };
+            };
+            /** @description A bad page size or continuation token */
             400: {
                 headers: {
                     [name: string]: unknown;

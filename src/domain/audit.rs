@@ -58,6 +58,7 @@ closed_set! {
         Alert = "Alert",
         Delivery = "Delivery",
         EscalationPolicy = "EscalationPolicy",
+        MonitoringSession = "MonitoringSession",
     }
 }
 

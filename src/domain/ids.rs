@@ -121,6 +121,8 @@ serial_id! {
     ExternalLinkId,
     /// An escalation policy (`escalation_policies.id`).
     EscalationPolicyId,
+    /// A lone-worker monitoring session (`monitoring_sessions.id`).
+    MonitoringSessionId,
 }
 
 /// Declares a text id: a wrapper of a `String` that derefs to `str`.

@@ -26,6 +26,7 @@ mod itinerary_parts;
 pub mod metrics;
 mod metrics_recorder;
 mod mo_messages;
+mod monitoring;
 mod mt_messages;
 pub mod negotiate;
 mod notifications;
@@ -125,6 +126,7 @@ fn routes(
         .merge(distribution_lists::router())
         .merge(notifications::router())
         .merge(escalation_policies::router())
+        .merge(monitoring::router())
         .merge(geofences::router())
         .merge(webhooks::router())
         .merge(external_links::router())

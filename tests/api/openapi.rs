@@ -246,8 +246,8 @@ fn versions_and_preconditions_go_together() {
     // Tenants, users, profiles, devices, groups, contacts, lists, both notification
     // levels, geofences, webhooks, MO messages, MT messages, alerts, itineraries and
     // their flights, journeys, hotels and travelers, risk regions, collections,
-    // escalation policies.
-    assert_eq!(versioned, 22);
+    // escalation policies, a device's monitoring session.
+    assert_eq!(versioned, 23);
 }
 
 #[test]
@@ -347,6 +347,11 @@ async fn etag_promises_are_kept(app: TestApp) {
     let device = json!({"DeviceId": "300234010753370", "DeviceType": "InReach"});
     location_id(&admin.post("/V2/1000/devices", &device).await);
     ids.insert("deviceId", "300234010753370".into());
+    // The device's current monitoring session (`GET …/monitoring` is 404 without one).
+    let monitoring = admin
+        .post("/V2/1000/devices/300234010753370/monitoring", &json!({}))
+        .await;
+    assert_eq!(monitoring.status(), StatusCode::OK, "monitoring session");
     let posted = admin
         .post(
             "/V2/1000/devices/300234010753370/momessages?process=true",

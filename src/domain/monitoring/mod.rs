@@ -4,9 +4,11 @@
 //! worker are next (docs/monitoring.md).
 
 pub mod check_in;
+pub mod record;
 pub mod session;
 pub mod settings;
 
 pub use check_in::{Confirmation, confirmation_of, message_confirmation};
+pub use record::{EndKind, MonitoringSession, SessionEnd};
 pub use session::{DueAct, MonitoringState, Schedule, SessionClock};
 pub use settings::{DefaultSources, RequestedSettings, SessionSettings, Settled, Source};

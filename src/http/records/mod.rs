@@ -16,6 +16,7 @@ pub mod group;
 pub mod itinerary;
 pub mod itinerary_segments;
 pub mod mo_message;
+pub mod monitoring;
 pub mod mt_message;
 pub mod notification;
 pub mod profile;

@@ -1,0 +1,118 @@
+//! A monitoring session as stored (`monitoring_sessions`, migration 0061): who is
+//! watched at which device, its settled settings, its check-ins and how it ended. Its
+//! clock (`clock()`) is what the timers and the state are computed from.
+
+use jiff::{SignedDuration, Timestamp};
+
+use super::super::closed_set::closed_set;
+use super::super::ids::{DeviceId, MonitoringSessionId, TenantCode, UserId};
+use super::check_in::Confirmation;
+use super::session::SessionClock;
+use super::settings::SessionSettings;
+
+closed_set! {
+    /// How a session ended.
+    pub enum EndKind {
+        /// By the worker (the API's DELETE, or MO `EndMonitoring`).
+        Normal = "Normal",
+        /// By an operator, with a reason (`ForceStopMonitoring`).
+        ForceStop = "ForceStop",
+    }
+}
+
+/// How a session ended, by whom and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionEnd {
+    pub at: Timestamp,
+    pub by: String,
+    pub kind: EndKind,
+    pub reason: Option<String>,
+}
+
+/// One session, current (`ended` is `None`) or ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MonitoringSession {
+    pub id: MonitoringSessionId,
+    pub tenant_code: TenantCode,
+    pub device_id: DeviceId,
+    /// The device's user when the session started.
+    pub user_id: Option<UserId>,
+    pub started_at: Timestamp,
+    pub started_by: String,
+    /// The start plus `DurationMinutes`, moved by each extension.
+    pub planned_end_at: Timestamp,
+    /// `duration_minutes` is what the planned end says (from the start).
+    pub settings: SessionSettings,
+    pub last_check_in_at: Option<Timestamp>,
+    pub last_check_in_kind: Option<Confirmation>,
+    pub check_in_count: i64,
+    pub missed_check_in_count: i64,
+    pub ended: Option<SessionEnd>,
+    pub updated_at: Timestamp,
+    pub etag: String,
+}
+
+impl MonitoringSession {
+    /// The session's clock: its start, last confirmation, settings and planned end.
+    pub fn clock(&self) -> SessionClock {
+        let minutes = |n: u32| SignedDuration::from_mins(i64::from(n));
+        SessionClock {
+            started_at: self.started_at,
+            last_confirmation: self.last_check_in_at,
+            interval: minutes(self.settings.check_in_interval_minutes),
+            reminder: minutes(self.settings.reminder_minutes),
+            grace: minutes(self.settings.grace_minutes),
+            planned_end: self.planned_end_at,
+        }
+    }
+}
+
+/// Whole minutes from `from` to `to` (a planned end is always whole minutes after its
+/// start; anything else rounds down, at least 0).
+pub fn minutes_between(from: Timestamp, to: Timestamp) -> u32 {
+    let minutes = to.duration_since(from).as_mins();
+    u32::try_from(minutes.max(0)).unwrap_or(u32::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(text: &str) -> Timestamp {
+        text.parse().expect("timestamp")
+    }
+
+    #[test]
+    fn the_clock_is_the_stored_session() {
+        let session = MonitoringSession {
+            id: MonitoringSessionId::new(1),
+            tenant_code: TenantCode::from_store("1000".into()),
+            device_id: DeviceId::from_store("d1".into()),
+            user_id: None,
+            started_at: at("2026-03-01T08:00:00Z"),
+            started_by: "a@example.com".into(),
+            planned_end_at: at("2026-03-01T10:00:00Z"),
+            settings: SessionSettings {
+                duration_minutes: 120,
+                check_in_interval_minutes: 30,
+                grace_minutes: 5,
+                reminder_minutes: 5,
+                no_motion_minutes: 0,
+                note: None,
+            },
+            last_check_in_at: Some(at("2026-03-01T08:10:00Z")),
+            last_check_in_kind: Some(Confirmation::ApiCheckIn),
+            check_in_count: 1,
+            missed_check_in_count: 0,
+            ended: None,
+            updated_at: at("2026-03-01T08:10:00Z"),
+            etag: "e".into(),
+        };
+        let schedule = session.clock().schedule();
+        assert_eq!(schedule.next_due_at, at("2026-03-01T08:40:00Z"));
+        assert_eq!(
+            minutes_between(session.started_at, session.planned_end_at),
+            120
+        );
+    }
+}

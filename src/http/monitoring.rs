@@ -1,0 +1,352 @@
+//! Lone-worker monitoring sessions (issue 45 §1; docs/monitoring.md):
+//! `/V2/{t}/devices/{deviceId}/monitoring` (the device's current session: start, read,
+//! change or extend, end), `…/monitoring/checkins`, `…/monitoring/history` and
+//! `/V2/{t}/monitoring` (the active sessions). The timers and the ingest hook are not
+//! here: this is the record and its API.
+
+use axum::extract::{Path, State};
+use axum::http::HeaderMap;
+use serde::Deserialize;
+use utoipa::IntoParams;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::error::{ApiError, ApiResult, Problem};
+use super::extract::{IfMatch, Query, TenantScope};
+use super::negotiate::{Body, EmptyOk, OkWithLocation, Record, Representable};
+use super::paging::Page;
+use super::patch::apply_patch;
+use super::records::monitoring::{CheckInRecord, MonitoringSessionView, MonitoringSettingsRecord};
+use super::{AppState, TenantParam};
+use crate::domain::access::Permission;
+use crate::domain::monitoring::settings::NOTE_MAX_CHARS;
+use crate::domain::monitoring::{DefaultSources, EndKind, MonitoringSession};
+use crate::domain::time::now;
+use crate::domain::validation::Validator;
+use crate::store::SessionEnding;
+
+impl Representable for MonitoringSessionView {
+    const NAME: &'static str = "MonitoringSession";
+    fn etag(&self) -> Option<&str> {
+        Some(&self.etag)
+    }
+}
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(
+            get_session,
+            start_session,
+            change_session,
+            end_session
+        ))
+        .routes(routes!(check_in))
+        .routes(routes!(history))
+        .routes(routes!(list_sessions))
+}
+
+/// Most sessions one page returns (and the default).
+const MAX_PAGE_SIZE: u32 = 1000;
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+#[allow(non_snake_case, dead_code)]
+struct DevicePath {
+    tenantVarCode: String,
+    deviceId: String,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+struct ListQuery {
+    /// Include every subtenant's sessions (each names its `TenantCode`).
+    #[serde(default)]
+    subtenants: bool,
+    /// At most 1,000 (the default).
+    #[param(minimum = 1, maximum = 1000)]
+    page_size: Option<u32>,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+struct HistoryQuery {
+    /// At most 1,000 (the default).
+    #[param(minimum = 1, maximum = 1000)]
+    page_size: Option<u32>,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+struct EndQuery {
+    /// An operator's `ForceStopMonitoring` (needs `ManageConfiguration`; `reason`
+    /// required). Without it, the worker's normal end.
+    #[serde(default)]
+    force: bool,
+    /// Why it ended, at most 500 characters (required with `force`).
+    #[param(max_length = 500)]
+    reason: Option<String>,
+}
+
+/// The device's current session; 404 when it has none (or there is no such device).
+async fn current(
+    app: &AppState,
+    scope: &TenantScope,
+    device_id: &str,
+) -> ApiResult<MonitoringSession> {
+    app.store
+        .current_monitoring_session(scope.code(), device_id)
+        .await?
+        .ok_or(ApiError::NotFound)
+}
+
+fn view(session: MonitoringSession) -> MonitoringSessionView {
+    MonitoringSessionView::at(session, now())
+}
+
+/// Get the device's current monitoring session.
+///
+/// `State`, `NextDueAt`, `NextDueAct` and `ReminderAt` are computed when read. 404 when
+/// the device has no current session. The `ETag` header carries its version.
+#[utoipa::path(get, path = "/V2/{tenantVarCode}/devices/{deviceId}/monitoring", tag = "Monitoring",
+    params(DevicePath),
+    responses((status = 200, body = MonitoringSessionView, headers(("ETag" = String, description = "Record version"))),
+        (status = 304, description = "Not modified (If-None-Match)"),
+        (status = 404, body = Problem)))]
+async fn get_session(
+    scope: TenantScope,
+    State(app): State<AppState>,
+    Path(path): Path<DevicePath>,
+) -> ApiResult<Record<MonitoringSessionView>> {
+    Ok(Record(view(current(&app, &scope, &path.deviceId).await?)))
+}
+
+/// Start monitoring the device's user.
+///
+/// Every field is optional: a value not sent comes from the device's `Properties`, then
+/// the tenant's (same name), then the built-in default (docs/monitoring.md). 409 when the
+/// device already has a current session. Answers 200 with `Location`.
+#[utoipa::path(post, path = "/V2/{tenantVarCode}/devices/{deviceId}/monitoring", tag = "Monitoring",
+    params(DevicePath), request_body = MonitoringSettingsRecord,
+    responses((status = 200, description = "Started; Location names the session"),
+        (status = 400, body = Problem), (status = 403, body = Problem),
+        (status = 404, body = Problem), (status = 409, body = Problem)))]
+async fn start_session(
+    scope: TenantScope,
+    State(app): State<AppState>,
+    Path(path): Path<DevicePath>,
+    Body(incoming): Body<MonitoringSettingsRecord>,
+) -> ApiResult<OkWithLocation> {
+    scope.require(Permission::DeviceMessages)?;
+    let device = app
+        .store
+        .get_device(scope.code(), &path.deviceId)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    let tenant = app.store.get_tenant(scope.code()).await?;
+    let sources = DefaultSources {
+        device: Some(&device.properties),
+        tenant: tenant.as_ref().map(|t| &t.properties),
+    };
+    let settings = incoming.validated(sources)?;
+    app.store
+        .start_monitoring_session(scope.code(), &path.deviceId, &settings, &scope.audit())
+        .await?;
+    Ok(OkWithLocation(format!(
+        "/V2/{}/devices/{}/monitoring",
+        scope.code(),
+        path.deviceId
+    )))
+}
+
+/// Change or extend the current session with a JSON Patch.
+///
+/// Applied to the session's settings (`DurationMinutes`, `CheckInIntervalMinutes`,
+/// `GraceMinutes`, `ReminderMinutes`, `NoMotionMinutes`, `Note`), then checked as at the
+/// start. `DurationMinutes` counts from the start: extending is a larger duration, and
+/// the planned end moves. Without `If-Match` the patch applies to the version it was
+/// computed on (412 if it moved).
+#[utoipa::path(patch, path = "/V2/{tenantVarCode}/devices/{deviceId}/monitoring", tag = "Monitoring",
+    params(DevicePath),
+    request_body(content = Vec<super::openapi::PatchOperation>, content_type = "application/json-patch+json"),
+    responses((status = 200, description = "Updated"), (status = 400, body = Problem),
+        (status = 403, body = Problem), (status = 404, body = Problem),
+        (status = 412, body = Problem)))]
+async fn change_session(
+    scope: TenantScope,
+    State(app): State<AppState>,
+    Path(path): Path<DevicePath>,
+    IfMatch(if_match): IfMatch,
+    Body(patch): Body<json_patch::Patch>,
+) -> ApiResult<EmptyOk> {
+    scope.require(Permission::DeviceMessages)?;
+    let session = current(&app, &scope, &path.deviceId).await?;
+    let expected = if_match.unwrap_or_else(|| session.etag.clone());
+    let patched = apply_patch(&MonitoringSettingsRecord::from(&session.settings), &patch)?;
+    let settings = patched.validated(DefaultSources::default())?;
+    app.store
+        .change_monitoring_session(
+            scope.code(),
+            &path.deviceId,
+            &settings,
+            Some(&expected),
+            &scope.audit(),
+        )
+        .await?;
+    Ok(EmptyOk)
+}
+
+/// End the current session.
+///
+/// By the worker a normal end (`reason` optional); with `force=true` an operator's
+/// `ForceStopMonitoring`, which needs `ManageConfiguration` and a `reason`. The session
+/// then shows in `…/monitoring/history` with its `EndKind`. `If-Match` is honoured (412).
+#[utoipa::path(delete, path = "/V2/{tenantVarCode}/devices/{deviceId}/monitoring", tag = "Monitoring",
+    params(DevicePath, EndQuery),
+    responses((status = 200, description = "Ended"), (status = 400, body = Problem),
+        (status = 403, body = Problem), (status = 404, body = Problem),
+        (status = 412, body = Problem)))]
+async fn end_session(
+    scope: TenantScope,
+    State(app): State<AppState>,
+    Path(path): Path<DevicePath>,
+    IfMatch(if_match): IfMatch,
+    Query(query): Query<EndQuery>,
+) -> ApiResult<EmptyOk> {
+    let kind = if query.force {
+        scope.require(Permission::ManageConfiguration)?;
+        EndKind::ForceStop
+    } else {
+        scope.require(Permission::DeviceMessages)?;
+        EndKind::Normal
+    };
+    let reason = query.reason.filter(|r| !r.trim().is_empty());
+    let mut v = Validator::new();
+    if query.force {
+        v.required("reason", reason.as_deref());
+    }
+    v.length("reason", reason.as_deref(), 0, NOTE_MAX_CHARS);
+    v.finish()?;
+    current(&app, &scope, &path.deviceId).await?;
+    let ending = SessionEnding {
+        kind,
+        reason: reason.as_deref(),
+        if_match: if_match.as_deref(),
+    };
+    app.store
+        .end_monitoring_session(scope.code(), &path.deviceId, ending, &scope.audit())
+        .await?;
+    Ok(EmptyOk)
+}
+
+/// Record a check-in through the API.
+///
+/// An operator or an integration records that the person called in (`ApiCheckIn`, now):
+/// the next check-in is due an interval from now. 404 without a current session.
+#[utoipa::path(post, path = "/V2/{tenantVarCode}/devices/{deviceId}/monitoring/checkins", tag = "Monitoring",
+    params(DevicePath), request_body = CheckInRecord,
+    responses((status = 200, description = "Checked in"), (status = 400, body = Problem),
+        (status = 403, body = Problem), (status = 404, body = Problem)))]
+async fn check_in(
+    scope: TenantScope,
+    State(app): State<AppState>,
+    Path(path): Path<DevicePath>,
+    Body(incoming): Body<CheckInRecord>,
+) -> ApiResult<EmptyOk> {
+    scope.require(Permission::DeviceMessages)?;
+    let note = incoming.validated()?;
+    app.store
+        .check_in_monitoring_session(
+            scope.code(),
+            &path.deviceId,
+            note.as_deref(),
+            &scope.audit(),
+        )
+        .await?;
+    Ok(EmptyOk)
+}
+
+/// List the device's ended sessions.
+///
+/// In id order (oldest first), paged with `X-CONTINUATIONTOKEN`. 404 for an unknown
+/// device.
+#[utoipa::path(get, path = "/V2/{tenantVarCode}/devices/{deviceId}/monitoring/history", tag = "Monitoring",
+    params(DevicePath, HistoryQuery,
+        ("X-CONTINUATIONTOKEN" = Option<String>, Header, description = "Token from the previous page")),
+    responses((status = 200, body = [MonitoringSessionView], headers(("X-CONTINUATIONTOKEN" = String, description = "Present while more sessions exist"))),
+        (status = 400, description = "A bad page size or continuation token", body = Problem),
+        (status = 404, body = Problem)))]
+async fn history(
+    scope: TenantScope,
+    State(app): State<AppState>,
+    Path(path): Path<DevicePath>,
+    Query(query): Query<HistoryQuery>,
+    headers: HeaderMap,
+) -> ApiResult<Page<MonitoringSessionView>> {
+    app.store
+        .get_device(scope.code(), &path.deviceId)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    let listing = format!("monitoringhistory:{}:{}", scope.code(), path.deviceId);
+    let request =
+        app.paging
+            .page_request::<i64>(&headers, &listing, query.page_size, MAX_PAGE_SIZE)?;
+    let fetched = app
+        .store
+        .monitoring_session_history(
+            scope.code(),
+            &path.deviceId,
+            request.after.unwrap_or(0),
+            request.size + 1,
+        )
+        .await?;
+    let fetched = fetched.into_iter().map(view).collect();
+    Ok(Page::from_fetched(
+        fetched,
+        request,
+        &app.paging,
+        &listing,
+        |s: &MonitoringSessionView| s.monitoring_session_id.get(),
+    ))
+}
+
+/// List the active monitoring sessions.
+///
+/// The tenant's current sessions, with `subtenants=true` its whole subtree's, each with
+/// its `State` and next due time computed when read. In id order, paged with
+/// `X-CONTINUATIONTOKEN`.
+#[utoipa::path(get, path = "/V2/{tenantVarCode}/monitoring", tag = "Monitoring",
+    params(TenantParam, ListQuery,
+        ("X-CONTINUATIONTOKEN" = Option<String>, Header, description = "Token from the previous page")),
+    responses((status = 200, body = [MonitoringSessionView], headers(("X-CONTINUATIONTOKEN" = String, description = "Present while more sessions exist"))),
+        (status = 400, description = "A bad page size or continuation token", body = Problem),
+        (status = 404, body = Problem)))]
+async fn list_sessions(
+    scope: TenantScope,
+    State(app): State<AppState>,
+    Query(query): Query<ListQuery>,
+    headers: HeaderMap,
+) -> ApiResult<Page<MonitoringSessionView>> {
+    let listing = format!("monitoring:{}:{}", scope.code(), query.subtenants);
+    let request =
+        app.paging
+            .page_request::<i64>(&headers, &listing, query.page_size, MAX_PAGE_SIZE)?;
+    let fetched = app
+        .store
+        .list_active_monitoring_sessions(
+            &scope.tenants(query.subtenants),
+            request.after.unwrap_or(0),
+            request.size + 1,
+        )
+        .await?;
+    let fetched = fetched.into_iter().map(view).collect();
+    Ok(Page::from_fetched(
+        fetched,
+        request,
+        &app.paging,
+        &listing,
+        |s: &MonitoringSessionView| s.monitoring_session_id.get(),
+    ))
+}

@@ -1,0 +1,497 @@
+//! Lone-worker monitoring sessions (migration 0061; docs/monitoring.md). A device's
+//! current session is its row with `ended_at` NULL — at most one, by the unique index
+//! `monitoring_sessions_current`, so two starts racing on either backend leave exactly
+//! one (the other's insert is a duplicate: `Conflict`). Every write keeps the timers'
+//! due columns (`reminder_due_at`, `missed_check_in_due_at`, `overdue_due_at`) equal to
+//! `SessionClock::schedule()` of the row (all NULL once ended), adds a row to
+//! `monitoring_session_events`, and is audited, in one transaction.
+
+use jiff::Timestamp;
+use sqlx::{FromRow, Row};
+
+use super::audit_log::record;
+use super::{
+    Key, Store, StoreError, StoreResult, Tx, VersionedRow, conflict_on_duplicate, new_etag,
+    stored_time, to_micros,
+};
+use crate::domain::audit::{Audit, AuditAction, ResourceType};
+use crate::domain::ids::{DeviceId, MonitoringSessionId, TenantCode, UserId};
+use crate::domain::monitoring::record::minutes_between;
+use crate::domain::monitoring::{
+    Confirmation, EndKind, MonitoringSession, SessionClock, SessionEnd, SessionSettings,
+};
+use crate::store::TenantSelection;
+
+const COLUMNS: &str = "m.id, m.tenant_code, m.device_id, m.user_id, m.started_at, m.started_by, \
+    m.planned_end_at, m.check_in_interval_minutes, m.grace_minutes, m.reminder_minutes, \
+    m.no_motion_minutes, m.note, m.last_check_in_at, m.last_check_in_kind, m.check_in_count, \
+    m.missed_check_in_count, m.ended_at, m.ended_by, m.end_kind, m.end_reason, m.etag, \
+    m.updated_at";
+
+const DUPLICATE: &str = "a current monitoring session of this device";
+
+#[derive(sqlx::FromRow)]
+struct SessionRow {
+    id: i64,
+    tenant_code: String,
+    device_id: String,
+    user_id: Option<i64>,
+    started_at: i64,
+    started_by: String,
+    planned_end_at: i64,
+    check_in_interval_minutes: i64,
+    grace_minutes: i64,
+    reminder_minutes: i64,
+    no_motion_minutes: i64,
+    note: Option<String>,
+    last_check_in_at: Option<i64>,
+    last_check_in_kind: Option<String>,
+    check_in_count: i64,
+    missed_check_in_count: i64,
+    ended_at: Option<i64>,
+    ended_by: Option<String>,
+    end_kind: Option<String>,
+    end_reason: Option<String>,
+    etag: String,
+    updated_at: i64,
+}
+
+fn stored_minutes(n: i64) -> StoreResult<u32> {
+    u32::try_from(n).map_err(|_| StoreError::Corrupt(format!("session minutes {n}")))
+}
+
+impl SessionRow {
+    fn into_session(self) -> StoreResult<MonitoringSession> {
+        let started_at = stored_time(self.started_at)?;
+        let planned_end_at = stored_time(self.planned_end_at)?;
+        let ended = match (self.ended_at, self.end_kind) {
+            (Some(at), Some(kind)) => Some(SessionEnd {
+                at: stored_time(at)?,
+                by: self.ended_by.unwrap_or_default(),
+                kind: kind
+                    .parse::<EndKind>()
+                    .map_err(|_| StoreError::Corrupt(format!("session end kind {kind}")))?,
+                reason: self.end_reason,
+            }),
+            _ => None,
+        };
+        Ok(MonitoringSession {
+            id: MonitoringSessionId::new(self.id),
+            tenant_code: TenantCode::from_store(self.tenant_code),
+            device_id: DeviceId::from_store(self.device_id),
+            user_id: self.user_id.map(UserId::new),
+            started_at,
+            started_by: self.started_by,
+            planned_end_at,
+            settings: SessionSettings {
+                duration_minutes: minutes_between(started_at, planned_end_at),
+                check_in_interval_minutes: stored_minutes(self.check_in_interval_minutes)?,
+                grace_minutes: stored_minutes(self.grace_minutes)?,
+                reminder_minutes: stored_minutes(self.reminder_minutes)?,
+                no_motion_minutes: stored_minutes(self.no_motion_minutes)?,
+                note: self.note,
+            },
+            last_check_in_at: self.last_check_in_at.map(stored_time).transpose()?,
+            last_check_in_kind: self
+                .last_check_in_kind
+                .and_then(|k| k.parse::<Confirmation>().ok()),
+            check_in_count: self.check_in_count,
+            missed_check_in_count: self.missed_check_in_count,
+            ended,
+            updated_at: stored_time(self.updated_at)?,
+            etag: self.etag,
+        })
+    }
+}
+
+fn session_from_row(row: &sqlx::any::AnyRow) -> StoreResult<MonitoringSession> {
+    SessionRow::from_row(row)?.into_session()
+}
+
+/// The due columns of a clock: reminder, missed check-in, overdue.
+fn due_times(clock: &SessionClock) -> (Option<i64>, Option<i64>, i64) {
+    let s = clock.schedule();
+    (
+        s.reminder_at.map(to_micros),
+        s.missed_check_in_at.map(to_micros),
+        to_micros(s.overdue_at),
+    )
+}
+
+/// Who the audit names (the session's `started_by` / `ended_by`).
+fn actor_of(audit: &Audit) -> String {
+    audit
+        .entry(AuditAction::Update, ResourceType::MonitoringSession, "")
+        .actor
+}
+
+/// Keys: tenant code, device id (the current session's row).
+fn current_row<'a>(keys: &'a [Key<'a>; 2]) -> VersionedRow<'a> {
+    VersionedRow {
+        table: "monitoring_sessions",
+        column: "etag",
+        filter: "tenant_code = $1 AND device_id = $2 AND ended_at IS NULL",
+        keys,
+    }
+}
+
+/// How a session ends (DELETE).
+pub struct SessionEnding<'a> {
+    pub kind: EndKind,
+    pub reason: Option<&'a str>,
+    pub if_match: Option<&'a str>,
+}
+
+impl Store {
+    /// Starts a session at `device_id` of `tenant_code` now, watching the device's user.
+    /// `NotFound` without such a device; `Conflict` when it has a current session.
+    pub async fn start_monitoring_session(
+        &self,
+        tenant_code: &TenantCode,
+        device_id: &str,
+        settings: &SessionSettings,
+        audit: &Audit,
+    ) -> StoreResult<MonitoringSessionId> {
+        let mut tx = self.begin_write().await?;
+        let device =
+            sqlx::query("SELECT user_id FROM devices WHERE tenant_code = $1 AND device_id = $2")
+                .bind(tenant_code.as_str())
+                .bind(device_id)
+                .fetch_optional(&mut *tx)
+                .await?
+                .ok_or(StoreError::NotFound)?;
+        let user_id: Option<i64> = device.try_get("user_id")?;
+        let at = crate::domain::time::now();
+        let clock = SessionClock::start(at, settings);
+        let (reminder, missed, overdue) = due_times(&clock);
+        let actor = actor_of(audit);
+        let row = sqlx::query(
+            "INSERT INTO monitoring_sessions (tenant_code, device_id, user_id, started_at,
+                started_by, planned_end_at, check_in_interval_minutes, grace_minutes,
+                reminder_minutes, no_motion_minutes, note, reminder_due_at,
+                missed_check_in_due_at, overdue_due_at, etag, updated_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $4)
+             RETURNING id",
+        )
+        .bind(tenant_code.as_str())
+        .bind(device_id)
+        .bind(user_id)
+        .bind(to_micros(at))
+        .bind(&actor)
+        .bind(to_micros(clock.planned_end))
+        .bind(i64::from(settings.check_in_interval_minutes))
+        .bind(i64::from(settings.grace_minutes))
+        .bind(i64::from(settings.reminder_minutes))
+        .bind(i64::from(settings.no_motion_minutes))
+        .bind(settings.note.clone())
+        .bind(reminder)
+        .bind(missed)
+        .bind(overdue)
+        .bind(new_etag())
+        .fetch_one(&mut *tx)
+        .await
+        .map_err(|e| conflict_on_duplicate(e, DUPLICATE))?;
+        let id = MonitoringSessionId::new(row.try_get("id")?);
+        let event = SessionEvent::new(id, tenant_code, at, "Started", &actor);
+        event
+            .insert(&mut tx, Some(settings_detail(settings)))
+            .await?;
+        record(
+            &mut tx,
+            audit,
+            AuditAction::Create,
+            ResourceType::MonitoringSession,
+            id,
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(id)
+    }
+
+    /// The device's current session, if any.
+    pub async fn current_monitoring_session(
+        &self,
+        tenant_code: &TenantCode,
+        device_id: &str,
+    ) -> StoreResult<Option<MonitoringSession>> {
+        let sql = format!(
+            "SELECT {COLUMNS} FROM monitoring_sessions m
+             WHERE m.tenant_code = $1 AND m.device_id = $2 AND m.ended_at IS NULL"
+        );
+        let row = sqlx::query(&sql)
+            .bind(tenant_code.as_str())
+            .bind(device_id)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(session_from_row).transpose()
+    }
+
+    /// One page of the current sessions of `tenants`, in id order after `after`.
+    pub async fn list_active_monitoring_sessions(
+        &self,
+        tenants: &TenantSelection,
+        after: i64,
+        limit: u32,
+    ) -> StoreResult<Vec<MonitoringSession>> {
+        let (filter, key) = match tenants {
+            TenantSelection::Tenant(code) => ("m.tenant_code = $1", code.to_string()),
+            TenantSelection::Subtree(path) => ("t.path LIKE $1", format!("{path}%")),
+        };
+        let sql = format!(
+            "SELECT {COLUMNS} FROM monitoring_sessions m JOIN tenants t ON t.code = m.tenant_code
+             WHERE {filter} AND m.ended_at IS NULL AND m.id > $2 ORDER BY m.id LIMIT $3"
+        );
+        let rows = sqlx::query(&sql)
+            .bind(key)
+            .bind(after)
+            .bind(i64::from(limit))
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(session_from_row).collect()
+    }
+
+    /// One page of a device's ended sessions, in id order after `after`.
+    pub async fn monitoring_session_history(
+        &self,
+        tenant_code: &TenantCode,
+        device_id: &str,
+        after: i64,
+        limit: u32,
+    ) -> StoreResult<Vec<MonitoringSession>> {
+        let sql = format!(
+            "SELECT {COLUMNS} FROM monitoring_sessions m
+             WHERE m.tenant_code = $1 AND m.device_id = $2 AND m.ended_at IS NOT NULL
+               AND m.id > $3 ORDER BY m.id LIMIT $4"
+        );
+        let rows = sqlx::query(&sql)
+            .bind(tenant_code.as_str())
+            .bind(device_id)
+            .bind(after)
+            .bind(i64::from(limit))
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(session_from_row).collect()
+    }
+
+    /// The current session locked for this transaction; `NotFound` when there is none.
+    async fn locked_current(
+        &self,
+        tx: &mut Tx,
+        tenant_code: &TenantCode,
+        device_id: &str,
+    ) -> StoreResult<MonitoringSession> {
+        let sql = format!(
+            "SELECT {COLUMNS} FROM monitoring_sessions m
+             WHERE m.tenant_code = $1 AND m.device_id = $2 AND m.ended_at IS NULL{}",
+            self.backend.lock_rows()
+        );
+        let row = sqlx::query(&sql)
+            .bind(tenant_code.as_str())
+            .bind(device_id)
+            .fetch_optional(&mut **tx)
+            .await?
+            .ok_or(StoreError::NotFound)?;
+        session_from_row(&row)
+    }
+
+    /// Records a check-in through the API on the current session (now, `ApiCheckIn`):
+    /// the next due time counts from it. `NotFound` without a current session.
+    pub async fn check_in_monitoring_session(
+        &self,
+        tenant_code: &TenantCode,
+        device_id: &str,
+        note: Option<&str>,
+        audit: &Audit,
+    ) -> StoreResult<()> {
+        let mut tx = self.begin_write().await?;
+        let session = self.locked_current(&mut tx, tenant_code, device_id).await?;
+        let at = crate::domain::time::now();
+        let clock = session.clock().confirmed(at);
+        let (reminder, missed, overdue) = due_times(&clock);
+        sqlx::query(
+            "UPDATE monitoring_sessions SET last_check_in_at = $1, last_check_in_kind = $2,
+                check_in_count = check_in_count + 1, reminder_due_at = $3,
+                missed_check_in_due_at = $4, overdue_due_at = $5, etag = $6, updated_at = $7
+             WHERE id = $8",
+        )
+        .bind(clock.last_confirmation.map(to_micros))
+        .bind(Confirmation::ApiCheckIn.as_str())
+        .bind(reminder)
+        .bind(missed)
+        .bind(overdue)
+        .bind(new_etag())
+        .bind(to_micros(at))
+        .bind(session.id.get())
+        .execute(&mut *tx)
+        .await?;
+        let actor = actor_of(audit);
+        let event = SessionEvent::new(session.id, tenant_code, at, "CheckIn", &actor);
+        let detail = serde_json::json!({"Kind": "ApiCheckIn", "Note": note});
+        event.insert(&mut tx, Some(detail)).await?;
+        record(
+            &mut tx,
+            audit,
+            AuditAction::Update,
+            ResourceType::MonitoringSession,
+            session.id,
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Replaces the current session's settings (`DurationMinutes` counts from the start:
+    /// the planned end moves), the timers recomputed. `If-Match` on its `ETag` (412).
+    pub async fn change_monitoring_session(
+        &self,
+        tenant_code: &TenantCode,
+        device_id: &str,
+        settings: &SessionSettings,
+        if_match: Option<&str>,
+        audit: &Audit,
+    ) -> StoreResult<()> {
+        let mut tx = self.begin_write().await?;
+        let keys = [Key::Text(tenant_code), Key::Text(device_id)];
+        self.check_version(&mut tx, current_row(&keys), if_match)
+            .await?;
+        let session = self.locked_current(&mut tx, tenant_code, device_id).await?;
+        let mut clock = SessionClock::start(session.started_at, settings);
+        clock.last_confirmation = session.last_check_in_at;
+        let (reminder, missed, overdue) = due_times(&clock);
+        let at = crate::domain::time::now();
+        sqlx::query(
+            "UPDATE monitoring_sessions SET planned_end_at = $1, check_in_interval_minutes = $2,
+                grace_minutes = $3, reminder_minutes = $4, no_motion_minutes = $5, note = $6,
+                reminder_due_at = $7, missed_check_in_due_at = $8, overdue_due_at = $9,
+                etag = $10, updated_at = $11
+             WHERE id = $12",
+        )
+        .bind(to_micros(clock.planned_end))
+        .bind(i64::from(settings.check_in_interval_minutes))
+        .bind(i64::from(settings.grace_minutes))
+        .bind(i64::from(settings.reminder_minutes))
+        .bind(i64::from(settings.no_motion_minutes))
+        .bind(settings.note.clone())
+        .bind(reminder)
+        .bind(missed)
+        .bind(overdue)
+        .bind(new_etag())
+        .bind(to_micros(at))
+        .bind(session.id.get())
+        .execute(&mut *tx)
+        .await?;
+        let actor = actor_of(audit);
+        let event = SessionEvent::new(session.id, tenant_code, at, "Changed", &actor);
+        event
+            .insert(&mut tx, Some(settings_detail(settings)))
+            .await?;
+        record(
+            &mut tx,
+            audit,
+            AuditAction::Update,
+            ResourceType::MonitoringSession,
+            session.id,
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Ends the current session now (its timers cleared). `If-Match` on its `ETag`.
+    pub async fn end_monitoring_session(
+        &self,
+        tenant_code: &TenantCode,
+        device_id: &str,
+        ending: SessionEnding<'_>,
+        audit: &Audit,
+    ) -> StoreResult<()> {
+        let mut tx = self.begin_write().await?;
+        let keys = [Key::Text(tenant_code), Key::Text(device_id)];
+        self.check_version(&mut tx, current_row(&keys), ending.if_match)
+            .await?;
+        let session = self.locked_current(&mut tx, tenant_code, device_id).await?;
+        let at = crate::domain::time::now();
+        let actor = actor_of(audit);
+        sqlx::query(
+            "UPDATE monitoring_sessions SET ended_at = $1, ended_by = $2, end_kind = $3,
+                end_reason = $4, reminder_due_at = NULL, missed_check_in_due_at = NULL,
+                overdue_due_at = NULL, no_motion_due_at = NULL, etag = $5, updated_at = $1
+             WHERE id = $6",
+        )
+        .bind(to_micros(at))
+        .bind(&actor)
+        .bind(ending.kind.as_str())
+        .bind(ending.reason.map(str::to_string))
+        .bind(new_etag())
+        .bind(session.id.get())
+        .execute(&mut *tx)
+        .await?;
+        let event = SessionEvent::new(session.id, tenant_code, at, "Ended", &actor);
+        let detail = serde_json::json!({"EndKind": ending.kind.as_str(), "Reason": ending.reason});
+        event.insert(&mut tx, Some(detail)).await?;
+        record(
+            &mut tx,
+            audit,
+            AuditAction::Delete,
+            ResourceType::MonitoringSession,
+            session.id,
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+}
+
+fn settings_detail(settings: &SessionSettings) -> serde_json::Value {
+    serde_json::json!({
+        "DurationMinutes": settings.duration_minutes,
+        "CheckInIntervalMinutes": settings.check_in_interval_minutes,
+        "GraceMinutes": settings.grace_minutes,
+        "ReminderMinutes": settings.reminder_minutes,
+        "NoMotionMinutes": settings.no_motion_minutes,
+        "Note": settings.note,
+    })
+}
+
+/// A row of `monitoring_session_events`.
+struct SessionEvent<'a> {
+    session: MonitoringSessionId,
+    tenant_code: &'a TenantCode,
+    at: Timestamp,
+    kind: &'static str,
+    actor: &'a str,
+}
+
+impl<'a> SessionEvent<'a> {
+    fn new(
+        session: MonitoringSessionId,
+        tenant_code: &'a TenantCode,
+        at: Timestamp,
+        kind: &'static str,
+        actor: &'a str,
+    ) -> Self {
+        SessionEvent {
+            session,
+            tenant_code,
+            at,
+            kind,
+            actor,
+        }
+    }
+
+    async fn insert(self, tx: &mut Tx, detail: Option<serde_json::Value>) -> StoreResult<()> {
+        sqlx::query(
+            "INSERT INTO monitoring_session_events (session_id, tenant_code, at, kind, actor, detail)
+             VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind(self.session.get())
+        .bind(self.tenant_code.as_str())
+        .bind(to_micros(self.at))
+        .bind(self.kind)
+        .bind(self.actor)
+        .bind(detail.map(|d| d.to_string()))
+        .execute(&mut **tx)
+        .await?;
+        Ok(())
+    }
+}
