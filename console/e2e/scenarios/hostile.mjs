@@ -136,7 +136,7 @@ export const scenarios = {
     // The queue, as the SOS arrives live (its announcement names the device).
     await at(tc, sosDevice, 46.02, 7.02, { MessageType: 'FreeText', EmergencyState: 'Active', Message: H['sos text'] });
     const row = page.locator(`tr[data-device="${sosDevice}"]`);
-    await row.waitFor({ timeout: 5 * SECOND });
+    await row.waitFor({ timeout: 15 * SECOND });
     await shows(page, 'the queue', [H.device, H.notification]);
     const { json: open } = await call('GET', `/V2/${tc}/alerts?status=Open`);
     const alertId = open[0].AlertId;

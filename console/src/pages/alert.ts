@@ -343,7 +343,9 @@ function entry(e: TimelineEntry): HTMLElement {
     e.Text,
     e.Outcome ? t(`outcome.${e.Outcome}` as Key) : null,
     e.Resolution,
-    e.Channel && e.Target ? `${e.Channel} ${e.Target}${e.Status ? ` (${e.Status})` : ''}` : null,
+    e.Channel && e.Target
+      ? `${t(`delivery.channel.${e.Channel}` as Key) || e.Channel} ${e.Target}${e.Status ? ` (${t(`delivery.status.${e.Status}` as Key) || e.Status})` : ''}`
+      : null,
   ].filter(Boolean);
   return h(
     'li',
