@@ -495,3 +495,119 @@ impl<'a> SessionEvent<'a> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::temp_file::TempSqliteFile;
+    use super::*;
+    use crate::domain::audit::Actor;
+    use crate::domain::tenant::TenantNode;
+
+    /// The due columns the timer worker reads, per session row.
+    async fn due(
+        store: &Store,
+        id: MonitoringSessionId,
+    ) -> (Option<i64>, Option<i64>, Option<i64>) {
+        let row = sqlx::query(
+            "SELECT reminder_due_at, missed_check_in_due_at, overdue_due_at
+             FROM monitoring_sessions WHERE id = $1",
+        )
+        .bind(id.get())
+        .fetch_one(&store.pool)
+        .await
+        .expect("session row");
+        (
+            row.try_get("reminder_due_at").expect("reminder"),
+            row.try_get("missed_check_in_due_at").expect("missed"),
+            row.try_get("overdue_due_at").expect("overdue"),
+        )
+    }
+
+    async fn events(store: &Store, id: MonitoringSessionId) -> Vec<String> {
+        let rows = sqlx::query(
+            "SELECT kind FROM monitoring_session_events WHERE session_id = $1 ORDER BY id",
+        )
+        .bind(id.get())
+        .fetch_all(&store.pool)
+        .await
+        .expect("events");
+        rows.iter()
+            .map(|r| r.try_get("kind").expect("kind"))
+            .collect()
+    }
+
+    /// Each write leaves the due columns equal to the clock's schedule, and an end clears
+    /// them: what the timer worker claims.
+    #[tokio::test]
+    async fn the_due_columns_follow_the_clock() {
+        let file = TempSqliteFile::new("safetrack-monitoring");
+        let store = Store::connect(&file.url()).await.expect("connect");
+        store.migrate().await.expect("migrate");
+        for sql in [
+            "INSERT INTO tenants (code, parent_code, path, doc, etag, updated_at)
+             VALUES ('1000', NULL, '/1000/', '{}', 'e', 0) ON CONFLICT DO NOTHING",
+            "INSERT INTO devices (device_id, tenant_code, device_type, status, doc, etag, updated_at)
+             VALUES ('w1', '1000', 'InReach', 'Active', '{}', 'e', 0)",
+        ] {
+            sqlx::query(sql).execute(&store.pool).await.expect("seed");
+        }
+        let node = TenantNode {
+            code: "1000".parse().expect("code"),
+            parent_code: None,
+            path: "/1000/".into(),
+        };
+        let audit = Audit::new(Actor::user("op@example.com"), None, &node);
+        let settings = SessionSettings {
+            duration_minutes: 120,
+            check_in_interval_minutes: 30,
+            grace_minutes: 5,
+            reminder_minutes: 10,
+            no_motion_minutes: 0,
+            note: None,
+        };
+        let id = store
+            .start_monitoring_session(&node.code, "w1", &settings, &audit)
+            .await
+            .expect("start");
+        let scheduled = |s: &MonitoringSession| due_times(&s.clock());
+        let session = store
+            .current_monitoring_session(&node.code, "w1")
+            .await
+            .expect("read")
+            .expect("current");
+        let (reminder, missed, overdue) = scheduled(&session);
+        assert_eq!(due(&store, id).await, (reminder, missed, Some(overdue)));
+        let start = to_micros(session.started_at);
+        let minute = 60_000_000;
+        assert_eq!(reminder, Some(start + 20 * minute));
+        assert_eq!(missed, Some(start + 35 * minute));
+        assert_eq!(overdue, start + 125 * minute);
+
+        store
+            .check_in_monitoring_session(&node.code, "w1", None, &audit)
+            .await
+            .expect("check in");
+        let session = store
+            .current_monitoring_session(&node.code, "w1")
+            .await
+            .expect("read")
+            .expect("current");
+        let checked = to_micros(session.last_check_in_at.expect("checked in"));
+        let (reminder, missed, overdue) = scheduled(&session);
+        assert_eq!(missed, Some(checked + 35 * minute));
+        assert_eq!(due(&store, id).await, (reminder, missed, Some(overdue)));
+
+        let ending = SessionEnding {
+            kind: EndKind::Normal,
+            reason: None,
+            if_match: None,
+        };
+        store
+            .end_monitoring_session(&node.code, "w1", ending, &audit)
+            .await
+            .expect("end");
+        assert_eq!(due(&store, id).await, (None, None, None));
+        assert_eq!(events(&store, id).await, ["Started", "CheckIn", "Ended"]);
+        store.close().await;
+    }
+}
