@@ -144,6 +144,10 @@ async fn every_bad_value_is_named_and_nothing_is_stored(app: TestApp) {
         assert_eq!(problem_fields(&problem), [field], "{body}");
         assert_not_found(app.admin.get(&path).await).await;
     }
+    // No body at all is refused (`{}` asks for every default).
+    let bare = app.admin.request(Method::POST, &path).send().await.unwrap();
+    assert!(bare.status().is_client_error(), "{}", bare.status());
+    assert_not_found(app.admin.get(&path).await).await;
     // Every bad field at once.
     let response = app
         .admin
@@ -420,6 +424,23 @@ async fn a_force_stop_needs_a_reason_and_is_audited(app: TestApp) {
             ("Delete".to_string(), id)
         ]
     );
+    // The worker (a User) starts, checks in and ends a session of their own; a reader
+    // can do none of it.
+    assert_eq!(
+        worker.post(&path, &json!({})).await.status(),
+        StatusCode::OK
+    );
+    let check_ins = format!("{path}/checkins");
+    assert_problem(reader.post(&check_ins, &json!({})).await, 403, "forbidden").await;
+    assert_eq!(
+        worker.post(&check_ins, &json!({})).await.status(),
+        StatusCode::OK
+    );
+    assert_eq!(worker.delete(&path).await.status(), StatusCode::OK);
+    let history = app.admin.get_json(&format!("{path}/history")).await;
+    assert_eq!(history[1]["StartedBy"], "worker@example.com");
+    assert_eq!(history[1]["EndKind"], "Normal");
+    assert_eq!(history[1]["CheckInCount"], 1);
 }
 
 async fn the_active_list_with_subtenants(app: TestApp) {
