@@ -605,86 +605,10 @@ fn string_schema() -> ObjectBuilder {
 /// The other path ids come from the request (`$request.path.tenantVarCode`).
 fn add_links(api: &mut utoipa::openapi::OpenApi) {
     let operations = link_operations(api);
-    let mut links: Vec<(String, HttpMethod, String, utoipa::openapi::link::Link)> = Vec::new();
-    for source in &operations {
-        if !source.path.starts_with("/V2/") {
-            continue;
-        }
-        let is_create = source.method == HttpMethod::Post;
-        let is_list = source.method == HttpMethod::Get && source.answers_list;
-        if !is_create && !is_list {
-            continue;
-        }
-        // The item path: the source's path and one more id.
-        let Some((item, id)) = operations.iter().find_map(|o| {
-            let rest = o.path.strip_prefix(&source.path)?.strip_prefix("/{")?;
-            let name = rest.strip_suffix('}')?;
-            (!name.contains('/')).then(|| (o.path.clone(), name.to_string()))
-        }) else {
-            continue;
-        };
-        let answered = id_field(&id, &source.answer_fields);
-        let chosen = id_field(&id, &source.chosen_fields);
-        let expression = if is_list {
-            let Some(field) = answered else { continue };
-            format!("$response.body#/0/{field}")
-        } else if let Some(field) = answered {
-            if source.answers_list {
-                format!("$response.body#/0/{field}")
-            } else {
-                format!("$response.body#/{field}")
-            }
-        } else if let Some(field) = chosen {
-            format!("$request.body#/{field}")
-        } else if source.has_location {
-            "$response.header.Location#regex:/([^/?#]+)$".to_string()
-        } else {
-            continue;
-        };
-        let tenant_level = is_create && source.path_params == ["tenantVarCode"];
-        for target in &operations {
-            if std::ptr::eq(target, source) {
-                continue;
-            }
-            let under_item = target.path == item || target.path.starts_with(&format!("{item}/"));
-            let same_id_elsewhere = tenant_level
-                && target
-                    .path
-                    .strip_prefix("/V2/{tenantVarCode}/")
-                    .is_some_and(|rest| {
-                        rest.split('/').count() == 2 && rest.ends_with(&format!("/{{{id}}}"))
-                    });
-            let resolvable = target
-                .path_params
-                .iter()
-                .all(|p| *p == id || source.path_params.contains(p));
-            if !(under_item || same_id_elsewhere)
-                || !resolvable
-                || !target.path_params.contains(&id)
-            {
-                continue;
-            }
-            // utoipa 5.5 writes `Link::operation_id` as `operation_id`, which no reader of
-            // the document knows: the field goes in by its OpenAPI name, as an extension.
-            let mut named = Extensions::default();
-            named.insert("operationId".into(), target.operation_id.clone().into());
-            let mut link = LinkBuilder::new().extensions(Some(named));
-            for name in &target.path_params {
-                let value = if *name == id {
-                    expression.clone()
-                } else {
-                    format!("$request.path.{name}")
-                };
-                link = link.parameter(format!("path.{name}"), value);
-            }
-            links.push((
-                source.path.clone(),
-                source.method.clone(),
-                target.operation_id.clone(),
-                link.build(),
-            ));
-        }
-    }
+    let links: Vec<PlannedLink> = operations
+        .iter()
+        .flat_map(|source| links_from(source, &operations))
+        .collect();
     for (path, method, name, link) in links {
         let Some(item) = api.paths.paths.get_mut(&path) else {
             continue;
@@ -697,6 +621,98 @@ fn add_links(api: &mut utoipa::openapi::OpenApi) {
             ok.links.insert(name, RefOr::T(link));
         }
     }
+}
+
+/// A link to add: the source's path and method, the target's operation id, the link.
+type PlannedLink = (String, HttpMethod, String, utoipa::openapi::link::Link);
+
+/// The links a create's or a list's answer gives to the operations on the record it names.
+fn links_from(source: &LinkOperation, operations: &[LinkOperation]) -> Vec<PlannedLink> {
+    let is_create = source.method == HttpMethod::Post;
+    let is_list = source.method == HttpMethod::Get && source.answers_list;
+    if !source.path.starts_with("/V2/") || (!is_create && !is_list) {
+        return Vec::new();
+    }
+    // The item path: the source's path and one more id.
+    let Some((item, id)) = operations.iter().find_map(|o| {
+        let rest = o.path.strip_prefix(&source.path)?.strip_prefix("/{")?;
+        let name = rest.strip_suffix('}')?;
+        (!name.contains('/')).then(|| (o.path.clone(), name.to_string()))
+    }) else {
+        return Vec::new();
+    };
+    let Some(expression) = id_expression(source, &id, is_list) else {
+        return Vec::new();
+    };
+    let tenant_level = is_create && source.path_params == ["tenantVarCode"];
+    operations
+        .iter()
+        .filter(|target| !std::ptr::eq(*target, source))
+        .filter(|target| {
+            let under_item = target.path == item || target.path.starts_with(&format!("{item}/"));
+            let same_id_elsewhere = tenant_level
+                && target
+                    .path
+                    .strip_prefix("/V2/{tenantVarCode}/")
+                    .is_some_and(|rest| {
+                        rest.split('/').count() == 2 && rest.ends_with(&format!("/{{{id}}}"))
+                    });
+            let resolvable = target
+                .path_params
+                .iter()
+                .all(|p| *p == id || source.path_params.contains(p));
+            (under_item || same_id_elsewhere) && resolvable && target.path_params.contains(&id)
+        })
+        .map(|target| {
+            (
+                source.path.clone(),
+                source.method.clone(),
+                target.operation_id.clone(),
+                link_to(target, &id, &expression),
+            )
+        })
+        .collect()
+}
+
+/// Where the named record's id is read: the answer's field, the request's (an id the
+/// client chose), or the last segment of `Location`.
+fn id_expression(source: &LinkOperation, id: &str, is_list: bool) -> Option<String> {
+    let answered = id_field(id, &source.answer_fields);
+    let chosen = id_field(id, &source.chosen_fields);
+    if is_list {
+        return answered.map(|field| format!("$response.body#/0/{field}"));
+    }
+    Some(if let Some(field) = answered {
+        if source.answers_list {
+            format!("$response.body#/0/{field}")
+        } else {
+            format!("$response.body#/{field}")
+        }
+    } else if let Some(field) = chosen {
+        format!("$request.body#/{field}")
+    } else if source.has_location {
+        "$response.header.Location#regex:/([^/?#]+)$".to_string()
+    } else {
+        return None;
+    })
+}
+
+/// A link to `target`, its `id` parameter from `expression`, the others from the request.
+fn link_to(target: &LinkOperation, id: &str, expression: &str) -> utoipa::openapi::link::Link {
+    // utoipa 5.5 writes `Link::operation_id` as `operation_id`, which no reader of
+    // the document knows: the field goes in by its OpenAPI name, as an extension.
+    let mut named = Extensions::default();
+    named.insert("operationId".into(), target.operation_id.clone().into());
+    let mut link = LinkBuilder::new().extensions(Some(named));
+    for name in &target.path_params {
+        let value = if name == id {
+            expression.to_string()
+        } else {
+            format!("$request.path.{name}")
+        };
+        link = link.parameter(format!("path.{name}"), value);
+    }
+    link.build()
 }
 
 /// What `add_links` reads of an operation.
