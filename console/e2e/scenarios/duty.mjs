@@ -235,6 +235,28 @@ export const scenarios = {
     await page.context().close();
   },
 
+  async 'duty-repeat-matches-one-timeline-line'() {
+    // An inReach in SOS mode reports again and again: the alert page's timeline shows one
+    // collapsed "Matched again ×N" line, not a line (and deliveries) per report.
+    const { tc, user } = await ownTenant('E2E duty flood');
+    await sosNotification(tc);
+    const van = await device(tc, `Flood crew ${unique()}`);
+    const alertId = await sosAt(tc, van, 51.5, -0.12, 'Fallen, leg hurt');
+    for (let i = 0; i < 20; i += 1) await report(tc, van, 51.5 + i / 10000, -0.12, { MessageType: 'FreeText', EmergencyState: 'Active' });
+    const page = await newPage();
+    await login(page, user);
+    await page.goto(`${base}/alerts/${tc}/${alertId}`);
+    const matched = page.locator('[data-testid=timeline] li[data-kind=Matched]');
+    await matched.first().waitFor();
+    const lines = await matched.count();
+    assert(lines === 1, `one Matched line after 20 repeat matches, not ${lines}`);
+    const said = await matched.first().innerText();
+    assert(said.includes('×20'), `the Matched line counts the repeats: ${said}`);
+    const all = await page.locator('[data-testid=timeline] li').count();
+    assert(all <= 3, `the timeline stays short (raise, matched, deliveries): ${all} lines`);
+    await page.context().close();
+  },
+
   async 'duty-late-sos-says-how-late'() {
     const { tc, user } = await ownTenant('E2E duty late');
     await sosNotification(tc);

@@ -79,6 +79,7 @@ const core = {
   'outcome.Test': 'Test',
   'outcome.Other': 'Other',
   'timeline.Raised': 'Raised',
+  'timeline.times': '×{n}',
   'timeline.Matched': 'Matched again',
   'timeline.Escalated': 'Escalated',
   'timeline.Delivery': 'Notified',

@@ -82,6 +82,7 @@ export const fr: Record<Key, string> = {
   'outcome.Test': 'Test',
   'outcome.Other': 'Autre',
   'timeline.Raised': 'Déclenchée',
+  'timeline.times': '×{n}',
   'timeline.Matched': 'Déclenchée à nouveau',
   'timeline.Escalated': 'Escaladée',
   'timeline.Delivery': 'Notifié',

@@ -5,7 +5,7 @@
 // action says who acted (the caller themself: "already … by you"). Other consoles'
 // actions arrive from the stream and are shown at once.
 import L from 'leaflet';
-import { api, ApiError, ConflictError, NotFoundError, v2 } from '../api';
+import { api, ApiError, ConflictError, NotFoundError, v2, type Schemas } from '../api';
 import { h } from '../dom';
 import { t, type Key } from '../i18n';
 import { formatAge, formatDateTime, formatNumber } from '../format';
@@ -19,21 +19,8 @@ import * as live from '../live';
 import { session } from '../session';
 import { may } from '../roles';
 
-interface TimelineEntry {
-  Kind: string;
-  At: string;
-  By?: string | null;
-  Note?: string | null;
-  Text?: string | null;
-  Resolution?: string | null;
-  Outcome?: string | null;
-  Channel?: string | null;
-  Target?: string | null;
-  Status?: string | null;
-  Round?: number | null;
-  Step?: number | null;
-  Instructions?: string | null;
-}
+/** An alert's timeline entry, as the API's document describes it. */
+type TimelineEntry = Schemas['TimelineEntry'];
 
 const OUTCOMES = ['Genuine', 'FalseAlarm', 'Test', 'Other'] as const;
 
@@ -337,6 +324,8 @@ export function alertPage(outlet: HTMLElement, params: Record<string, string>): 
 function entry(e: TimelineEntry): HTMLElement {
   const kind = `timeline.${e.Kind}` as Key;
   const what = [
+    // One collapsed line for every further match: MatchCount counts the raising one too.
+    e.Kind === 'Matched' && e.MatchCount && e.MatchCount > 1 ? t('timeline.times', { n: e.MatchCount - 1 }) : null,
     e.Step ? t('timeline.step', { n: e.Step }) : null,
     e.Instructions,
     e.Note,
