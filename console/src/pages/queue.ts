@@ -156,7 +156,10 @@ function row(a: Alert): { tr: HTMLElement; age: HTMLElement } {
     });
   }
   const age = h('span', { class: 'age' }, formatAge(a.RaisedAt, Date.now()));
-  const status = a.Status ? t(`status.${a.Status}` as 'status.Open') : '';
+  // The word, with the badge's shape (style.css) so the status never rests on colour alone.
+  const status = a.Status
+    ? h('span', { class: 'status-badge', 'data-status': a.Status }, t(`status.${a.Status}` as 'status.Open'))
+    : '';
   const tr = h(
     'tr',
     {
