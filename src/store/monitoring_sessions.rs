@@ -11,11 +11,11 @@ use sqlx::{FromRow, Row};
 
 use super::audit_log::record;
 use super::{
-    Key, Store, StoreError, StoreResult, Tx, VersionedRow, conflict_on_duplicate, new_etag,
-    stored_time, to_micros,
+    Backend, Key, Store, StoreError, StoreResult, Tx, VersionedRow, WriteTx, conflict_on_duplicate,
+    new_etag, stored_time, to_micros,
 };
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
-use crate::domain::ids::{DeviceId, MonitoringSessionId, TenantCode, UserId};
+use crate::domain::ids::{DeviceId, MoMessageId, MonitoringSessionId, TenantCode, UserId};
 use crate::domain::monitoring::record::minutes_between;
 use crate::domain::monitoring::{
     Confirmation, EndKind, MonitoringSession, SessionClock, SessionEnd, SessionSettings,
@@ -273,27 +273,6 @@ impl Store {
         rows.iter().map(session_from_row).collect()
     }
 
-    /// The current session locked for this transaction; `NotFound` when there is none.
-    async fn locked_current(
-        &self,
-        tx: &mut Tx,
-        tenant_code: &TenantCode,
-        device_id: &str,
-    ) -> StoreResult<MonitoringSession> {
-        let sql = format!(
-            "SELECT {COLUMNS} FROM monitoring_sessions m
-             WHERE m.tenant_code = $1 AND m.device_id = $2 AND m.ended_at IS NULL{}",
-            self.backend.lock_rows()
-        );
-        let row = sqlx::query(&sql)
-            .bind(tenant_code.as_str())
-            .bind(device_id)
-            .fetch_optional(&mut **tx)
-            .await?
-            .ok_or(StoreError::NotFound)?;
-        session_from_row(&row)
-    }
-
     /// Records a check-in through the API on the current session (now, `ApiCheckIn`):
     /// the next due time counts from it. `NotFound` without a current session.
     pub async fn check_in_monitoring_session(
@@ -304,30 +283,18 @@ impl Store {
         audit: &Audit,
     ) -> StoreResult<()> {
         let mut tx = self.begin_write().await?;
-        let session = self.locked_current(&mut tx, tenant_code, device_id).await?;
-        let at = crate::domain::time::now();
-        let clock = session.clock().confirmed(at);
-        let (reminder, missed, overdue) = due_times(&clock);
-        sqlx::query(
-            "UPDATE monitoring_sessions SET last_check_in_at = $1, last_check_in_kind = $2,
-                check_in_count = check_in_count + 1, reminder_due_at = $3,
-                missed_check_in_due_at = $4, overdue_due_at = $5, etag = $6, updated_at = $7
-             WHERE id = $8",
-        )
-        .bind(clock.last_confirmation.map(to_micros))
-        .bind(Confirmation::ApiCheckIn.as_str())
-        .bind(reminder)
-        .bind(missed)
-        .bind(overdue)
-        .bind(new_etag())
-        .bind(to_micros(at))
-        .bind(session.id.get())
-        .execute(&mut *tx)
-        .await?;
+        let session = locked_current(&mut tx, self.backend, tenant_code, device_id)
+            .await?
+            .ok_or(StoreError::NotFound)?;
         let actor = actor_of(audit);
-        let event = SessionEvent::new(session.id, tenant_code, at, "CheckIn", &actor);
-        let detail = serde_json::json!({"Kind": "ApiCheckIn", "Note": note});
-        event.insert(&mut tx, Some(detail)).await?;
+        let check_in = CheckIn {
+            at: crate::domain::time::now(),
+            kind: Confirmation::ApiCheckIn,
+            actor: &actor,
+            mo_message_id: None,
+            note,
+        };
+        record_check_in(&mut tx, &session, &check_in).await?;
         record(
             &mut tx,
             audit,
@@ -354,7 +321,9 @@ impl Store {
         let keys = [Key::Text(tenant_code), Key::Text(device_id)];
         self.check_version(&mut tx, current_row(&keys), if_match)
             .await?;
-        let session = self.locked_current(&mut tx, tenant_code, device_id).await?;
+        let session = locked_current(&mut tx, self.backend, tenant_code, device_id)
+            .await?
+            .ok_or(StoreError::NotFound)?;
         let mut clock = SessionClock::start(session.started_at, settings);
         clock.last_confirmation = session.last_check_in_at;
         let (reminder, missed, overdue) = due_times(&clock);
@@ -409,7 +378,9 @@ impl Store {
         let keys = [Key::Text(tenant_code), Key::Text(device_id)];
         self.check_version(&mut tx, current_row(&keys), ending.if_match)
             .await?;
-        let session = self.locked_current(&mut tx, tenant_code, device_id).await?;
+        let session = locked_current(&mut tx, self.backend, tenant_code, device_id)
+            .await?
+            .ok_or(StoreError::NotFound)?;
         let at = crate::domain::time::now();
         let actor = actor_of(audit);
         sqlx::query(
@@ -442,6 +413,108 @@ impl Store {
     }
 }
 
+/// The device's current session locked for this transaction, if any.
+async fn locked_current(
+    tx: &mut Tx,
+    backend: Backend,
+    tenant_code: &TenantCode,
+    device_id: &str,
+) -> StoreResult<Option<MonitoringSession>> {
+    let sql = format!(
+        "SELECT {COLUMNS} FROM monitoring_sessions m
+         WHERE m.tenant_code = $1 AND m.device_id = $2 AND m.ended_at IS NULL{}",
+        backend.lock_rows()
+    );
+    let row = sqlx::query(&sql)
+        .bind(tenant_code.as_str())
+        .bind(device_id)
+        .fetch_optional(&mut **tx)
+        .await?;
+    row.as_ref().map(session_from_row).transpose()
+}
+
+/// A confirmed check-in to record on a session.
+struct CheckIn<'a> {
+    at: Timestamp,
+    kind: Confirmation,
+    actor: &'a str,
+    mo_message_id: Option<MoMessageId>,
+    note: Option<&'a str>,
+}
+
+/// The one place a check-in is written, for the API and for device messages alike: the
+/// last check-in, its kind and count, the due columns from the clock, a `CheckIn` event.
+async fn record_check_in(
+    tx: &mut Tx,
+    session: &MonitoringSession,
+    check_in: &CheckIn<'_>,
+) -> StoreResult<()> {
+    let clock = session.clock().confirmed(check_in.at);
+    let (reminder, missed, overdue) = due_times(&clock);
+    sqlx::query(
+        "UPDATE monitoring_sessions SET last_check_in_at = $1, last_check_in_kind = $2,
+            check_in_count = check_in_count + 1, reminder_due_at = $3,
+            missed_check_in_due_at = $4, overdue_due_at = $5, etag = $6, updated_at = $7
+         WHERE id = $8",
+    )
+    .bind(clock.last_confirmation.map(to_micros))
+    .bind(check_in.kind.as_str())
+    .bind(reminder)
+    .bind(missed)
+    .bind(overdue)
+    .bind(new_etag())
+    .bind(to_micros(crate::domain::time::now()))
+    .bind(session.id.get())
+    .execute(&mut **tx)
+    .await?;
+    let tenant_code = &session.tenant_code;
+    let mut event = SessionEvent::new(
+        session.id,
+        tenant_code,
+        check_in.at,
+        "CheckIn",
+        check_in.actor,
+    );
+    event.mo_message_id = check_in.mo_message_id;
+    let detail = serde_json::json!({"Kind": check_in.kind.as_str(), "Note": check_in.note});
+    event.insert(tx, Some(detail)).await
+}
+
+/// Who a device's own session changes name (`started_by`, `ended_by`, an event's actor).
+pub const DEVICE_ACTOR: &str = "device";
+
+impl WriteTx {
+    /// Records a device message's check-in (`kind`, sent at `at`) on the device's current
+    /// session, in this (the batch's) transaction. Nothing when it has none, or when the
+    /// message is from before its start or not newer than its last check-in (messages
+    /// arrive out of order: an older one does not move the clock back). Not audited: the
+    /// stored message is the record of what the device did. Answers whether it counted.
+    pub async fn confirm_monitoring_session(
+        &mut self,
+        tenant_code: &TenantCode,
+        device_id: &str,
+        (mo_message_id, kind, at): (MoMessageId, Confirmation, Timestamp),
+    ) -> StoreResult<bool> {
+        let current = locked_current(&mut self.tx, self.backend, tenant_code, device_id).await?;
+        let Some(session) = current else {
+            return Ok(false);
+        };
+        let newer = session.last_check_in_at.is_none_or(|last| at > last);
+        if at <= session.started_at || !newer {
+            return Ok(false);
+        }
+        let check_in = CheckIn {
+            at,
+            kind,
+            actor: DEVICE_ACTOR,
+            mo_message_id: Some(mo_message_id),
+            note: None,
+        };
+        record_check_in(&mut self.tx, &session, &check_in).await?;
+        Ok(true)
+    }
+}
+
 fn settings_detail(settings: &SessionSettings) -> serde_json::Value {
     serde_json::json!({
         "DurationMinutes": settings.duration_minutes,
@@ -460,6 +533,8 @@ struct SessionEvent<'a> {
     at: Timestamp,
     kind: &'static str,
     actor: &'a str,
+    /// The device message that made it (a device's check-in), if any.
+    mo_message_id: Option<MoMessageId>,
 }
 
 impl<'a> SessionEvent<'a> {
@@ -476,13 +551,15 @@ impl<'a> SessionEvent<'a> {
             at,
             kind,
             actor,
+            mo_message_id: None,
         }
     }
 
     async fn insert(self, tx: &mut Tx, detail: Option<serde_json::Value>) -> StoreResult<()> {
         sqlx::query(
-            "INSERT INTO monitoring_session_events (session_id, tenant_code, at, kind, actor, detail)
-             VALUES ($1, $2, $3, $4, $5, $6)",
+            "INSERT INTO monitoring_session_events
+                (session_id, tenant_code, at, kind, actor, detail, mo_message_id)
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
         )
         .bind(self.session.get())
         .bind(self.tenant_code.as_str())
@@ -490,6 +567,7 @@ impl<'a> SessionEvent<'a> {
         .bind(self.kind)
         .bind(self.actor)
         .bind(detail.map(|d| d.to_string()))
+        .bind(self.mo_message_id.map(|id| id.get()))
         .execute(&mut **tx)
         .await?;
         Ok(())

@@ -54,6 +54,7 @@ mod itinerary_travelers;
 mod login_attacks;
 mod metrics_exposure;
 mod mo_messages;
+mod monitoring_ingest;
 mod monitoring_sessions;
 mod mt_messages;
 mod notification_validation;

@@ -246,6 +246,20 @@ async fn emit_message_events(
         .await
 }
 
+/// The messages stored now (not repeats): id, message, its time.
+fn stored_in_order<'a>(
+    prepared: &Prepared<'a>,
+    placed: &Placed,
+) -> Vec<(MoMessageId, &'a MoMessage, Timestamp)> {
+    let batch = prepared.batch;
+    (0..batch.len())
+        .filter_map(|i| {
+            let slot = *placed.placement[i].as_ref().ok()?;
+            Some((placed.ids[slot].0, &batch[i].record, prepared.times[i]))
+        })
+        .collect()
+}
+
 impl Pipeline {
     /// Stores a validated batch from `device_id` of tenant `node` and processes it inside
     /// `tx` (not committed here). `NotFound` when the device is not the tenant's.
@@ -317,6 +331,8 @@ impl Pipeline {
             .evaluate_batch(&mut unit, &rules, &prepared, &placed)
             .await?;
         write_deliveries(tx, &mut changes).await?;
+        let stored = stored_in_order(&prepared, &placed);
+        super::monitoring::confirm_session(tx, node, device_id, &stored, received).await?;
         changes.device_changed |= state != state_before;
         if state != state_before {
             tx.save_state(&node.code, device_id, &state).await?;

@@ -18,6 +18,7 @@ mod effects;
 mod group;
 mod matching;
 mod missed_check_in;
+mod monitoring;
 mod unit;
 
 use std::sync::Arc;
