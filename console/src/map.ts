@@ -66,6 +66,19 @@ export function tileUrl(): string {
 }
 
 /** The maps whose zoom animation is running (see `removeMap`). */
+// Leaflet 1.9.4's canvas renderer (the world outline) can draw after it was removed:
+// `_updatePaths` redraws at once and forgets a redraw already asked for a frame later,
+// without cancelling it, so removing the map in between leaves that frame to run with
+// the canvas gone ("Cannot read properties of undefined (reading 'save')" when a page
+// is left within a frame of a move, e.g. a session that expired on the map). A redraw
+// without its canvas draws nothing.
+type CanvasInternals = { _ctx?: CanvasRenderingContext2D; _redraw: () => void };
+const canvasProto = L.Canvas.prototype as unknown as CanvasInternals;
+const redrawWithCanvas = canvasProto._redraw;
+canvasProto._redraw = function (this: CanvasInternals): void {
+  if (this._ctx) redrawWithCanvas.call(this);
+};
+
 const zooming = new WeakSet<L.Map>();
 
 /**
