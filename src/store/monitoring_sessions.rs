@@ -18,7 +18,8 @@ use crate::domain::audit::{Audit, AuditAction, ResourceType};
 use crate::domain::ids::{DeviceId, MoMessageId, MonitoringSessionId, TenantCode, UserId};
 use crate::domain::monitoring::record::minutes_between;
 use crate::domain::monitoring::{
-    Confirmation, EndKind, MonitoringSession, SessionClock, SessionEnd, SessionSettings,
+    Confirmation, EndKind, MonitoringSession, SessionClock, SessionEnd, SessionEventKind,
+    SessionSettings,
 };
 use crate::store::TenantSelection;
 
@@ -192,7 +193,7 @@ impl Store {
         .await
         .map_err(|e| conflict_on_duplicate(e, DUPLICATE))?;
         let id = MonitoringSessionId::new(row.try_get("id")?);
-        let event = SessionEvent::new(id, tenant_code, at, "Started", &actor);
+        let event = SessionEvent::new(id, tenant_code, at, SessionEventKind::Started, &actor);
         event
             .insert(&mut tx, Some(settings_detail(settings)))
             .await?;
@@ -350,7 +351,13 @@ impl Store {
         .execute(&mut *tx)
         .await?;
         let actor = actor_of(audit);
-        let event = SessionEvent::new(session.id, tenant_code, at, "Changed", &actor);
+        let event = SessionEvent::new(
+            session.id,
+            tenant_code,
+            at,
+            SessionEventKind::Changed,
+            &actor,
+        );
         event
             .insert(&mut tx, Some(settings_detail(settings)))
             .await?;
@@ -397,7 +404,7 @@ impl Store {
         .bind(session.id.get())
         .execute(&mut *tx)
         .await?;
-        let event = SessionEvent::new(session.id, tenant_code, at, "Ended", &actor);
+        let event = SessionEvent::new(session.id, tenant_code, at, SessionEventKind::Ended, &actor);
         let detail = serde_json::json!({"EndKind": ending.kind.as_str(), "Reason": ending.reason});
         event.insert(&mut tx, Some(detail)).await?;
         record(
@@ -472,7 +479,7 @@ async fn record_check_in(
         session.id,
         tenant_code,
         check_in.at,
-        "CheckIn",
+        SessionEventKind::CheckIn,
         check_in.actor,
     );
     event.mo_message_id = check_in.mo_message_id;
@@ -531,7 +538,7 @@ struct SessionEvent<'a> {
     session: MonitoringSessionId,
     tenant_code: &'a TenantCode,
     at: Timestamp,
-    kind: &'static str,
+    kind: SessionEventKind,
     actor: &'a str,
     /// The device message that made it (a device's check-in), if any.
     mo_message_id: Option<MoMessageId>,
@@ -542,7 +549,7 @@ impl<'a> SessionEvent<'a> {
         session: MonitoringSessionId,
         tenant_code: &'a TenantCode,
         at: Timestamp,
-        kind: &'static str,
+        kind: SessionEventKind,
         actor: &'a str,
     ) -> Self {
         SessionEvent {
@@ -564,7 +571,7 @@ impl<'a> SessionEvent<'a> {
         .bind(self.session.get())
         .bind(self.tenant_code.as_str())
         .bind(to_micros(self.at))
-        .bind(self.kind)
+        .bind(self.kind.as_str())
         .bind(self.actor)
         .bind(detail.map(|d| d.to_string()))
         .bind(self.mo_message_id.map(|id| id.get()))

@@ -9,6 +9,6 @@ pub mod session;
 pub mod settings;
 
 pub use check_in::{Confirmation, confirmation_of, message_confirmation};
-pub use record::{EndKind, MonitoringSession, SessionEnd};
+pub use record::{EndKind, MonitoringSession, SessionEnd, SessionEventKind};
 pub use session::{DueAct, MonitoringState, Schedule, SessionClock};
 pub use settings::{DefaultSources, RequestedSettings, SessionSettings, Settled, Source};

@@ -11,6 +11,16 @@ use super::session::SessionClock;
 use super::settings::SessionSettings;
 
 closed_set! {
+    /// A line of a session's history (`monitoring_session_events.kind`).
+    pub enum SessionEventKind {
+        Started = "Started",
+        CheckIn = "CheckIn",
+        Changed = "Changed",
+        Ended = "Ended",
+    }
+}
+
+closed_set! {
     /// How a session ended.
     pub enum EndKind {
         /// By the worker (the API's DELETE, or MO `EndMonitoring`).
