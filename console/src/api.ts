@@ -42,6 +42,10 @@ export type DistributionList = Schemas['DistributionList'];
 export type Delivery = Schemas['Delivery'];
 export type Group = Schemas['Group'];
 export type ApiToken = Schemas['ApiToken'];
+/** A monitoring session (DESIGN §11): `GET /V2/{t}/monitoring`, `…/devices/{id}/monitoring`. */
+export type MonitoringSession = Schemas['MonitoringSession'];
+/** What a start sends and a PATCH changes. */
+export type MonitoringSettings = Schemas['MonitoringSettings'];
 
 export class ApiError extends Error {
   constructor(

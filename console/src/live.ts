@@ -49,14 +49,23 @@ export async function readQueue(): Promise<void> {
   queueReloaded.emit();
 }
 
+/**
+ * An event of a kind this module does not keep (`monitoring`, and any kind the server
+ * adds later), parsed: a page that cares reads its record (the board: its `DeviceId`).
+ */
+export const otherEvent = new Topic<{ kind: string; record: unknown }>();
+
 function onEvent(event: StreamEvent): void {
-  // Only alerts and devices are shown: `momessage` events (as many as the devices'
-  // positions) are not even parsed.
-  if (event.event !== 'alert' && event.event !== 'device') return;
+  // `momessage` events (as many as the devices' positions) are not even parsed.
+  if (event.event === 'momessage') return;
   let record: unknown;
   try {
     record = JSON.parse(event.data);
   } catch {
+    return;
+  }
+  if (event.event !== 'alert' && event.event !== 'device') {
+    otherEvent.emit({ kind: event.event, record });
     return;
   }
   if (event.event === 'alert') {

@@ -21,6 +21,7 @@ import { mapPage } from './pages/map';
 import { configPages } from './pages/config';
 import { devicesPage } from './pages/devices';
 import { devicePage } from './pages/device';
+import { monitoringPage } from './pages/monitoring';
 
 const app = document.getElementById('app') as HTMLElement;
 const outlet = h('div', { class: 'outlet' });
@@ -80,6 +81,7 @@ function shell(): void {
       h('div', { class: 'nav-row' },
         h('nav', { 'aria-label': t('nav.main') },
           h('a', { href: '/alerts', 'data-link': true }, t('nav.alerts')),
+          h('a', { href: '/monitoring', 'data-link': true }, t('nav.monitoring')),
           h('a', { href: '/map', 'data-link': true }, t('nav.map')),
           h('a', { href: '/devices', 'data-link': true }, t('nav.devices')),
           h('a', { href: '/config/geofences', 'data-link': true }, t('config.nav.main')),
@@ -132,6 +134,7 @@ route('/', requireSession(() => navigate('/alerts', true)));
 route('/alerts', requireSession(queuePage));
 route('/alerts/:tenant/:id', requireSession(alertPage));
 route('/map', requireSession(mapPage));
+route('/monitoring', requireSession(monitoringPage));
 for (const p of ADMIN_PAGES) {
   route(p.path, requireSession((o, params) => (may(session(), p.needs) ? p.page(o, params) : forbidden(o))));
 }

@@ -79,3 +79,28 @@ describe('devices in scope', () => {
     expect(server.fetch.mock.calls.map(([url]) => String(url)).filter((u) => u.includes('/devices/'))).toEqual([]);
   });
 });
+
+describe('events of other kinds', () => {
+  it('passes a kind it does not keep (monitoring) on, parsed, and never parses momessage', async () => {
+    const server = fakeServer([]);
+    vi.stubGlobal('fetch', server.fetch);
+    await loadSession();
+    const isLive = new Promise<void>((resolve) => live.streamState.on((s) => s === 'live' && resolve()));
+    await live.startLive(() => undefined);
+    await isLive;
+    const seen: { kind: string; record: unknown }[] = [];
+    const got = new Promise<void>((resolve) =>
+      live.otherEvent.on((e) => {
+        seen.push(e);
+        if (e.kind === 'monitoring') resolve();
+      }),
+    );
+    const parse = vi.spyOn(JSON, 'parse');
+    server.push('momessage', { DeviceId: 'van-1' }, 1);
+    server.push('monitoring', { DeviceId: 'van-1', TenantCode: '1000', State: 'Ok' }, 2);
+    await got;
+    expect(seen).toEqual([{ kind: 'monitoring', record: { DeviceId: 'van-1', TenantCode: '1000', State: 'Ok' } }]);
+    expect(parse.mock.calls.some(([text]) => String(text).includes('"DeviceId":"van-1"}'))).toBe(false);
+    parse.mockRestore();
+  });
+});

@@ -4,6 +4,7 @@ import * as config from './areas/config';
 import * as admin from './areas/admin';
 import * as duty from './areas/duty';
 import * as escalation from './areas/escalation';
+import * as monitoring from './areas/monitoring';
 
 export const fr: Record<Key, string> = {
   ...devices.fr,
@@ -11,6 +12,7 @@ export const fr: Record<Key, string> = {
   ...admin.fr,
   ...duty.fr,
   ...escalation.fr,
+  ...monitoring.fr,
   'app.title': 'safetrack',
   'nav.alerts': 'Alertes',
   'nav.map': 'Carte',

@@ -12,6 +12,8 @@ import { formatAge, formatDateTime, formatNumber } from '../format';
 import { actionsFor, alertKey, conflictOf, LOG_ENTRIES, mapsLink, severityName, type Alert } from '../alerts';
 import { peopleOf, sentBy } from './alert-people';
 import { escalationBox } from './alert-escalation';
+import { monitoringBox } from './alert-monitoring';
+import { namedDevice } from '../monitoring';
 import { escalationWords } from './queue';
 import { baseMap, removeMap } from '../map';
 import { Track, trackAround, type TrackPoint } from '../track';
@@ -37,6 +39,8 @@ export function alertPage(outlet: HTMLElement, params: Record<string, string>): 
   const mapBox = h('div', { class: 'alert-map', 'data-testid': 'alert-map' });
   const heading = h('h1', { tabindex: -1 }, t('alert.heading', { id }));
   const escalation = escalationBox();
+  // The device's current monitoring session, if any (DESIGN §11).
+  const monitoring = monitoringBox();
   let alert: Alert | null = null;
   let map: L.Map | null = null;
   let marker: L.CircleMarker | null = null;
@@ -88,6 +92,7 @@ export function alertPage(outlet: HTMLElement, params: Record<string, string>): 
           // The response procedure first: what the operator does now.
           escalation.element,
           h('section', {}, summary),
+          monitoring.element,
           h('section', { 'aria-labelledby': 'sent-h' }, h('h2', { id: 'sent-h' }, t('duty.sentHeading')), sent, where),
           // Acknowledge, notes and resolve need HandleAlerts: not offered without it.
           may(session(), 'HandleAlerts') &&
@@ -223,6 +228,7 @@ export function alertPage(outlet: HTMLElement, params: Record<string, string>): 
         void sentBy(tc, a, sent);
         void peopleOf(tc, a, people);
       }
+      if (a.DeviceId) void monitoring.read(tc, a.DeviceId);
       if (!track) void showTrack(a);
       await readTimeline();
     } catch (e) {
@@ -306,6 +312,11 @@ export function alertPage(outlet: HTMLElement, params: Record<string, string>): 
       void readTimeline();
     }),
     live.resync.on(() => void read()),
+    // A `monitoring` event (or any kind added later) about the alert's device: its session again.
+    live.otherEvent.on(({ record }) => {
+      const named = namedDevice(record);
+      if (alert?.DeviceId && named?.DeviceId === alert.DeviceId && (!named.TenantCode || named.TenantCode === tc)) void monitoring.read(tc, alert.DeviceId);
+    }),
     // The device keeps reporting: its new positions extend the track.
     live.deviceChanged.on((d) => {
       if (!track || !alert || d.DeviceId !== alert.DeviceId || (d.TenantCode && d.TenantCode !== tc)) return;
@@ -314,8 +325,10 @@ export function alertPage(outlet: HTMLElement, params: Record<string, string>): 
       if (p && at && track.add({ lat: p.Lat, lon: p.Lon, at })) describeTrack();
     }),
   ];
+  const ticker = window.setInterval(() => monitoring.tick(), 1000);
   return () => {
     closed = true;
+    window.clearInterval(ticker);
     offs.forEach((off) => off());
     if (map) removeMap(map);
   };
