@@ -1,0 +1,213 @@
+// The "Working alone" board (DESIGN §11, issue 45), sessions set up through the API: a
+// person on a device with a session shows with their note, state OK and a countdown that
+// ticks down between reads; a check-in on their behalf moves their last check-in, and a
+// second console sees it within 12 s; +30 min moves the planned end; a session past its
+// planned end shows Overdue (then Alerting) first; the alert page of the person's SOS has
+// the Working alone panel; a force stop with a reason removes the row; a console with
+// nobody working alone says so.
+import { assert, axe, base, call, login, newPage, SECOND, sos, sosNotification, tenant, unique } from '../lib.mjs';
+
+const PASSWORD = 'a-long-operator-password';
+
+async function user(tc, first, last, role) {
+  const username = `${first}.${last}.${unique()}@alone.example`.toLowerCase();
+  const { location } = await call('POST', `/V2/${tc}/users`, {
+    Username: username, Password: PASSWORD, UserRoleId: role, IsPortalEnabled: true, FirstName: first, LastName: last,
+  });
+  return { username, password: PASSWORD, id: location.split('/').pop() };
+}
+
+async function device(tc, name, extra = {}) {
+  const id = `30023407${String(unique()).padStart(7, '0')}`;
+  await call('POST', `/V2/${tc}/devices`, { DeviceId: id, DeviceType: 'InReach', FriendlyName: name, ...extra });
+  return id;
+}
+
+const start = (tc, id, settings) => call('POST', `/V2/${tc}/devices/${id}/monitoring`, settings);
+const current = async (tc, id) => (await call('GET', `/V2/${tc}/devices/${id}/monitoring`)).json;
+
+/** Waits until `probe()` answers something truthy (polled), else fails saying `what`. */
+async function until(probe, what, timeout) {
+  const started = Date.now();
+  let last;
+  while (Date.now() - started < timeout) {
+    last = await probe();
+    if (last) return last;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${what} (not within ${timeout} ms; last: ${JSON.stringify(last)})`);
+}
+
+export const scenarios = {
+  async 'monitoring-board'() {
+    const tc = await tenant('1000', 'E2E working alone');
+    await sosNotification(tc);
+    const n = unique();
+    const worker = await user(tc, 'Wanda', `Alone${n}`, 'User');
+    const person = `Wanda Alone${n}`;
+    // The session that will be past its planned end: started first, a minute long (the
+    // shortest there is), so its minute runs while the rest is checked.
+    const late = await device(tc, `Late van ${n}`);
+    const lateStarted = Date.now();
+    await start(tc, late, { DurationMinutes: 1, CheckInIntervalMinutes: 1, GraceMinutes: 1, ReminderMinutes: 0, Note: 'Reservoir walk' });
+    const van = await device(tc, `Pump van ${n}`, { UserId: worker.id });
+    await start(tc, van, { DurationMinutes: 30, CheckInIntervalMinutes: 5, GraceMinutes: 0, ReminderMinutes: 0, Note: 'Pump station 4, valve maintenance' });
+
+    const one = await newPage();
+    await login(one);
+    await one.getByRole('link', { name: 'Working alone' }).click();
+    await one.waitForURL(/\/monitoring$/);
+    const row = one.locator(`tr[data-session="${tc}/${van}"]`);
+    await row.locator('[data-testid=person]', { hasText: person }).waitFor({ timeout: 5 * SECOND });
+    assert((await row.locator('[data-col=note]').textContent()) === 'Pump station 4, valve maintenance', 'the note');
+    assert((await row.locator('[data-testid=device]').textContent()) === `Pump van ${n}`, 'the device by name');
+    const badge = row.locator('[data-testid=monitoring-state]');
+    assert((await badge.getAttribute('data-status')) === 'Ok' && (await badge.textContent()) === 'OK', `state: ${await badge.textContent()}`);
+    // The badge's shape is CSS content beside the word (never colour alone).
+    const glyph = await badge.evaluate((e) => getComputedStyle(e, '::before').content);
+    assert(/●/.test(glyph), `the OK badge's shape: ${glyph}`);
+    assert((await row.locator('[data-testid=last-check-in]').textContent()) === 'No check-in yet', 'no check-in yet');
+
+    // The countdown ticks down every second, from the record held (no read in between needed).
+    const clock = row.locator('[data-testid=countdown]');
+    const first = await clock.textContent();
+    assert(/^check-in due in [45]:\d\d$/.test(first ?? ''), `countdown: ${first}`);
+    const reads = [];
+    const onRequest = (r) => r.url().includes('/monitoring?') && reads.push(r.url());
+    one.on('request', onRequest);
+    const before = Number(await clock.getAttribute('data-seconds'));
+    await one.waitForTimeout(2500);
+    const after = Number(await clock.getAttribute('data-seconds'));
+    one.off('request', onRequest);
+    assert(before - after >= 2 && before - after <= 3, `the countdown went from ${before} s to ${after} s`);
+    assert(reads.length <= 1, `reads while ticking: ${reads.length}`);
+    await axe(one, 'the Working alone board');
+
+    // A second console, on the board too.
+    const two = await newPage();
+    await login(two);
+    await two.goto(`${base}/monitoring`);
+    const rowTwo = two.locator(`tr[data-session="${tc}/${van}"]`);
+    await rowTwo.locator('[data-testid=person]', { hasText: person }).waitFor({ timeout: 5 * SECOND });
+    assert((await rowTwo.getAttribute('data-check-ins')) === '0', 'no check-in on the second console yet');
+
+    // Check in on their behalf, with what they said.
+    await row.getByRole('button', { name: 'Check in on their behalf' }).click();
+    const note = row.getByLabel('What they said (note)');
+    assert(await note.evaluate((e) => e === document.activeElement), 'the note takes the focus');
+    await note.fill('called, OK');
+    await row.getByRole('button', { name: 'Record the check-in' }).click();
+    await one.locator('[data-testid=monitoring-result][data-state=ok]', { hasText: `Check-in recorded for ${person}.` }).waitFor({ timeout: 5 * SECOND });
+    const checkedInAt = Date.now();
+    await row.locator('[data-testid=last-check-in]', { hasText: / ago$/ }).waitFor({ timeout: 5 * SECOND });
+    assert((await row.getAttribute('data-check-ins')) === '1', 'one check-in');
+    const afterCheckIn = await current(tc, van);
+    assert(afterCheckIn.CheckInCount === 1 && afterCheckIn.LastCheckInKind === 'ApiCheckIn' && afterCheckIn.LastCheckInAt, `after the check-in: ${JSON.stringify(afterCheckIn)}`);
+    assert(/^check-in due in (5:00|4:5\d)$/.test((await clock.textContent()) ?? ''), `countdown after the check-in: ${await clock.textContent()}`);
+    // The second console within 12 s (its 10 s read, or at once on a monitoring event).
+    await rowTwo.locator('[data-testid=last-check-in]', { hasText: / ago$/ }).waitFor({ timeout: 12 * SECOND });
+    assert((await rowTwo.getAttribute('data-check-ins')) === '1', 'the second console shows the check-in');
+    const seenIn = Date.now() - checkedInAt;
+    assert(seenIn <= 12 * SECOND, `the second console saw it after ${seenIn} ms`);
+    await two.context().close();
+
+    // Extend by 30 minutes: the planned end moves, the duration (from the start) is 60.
+    const plannedBefore = await row.locator('[data-testid=planned-end]').textContent();
+    await row.getByRole('button', { name: 'Extend +30 min' }).click();
+    await one.locator('[data-testid=monitoring-result][data-state=ok]', { hasText: `Session of ${person} extended` }).waitFor({ timeout: 5 * SECOND });
+    const extended = await current(tc, van);
+    assert(extended.DurationMinutes === 60, `duration after +30: ${extended.DurationMinutes}`);
+    await until(async () => (await row.locator('[data-testid=planned-end]').textContent()) !== plannedBefore, 'the planned end shown moves', 5 * SECOND);
+
+    // The person's SOS: the alert page has the Working alone panel.
+    await sos(tc, van);
+    const { json: open } = await call('GET', `/V2/${tc}/alerts?status=Open&deviceId=${van}`);
+    assert(open.length === 1, `open alerts: ${open.length}`);
+    const alertPage = await newPage();
+    await login(alertPage);
+    await alertPage.goto(`${base}/alerts/${tc}/${open[0].AlertId}`);
+    const panel = alertPage.locator('[data-testid=monitoring-panel]');
+    await panel.waitFor({ timeout: 5 * SECOND });
+    const panelText = await panel.textContent();
+    for (const want of ['Working alone', 'Pump station 4, valve maintenance', 'Started', 'Last check-in', 'Planned end', 'State', 'OK']) {
+      assert(panelText.includes(want), `the panel says "${want}": ${panelText}`);
+    }
+    await axe(alertPage, 'an alert page with the Working alone panel');
+    // An alert whose device has no session: no panel.
+    const bare = await device(tc, `Spare van ${n}`);
+    await sos(tc, bare);
+    const { json: bareOpen } = await call('GET', `/V2/${tc}/alerts?status=Open&deviceId=${bare}`);
+    await alertPage.goto(`${base}/alerts/${tc}/${bareOpen[0].AlertId}`);
+    await alertPage.locator('[data-testid=alert-summary]').waitFor();
+    await alertPage.waitForTimeout(1000);
+    assert(await panel.isHidden(), 'no panel without a current session');
+    await alertPage.context().close();
+
+    // Past its planned end (a minute after its start): Overdue inside the grace, then
+    // Alerting — first on the board.
+    const lateRow = one.locator(`tr[data-session="${tc}/${late}"]`);
+    await lateRow.waitFor({ timeout: 5 * SECOND });
+    if (Date.now() - lateStarted < 55 * SECOND) {
+      await lateRow.locator('[data-testid=countdown]', { hasText: /^end due in 0:\d\d$/ }).waitFor({ timeout: 2 * SECOND });
+    }
+    await one.locator(`tr[data-session="${tc}/${late}"]:is([data-state=Overdue], [data-state=Alerting])`).waitFor({ timeout: 70 * SECOND });
+    await lateRow.locator('[data-testid=countdown]', { hasText: /^end overdue by 0:\d\d$/ }).waitFor({ timeout: 3 * SECOND });
+    // The server says so too (not only this console's clock), and a fresh read shows it.
+    const overdue = await current(tc, late);
+    assert(['Overdue', 'Alerting'].includes(overdue.State), `the server's state: ${overdue.State}`);
+    await one.reload();
+    await lateRow.locator(`[data-testid=monitoring-state][data-status=${overdue.State}]`).waitFor({ timeout: 5 * SECOND });
+    const order = await one.evaluate(() => [...document.querySelectorAll('table.monitoring tbody tr')].map((r) => r.getAttribute('data-session')));
+    assert(order.indexOf(`${tc}/${late}`) < order.indexOf(`${tc}/${van}`), `the overdue session comes first: ${order.join(', ')}`);
+    const shown = Number(await one.locator(`[data-testid=count-${overdue.State}]`).textContent());
+    assert(shown >= 1, `the ${overdue.State} count: ${shown}`);
+
+    // Force stop, with the reason typed: the row goes, the session ended as a force stop.
+    await row.getByRole('button', { name: 'Force stop…' }).click();
+    await row.getByLabel('Reason for stopping (required)').fill('Exercise over, back at the depot');
+    await row.getByRole('button', { name: 'Force stop the session' }).click();
+    await one.locator('[data-testid=monitoring-result][data-state=ok]', { hasText: `Session of ${person} stopped.` }).waitFor({ timeout: 5 * SECOND });
+    await row.waitFor({ state: 'detached', timeout: 2 * SECOND });
+    const { json: history } = await call('GET', `/V2/${tc}/devices/${van}/monitoring/history`);
+    const ended = history[history.length - 1];
+    assert(ended?.EndKind === 'ForceStop' && ended?.EndReason === 'Exercise over, back at the depot', `ended: ${JSON.stringify(ended)}`);
+    // And it stays gone after the next read.
+    await one.waitForTimeout(500);
+    await one.reload();
+    await lateRow.waitFor({ timeout: 5 * SECOND });
+    assert((await row.count()) === 0, 'the stopped session is not listed again');
+    await one.context().close();
+  },
+
+  async 'monitoring-board-empty-and-by-role'() {
+    // A tenant where nobody works alone: its manager's board says so.
+    const tc = await tenant('1000', 'E2E nobody alone');
+    const manager = await user(tc, 'Mona', 'Manager', 'Manager');
+    const page = await newPage();
+    await login(page, manager);
+    await page.goto(`${base}/monitoring`);
+    await page.locator('[data-testid=monitoring-empty]:not([hidden])', { hasText: 'Nobody is working alone right now.' }).waitFor({ timeout: 5 * SECOND });
+    assert(await page.locator('[data-testid=monitoring-board]').isHidden(), 'no table when empty');
+    assert(await page.locator('[data-testid=monitoring-loading]').isHidden(), 'no longer loading');
+    await axe(page, 'the empty Working alone board');
+    // A session starts: the board shows it within its 10 s read, with the actions a
+    // manager has (Force stop among them).
+    const id = await device(tc, 'Night watch');
+    await start(tc, id, { DurationMinutes: 60, CheckInIntervalMinutes: 30, Note: 'Gate house' });
+    const row = page.locator(`tr[data-session="${tc}/${id}"]`);
+    await row.waitFor({ timeout: 12 * SECOND });
+    assert((await row.locator('[data-testid=person]').textContent()) === 'Night watch', 'no user: the device name stands for the person');
+    assert(await row.getByRole('button', { name: 'Force stop…' }).isVisible(), 'a manager may force stop');
+    assert(await page.locator('[data-testid=monitoring-empty]').isHidden(), 'not empty any more');
+    // A read-only user: the board without actions.
+    const reader = await user(tc, 'Rita', 'Reader', 'ReadOnly');
+    const other = await newPage();
+    await login(other, reader);
+    await other.goto(`${base}/monitoring`);
+    const readerRow = other.locator(`tr[data-session="${tc}/${id}"]`);
+    await readerRow.waitFor({ timeout: 5 * SECOND });
+    assert((await readerRow.getByRole('button').count()) === 0, 'no action offered without DeviceMessages or ManageConfiguration');
+    await other.context().close();
+    await page.context().close();
+  },
+};
