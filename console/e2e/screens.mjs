@@ -3,7 +3,8 @@
 // phone's width and touch targets on each). The scene is set through the public API only:
 // an operations tenant with two subtenants, ten devices with tracks, an open SOS with its
 // message, an acknowledged alert, a silent device, users with emergency contacts,
-// geofences, a notification, the address book, a token and a webhook.
+// geofences, a notification, the address book, a token and a webhook, three people working
+// alone.
 import { base, call, origin, SECOND, serveDist, tenant, unique } from './lib.mjs';
 
 export const PASSWORD = 'a-long-operator-password';
@@ -127,6 +128,18 @@ export async function seedScene() {
   if (acked) await call('POST', `/V2/${boat[0]}/alerts/${acked}/acknowledge`, { Note: 'Coastguard informed, lifeboat launched' }, lead);
   await report(aberdeen, van, 57.148, -2.09, minutesAgo(3), { MessageType: 'FreeText', EmergencyState: 'Active', Message: 'Fell from the scaffold, leg hurts, cannot move' });
   const { json: vanAlerts } = await call('GET', `/V2/${aberdeen}/alerts?deviceId=${van}&status=Open`);
+  // People working alone (DESIGN §11): the van's worker on a shift (its SOS's alert page
+  // shows the session's panel), the surveyor checking in every half hour, and a patrol
+  // whose next check-in is a minute away (due soon).
+  await call('POST', `/V2/${aberdeen}/devices/${van}/monitoring`, {
+    DurationMinutes: 480, CheckInIntervalMinutes: 60, GraceMinutes: 5, ReminderMinutes: 5, Note: 'Scaffold inspection, north quay',
+  });
+  await call('POST', `/V2/${shetland}/devices/${silent}/monitoring`, {
+    DurationMinutes: 240, CheckInIntervalMinutes: 30, GraceMinutes: 5, ReminderMinutes: 5, Note: 'Survey of the Unst cliffs, no signal below the ridge',
+  });
+  await call('POST', `/V2/${ids[0][0]}/devices/${ids[0][1]}/monitoring`, {
+    DurationMinutes: 120, CheckInIntervalMinutes: 2, GraceMinutes: 1, ReminderMinutes: 1, Note: 'Harbour wall night patrol',
+  });
   return {
     operator, tenants: { ops, aberdeen, shetland },
     sos: { tc: aberdeen, id: vanAlerts[0]?.AlertId, device: van },
@@ -142,6 +155,7 @@ export function screens(scene) {
   return [
     { name: 'queue', path: '/alerts', ready: shown(`tr[data-alert-id="${sos.id}"]`) },
     { name: 'alert', path: `/alerts/${sos.tc}/${sos.id}`, ready: shown('[data-testid=alert-summary]'), settle: 1200 },
+    { name: 'monitoring', path: '/monitoring', ready: shown('table.monitoring tbody tr') },
     { name: 'map', path: '/map', ready: shown('.leaflet-container'), settle: 2000 },
     { name: 'devices', path: '/devices', ready: shown('table.devices tbody tr') },
     { name: 'device', path: `/devices/${sos.tc}/${sos.device}`, ready: shown('table.messages tbody tr'), settle: 1500 },

@@ -85,7 +85,7 @@ export const scenarios = {
   async 'hostile-names-render-as-text'() {
     const H = {};
     for (const what of ['tenant', 'subtenant', 'manager', 'worker', 'emergency contact', 'emergency info', 'group', 'device', 'ordinary device',
-      'child device', 'geofence', 'other geofence', 'notification', 'contact', 'list', 'token', 'sos text', 'mt text', 'note']) {
+      'child device', 'geofence', 'other geofence', 'notification', 'contact', 'list', 'token', 'sos text', 'mt text', 'note', 'session note']) {
       H[what] = hostile(`${what.slice(0, 12)} ${unique()}`);
     }
     const tc = await tenant('1000', H.tenant);
@@ -129,6 +129,8 @@ export const scenarios = {
     await at(tc, ordinary, 52.0, 13.0);
     await at(child, childDevice, -33.9, 18.4);
     await call('POST', `/V2/${tc}/devices/${sosDevice}/mtmessages`, { Type: 'Text', Message: H['mt text'] });
+    // The worker is working alone: the session's note ("where / what") is their text too.
+    await call('POST', `/V2/${tc}/devices/${sosDevice}/monitoring`, { DurationMinutes: 60, CheckInIntervalMinutes: 30, Note: H['session note'] });
 
     const page = await newPage();
     page.on('dialog', (d) => void d.dismiss());
@@ -145,7 +147,7 @@ export const scenarios = {
     // The alert page: summary, people, timeline, the map and its tooltip.
     await row.getByRole('link').click();
     await page.locator('[data-testid=alert-summary][data-status=Open]').waitFor();
-    await shows(page, 'the alert page', [H.notification, H.device, H.worker, H['emergency contact'], H['emergency info'], H.note]);
+    await shows(page, 'the alert page', [H.notification, H.device, H.worker, H['emergency contact'], H['emergency info'], H.note, H['session note']]);
     await tooltipOf(page, 'path.alert-position', 'Alert position', 'the alert page');
 
     // The map: each marker's tooltip, the geofences' tooltips, the cluster icons.
@@ -163,6 +165,11 @@ export const scenarios = {
     // Left while a zoom still animates: nothing may throw (Leaflet ends a zoom on a timer
     // that reads the panes a removed map no longer has).
     await page.locator('.leaflet-control-zoom-in').click();
+
+    // The Working alone board: the person, the device, the session's note.
+    await page.getByRole('link', { name: 'Working alone' }).click();
+    await page.locator(`tr[data-session="${tc}/${sosDevice}"]`).waitFor();
+    await shows(page, 'the Working alone board', [H.device, H.worker, H['session note']]);
 
     // The device list, a device's page (messages, MT messages) and its replay.
     await page.getByRole('link', { name: 'Devices' }).click();
