@@ -156,12 +156,25 @@ export function personName(u: PersonName | null | undefined): string {
   return [u.FirstName, u.LastName].filter((x) => x && x.trim()).join(' ') || u.Username || '';
 }
 
-/** What is known of a record that names a device: a stream event's record. */
+/**
+ * The device a stream event's record names: its own `DeviceId` (and `TenantCode`), else
+ * those of a record it holds one level down (`{"Session": {…}}`), for a kind whose shape
+ * this console does not know yet.
+ */
 export function namedDevice(record: unknown): { TenantCode: string | null; DeviceId: string } | null {
-  if (!record || typeof record !== 'object') return null;
-  const r = record as Record<string, unknown>;
-  if (typeof r.DeviceId !== 'string' || !r.DeviceId) return null;
-  return { TenantCode: typeof r.TenantCode === 'string' ? r.TenantCode : null, DeviceId: r.DeviceId };
+  const own = (value: unknown): { TenantCode: string | null; DeviceId: string } | null => {
+    if (!value || typeof value !== 'object') return null;
+    const r = value as Record<string, unknown>;
+    if (typeof r.DeviceId !== 'string' || !r.DeviceId) return null;
+    return { TenantCode: typeof r.TenantCode === 'string' ? r.TenantCode : null, DeviceId: r.DeviceId };
+  };
+  const top = own(record);
+  if (top || !record || typeof record !== 'object' || Array.isArray(record)) return top;
+  for (const value of Object.values(record as Record<string, unknown>)) {
+    const inner = own(value);
+    if (inner) return inner;
+  }
+  return null;
 }
 
 /** Whether a record naming (tenant, device) is about one of `keys` (a missing tenant matches any). */

@@ -160,6 +160,8 @@ describe('who and which device', () => {
     expect(aboutListed(namedDevice({ DeviceId: 'van-1', TenantCode: '1001' }), keys)).toBe(false);
     expect(aboutListed(namedDevice({ DeviceId: 'van-2' }), keys)).toBe(true);
     expect(aboutListed(namedDevice({ DeviceId: 'van-3', TenantCode: '1000' }), keys)).toBe(false);
+    expect(aboutListed(namedDevice({ Kind: 'CheckIn', Session: { DeviceId: 'van-1', TenantCode: '1000' } }), keys)).toBe(true);
+    expect(namedDevice({ Kind: 'CheckIn', Session: { Note: 'x' } })).toBeNull();
     expect(namedDevice('text')).toBeNull();
     expect(namedDevice({ DeviceId: 7 })).toBeNull();
     expect(aboutListed(null, keys)).toBe(false);

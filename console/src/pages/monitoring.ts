@@ -144,7 +144,11 @@ export function monitoringPage(outlet: HTMLElement): () => void {
       keep.add(key);
       const held = rows.get(key);
       if (held && held.session.MonitoringSessionId === s.MonitoringSessionId) held.update(s);
-      else rows.set(key, row(s));
+      else {
+        // A new session of the same device: a new row.
+        held?.tr.remove();
+        rows.set(key, row(s));
+      }
     }
     for (const [key, r] of rows) {
       if (keep.has(key)) continue;
@@ -162,6 +166,7 @@ export function monitoringPage(outlet: HTMLElement): () => void {
       again = true;
       return reading;
     }
+    lastRead = Date.now();
     reading = (async () => {
       try {
         const list = await api.all<MonitoringSession>(`${v2(tc, 'monitoring')}?subtenants=true&pageSize=1000`);
@@ -185,14 +190,16 @@ export function monitoringPage(outlet: HTMLElement): () => void {
     return reading;
   };
 
-  // A burst of events about listed devices is one read, soon.
+  // A burst of events about listed devices is one read, soon — at most one a second
+  // (a device reporting often must not turn the board into a poll of its own).
   let soon = 0;
+  let lastRead = 0;
   const readSoon = (): void => {
     if (soon || closed) return;
     soon = window.setTimeout(() => {
       soon = 0;
       void read();
-    }, 250);
+    }, Math.max(250, 1000 - (Date.now() - lastRead)));
   };
   const listed = (record: unknown): boolean => aboutListed(namedDevice(record), rows.keys());
 
