@@ -291,6 +291,7 @@ impl App {
 }
 
 pub async fn build_app(store: Store, mut config: AppConfig) -> anyhow::Result<App> {
+    let store = store.with_monitoring_minute(config.pipeline.monitoring_minute);
     let secret = store.server_secret().await?;
     let hub = Arc::new(EventHub::default());
     let channels = Arc::new(Channels::new(&config.channels)?);

@@ -14,7 +14,7 @@ use crate::store::{ClaimFilter, Wake};
 use crate::workers::audit_retention::AuditPruner;
 use crate::workers::deliveries::DeliveryWorker;
 use crate::workers::escalations::EscalationWorker;
-use crate::workers::{self, check_ins::CheckInScheduler};
+use crate::workers::{self, check_ins::CheckInScheduler, monitoring::MonitoringTimers};
 
 /// Connections `/metrics`'s own listener serves at once (a scraper or two).
 const METRICS_CONNECTIONS: usize = 16;
@@ -72,7 +72,7 @@ fn metrics_with_listener(
     }
 }
 
-/// The loops that keep the data in shape: missed check-ins, escalations, SQLite's log
+/// The loops that keep the data in shape: missed check-ins, monitoring timers, escalations, SQLite's log
 /// checkpoints and the audit log's retention.
 fn spawn_maintenance(app: &App, stopped: &watch::Receiver<bool>) -> Vec<JoinHandle<()>> {
     let scheduler = Arc::new(CheckInScheduler::new(
@@ -82,6 +82,10 @@ fn spawn_maintenance(app: &App, stopped: &watch::Receiver<bool>) -> Vec<JoinHand
     let escalations = Arc::new(EscalationWorker::new(
         app.store.clone(),
         Escalator::new(app.store.clone(), app.pipeline_config),
+    ));
+    let timers = Arc::new(MonitoringTimers::new(
+        app.store.clone(),
+        app.pipeline.clone(),
     ));
     let store = app.store.clone();
     let pruner = AuditPruner::new(app.store.clone(), app.audit_retention);
@@ -94,6 +98,16 @@ fn spawn_maintenance(app: &App, stopped: &watch::Receiver<bool>) -> Vec<JoinHand
             move || {
                 let scheduler = scheduler.clone();
                 async move { scheduler.step().await }
+            },
+        ),
+        workers::spawn_loop(
+            "monitoring-timers",
+            app.worker_interval,
+            None,
+            stopped.clone(),
+            move || {
+                let timers = timers.clone();
+                async move { timers.step().await }
             },
         ),
         workers::spawn_loop(

@@ -69,7 +69,8 @@ fn minus(a: &[GeofenceRef], b: &[GeofenceRef]) -> Vec<GeofenceRef> {
 
 impl DeviceState {
     fn in_emergency(&self) -> bool {
-        self.emergency_state == Some(EmergencyState::Active)
+        self.emergency_state
+            .is_some_and(EmergencyState::in_emergency)
     }
 
     /// Applies a stored message (`message_id`, at `time`) whose position lies in `inside`
@@ -96,6 +97,8 @@ impl DeviceState {
             speed_kmh: message.position.as_ref().and_then(|p| p.speed),
             battery_percent: message.battery_percent(),
             properties: message.properties.clone(),
+            // A fall is the message's own word, late or not (it is an emergency too).
+            fall: message.emergency_state == Some(EmergencyState::Fall),
             ..Default::default()
         };
         if late {

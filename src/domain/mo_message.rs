@@ -22,10 +22,12 @@ pub const MAX_ATTACHMENT_BYTES: usize = 64 * 1024;
 pub const MAX_FILE_BYTES: usize = 4 * 1024 * 1024;
 
 closed_set! {
-    /// A message's `EmergencyState`: `None`, or `Active` while the device is in emergency.
+    /// A message's `EmergencyState`: `None`, or `Active` while the device is in emergency;
+    /// `Fall` is an emergency a wearable raised by detecting a fall (DESIGN §11, §13).
     pub enum EmergencyState {
         Clear = "None",
         Active = "Active",
+        Fall = "Fall",
     }
 }
 
@@ -225,7 +227,7 @@ impl MoMessage {
 impl EmergencyState {
     /// Whether the state is an emergency.
     pub fn in_emergency(self) -> bool {
-        self == EmergencyState::Active
+        matches!(self, EmergencyState::Active | EmergencyState::Fall)
     }
 }
 

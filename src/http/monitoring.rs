@@ -16,7 +16,9 @@ use super::extract::{IfMatch, Query, TenantScope};
 use super::negotiate::{Body, EmptyOk, OkWithLocation, Record, Representable};
 use super::paging::Page;
 use super::patch::apply_patch;
-use super::records::monitoring::{CheckInRecord, MonitoringSessionView, MonitoringSettingsRecord};
+use super::records::monitoring::{
+    CheckInRecord, MonitoringSessionEventView, MonitoringSessionView, MonitoringSettingsRecord,
+};
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
 use crate::domain::monitoring::settings::NOTE_MAX_CHARS;
@@ -24,6 +26,10 @@ use crate::domain::monitoring::{DefaultSources, EndKind, MonitoringSession};
 use crate::domain::time::now;
 use crate::domain::validation::Validator;
 use crate::store::SessionEnding;
+
+impl Representable for MonitoringSessionEventView {
+    const NAME: &'static str = "MonitoringSessionEvent";
+}
 
 impl Representable for MonitoringSessionView {
     const NAME: &'static str = "MonitoringSession";
@@ -43,6 +49,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(check_in))
         .routes(routes!(history))
         .routes(routes!(list_sessions))
+        .routes(routes!(session_events))
 }
 
 /// Most sessions one page returns (and the default).
@@ -75,6 +82,14 @@ struct HistoryQuery {
     /// At most 1,000 (the default).
     #[param(minimum = 1, maximum = 1000)]
     page_size: Option<u32>,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+#[allow(non_snake_case, dead_code)]
+struct SessionPath {
+    tenantVarCode: String,
+    monitoringSessionId: String,
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -348,5 +363,57 @@ async fn list_sessions(
         &app.paging,
         &listing,
         |s: &MonitoringSessionView| s.monitoring_session_id.get(),
+    ))
+}
+
+/// List a session's history.
+///
+/// The lines of a session of the tenant, current or ended, oldest first: `Started`, each
+/// `CheckIn` (with the device message that made it), `Reminder`, `MissedCheckIn`,
+/// `Changed`, `Overdue`, `NoMotion`, `Ended` — who and when. Paged with
+/// `X-CONTINUATIONTOKEN`. 404 for another tenant's or an unknown session.
+#[utoipa::path(get, path = "/V2/{tenantVarCode}/monitoring/{monitoringSessionId}/events", tag = "Monitoring",
+    params(SessionPath, HistoryQuery,
+        ("X-CONTINUATIONTOKEN" = Option<String>, Header, description = "Token from the previous page")),
+    responses((status = 200, body = [MonitoringSessionEventView], headers(("X-CONTINUATIONTOKEN" = String, description = "Present while more lines exist"))),
+        (status = 400, description = "A bad page size or continuation token", body = Problem),
+        (status = 404, body = Problem)))]
+async fn session_events(
+    scope: TenantScope,
+    State(app): State<AppState>,
+    Path(path): Path<SessionPath>,
+    Query(query): Query<HistoryQuery>,
+    headers: HeaderMap,
+) -> ApiResult<Page<MonitoringSessionEventView>> {
+    let id = path
+        .monitoringSessionId
+        .parse::<i64>()
+        .ok()
+        .filter(|id| *id > 0)
+        .map(crate::domain::ids::MonitoringSessionId::new)
+        .ok_or(ApiError::NotFound)?;
+    let listing = format!("monitoringevents:{}:{}", scope.code(), id.get());
+    let request =
+        app.paging
+            .page_request::<i64>(&headers, &listing, query.page_size, MAX_PAGE_SIZE)?;
+    let fetched = app
+        .store
+        .monitoring_session_events(
+            scope.code(),
+            id,
+            request.after.unwrap_or(0),
+            request.size + 1,
+        )
+        .await?;
+    let fetched = fetched
+        .into_iter()
+        .map(MonitoringSessionEventView::from)
+        .collect();
+    Ok(Page::from_fetched(
+        fetched,
+        request,
+        &app.paging,
+        &listing,
+        |e: &MonitoringSessionEventView| e.event_id.parse::<i64>().unwrap_or(0),
     ))
 }

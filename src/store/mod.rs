@@ -49,7 +49,9 @@ mod local_feed;
 mod lookups;
 mod mo_message_inserts;
 mod mo_messages;
+mod monitoring_history;
 mod monitoring_sessions;
+mod monitoring_timers;
 mod mt_messages;
 mod notifications;
 #[cfg(test)]
@@ -111,6 +113,7 @@ pub use lookups::{DevicePosition, StoredNotification, UserContact};
 pub use mo_message_inserts::{Inserted, NewMessage};
 pub use mo_messages::{MessageCursor, MessageQuery};
 pub use monitoring_sessions::SessionEnding;
+pub use monitoring_timers::DueTimers;
 pub use notifications::NotificationUpdate;
 pub use risk_regions::{RiskRegionUpdate, StoredRiskRegion};
 pub use sessions::SessionCredentials;
@@ -281,6 +284,9 @@ pub struct Store {
     /// URL its listening connection opens (never logged: it may hold a password).
     stream_channel: Option<Arc<str>>,
     url: Option<Arc<str>>,
+    /// How long a monitoring session's minute lasts: a minute, except in tests
+    /// (`with_monitoring_minute`), so its timers fire within seconds.
+    monitoring_minute: jiff::SignedDuration,
 }
 
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");
@@ -338,7 +344,14 @@ impl Store {
             wakes: Arc::default(),
             stream_channel,
             url,
+            monitoring_minute: jiff::SignedDuration::from_mins(1),
         })
+    }
+
+    /// This store with sessions' minutes lasting `minute` (in-process, for tests).
+    pub fn with_monitoring_minute(mut self, minute: jiff::SignedDuration) -> Self {
+        self.monitoring_minute = minute;
+        self
     }
 
     pub fn backend(&self) -> Backend {

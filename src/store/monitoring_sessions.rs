@@ -6,7 +6,7 @@
 //! `SessionClock::schedule()` of the row (all NULL once ended), adds a row to
 //! `monitoring_session_events`, and is audited, in one transaction.
 
-use jiff::Timestamp;
+use jiff::{SignedDuration, Timestamp};
 use sqlx::{FromRow, Row};
 
 use super::audit_log::record;
@@ -18,16 +18,16 @@ use crate::domain::audit::{Audit, AuditAction, ResourceType};
 use crate::domain::ids::{DeviceId, MoMessageId, MonitoringSessionId, TenantCode, UserId};
 use crate::domain::monitoring::record::minutes_between;
 use crate::domain::monitoring::{
-    Confirmation, EndKind, MonitoringSession, SessionClock, SessionEnd, SessionEventKind,
-    SessionSettings,
+    Confirmation, EndKind, FiredTimers, MonitoringSession, SessionClock, SessionEnd,
+    SessionEventKind, SessionSettings,
 };
 use crate::store::TenantSelection;
 
-const COLUMNS: &str = "m.id, m.tenant_code, m.device_id, m.user_id, m.started_at, m.started_by, \
+pub(super) const COLUMNS: &str = "m.id, m.tenant_code, m.device_id, m.user_id, m.started_at, m.started_by, \
     m.planned_end_at, m.check_in_interval_minutes, m.grace_minutes, m.reminder_minutes, \
     m.no_motion_minutes, m.note, m.last_check_in_at, m.last_check_in_kind, m.check_in_count, \
     m.missed_check_in_count, m.ended_at, m.ended_by, m.end_kind, m.end_reason, m.etag, \
-    m.updated_at";
+    m.updated_at, m.reminder_fired_for, m.missed_check_in_fired_for, m.overdue_fired_for";
 
 const DUPLICATE: &str = "a current monitoring session of this device";
 
@@ -55,6 +55,9 @@ struct SessionRow {
     end_reason: Option<String>,
     etag: String,
     updated_at: i64,
+    reminder_fired_for: Option<i64>,
+    missed_check_in_fired_for: Option<i64>,
+    overdue_fired_for: Option<i64>,
 }
 
 fn stored_minutes(n: i64) -> StoreResult<u32> {
@@ -62,7 +65,7 @@ fn stored_minutes(n: i64) -> StoreResult<u32> {
 }
 
 impl SessionRow {
-    fn into_session(self) -> StoreResult<MonitoringSession> {
+    fn into_session(self, minute: SignedDuration) -> StoreResult<MonitoringSession> {
         let started_at = stored_time(self.started_at)?;
         let planned_end_at = stored_time(self.planned_end_at)?;
         let ended = match (self.ended_at, self.end_kind) {
@@ -85,7 +88,7 @@ impl SessionRow {
             started_by: self.started_by,
             planned_end_at,
             settings: SessionSettings {
-                duration_minutes: minutes_between(started_at, planned_end_at),
+                duration_minutes: minutes_between(started_at, planned_end_at, minute),
                 check_in_interval_minutes: stored_minutes(self.check_in_interval_minutes)?,
                 grace_minutes: stored_minutes(self.grace_minutes)?,
                 reminder_minutes: stored_minutes(self.reminder_minutes)?,
@@ -101,21 +104,34 @@ impl SessionRow {
             ended,
             updated_at: stored_time(self.updated_at)?,
             etag: self.etag,
+            fired: FiredTimers {
+                reminder: self.reminder_fired_for.map(stored_time).transpose()?,
+                missed_check_in: self
+                    .missed_check_in_fired_for
+                    .map(stored_time)
+                    .transpose()?,
+                overdue: self.overdue_fired_for.map(stored_time).transpose()?,
+            },
+            minute,
         })
     }
 }
 
-fn session_from_row(row: &sqlx::any::AnyRow) -> StoreResult<MonitoringSession> {
-    SessionRow::from_row(row)?.into_session()
+pub(super) fn session_from_row(
+    row: &sqlx::any::AnyRow,
+    minute: SignedDuration,
+) -> StoreResult<MonitoringSession> {
+    SessionRow::from_row(row)?.into_session(minute)
 }
 
-/// The due columns of a clock: reminder, missed check-in, overdue.
-fn due_times(clock: &SessionClock) -> (Option<i64>, Option<i64>, i64) {
-    let s = clock.schedule();
+/// The due columns of a clock: reminder, missed check-in, overdue — less the timers
+/// already fired for their time (`fired`).
+fn due_times(clock: &SessionClock, fired: &FiredTimers) -> (Option<i64>, Option<i64>, Option<i64>) {
+    let armed = clock.schedule().armed(fired);
     (
-        s.reminder_at.map(to_micros),
-        s.missed_check_in_at.map(to_micros),
-        to_micros(s.overdue_at),
+        armed.reminder.map(to_micros),
+        armed.missed_check_in.map(to_micros),
+        armed.overdue.map(to_micros),
     )
 }
 
@@ -163,8 +179,8 @@ impl Store {
                 .ok_or(StoreError::NotFound)?;
         let user_id: Option<i64> = device.try_get("user_id")?;
         let at = crate::domain::time::now();
-        let clock = SessionClock::start(at, settings);
-        let (reminder, missed, overdue) = due_times(&clock);
+        let clock = SessionClock::start(at, settings, self.monitoring_minute);
+        let (reminder, missed, overdue) = due_times(&clock, &FiredTimers::default());
         let actor = actor_of(audit);
         let row = sqlx::query(
             "INSERT INTO monitoring_sessions (tenant_code, device_id, user_id, started_at,
@@ -224,7 +240,10 @@ impl Store {
             .bind(device_id)
             .fetch_optional(&self.pool)
             .await?;
-        row.as_ref().map(session_from_row).transpose()
+        let minute = self.monitoring_minute;
+        row.as_ref()
+            .map(|r| session_from_row(r, minute))
+            .transpose()
     }
 
     /// One page of the current sessions of `tenants`, in id order after `after`.
@@ -248,30 +267,9 @@ impl Store {
             .bind(i64::from(limit))
             .fetch_all(&self.pool)
             .await?;
-        rows.iter().map(session_from_row).collect()
-    }
-
-    /// One page of a device's ended sessions, in id order after `after`.
-    pub async fn monitoring_session_history(
-        &self,
-        tenant_code: &TenantCode,
-        device_id: &str,
-        after: i64,
-        limit: u32,
-    ) -> StoreResult<Vec<MonitoringSession>> {
-        let sql = format!(
-            "SELECT {COLUMNS} FROM monitoring_sessions m
-             WHERE m.tenant_code = $1 AND m.device_id = $2 AND m.ended_at IS NOT NULL
-               AND m.id > $3 ORDER BY m.id LIMIT $4"
-        );
-        let rows = sqlx::query(&sql)
-            .bind(tenant_code.as_str())
-            .bind(device_id)
-            .bind(after)
-            .bind(i64::from(limit))
-            .fetch_all(&self.pool)
-            .await?;
-        rows.iter().map(session_from_row).collect()
+        rows.iter()
+            .map(|r| session_from_row(r, self.monitoring_minute))
+            .collect()
     }
 
     /// Records a check-in through the API on the current session (now, `ApiCheckIn`):
@@ -284,9 +282,14 @@ impl Store {
         audit: &Audit,
     ) -> StoreResult<()> {
         let mut tx = self.begin_write().await?;
-        let session = locked_current(&mut tx, self.backend, tenant_code, device_id)
-            .await?
-            .ok_or(StoreError::NotFound)?;
+        let session = locked_current(
+            &mut tx,
+            (self.backend, self.monitoring_minute),
+            tenant_code,
+            device_id,
+        )
+        .await?
+        .ok_or(StoreError::NotFound)?;
         let actor = actor_of(audit);
         let check_in = CheckIn {
             at: crate::domain::time::now(),
@@ -322,12 +325,17 @@ impl Store {
         let keys = [Key::Text(tenant_code), Key::Text(device_id)];
         self.check_version(&mut tx, current_row(&keys), if_match)
             .await?;
-        let session = locked_current(&mut tx, self.backend, tenant_code, device_id)
-            .await?
-            .ok_or(StoreError::NotFound)?;
-        let mut clock = SessionClock::start(session.started_at, settings);
+        let session = locked_current(
+            &mut tx,
+            (self.backend, self.monitoring_minute),
+            tenant_code,
+            device_id,
+        )
+        .await?
+        .ok_or(StoreError::NotFound)?;
+        let mut clock = SessionClock::start(session.started_at, settings, self.monitoring_minute);
         clock.last_confirmation = session.last_check_in_at;
-        let (reminder, missed, overdue) = due_times(&clock);
+        let (reminder, missed, overdue) = due_times(&clock, &session.fired);
         let at = crate::domain::time::now();
         sqlx::query(
             "UPDATE monitoring_sessions SET planned_end_at = $1, check_in_interval_minutes = $2,
@@ -385,9 +393,14 @@ impl Store {
         let keys = [Key::Text(tenant_code), Key::Text(device_id)];
         self.check_version(&mut tx, current_row(&keys), ending.if_match)
             .await?;
-        let session = locked_current(&mut tx, self.backend, tenant_code, device_id)
-            .await?
-            .ok_or(StoreError::NotFound)?;
+        let session = locked_current(
+            &mut tx,
+            (self.backend, self.monitoring_minute),
+            tenant_code,
+            device_id,
+        )
+        .await?
+        .ok_or(StoreError::NotFound)?;
         let at = crate::domain::time::now();
         let actor = actor_of(audit);
         sqlx::query(
@@ -423,7 +436,7 @@ impl Store {
 /// The device's current session locked for this transaction, if any.
 async fn locked_current(
     tx: &mut Tx,
-    backend: Backend,
+    (backend, minute): (Backend, SignedDuration),
     tenant_code: &TenantCode,
     device_id: &str,
 ) -> StoreResult<Option<MonitoringSession>> {
@@ -437,7 +450,9 @@ async fn locked_current(
         .bind(device_id)
         .fetch_optional(&mut **tx)
         .await?;
-    row.as_ref().map(session_from_row).transpose()
+    row.as_ref()
+        .map(|r| session_from_row(r, minute))
+        .transpose()
 }
 
 /// A confirmed check-in to record on a session.
@@ -457,7 +472,7 @@ async fn record_check_in(
     check_in: &CheckIn<'_>,
 ) -> StoreResult<()> {
     let clock = session.clock().confirmed(check_in.at);
-    let (reminder, missed, overdue) = due_times(&clock);
+    let (reminder, missed, overdue) = due_times(&clock, &session.fired);
     sqlx::query(
         "UPDATE monitoring_sessions SET last_check_in_at = $1, last_check_in_kind = $2,
             check_in_count = check_in_count + 1, reminder_due_at = $3,
@@ -502,7 +517,13 @@ impl WriteTx {
         device_id: &str,
         (mo_message_id, kind, at): (MoMessageId, Confirmation, Timestamp),
     ) -> StoreResult<bool> {
-        let current = locked_current(&mut self.tx, self.backend, tenant_code, device_id).await?;
+        let current = locked_current(
+            &mut self.tx,
+            (self.backend, self.monitoring_minute),
+            tenant_code,
+            device_id,
+        )
+        .await?;
         let Some(session) = current else {
             return Ok(false);
         };
@@ -534,18 +555,18 @@ fn settings_detail(settings: &SessionSettings) -> serde_json::Value {
 }
 
 /// A row of `monitoring_session_events`.
-struct SessionEvent<'a> {
+pub(super) struct SessionEvent<'a> {
     session: MonitoringSessionId,
     tenant_code: &'a TenantCode,
     at: Timestamp,
     kind: SessionEventKind,
     actor: &'a str,
     /// The device message that made it (a device's check-in), if any.
-    mo_message_id: Option<MoMessageId>,
+    pub(super) mo_message_id: Option<MoMessageId>,
 }
 
 impl<'a> SessionEvent<'a> {
-    fn new(
+    pub(super) fn new(
         session: MonitoringSessionId,
         tenant_code: &'a TenantCode,
         at: Timestamp,
@@ -562,7 +583,11 @@ impl<'a> SessionEvent<'a> {
         }
     }
 
-    async fn insert(self, tx: &mut Tx, detail: Option<serde_json::Value>) -> StoreResult<()> {
+    pub(super) async fn insert(
+        self,
+        tx: &mut Tx,
+        detail: Option<serde_json::Value>,
+    ) -> StoreResult<()> {
         sqlx::query(
             "INSERT INTO monitoring_session_events
                 (session_id, tenant_code, at, kind, actor, detail, mo_message_id)
@@ -654,19 +679,19 @@ mod tests {
             .start_monitoring_session(&node.code, "w1", &settings, &audit)
             .await
             .expect("start");
-        let scheduled = |s: &MonitoringSession| due_times(&s.clock());
+        let scheduled = |s: &MonitoringSession| due_times(&s.clock(), &s.fired);
         let session = store
             .current_monitoring_session(&node.code, "w1")
             .await
             .expect("read")
             .expect("current");
         let (reminder, missed, overdue) = scheduled(&session);
-        assert_eq!(due(&store, id).await, (reminder, missed, Some(overdue)));
+        assert_eq!(due(&store, id).await, (reminder, missed, overdue));
         let start = to_micros(session.started_at);
         let minute = 60_000_000;
         assert_eq!(reminder, Some(start + 20 * minute));
         assert_eq!(missed, Some(start + 35 * minute));
-        assert_eq!(overdue, start + 125 * minute);
+        assert_eq!(overdue, Some(start + 125 * minute));
 
         store
             .check_in_monitoring_session(&node.code, "w1", None, &audit)
@@ -680,7 +705,7 @@ mod tests {
         let checked = to_micros(session.last_check_in_at.expect("checked in"));
         let (reminder, missed, overdue) = scheduled(&session);
         assert_eq!(missed, Some(checked + 35 * minute));
-        assert_eq!(due(&store, id).await, (reminder, missed, Some(overdue)));
+        assert_eq!(due(&store, id).await, (reminder, missed, overdue));
 
         let ending = SessionEnding {
             kind: EndKind::Normal,

@@ -16,6 +16,8 @@ use super::{Backend, Store, StoreResult, StreamAnnouncement, Tx, wal_sync};
 pub struct WriteTx {
     pub(super) tx: Tx,
     pub(super) backend: Backend,
+    /// The store's `monitoring_minute`.
+    pub(super) monitoring_minute: jiff::SignedDuration,
     pub(super) stream_channel: Option<Arc<str>>,
     local_feed: Option<Arc<LocalFeed>>,
     wakes: Arc<Wakes>,
@@ -66,6 +68,7 @@ impl WriteTx {
         Self {
             tx,
             backend: store.backend,
+            monitoring_minute: store.monitoring_minute,
             stream_channel: store.stream_channel.clone(),
             local_feed: store.local_feed.clone(),
             wakes: store.wakes.clone(),

@@ -56,6 +56,7 @@ mod metrics_exposure;
 mod mo_messages;
 mod monitoring_ingest;
 mod monitoring_sessions;
+mod monitoring_timers;
 mod mt_messages;
 mod notification_validation;
 mod openapi;

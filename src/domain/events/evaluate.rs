@@ -23,6 +23,11 @@ pub struct EventFacts {
     pub emergency: bool,
     pub emergency_cancelled: bool,
     pub missed_check_in: bool,
+    pub monitoring_overdue: bool,
+    pub no_motion: bool,
+    /// EmergencyState `Fall` (`emergency` is then true too).
+    pub fall: bool,
+    pub silent: bool,
     pub entered: Vec<GeofenceFact>,
     pub exited: Vec<GeofenceFact>,
     pub inside: Vec<GeofenceFact>,
@@ -72,6 +77,10 @@ pub fn evaluate_expression(expression: &Expression, facts: &EventFacts) -> bool 
             EventName::Emergency => facts.emergency,
             EventName::EmergencyCancelled => facts.emergency_cancelled,
             EventName::MissedCheckIn => facts.missed_check_in,
+            EventName::MonitoringOverdue => facts.monitoring_overdue,
+            EventName::NoMotion => facts.no_motion,
+            EventName::Fall => facts.fall,
+            EventName::Silent => facts.silent,
             other => other.message_type().is_some_and(|wanted| {
                 facts
                     .message_type

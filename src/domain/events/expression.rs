@@ -30,11 +30,20 @@ pub enum EventName {
     /// The message's EmergencyState is not `None`.
     Emergency,
     EmergencyCancelled,
+    /// A confirmed check-in (standing interval or session) passed unconfirmed.
     MissedCheckIn,
+    /// A session's planned end plus its grace passed without an end or extension.
+    MonitoringOverdue,
+    /// During a session the device kept reporting without moving more than 25 m.
+    NoMotion,
+    /// EmergencyState `Fall` (also an `Emergency`).
+    Fall,
+    /// The device sent nothing at all for its `SilentAfterMinutes`.
+    Silent,
 }
 
 impl EventName {
-    pub const ALL: [EventName; 20] = [
+    pub const ALL: [EventName; 24] = [
         EventName::AutomaticPositionReport,
         EventName::ManualPositionReport,
         EventName::ResponseToLocationRequest,
@@ -55,6 +64,10 @@ impl EventName {
         EventName::Emergency,
         EventName::EmergencyCancelled,
         EventName::MissedCheckIn,
+        EventName::MonitoringOverdue,
+        EventName::NoMotion,
+        EventName::Fall,
+        EventName::Silent,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -79,6 +92,10 @@ impl EventName {
             EventName::Emergency => "Emergency",
             EventName::EmergencyCancelled => "EmergencyCancelled",
             EventName::MissedCheckIn => "MissedCheckIn",
+            EventName::MonitoringOverdue => "MonitoringOverdue",
+            EventName::NoMotion => "NoMotion",
+            EventName::Fall => "Fall",
+            EventName::Silent => "Silent",
         }
     }
 
@@ -93,7 +110,13 @@ impl EventName {
     /// a message's state rather than its type).
     pub fn message_type(self) -> Option<&'static str> {
         match self {
-            EventName::Emergency | EventName::EmergencyCancelled | EventName::MissedCheckIn => None,
+            EventName::Emergency
+            | EventName::EmergencyCancelled
+            | EventName::MissedCheckIn
+            | EventName::MonitoringOverdue
+            | EventName::NoMotion
+            | EventName::Fall
+            | EventName::Silent => None,
             other => Some(other.as_str()),
         }
     }

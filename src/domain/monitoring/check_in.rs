@@ -59,7 +59,7 @@ pub fn confirmation_of(
     message_type: Option<&str>,
     emergency_state: Option<EmergencyState>,
 ) -> Option<Confirmation> {
-    if emergency_state == Some(EmergencyState::Active) {
+    if emergency_state.is_some_and(EmergencyState::in_emergency) {
         return Some(Confirmation::Emergency);
     }
     let text = message_type?.trim();

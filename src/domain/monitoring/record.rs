@@ -17,6 +17,14 @@ closed_set! {
         CheckIn = "CheckIn",
         Changed = "Changed",
         Ended = "Ended",
+        /// The timer worker reminded the person (an MT check-in request).
+        Reminder = "Reminder",
+        /// A check-in's grace passed unconfirmed (`MissedCheckIn` raised).
+        MissedCheckIn = "MissedCheckIn",
+        /// The planned end plus the grace passed (`MonitoringOverdue` raised).
+        Overdue = "Overdue",
+        /// The device kept reporting without moving 25 m (`NoMotion` raised).
+        NoMotion = "NoMotion",
     }
 }
 
@@ -28,6 +36,21 @@ closed_set! {
         /// By an operator, with a reason (`ForceStopMonitoring`).
         ForceStop = "ForceStop",
     }
+}
+
+/// A line of a session's history as stored (`monitoring_session_events`): what
+/// happened when, who did it (a user, a token, `device`, or `monitoring` for a timer),
+/// the device message that made it, and what the kind needs besides (`Detail`: the
+/// settings changed, the reason, the MT reminder's id, …).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionEventLine {
+    pub id: i64,
+    pub session_id: MonitoringSessionId,
+    pub at: Timestamp,
+    pub kind: SessionEventKind,
+    pub actor: Option<String>,
+    pub mo_message_id: Option<super::super::ids::MoMessageId>,
+    pub detail: Option<serde_json::Value>,
 }
 
 /// How a session ended, by whom and why.
@@ -60,12 +83,17 @@ pub struct MonitoringSession {
     pub ended: Option<SessionEnd>,
     pub updated_at: Timestamp,
     pub etag: String,
+    /// The due time each timer last fired for.
+    pub fired: super::session::FiredTimers,
+    /// How long one of its minutes lasts: a minute, except in tests (which shorten it so
+    /// timers fire within seconds; `PipelineConfig::monitoring_minute`).
+    pub minute: SignedDuration,
 }
 
 impl MonitoringSession {
     /// The session's clock: its start, last confirmation, settings and planned end.
     pub fn clock(&self) -> SessionClock {
-        let minutes = |n: u32| SignedDuration::from_mins(i64::from(n));
+        let minutes = |n: u32| super::session::minutes(n, self.minute);
         SessionClock {
             started_at: self.started_at,
             last_confirmation: self.last_check_in_at,
@@ -77,10 +105,11 @@ impl MonitoringSession {
     }
 }
 
-/// Whole minutes from `from` to `to` (a planned end is always whole minutes after its
+/// Whole `minute`s from `from` to `to` (a planned end is always whole minutes after its
 /// start; anything else rounds down, at least 0).
-pub fn minutes_between(from: Timestamp, to: Timestamp) -> u32 {
-    let minutes = to.duration_since(from).as_mins();
+pub fn minutes_between(from: Timestamp, to: Timestamp, minute: SignedDuration) -> u32 {
+    let span = to.duration_since(from).as_nanos();
+    let minutes = span.checked_div(minute.as_nanos()).unwrap_or(0);
     u32::try_from(minutes.max(0)).unwrap_or(u32::MAX)
 }
 
@@ -117,11 +146,13 @@ mod tests {
             ended: None,
             updated_at: at("2026-03-01T08:10:00Z"),
             etag: "e".into(),
+            fired: Default::default(),
+            minute: SignedDuration::from_mins(1),
         };
         let schedule = session.clock().schedule();
         assert_eq!(schedule.next_due_at, at("2026-03-01T08:40:00Z"));
         assert_eq!(
-            minutes_between(session.started_at, session.planned_end_at),
+            minutes_between(session.started_at, session.planned_end_at, session.minute),
             120
         );
     }

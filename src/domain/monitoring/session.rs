@@ -42,6 +42,75 @@ closed_set! {
     }
 }
 
+closed_set! {
+    /// A timer of a session the timer worker fires once when due (a due column of
+    /// `monitoring_sessions`); each firing is a line of the session's history.
+    pub enum SessionTimer {
+        /// Remind the person `ReminderMinutes` before a check-in is due.
+        Reminder = "Reminder",
+        /// A check-in's grace passed unconfirmed.
+        MissedCheckIn = "MissedCheckIn",
+        /// The planned end plus the grace passed without an end or extension.
+        Overdue = "Overdue",
+        /// The device kept reporting without moving more than 25 m.
+        NoMotion = "NoMotion",
+    }
+}
+
+impl SessionTimer {
+    /// The history line a firing writes.
+    pub fn event_kind(self) -> super::record::SessionEventKind {
+        use super::record::SessionEventKind as K;
+        match self {
+            SessionTimer::Reminder => K::Reminder,
+            SessionTimer::MissedCheckIn => K::MissedCheckIn,
+            SessionTimer::Overdue => K::Overdue,
+            SessionTimer::NoMotion => K::NoMotion,
+        }
+    }
+}
+
+/// The due time each timer last fired for: a timer fires once per due time, so a write
+/// that recomputes the schedule to the same time does not arm it again.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FiredTimers {
+    pub reminder: Option<Timestamp>,
+    pub missed_check_in: Option<Timestamp>,
+    pub overdue: Option<Timestamp>,
+}
+
+/// The timers a session owes: the schedule's, less those already fired for their time.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ArmedTimers {
+    pub reminder: Option<Timestamp>,
+    pub missed_check_in: Option<Timestamp>,
+    pub overdue: Option<Timestamp>,
+}
+
+impl Schedule {
+    /// What is still owed after `fired`.
+    pub fn armed(&self, fired: &FiredTimers) -> ArmedTimers {
+        let unless =
+            |at: Option<Timestamp>, fired: Option<Timestamp>| at.filter(|a| Some(*a) != fired);
+        ArmedTimers {
+            reminder: unless(self.reminder_at, fired.reminder),
+            missed_check_in: unless(self.missed_check_in_at, fired.missed_check_in),
+            overdue: unless(Some(self.overdue_at), fired.overdue),
+        }
+    }
+}
+
+/// Of the timers due now (`due`, any order), those to fire, in time order: a reminder
+/// due together with its missed check-in (after downtime) is dropped — it would only
+/// arrive with the alarm.
+pub fn timers_to_fire(mut due: Vec<(SessionTimer, Timestamp)>) -> Vec<(SessionTimer, Timestamp)> {
+    if due.iter().any(|(t, _)| *t == SessionTimer::MissedCheckIn) {
+        due.retain(|(t, _)| *t != SessionTimer::Reminder);
+    }
+    due.sort_by_key(|(timer, at)| (*at, *timer as u8));
+    due
+}
+
 /// The facts a session's clock runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SessionClock {
@@ -69,8 +138,11 @@ pub struct Schedule {
     pub overdue_at: Timestamp,
 }
 
-fn minutes(n: u32) -> SignedDuration {
-    SignedDuration::from_mins(i64::from(n))
+/// `n` of a session's minutes (`minute`: a minute, except in tests).
+pub fn minutes(n: u32, minute: SignedDuration) -> SignedDuration {
+    minute
+        .checked_mul(i32::try_from(n).unwrap_or(i32::MAX))
+        .unwrap_or(SignedDuration::MAX)
 }
 
 /// `at + d`, at the end of time when beyond it (times here are a week from a stored one).
@@ -83,8 +155,14 @@ fn minus(at: Timestamp, d: SignedDuration) -> Timestamp {
 }
 
 impl SessionClock {
-    /// A session started at `started_at` with `settings`, before any check-in.
-    pub fn start(started_at: Timestamp, settings: &SessionSettings) -> Self {
+    /// A session started at `started_at` with `settings`, before any check-in; its
+    /// settings count in `minute`s (a minute, except in tests).
+    pub fn start(
+        started_at: Timestamp,
+        settings: &SessionSettings,
+        minute: SignedDuration,
+    ) -> Self {
+        let minutes = |n| minutes(n, minute);
         SessionClock {
             started_at,
             last_confirmation: None,
@@ -172,7 +250,43 @@ mod tests {
                 no_motion_minutes: 0,
                 note: None,
             },
+            SignedDuration::from_mins(1),
         )
+    }
+
+    #[test]
+    fn a_timer_fired_for_its_time_is_not_armed_again() {
+        let s = clock().schedule();
+        let all = s.armed(&FiredTimers::default());
+        assert_eq!(all.missed_check_in, Some(t("09:05")));
+        let fired = FiredTimers {
+            reminder: Some(t("08:50")),
+            missed_check_in: Some(t("09:05")),
+            overdue: Some(t("10:00")),
+        };
+        let armed = s.armed(&fired);
+        assert_eq!(armed.reminder, None);
+        assert_eq!(armed.missed_check_in, None);
+        // Fired for another time (before an extension): owed again.
+        assert_eq!(armed.overdue, Some(t("16:05")));
+    }
+
+    #[test]
+    fn a_reminder_due_with_its_missed_check_in_is_dropped() {
+        let due = vec![
+            (SessionTimer::Overdue, t("16:05")),
+            (SessionTimer::MissedCheckIn, t("09:05")),
+            (SessionTimer::Reminder, t("08:50")),
+        ];
+        assert_eq!(
+            timers_to_fire(due),
+            vec![
+                (SessionTimer::MissedCheckIn, t("09:05")),
+                (SessionTimer::Overdue, t("16:05")),
+            ]
+        );
+        let reminder = vec![(SessionTimer::Reminder, t("08:50"))];
+        assert_eq!(timers_to_fire(reminder.clone()), reminder);
     }
 
     #[test]

@@ -6,11 +6,11 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::domain::ids::{DeviceId, MonitoringSessionId, TenantCode, UserId};
+use crate::domain::ids::{DeviceId, MoMessageId, MonitoringSessionId, TenantCode, UserId};
 use crate::domain::monitoring::settings::NOTE_MAX_CHARS;
 use crate::domain::monitoring::{
     Confirmation, DefaultSources, DueAct, EndKind, MonitoringSession, MonitoringState,
-    RequestedSettings, SessionSettings,
+    RequestedSettings, SessionEventKind, SessionEventLine, SessionSettings,
 };
 use crate::domain::record::ServerFields;
 use crate::domain::serde_util::opt_int64;
@@ -207,6 +207,46 @@ impl MonitoringSessionView {
             end_reason: end.and_then(|e| e.reason),
             timestamp: session.updated_at,
             etag: session.etag,
+        }
+    }
+}
+
+/// A line of a session's history (`GET /V2/{t}/monitoring/{monitoringSessionId}/events`).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename = "MonitoringSessionEvent", rename_all = "PascalCase")]
+#[schema(as = MonitoringSessionEvent)]
+pub struct MonitoringSessionEventView {
+    #[schema(example = "41")]
+    pub event_id: String,
+    #[schema(value_type = String, example = "12")]
+    pub monitoring_session_id: MonitoringSessionId,
+    #[schema(value_type = String, format = DateTime)]
+    pub at: Timestamp,
+    /// `Started`, `CheckIn`, `Changed`, `Ended`, `Reminder`, `MissedCheckIn`, `Overdue`,
+    /// `NoMotion`.
+    #[schema(value_type = String, example = "CheckIn")]
+    pub kind: SessionEventKind,
+    /// A user, a token (`token:<Name>`), `device`, or `monitoring` (a timer).
+    pub actor: Option<String>,
+    /// The device message that made it (a device's check-in).
+    #[schema(value_type = Option<String>, example = "9001")]
+    pub mo_message_id: Option<MoMessageId>,
+    /// What the kind needs besides: the settings, a note, `EndKind` and `Reason`, the
+    /// reminder's `MtMessageId`, `FiredAt`.
+    #[schema(value_type = Option<Object>)]
+    pub detail: Option<serde_json::Value>,
+}
+
+impl From<SessionEventLine> for MonitoringSessionEventView {
+    fn from(line: SessionEventLine) -> Self {
+        MonitoringSessionEventView {
+            event_id: line.id.to_string(),
+            monitoring_session_id: line.session_id,
+            at: line.at,
+            kind: line.kind,
+            actor: line.actor,
+            mo_message_id: line.mo_message_id,
+            detail: line.detail,
         }
     }
 }

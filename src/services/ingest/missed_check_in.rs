@@ -32,7 +32,11 @@ impl Pipeline {
         let Some(due) = state.next_check_in_at.filter(|due| *due <= at) else {
             return Ok(false);
         };
-        let observation = missed_check_in(&state);
+        let facts = EventFacts {
+            missed_check_in: true,
+            ..Default::default()
+        };
+        let observation = timed_observation(&state, facts);
         let mut changes = Changes::default();
         let mut unit = UnitOfWork {
             tx: &mut tx,
@@ -59,12 +63,11 @@ impl Pipeline {
     }
 }
 
-/// What a missed check-in means to the events engine: `MissedCheckIn`, inside the
-/// geofences the device was last in.
-fn missed_check_in(state: &DeviceState) -> Observation {
+/// What a timed event (`facts`: a missed check-in, an overdue session, …) means to the
+/// events engine: it, inside the geofences the device was last in.
+pub(super) fn timed_observation(state: &DeviceState, facts: EventFacts) -> Observation {
     Observation {
         facts: EventFacts {
-            missed_check_in: true,
             inside: state
                 .containing_geofences
                 .iter()
@@ -73,7 +76,7 @@ fn missed_check_in(state: &DeviceState) -> Observation {
                     name: g.geofence_name.clone(),
                 })
                 .collect(),
-            ..Default::default()
+            ..facts
         },
         late: false,
         containing: state.containing_geofences.clone(),

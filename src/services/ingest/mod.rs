@@ -19,6 +19,7 @@ mod group;
 mod matching;
 mod missed_check_in;
 mod monitoring;
+mod session_timers;
 mod unit;
 
 use std::sync::Arc;
@@ -51,6 +52,9 @@ pub struct PipelineConfig {
     /// How long an escalation policy step's minute lasts: a minute, except in tests,
     /// which set it (in-process only; no flag) so a policy's steps fire within seconds.
     pub escalation_minute: SignedDuration,
+    /// How long a monitoring session's minute lasts (its interval, grace, reminder,
+    /// duration): likewise a minute, except in tests.
+    pub monitoring_minute: SignedDuration,
 }
 
 impl Default for PipelineConfig {
@@ -62,6 +66,7 @@ impl Default for PipelineConfig {
             escalation_after: Some(SignedDuration::from_secs(300)),
             escalation_rounds: 3,
             escalation_minute: SignedDuration::from_mins(1),
+            monitoring_minute: SignedDuration::from_mins(1),
         }
     }
 }
