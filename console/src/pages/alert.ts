@@ -326,9 +326,14 @@ export function alertPage(outlet: HTMLElement, params: Record<string, string>): 
     }),
   ];
   const ticker = window.setInterval(() => monitoring.tick(), 1000);
+  // The session as the board reads it: again every 10 s (a check-in from another console).
+  const sessionPoll = window.setInterval(() => {
+    if (alert?.DeviceId) void monitoring.read(tc, alert.DeviceId);
+  }, 10_000);
   return () => {
     closed = true;
     window.clearInterval(ticker);
+    window.clearInterval(sessionPoll);
     offs.forEach((off) => off());
     if (map) removeMap(map);
   };
