@@ -1306,7 +1306,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The reports enabled for the tenant: all seven, unless the tenant property
+         * The reports enabled for the tenant: all eight, unless the tenant property
          *     `EnabledReports` (comma-separated names) narrows them.
          */
         get: operations["list_reports"];
@@ -1438,6 +1438,28 @@ export interface paths {
         };
         /** Scores by driver (default) or vehicle: 100 − weighted violations per 100 km. */
         get: operations["driver_performance_summary_report"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/V2/{tenantVarCode}/reports/MonitoringReport": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Lone-worker monitoring per person (the session's user; sessions that watched no user:
+         *     a row per device): sessions overlapping the window, minutes monitored in it, check-ins
+         *     made and missed, sessions overdue, alerts during the sessions (docs/monitoring.md).
+         *     `UserIds` names the sessions' people, not the devices' users now.
+         */
+        get: operations["monitoring_report"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2838,6 +2860,53 @@ export interface components {
              * @example Called the duty phone
              */
             Note?: string | null;
+        };
+        /**
+         * @description One person's monitoring sessions in the window (MonitoringReport): a row per session
+         *     user, then one per device for the sessions that watched no user (`UserId` null).
+         */
+        MonitoringRow: {
+            /** @description The person's tenant; for a row without a person, the sessions' tenant. */
+            TenantVarCode?: string | null;
+            /**
+             * @description The person watched (the device's user when the session started); null for a
+             *     device's sessions that watched no one.
+             */
+            UserId?: string | null;
+            UserFirstName?: string | null;
+            UserLastName?: string | null;
+            /** @description The devices of the sessions, in id order, joined with `, `. */
+            DeviceId?: string | null;
+            /**
+             * Format: int32
+             * @description Sessions overlapping the window.
+             */
+            SessionCount: number;
+            /**
+             * Format: int64
+             * @description Whole minutes of the sessions (start to end, or to now) inside the window.
+             */
+            MinutesMonitored: number;
+            /**
+             * Format: int32
+             * @description Check-ins recorded in the window.
+             */
+            CheckInsMade: number;
+            /**
+             * Format: int32
+             * @description Missed check-ins raised in the window.
+             */
+            MissedCheckIns: number;
+            /**
+             * Format: int32
+             * @description Sessions that became overdue in the window.
+             */
+            OverdueSessions: number;
+            /**
+             * Format: int32
+             * @description Alerts of the sessions' devices raised during the sessions, in the window.
+             */
+            Alerts: number;
         };
         /**
          * @description A monitoring session as read: current (`GET …/monitoring`, `GET /V2/{t}/monitoring`)
@@ -16825,6 +16894,136 @@ export interface operations {
                     "application/octet-stream": components["schemas"]["SummaryRow"][];
                     "application/xml": components["schemas"]["SummaryRow"][];
                     "text/xml": components["schemas"]["SummaryRow"][];
+                    "text/csv": string;
+                };
+            };
+            /** @description The request is invalid: a body, query or header value is malformed or fails validation (`errors` names each offending field) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong credentials, or the account is locked or disabled (HTTP Basic with the user's e-mail and password) */
+            401: {
+                headers: {
+                    /** @description `Basic realm="safetrack", charset="UTF-8"` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The tenant or the record does not exist, or is outside the caller's scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description None of the media types in `Accept` can be produced */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the stored records */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests from this client address (only when the operator configured a rate limit); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An internal error; the problem carries the request id to quote */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    monitoring_report: {
+        parameters: {
+            query?: {
+                /** @description Include the path tenant's descendants (never beyond the caller's own subtree). */
+                Subtenants?: boolean;
+                /** @description Group ids (repeated, or comma-separated). */
+                GroupIds?: string[];
+                /** @description Device types. */
+                DeviceTypes?: string[];
+                /** @description Active or Inactive. */
+                DeviceStatus?: string;
+                /** @description Values of the devices' VehicleType tag. */
+                VehicleTypeTags?: string[];
+                DeviceIds?: string[];
+                /** @description Ids of the devices' assigned users. */
+                UserIds?: string[];
+                /**
+                 * @description A collection (`/collections`) of the caller's tenants or named in the caller's
+                 *     CrossTenantCollections; group and device filters are then ignored.
+                 */
+                CollectionId?: string;
+                /**
+                 * @description A predefined window in the tenant's time zone (docs/reports.md); wins over
+                 *     DateFrom/DateTo.
+                 */
+                IntervalType?: string;
+                /**
+                 * @description Window start (inclusive). Required without IntervalType. Without an offset: the
+                 *     tenant's local time; a date alone: the start of that day.
+                 */
+                DateFrom?: string;
+                /**
+                 * @description Window end (exclusive). Required without IntervalType. A date alone: the end of
+                 *     that day.
+                 */
+                DateTo?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Tenant var code, e.g. `1000`. */
+                tenantVarCode: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The records */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MonitoringRow"][];
+                    "text/json": components["schemas"]["MonitoringRow"][];
+                    "text/plain": components["schemas"]["MonitoringRow"][];
+                    "application/octet-stream": components["schemas"]["MonitoringRow"][];
+                    "application/xml": components["schemas"]["MonitoringRow"][];
+                    "text/xml": components["schemas"]["MonitoringRow"][];
                     "text/csv": string;
                 };
             };

@@ -3,6 +3,8 @@
 //! each row is sent on as soon as it is complete. Memory is bounded by the number of
 //! devices (and, for driver summaries, of drivers), never by the number of messages.
 
+mod monitoring;
+
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 

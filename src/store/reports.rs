@@ -2,6 +2,8 @@
 //! positions in a window (streamed in time order: memory stays bounded whatever the
 //! window holds), its last odometer reading, and the alerts raised in a window.
 
+pub mod monitoring;
+
 use futures::stream::{BoxStream, StreamExt};
 use sqlx::FromRow;
 use sqlx::any::AnyRow;

@@ -1,10 +1,11 @@
-//! Reports (docs/reports.md): the seven report kinds, their
+//! Reports (docs/reports.md): the eight report kinds, their
 //! parameters as domain values, the thresholds, and the computations — the window
 //! (`interval`), trips and violations on a track (`track`), scores, and the rows
 //! (`rows`). No HTTP, no SQL.
 
 pub mod collection;
 pub mod interval;
+pub mod monitoring;
 pub mod rows;
 pub mod track;
 
@@ -22,10 +23,12 @@ pub enum ReportKind {
     DriverBehaviourReport,
     DriverPerformanceDetailedReport,
     DriverBehaviourViolationReport,
+    /// Lone-worker monitoring sessions per person (docs/monitoring.md).
+    MonitoringReport,
 }
 
 impl ReportKind {
-    pub const ALL: [ReportKind; 7] = [
+    pub const ALL: [ReportKind; 8] = [
         ReportKind::AlertsReport,
         ReportKind::AssetUtilisationReport,
         ReportKind::DevicesOverviewReport,
@@ -33,6 +36,7 @@ impl ReportKind {
         ReportKind::DriverBehaviourReport,
         ReportKind::DriverPerformanceDetailedReport,
         ReportKind::DriverBehaviourViolationReport,
+        ReportKind::MonitoringReport,
     ];
 
     pub fn name(self) -> &'static str {
@@ -44,6 +48,7 @@ impl ReportKind {
             ReportKind::DriverBehaviourReport => "DriverBehaviourReport",
             ReportKind::DriverPerformanceDetailedReport => "DriverPerformanceDetailedReport",
             ReportKind::DriverBehaviourViolationReport => "DriverBehaviourViolationReport",
+            ReportKind::MonitoringReport => "MonitoringReport",
         }
     }
 
@@ -298,7 +303,7 @@ mod tests {
 
     #[test]
     fn enabled_reports() {
-        assert_eq!(ReportKind::enabled(None).len(), 7);
+        assert_eq!(ReportKind::enabled(None).len(), 8);
         assert_eq!(
             ReportKind::enabled(Some("alertsreport, DevicesOverviewReport,Nope")),
             vec![ReportKind::AlertsReport, ReportKind::DevicesOverviewReport]

@@ -130,6 +130,39 @@ impl ReportRow for ViolationRow {
     const NAME: &'static str = "DriverViolationReportRow";
 }
 
+/// One person's monitoring sessions in the window (MonitoringReport): a row per session
+/// user, then one per device for the sessions that watched no user (`UserId` null).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, ToSchema)]
+#[serde(rename_all = "PascalCase")]
+pub struct MonitoringRow {
+    /// The person's tenant; for a row without a person, the sessions' tenant.
+    #[schema(value_type = Option<String>)]
+    pub tenant_var_code: Option<TenantCode>,
+    /// The person watched (the device's user when the session started); null for a
+    /// device's sessions that watched no one.
+    pub user_id: Option<String>,
+    pub user_first_name: Option<String>,
+    pub user_last_name: Option<String>,
+    /// The devices of the sessions, in id order, joined with `, `.
+    pub device_id: Option<String>,
+    /// Sessions overlapping the window.
+    pub session_count: i32,
+    /// Whole minutes of the sessions (start to end, or to now) inside the window.
+    pub minutes_monitored: i64,
+    /// Check-ins recorded in the window.
+    pub check_ins_made: i32,
+    /// Missed check-ins raised in the window.
+    pub missed_check_ins: i32,
+    /// Sessions that became overdue in the window.
+    pub overdue_sessions: i32,
+    /// Alerts of the sessions' devices raised during the sessions, in the window.
+    pub alerts: i32,
+}
+
+impl ReportRow for MonitoringRow {
+    const NAME: &'static str = "MonitoringReportRow";
+}
+
 /// Rounds to `places` decimals (report figures, not measurements).
 pub fn round(value: f64, places: i32) -> f64 {
     let factor = 10f64.powi(places);

@@ -1,4 +1,4 @@
-//! Reports: `GET /V2/{t}/reports` and the seven report endpoints (docs/reports.md,
+//! Reports: `GET /V2/{t}/reports` and the eight report endpoints (docs/reports.md,
 //! docs/reports.md). The handler reads the parameters, resolves the window in the
 //! tenant's calendar and the devices in scope, then streams the rows the report service
 //! computes in the negotiated format (`report_output`).
@@ -24,7 +24,7 @@ use super::request_context::current_request_id;
 use super::{AppState, TenantParam};
 use crate::domain::report::collection::Collection;
 use crate::domain::report::rows::{
-    AlertRow, OverviewRow, ReportRow, SummaryRow, UtilisationRow, ViolationRow,
+    AlertRow, MonitoringRow, OverviewRow, ReportRow, SummaryRow, UtilisationRow, ViolationRow,
 };
 use crate::domain::report::{Calendar, ReportKind};
 use crate::domain::time::{now, resolve_time_zone};
@@ -52,9 +52,10 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(driver_behaviour_report))
         .routes(routes!(driver_performance_detailed_report))
         .routes(routes!(driver_behaviour_violation_report))
+        .routes(routes!(monitoring_report))
 }
 
-/// The reports enabled for the tenant: all seven, unless the tenant property
+/// The reports enabled for the tenant: all eight, unless the tenant property
 /// `EnabledReports` (comma-separated names) narrows them.
 #[utoipa::path(get, path = "/V2/{tenantVarCode}/reports", tag = "Reports", params(TenantParam),
     responses((status = 200, body = [String]), (status = 404, body = Problem)))]
@@ -316,6 +317,31 @@ async fn driver_behaviour_violation_report(
     let kind = ReportKind::DriverBehaviourViolationReport;
     let report = ReportService::violations;
     run_report(app, scope, kind, uri, headers, report).await
+}
+
+/// Lone-worker monitoring per person (the session's user; sessions that watched no user:
+/// a row per device): sessions overlapping the window, minutes monitored in it, check-ins
+/// made and missed, sessions overdue, alerts during the sessions (docs/monitoring.md).
+/// `UserIds` names the sessions' people, not the devices' users now.
+#[utoipa::path(get, path = "/V2/{tenantVarCode}/reports/MonitoringReport", tag = "Reports",
+    params(TenantParam, CommonParams),
+    responses((status = 200, body = [MonitoringRow]), (status = 400, body = Problem), (status = 404, body = Problem),
+        (status = 409, body = Problem)))]
+async fn monitoring_report(
+    scope: TenantScope,
+    State(app): State<AppState>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    let kind = ReportKind::MonitoringReport;
+    let mut request = prepare(&app, &scope, kind, &uri).await?;
+    // The devices are selected by every other filter; the people by the sessions.
+    let people = std::mem::take(&mut request.filter.user_ids);
+    let devices = app.reports.devices(&request).await?;
+    request.filter.user_ids = people;
+    let service = app.reports.clone();
+    let rows = reports::start(|rows| service.monitoring(request, devices, rows));
+    answer(kind, stream_format(&headers), rows).await
 }
 
 #[cfg(test)]

@@ -1,9 +1,10 @@
 //! Reports through HTTP: the known-answer tracks posted as MO messages and read back in
 //! every report, the alerts and overview rows, the output formats, enabled reports. The
 //! parameters and bad inputs are in `params.rs`; scope, filters and collections in
-//! `scope.rs`; a report that fails in `failures.rs`.
+//! `scope.rs`; a report that fails in `failures.rs`; MonitoringReport in `monitoring.rs`.
 
 mod failures;
+mod monitoring;
 mod params;
 mod scope;
 
@@ -455,7 +456,8 @@ async fn enabled_reports(app: TestApp) {
             "DriverPerformanceSummaryReport",
             "DriverBehaviourReport",
             "DriverPerformanceDetailedReport",
-            "DriverBehaviourViolationReport"
+            "DriverBehaviourViolationReport",
+            "MonitoringReport"
         ])
     );
     let response = app

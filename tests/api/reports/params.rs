@@ -14,7 +14,7 @@ backend_tests!(
     dates_without_offsets_are_tenant_local,
 );
 
-const REPORTS: [&str; 7] = [
+const REPORTS: [&str; 8] = [
     "AlertsReport",
     "AssetUtilisationReport",
     "DevicesOverviewReport",
@@ -22,6 +22,7 @@ const REPORTS: [&str; 7] = [
     "DriverBehaviourReport",
     "DriverPerformanceDetailedReport",
     "DriverBehaviourViolationReport",
+    "MonitoringReport",
 ];
 
 async fn fields(app: &TestApp, name: &str, query: &str) -> Vec<String> {
