@@ -1,4 +1,4 @@
-// The seven reports and their parameters (docs/reports.md): which parameters each one
+// The eight reports and their parameters (docs/reports.md): which parameters each one
 // reads, the query a form's values make, and the name of a downloaded CSV. Pure: the
 // reports page and the tests share it.
 import { fromZonedInput, startOfDayBefore, toZonedInput } from './replay';
@@ -11,6 +11,7 @@ export const REPORTS = [
   'DriverBehaviourReport',
   'DriverPerformanceDetailedReport',
   'DriverBehaviourViolationReport',
+  'MonitoringReport',
 ] as const;
 export type ReportName = (typeof REPORTS)[number];
 

@@ -12,12 +12,13 @@ import type { Session } from '../src/api';
 const query = (q: string): Array<[string, string]> => [...new URLSearchParams(q).entries()];
 
 describe('report parameters', () => {
-  it('every one of the seven reports has its extras', () => {
-    expect(REPORTS).toHaveLength(7);
+  it('every one of the eight reports has its extras', () => {
+    expect(REPORTS).toHaveLength(8);
     expect(extras('DevicesOverviewReport')).toEqual(['LastTimeHoursFilter']);
     expect(extras('AlertsReport')).toEqual([]);
     expect(extras('DriverBehaviourReport')).toEqual(['GroupBy', 'DrivingViolationTypes']);
     expect(extras('DriverBehaviourViolationReport')).toEqual(['DrivingViolationTypes']);
+    expect(extras('MonitoringReport')).toEqual([]);
   });
 
   it('an interval type wins over dates; arrays repeat; blanks are left out', () => {

@@ -183,6 +183,7 @@ export const en = {
   'reports.name.DriverBehaviourReport': 'Driver behaviour',
   'reports.name.DriverPerformanceDetailedReport': 'Driver performance in detail',
   'reports.name.DriverBehaviourViolationReport': 'Driver behaviour violations',
+  'reports.name.MonitoringReport': 'Lone-worker monitoring',
   'reports.interval': 'Period',
   'reports.interval.this-week': 'This week',
   'reports.interval.this-month': 'This month',
@@ -269,6 +270,12 @@ export const en = {
   'reports.col.GroupName': 'Group',
   'reports.col.UserFirstName': 'First name',
   'reports.col.UserLastName': 'Last name',
+  'reports.col.SessionCount': 'Sessions',
+  'reports.col.MinutesMonitored': 'Minutes monitored',
+  'reports.col.CheckInsMade': 'Check-ins',
+  'reports.col.MissedCheckIns': 'Missed check-ins',
+  'reports.col.OverdueSessions': 'Overdue sessions',
+  'reports.col.Alerts': 'Alerts',
 } as const;
 
 export const fr: Record<keyof typeof en, string> = {
@@ -455,6 +462,7 @@ export const fr: Record<keyof typeof en, string> = {
   'reports.name.DriverBehaviourReport': 'Comportement de conduite',
   'reports.name.DriverPerformanceDetailedReport': 'Performances de conduite en détail',
   'reports.name.DriverBehaviourViolationReport': 'Infractions de conduite',
+  'reports.name.MonitoringReport': 'Surveillance des travailleurs isolés',
   'reports.interval': 'Période',
   'reports.interval.this-week': 'Cette semaine',
   'reports.interval.this-month': 'Ce mois-ci',
@@ -541,4 +549,10 @@ export const fr: Record<keyof typeof en, string> = {
   'reports.col.GroupName': 'Groupe',
   'reports.col.UserFirstName': 'Prénom',
   'reports.col.UserLastName': 'Nom',
+  'reports.col.SessionCount': 'Sessions',
+  'reports.col.MinutesMonitored': 'Minutes surveillées',
+  'reports.col.CheckInsMade': 'Pointages',
+  'reports.col.MissedCheckIns': 'Pointages manqués',
+  'reports.col.OverdueSessions': 'Sessions en retard',
+  'reports.col.Alerts': 'Alertes',
 };
