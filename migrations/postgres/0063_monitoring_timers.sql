@@ -15,6 +15,11 @@ ALTER TABLE monitoring_sessions ADD COLUMN motion_anchor_at BIGINT;
 -- keep reporting (a device that says nothing is `Silent`, or misses its check-in).
 ALTER TABLE monitoring_sessions ADD COLUMN motion_reported_at BIGINT;
 
+-- The device's standing check-in schedule counts from its last confirmed check-in (a
+-- person's act, never an automatic report): kept so one arriving out of order cannot
+-- move the schedule back.
+ALTER TABLE device_states ADD COLUMN last_check_in_at BIGINT;
+
 -- `Silent`: the device sent nothing at all for its `SilentAfterMinutes` (a device or
 -- tenant property). Due once per silence: every message moves it on; fired, it is NULL
 -- until the next message.

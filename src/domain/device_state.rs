@@ -34,8 +34,32 @@ pub struct DeviceState {
     pub containing_geofences: Vec<GeofenceRef>,
     pub check_in_interval_minutes: Option<i64>,
     pub check_in_paused: bool,
-    /// When a `MissedCheckIn` is due if nothing arrives first.
+    /// When a `MissedCheckIn` is due unless a confirming message (a person's act,
+    /// `monitoring::message_confirmation`) arrives first.
     pub next_check_in_at: Option<Timestamp>,
+    /// The last check-in a person confirmed (what the schedule counts from).
+    pub last_check_in_at: Option<Timestamp>,
+    /// When `Silent` is due unless any message at all arrives first (the device's
+    /// `SilentAfterMinutes`); `None` once fired, until the next message.
+    pub silent_due_at: Option<Timestamp>,
+}
+
+/// Longest `SilentAfterMinutes` (a week).
+pub const SILENT_AFTER_MAX_MINUTES: u32 = 10_080;
+
+/// The device's `SilentAfterMinutes`: its own property, else its tenant's, each a whole
+/// number 1 to a week (anything else is passed over, as a session's defaults are).
+pub fn silent_after(
+    device: &std::collections::BTreeMap<String, String>,
+    tenant: Option<&std::collections::BTreeMap<String, String>>,
+) -> Option<u32> {
+    let minutes = |properties: &std::collections::BTreeMap<String, String>| {
+        properties
+            .get("SilentAfterMinutes")
+            .and_then(|v| v.trim().parse::<u32>().ok())
+            .filter(|m| (1..=SILENT_AFTER_MAX_MINUTES).contains(m))
+    };
+    minutes(device).or_else(|| tenant.and_then(minutes))
 }
 
 /// What one message means for the device.
@@ -146,7 +170,6 @@ impl DeviceState {
         }
         self.last_message_time = Some(time);
         self.last_message_id = Some(message_id);
-        self.reschedule_check_in(time);
         Observation {
             facts,
             late,
@@ -177,7 +200,25 @@ impl DeviceState {
         observation.facts.emergency_cancelled = was_in_emergency && !state.in_emergency();
     }
 
-    /// After a message at `time`: the next check-in is due one interval later.
+    /// A check-in a person confirmed at `time` (`monitoring::message_confirmation`; never
+    /// an automatic report): the next is due one interval after it — unless it is not
+    /// newer than the last one (messages arrive out of order: an older one changes
+    /// nothing).
+    pub fn confirmed_check_in(&mut self, time: Timestamp) {
+        if self.last_check_in_at.is_some_and(|last| time <= last) {
+            return;
+        }
+        self.last_check_in_at = Some(time);
+        self.reschedule_check_in(time);
+    }
+
+    /// A message (any at all) arrived at `received`: `Silent` is due `silent_after`
+    /// later (none without a `SilentAfterMinutes`).
+    pub fn heard_from(&mut self, received: Timestamp, silent_after: Option<jiff::SignedDuration>) {
+        self.silent_due_at = silent_after.and_then(|after| received.checked_add(after).ok());
+    }
+
+    /// The next check-in is due one interval after `time`.
     pub fn reschedule_check_in(&mut self, time: Timestamp) {
         self.next_check_in_at = match self.check_in_interval_minutes {
             Some(minutes) if minutes > 0 && !self.check_in_paused => {
@@ -187,22 +228,18 @@ impl DeviceState {
         };
     }
 
-    /// Sets (or with `None`/0 clears) the check-in interval; the schedule counts from the
-    /// last message (or from `now` when there is none yet).
+    /// Sets (or with `None`/0 clears) the check-in interval; the schedule counts from
+    /// the last confirmed check-in (or from `now` when there is none yet).
     pub fn set_check_in_interval(&mut self, minutes: Option<i64>, now: Timestamp) {
         self.check_in_interval_minutes = minutes.filter(|m| *m > 0);
-        self.reschedule_check_in(self.last_message_time.unwrap_or(now));
+        self.reschedule_check_in(self.last_check_in_at.unwrap_or(now));
     }
 
     /// Pauses (`StopCheckInSchedule`) or resumes (`StartCheckInSchedule`) the schedule.
     pub fn pause_check_in(&mut self, paused: bool, now: Timestamp) {
         self.check_in_paused = paused;
         // Resuming counts a full interval from now: the pause was not a silence.
-        self.reschedule_check_in(if paused {
-            self.last_message_time.unwrap_or(now)
-        } else {
-            now
-        });
+        self.reschedule_check_in(now);
     }
 
     /// A missed check-in was reported at `due`; the next is due one interval after it,
@@ -235,6 +272,8 @@ fn minutes_long(minutes: i64) -> Option<jiff::SignedDuration> {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
     use crate::domain::mo_message::Position;
 
@@ -375,7 +414,14 @@ mod tests {
         let t0 = at("2026-01-01T00:00:00Z");
         s.set_check_in_interval(Some(30), t0);
         assert_eq!(s.next_check_in_at, Some(at("2026-01-01T00:30:00Z")));
-        s.observe(&positioned(None), 1, at("2026-01-01T00:10:00Z"), None);
+        // A report is not a check-in; a person's confirmation is.
+        s.observe(&positioned(None), 1, at("2026-01-01T00:05:00Z"), None);
+        assert_eq!(s.next_check_in_at, Some(at("2026-01-01T00:30:00Z")));
+        s.confirmed_check_in(at("2026-01-01T00:10:00Z"));
+        assert_eq!(s.next_check_in_at, Some(at("2026-01-01T00:40:00Z")));
+        // An older confirmation arriving late changes nothing.
+        s.confirmed_check_in(at("2026-01-01T00:08:00Z"));
+        assert_eq!(s.last_check_in_at, Some(at("2026-01-01T00:10:00Z")));
         assert_eq!(s.next_check_in_at, Some(at("2026-01-01T00:40:00Z")));
         // Ten hours of silence: one report, the next due at the next boundary.
         s.missed_check_in(at("2026-01-01T00:40:00Z"), at("2026-01-01T10:41:00Z"));
@@ -386,6 +432,27 @@ mod tests {
         assert_eq!(s.next_check_in_at, Some(at("2026-01-01T12:30:00Z")));
         s.set_check_in_interval(Some(0), t0);
         assert_eq!(s.next_check_in_at, None);
+    }
+
+    #[test]
+    fn silence_counts_from_the_last_arrival_and_the_device_property_wins() {
+        let props = |v: &str| BTreeMap::from([("SilentAfterMinutes".to_string(), v.to_string())]);
+        let none = BTreeMap::new();
+        assert_eq!(silent_after(&none, None), None);
+        assert_eq!(silent_after(&props("30"), Some(&props("60"))), Some(30));
+        for bad in ["0", "-5", "ten", "10081", ""] {
+            assert_eq!(
+                silent_after(&props(bad), Some(&props("60"))),
+                Some(60),
+                "{bad} passed over"
+            );
+        }
+        let mut s = DeviceState::default();
+        let t0 = at("2026-01-01T00:00:00Z");
+        s.heard_from(t0, Some(jiff::SignedDuration::from_mins(30)));
+        assert_eq!(s.silent_due_at, Some(at("2026-01-01T00:30:00Z")));
+        s.heard_from(t0, None);
+        assert_eq!(s.silent_due_at, None);
     }
 
     #[test]

@@ -136,7 +136,8 @@ pub(super) fn assigned_user_from_row(row: &AnyRow) -> StoreResult<Option<Assigne
 /// The state columns, for a `LEFT JOIN device_states s`.
 pub(super) const STATE_COLUMNS: &str = "s.last_message_time, s.last_message_id, s.latitude, \
      s.longitude, s.speed, s.heading, s.altitude, s.gps_at, s.emergency_state, s.battery, \
-     s.geofences, s.check_in_interval_minutes, s.check_in_paused, s.next_check_in_at";
+     s.geofences, s.check_in_interval_minutes, s.check_in_paused, s.next_check_in_at, \
+     s.silent_due_at, s.last_check_in_at";
 
 /// A `device_states` row as selected by `STATE_COLUMNS`: every column optional (a LEFT
 /// JOIN may find no state row).
@@ -156,6 +157,8 @@ struct StateRow {
     check_in_interval_minutes: Option<i64>,
     check_in_paused: Option<i64>,
     next_check_in_at: Option<i64>,
+    silent_due_at: Option<i64>,
+    last_check_in_at: Option<i64>,
 }
 
 impl StateRow {
@@ -186,6 +189,8 @@ impl StateRow {
             check_in_interval_minutes: self.check_in_interval_minutes,
             check_in_paused: self.check_in_paused.unwrap_or(0) != 0,
             next_check_in_at: from_micros(self.next_check_in_at)?,
+            silent_due_at: from_micros(self.silent_due_at)?,
+            last_check_in_at: from_micros(self.last_check_in_at)?,
         })
     }
 }

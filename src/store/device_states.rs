@@ -13,7 +13,8 @@ use crate::domain::mo_message::EmergencyState;
 const SAVE_STATE: &str = "UPDATE device_states SET last_message_time = $1, last_message_id = $2,
     latitude = $3, longitude = $4, speed = $5, heading = $6, altitude = $7, gps_at = $8,
     emergency_state = $9, battery = $10, geofences = $11, check_in_interval_minutes = $12,
-    check_in_paused = $13, next_check_in_at = $14 WHERE tenant_code = $15 AND device_id = $16";
+    check_in_paused = $13, next_check_in_at = $14, silent_due_at = $15, last_check_in_at = $16
+    WHERE tenant_code = $17 AND device_id = $18";
 
 /// A device and its state row, found by their key (one seek each: `devices_device_tenant`,
 /// then the state's primary key).
@@ -153,6 +154,8 @@ impl WriteTx {
             .bind(state.check_in_interval_minutes)
             .bind(i64::from(state.check_in_paused))
             .bind(state.next_check_in_at.map(to_micros))
+            .bind(state.silent_due_at.map(to_micros))
+            .bind(state.last_check_in_at.map(to_micros))
             .bind(tenant_code.as_str())
             .bind(device_id.as_str())
             .execute(&mut *self.tx)
@@ -181,17 +184,22 @@ impl Store {
 }
 
 impl Store {
-    /// Devices whose next check-in is due at `at`, earliest first, with their tenant.
+    /// Devices whose standing check-in or silence is due at `at`, with their tenant.
     pub async fn due_check_ins(
         &self,
         at: jiff::Timestamp,
         limit: u32,
     ) -> StoreResult<Vec<(crate::domain::tenant::TenantNode, DeviceId)>> {
         let rows = sqlx::query(
+            // Either timer, each branch on its partial index.
             "SELECT s.device_id, t.code, t.parent_code, t.path FROM device_states s
              JOIN tenants t ON t.code = s.tenant_code
              WHERE s.next_check_in_at IS NOT NULL AND s.next_check_in_at <= $1
-             ORDER BY s.next_check_in_at LIMIT $2",
+             UNION
+             SELECT s.device_id, t.code, t.parent_code, t.path FROM device_states s
+             JOIN tenants t ON t.code = s.tenant_code
+             WHERE s.silent_due_at IS NOT NULL AND s.silent_due_at <= $1
+             LIMIT $2",
         )
         .bind(to_micros(at))
         .bind(i64::from(limit))

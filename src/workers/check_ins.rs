@@ -1,6 +1,7 @@
 //! The check-in scheduler: devices whose next check-in is due (`device_states.
 //! next_check_in_at`, kept in the database so a restart misses nothing) get one
-//! `MissedCheckIn` per missed interval, evaluated like a message.
+//! `MissedCheckIn` per missed interval, and those silent for their `SilentAfterMinutes`
+//! (`silent_due_at`) one `Silent`, each evaluated like a message.
 
 use std::sync::Arc;
 
@@ -33,8 +34,7 @@ impl CheckInScheduler {
         for (node, device_id) in &due {
             // One device's trouble must not hold up the others due.
             match self.pipeline.run_missed_check_in(node, device_id, at).await {
-                Ok(true) => recorded += 1,
-                Ok(false) => {}
+                Ok(n) => recorded += n,
                 Err(e) => {
                     tracing::error!(device = %device_id, error = %e, "missed check-in failed")
                 }

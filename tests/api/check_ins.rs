@@ -256,7 +256,97 @@ macro_rules! both {
     };
 }
 
+/// A person lies still while the tracker reports: routine reports are not check-ins, so
+/// the check-in is missed all the same (DESIGN §11).
+async fn automatic_reports_do_not_reset_the_check_in(backend: Backend) {
+    let Some(app) = spawn_app_with(backend, config()).await else {
+        return;
+    };
+    setup(&app).await;
+    assert_eq!(set_interval(&app, json!(1)).await.status(), StatusCode::OK);
+    // The person's last check-in was 59.5 s ago; the tracker keeps reporting.
+    message_sent(&app, Duration::from_millis(59_500)).await;
+    for kind in [
+        "AutomaticPositionReport",
+        "Synchronise",
+        "AutomaticPositionReport",
+    ] {
+        let response = app
+            .admin
+            .post(
+                "/V2/1000/devices/checker/momessages",
+                &json!([{"MessageType": kind, "Position": {"Latitude": 51.5, "Longitude": -0.12}}]),
+            )
+            .await;
+        assert_eq!(response.status(), StatusCode::OK);
+    }
+    let alerts = wait_for_alerts(&app, 1).await;
+    assert_eq!(alerts[0]["MatchCount"], 1);
+}
+
+/// `Silent`: nothing at all from the device for its `SilentAfterMinutes` (a device
+/// property, a session minute long here), once per silence.
+async fn a_device_silent_for_its_minutes_is_silent_once(backend: Backend) {
+    let mut config = config();
+    let minute = Duration::from_millis(500);
+    config.pipeline.monitoring_minute = jiff::SignedDuration::try_from(minute).unwrap();
+    let Some(app) = spawn_app_with(backend, config).await else {
+        return;
+    };
+    let device = json!({"DeviceId": "quiet", "DeviceType": "InReach",
+        "Properties": {"SilentAfterMinutes": "2"}});
+    let response = app.admin.post("/V2/1000/devices", &device).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let notification = json!({"NotificationName": "Quiet", "EventsExpression": "Silent",
+        "RaiseAlert": true, "Severity": "1"});
+    let response = app
+        .admin
+        .post("/V2/1000/eventnotifications", &notification)
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let report = json!([{"MessageType": "AutomaticPositionReport",
+        "Position": {"Latitude": 51.5, "Longitude": -0.12}}]);
+    let path = "/V2/1000/devices/quiet/momessages";
+    assert_eq!(app.admin.post(path, &report).await.status(), StatusCode::OK);
+    // Reporting keeps it from being silent.
+    for _ in 0..3 {
+        tokio::time::sleep(minute / 2).await;
+        assert_eq!(app.admin.post(path, &report).await.status(), StatusCode::OK);
+    }
+    let quiet = |alerts: &Value| {
+        alerts
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|a| a["NotificationName"] == "Quiet")
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    assert!(quiet(&app.admin.get_json("/V2/1000/alerts").await).is_empty());
+    // Then nothing: silent once, not once a tick.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while quiet(&app.admin.get_json("/V2/1000/alerts").await).is_empty() {
+        assert!(std::time::Instant::now() < deadline, "never Silent");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    tokio::time::sleep(minute * 4).await;
+    let alerts = quiet(&app.admin.get_json("/V2/1000/alerts").await);
+    assert_eq!(
+        (alerts.len(), alerts[0]["MatchCount"].clone()),
+        (1, json!(1))
+    );
+    // A message arms it again: the next silence is another match.
+    assert_eq!(app.admin.post(path, &report).await.status(), StatusCode::OK);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while quiet(&app.admin.get_json("/V2/1000/alerts").await)[0]["MatchCount"] != 2 {
+        assert!(std::time::Instant::now() < deadline, "never Silent again");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 both!(
+    automatic_reports_do_not_reset_the_check_in,
+    a_device_silent_for_its_minutes_is_silent_once,
     a_silent_device_misses_its_check_in_once_per_interval,
     a_long_silence_is_one_missed_check_in_not_a_flood,
     due_times_survive_a_restart,

@@ -279,6 +279,7 @@ impl MoDirectIp {
         });
         let text = self.payload.as_deref().and_then(printable_text);
         let message_type = match (&self.payload, &text, &position) {
+            (Some(_), Some(t), _) if is_check_in_text(t) => "CheckIn",
             (Some(_), Some(_), _) => "FreeText",
             (Some(_), None, _) => "BinaryMessage",
             (None, _, Some(_)) => AUTOMATIC_POSITION_REPORT,
@@ -310,6 +311,16 @@ impl MoDirectIp {
 
 /// The payload as text, when it is UTF-8 without control characters other than tabs and
 /// line breaks (NUL padding at its end dropped).
+/// A text payload that is the person's check-in (`CHECKIN`, `CHECK IN`, `CHECK-IN`,
+/// `OK`, in any case): a `CheckIn`. Other text is the person's `FreeText`; a payload
+/// with no text, a position or a mailbox check is never a check-in (DESIGN §11).
+fn is_check_in_text(text: &str) -> bool {
+    let text = text.trim();
+    ["CHECKIN", "CHECK IN", "CHECK-IN", "OK"]
+        .iter()
+        .any(|word| text.eq_ignore_ascii_case(word))
+}
+
 fn printable_text(payload: &[u8]) -> Option<String> {
     let end = payload.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
     let text = std::str::from_utf8(&payload[..end]).ok()?;

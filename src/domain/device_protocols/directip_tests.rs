@@ -113,6 +113,18 @@ fn header_only() {
 }
 
 #[test]
+fn a_check_in_word_is_a_check_in() {
+    for word in [&b"CHECKIN"[..], b"check in", b" Check-In ", b"ok\0"] {
+        let bytes = message(&[header(0, 43), element(IEI_MO_PAYLOAD, word)]);
+        let msg = parse_report(&bytes).unwrap().message;
+        assert_eq!(msg.message_type.as_deref(), Some("CheckIn"), "{word:?}");
+    }
+    let bytes = message(&[header(0, 43), element(IEI_MO_PAYLOAD, b"ok, leaving now")]);
+    let msg = parse_report(&bytes).unwrap().message;
+    assert_eq!(msg.message_type.as_deref(), Some("FreeText"));
+}
+
+#[test]
 fn header_and_text_payload() {
     let bytes = message(&[
         header(0, 43),

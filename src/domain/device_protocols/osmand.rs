@@ -14,7 +14,8 @@
 //! | `hdop` | `Properties.hdop` |
 //! | `batt` (%) | `Properties.battery` (what the `Battery` condition reads) |
 //! | `charge` | `Properties.charge` |
-//! | `alarm` | `Properties.alarm`; `alarm=sos` sets `EmergencyState` `Active` |
+//! | `alarm` | `Properties.alarm`; `alarm=sos` sets `EmergencyState` `Active`, `alarm=fall` (or Traccar's `fallDown`) `Fall` |
+//! | `event` | `Properties.event`; `event=checkin` (also `check-in`, `check_in`) makes the report a `CheckIn`, a person's act |
 //! | any other key (`cell`, `wifi`, `valid`, `driverUniqueId`, …) | `Properties.<key>` as sent |
 //!
 //! **Traccar Client 9 JSON** (`Content-Type: application/json`, [`parse_json`]): an object
@@ -34,12 +35,13 @@
 //! | `location.is_moving` | `Properties.is_moving` (`true`/`false`) |
 //! | `location.event` | `Properties.event` |
 //! | `location.activity.type` | `Properties.activity` |
-//! | `location.extras.<key>` | `Properties.<key>` (text as is, other values as JSON); `extras.alarm = "sos"` sets `EmergencyState` `Active` |
+//! | `location.extras.<key>` | `Properties.<key>` (text as is, other values as JSON); `extras.alarm` as `alarm` above |
 //!
 //! In both forms a negative speed, heading, accuracy or battery level means "unknown" and
 //! is left out. A report without both coordinates (only cells or Wi-Fi, or nothing) has no
-//! `Position`; one is never made up. Every report's `MessageType` is
-//! `AutomaticPositionReport`; the protocol never clears an emergency (`EmergencyState` is
+//! `Position`; one is never made up. A report's `MessageType` is `AutomaticPositionReport`
+//! — never a check-in, however often it comes — unless its `event` is an explicit
+//! check-in (then `CheckIn`); the protocol never clears an emergency (`EmergencyState` is
 //! left out unless the report raises one).
 //!
 //! **Retries.** The app resends a report it got no answer for. `SentFromDevice` is the
@@ -152,7 +154,7 @@ struct Report {
     heading: Option<f64>,
     altitude: Option<f64>,
     accuracy: Option<f64>,
-    emergency: bool,
+    emergency: Option<EmergencyState>,
     properties: BTreeMap<String, String>,
 }
 
@@ -189,7 +191,7 @@ impl Report {
                 }
             },
             "alarm" => {
-                self.emergency = value.eq_ignore_ascii_case("sos");
+                self.emergency = alarm_state(value);
                 self.properties.insert("alarm".into(), value.to_string());
             }
             "" => {}
@@ -216,8 +218,8 @@ impl Report {
                     Value::Null => continue,
                     other => other.to_string(),
                 };
-                if key == "alarm" && text.eq_ignore_ascii_case("sos") {
-                    self.emergency = true;
+                if key == "alarm" && alarm_state(&text).is_some() {
+                    self.emergency = alarm_state(&text);
                 }
                 self.properties.insert(key.clone(), text);
             }
@@ -301,15 +303,45 @@ impl Report {
         Ok(GatewayReport {
             device: DeviceRef::app(device),
             message: MoMessage {
-                message_type: Some(AUTOMATIC_POSITION_REPORT.to_string()),
+                message_type: Some(message_type(&self.properties).to_string()),
                 position,
                 sent_from_device: identity.map(|(sent, _)| sent),
                 sequence_number: identity.map(|(_, sequence)| sequence),
-                emergency_state: self.emergency.then_some(EmergencyState::Active),
+                emergency_state: self.emergency,
                 properties: self.properties,
                 ..MoMessage::default()
             },
         })
+    }
+}
+
+/// The emergency an `alarm` names: `sos` an SOS, `fall` / `fallDown` (Traccar's name) a
+/// fall; any other alarm none.
+fn alarm_state(alarm: &str) -> Option<EmergencyState> {
+    let alarm = alarm.trim();
+    if alarm.eq_ignore_ascii_case("sos") {
+        Some(EmergencyState::Active)
+    } else if alarm.eq_ignore_ascii_case("fall") || alarm.eq_ignore_ascii_case("fallDown") {
+        Some(EmergencyState::Fall)
+    } else {
+        None
+    }
+}
+
+/// `CheckIn` when the report carries the person's explicit event (`event=checkin`, the
+/// app's check-in button), else `AutomaticPositionReport`: a phone's routine reports are
+/// never a person's check-in (DESIGN §11).
+fn message_type(properties: &BTreeMap<String, String>) -> &'static str {
+    let explicit = properties.get("event").is_some_and(|event| {
+        let event = event.trim();
+        ["checkin", "check-in", "check_in"]
+            .iter()
+            .any(|name| event.eq_ignore_ascii_case(name))
+    });
+    if explicit {
+        "CheckIn"
+    } else {
+        AUTOMATIC_POSITION_REPORT
     }
 }
 

@@ -178,6 +178,43 @@ fn alarm_sos_is_an_emergency() {
 }
 
 #[test]
+fn a_fall_alarm_is_a_fall() {
+    for q in [
+        "id=1&alarm=fall",
+        "id=1&alarm=fallDown",
+        "id=1&alarm=FALLDOWN",
+    ] {
+        assert_eq!(query(q).emergency_state, Some(EmergencyState::Fall), "{q}");
+    }
+    let reports = json(r#"{"device_id":"d","location":{"extras":{"alarm":"fallDown"}}}"#);
+    assert_eq!(
+        reports[0].message.emergency_state,
+        Some(EmergencyState::Fall)
+    );
+}
+
+/// Routine reports are never a person's check-in; the app's explicit event is.
+#[test]
+fn only_an_explicit_check_in_event_is_a_check_in() {
+    let routine = query("id=1&lat=51.5&lon=-0.1");
+    assert_eq!(
+        routine.message_type.as_deref(),
+        Some("AutomaticPositionReport")
+    );
+    let moving = query("id=1&lat=51.5&lon=-0.1&event=motionchange");
+    assert_eq!(
+        moving.message_type.as_deref(),
+        Some("AutomaticPositionReport")
+    );
+    for event in ["checkin", "CheckIn", "check-in", "check_in"] {
+        let m = query(&format!("id=1&lat=51.5&lon=-0.1&event={event}"));
+        assert_eq!(m.message_type.as_deref(), Some("CheckIn"), "{event}");
+    }
+    let reports = json(r#"{"device_id":"d","location":{"event":"checkin"}}"#);
+    assert_eq!(reports[0].message.message_type.as_deref(), Some("CheckIn"));
+}
+
+#[test]
 fn bad_query_input_names_the_field() {
     assert_eq!(
         parse_query("lat=1&lon=2").unwrap_err(),

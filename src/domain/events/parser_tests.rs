@@ -27,7 +27,7 @@ fn every_event_name_parses_in_any_case() {
         assert_eq!(parse(&text.to_lowercase()), Expression::Event(name));
         assert_eq!(parse(&text.to_uppercase()), Expression::Event(name));
     }
-    assert_eq!(EventName::ALL.len(), 20);
+    assert_eq!(EventName::ALL.len(), 24);
     assert_eq!(EventName::CheckIn.message_type(), Some("CheckIn"));
     assert_eq!(EventName::MissedCheckIn.message_type(), None);
 }

@@ -265,7 +265,7 @@ mod tests {
             Err(BatchRejection::Invalid(errors)) => {
                 assert_eq!(errors.0.len(), 1);
                 assert_eq!(errors.0[0].field, "[1].EmergencyState");
-                assert_eq!(errors.0[0].message, "must be one of None, Active");
+                assert_eq!(errors.0[0].message, "must be one of None, Active, Fall");
             }
             other => panic!("{other:?}"),
         }

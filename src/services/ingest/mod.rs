@@ -53,7 +53,7 @@ pub struct PipelineConfig {
     /// which set it (in-process only; no flag) so a policy's steps fire within seconds.
     pub escalation_minute: SignedDuration,
     /// How long a monitoring session's minute lasts (its interval, grace, reminder,
-    /// duration): likewise a minute, except in tests.
+    /// duration; and a device's `SilentAfterMinutes`): likewise a minute, except in tests.
     pub monitoring_minute: SignedDuration,
 }
 
@@ -124,17 +124,26 @@ impl Pipeline {
         &self.hub
     }
 
-    /// The tenant's time zone, inside ingest's transaction: from the read cache, or read
-    /// through the transaction (never a second pool connection: see `RulesCache::get_at`).
+    /// The tenant, inside ingest's transaction: from the read cache, or read through the
+    /// transaction (never a second pool connection: see `RulesCache::get_at`).
+    async fn tenant_in(
+        &self,
+        tx: &mut WriteTx,
+        tenant_code: &TenantCode,
+    ) -> StoreResult<Option<crate::domain::tenant::Tenant>> {
+        match self.store.cached_tenant(tenant_code) {
+            Some(tenant) => Ok(Some(tenant)),
+            None => tx.tenant(tenant_code).await,
+        }
+    }
+
+    /// The tenant's time zone, inside ingest's transaction (`tenant_in`).
     async fn tenant_zone(
         &self,
         tx: &mut WriteTx,
         tenant_code: &TenantCode,
     ) -> StoreResult<TimeZone> {
-        let tenant = match self.store.cached_tenant(tenant_code) {
-            Some(tenant) => Some(tenant),
-            None => tx.tenant(tenant_code).await?,
-        };
+        let tenant = self.tenant_in(tx, tenant_code).await?;
         Ok(tenant
             .and_then(|t| t.time_zone_id)
             .as_deref()

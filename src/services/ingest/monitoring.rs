@@ -1,30 +1,31 @@
-//! Device messages and the device's monitoring session (docs/monitoring.md): a stored
-//! message that confirms a check-in (`message_confirmation`, the closed set) is the
-//! session's check-in, in the batch's transaction.
+//! Device messages and the person's check-ins (docs/monitoring.md): a stored message
+//! that confirms a check-in (`message_confirmation`, the closed set — never an automatic
+//! report) is the device's standing check-in and its current session's, in the batch's
+//! transaction.
 
 use jiff::Timestamp;
 
+use crate::domain::device_state::DeviceState;
 use crate::domain::ids::{DeviceId, MoMessageId};
+use crate::domain::mo_message::MoMessage;
 use crate::domain::monitoring::{Confirmation, message_confirmation};
 use crate::domain::tenant::TenantNode;
 use crate::store::{StoreResult, WriteTx};
 
-/// Records on the device's current session each confirming message of those stored now,
-/// oldest first (`stored`: id, message, the message's time).
+/// Records each confirming message of those stored now, oldest first (`stored`: id,
+/// message, the message's time), on the device's standing check-in schedule (`state`)
+/// and its current session.
 ///
-/// The session clock counts from when the person acted, so a check-in's time is the
-/// message's `SentFromDevice` (the batch's arrival when it has none) — but never later
-/// than the arrival: a device whose clock runs ahead would otherwise push its next due
-/// time into the future and hide a missed check-in.
-pub(super) async fn confirm_session(
+/// The clocks count from when the person acted, so a check-in's time is the message's
+/// `SentFromDevice` (the batch's arrival when it has none) — but never later than the
+/// arrival: a device whose clock runs ahead would otherwise push its next due time into
+/// the future and hide a missed check-in.
+pub(super) async fn confirm_check_ins(
     tx: &mut WriteTx,
     node: &TenantNode,
     device_id: &DeviceId,
-    stored: &[(
-        MoMessageId,
-        &crate::domain::mo_message::MoMessage,
-        Timestamp,
-    )],
+    state: &mut DeviceState,
+    stored: &[(MoMessageId, &MoMessage, Timestamp)],
     received: Timestamp,
 ) -> StoreResult<()> {
     let mut confirming: Vec<(MoMessageId, Confirmation, Timestamp)> = stored
@@ -35,6 +36,7 @@ pub(super) async fn confirm_session(
         .collect();
     confirming.sort_by_key(|(id, _, at)| (*at, id.get()));
     for check_in in confirming {
+        state.confirmed_check_in(check_in.2);
         tx.confirm_monitoring_session(&node.code, device_id.as_str(), check_in)
             .await?;
     }
