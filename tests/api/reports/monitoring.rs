@@ -2,7 +2,8 @@
 //! through the API, then placed in time (the database's times rewritten: the API starts
 //! and checks in now), read back per person — totals, the window clipping the minutes,
 //! the alerts during a session, missed check-ins and overdue sessions (event rows the
-//! timer worker writes, inserted here), scope and filters, CSV and XML.
+//! timer worker writes, inserted here, and once through the worker itself), scope and
+//! filters, CSV and XML.
 
 use jiff::{SignedDuration, Timestamp};
 use reqwest::StatusCode;
@@ -466,4 +467,60 @@ async fn bad_parameters_are_400_naming_them(app: TestApp) {
         .get(&format!("/V2/1000/reports/{REPORT}?IntervalType=yesterday"))
         .await;
     crate::common::assert_not_found(response).await;
+}
+
+/// The timer worker's own lines, end to end (a session minute shortened): a session that
+/// misses its check-in and runs past its planned end is counted missed and overdue, with
+/// the missed check-in's alert.
+mod with_timers {
+    use std::time::{Duration, Instant};
+
+    use jiff::{SignedDuration, Timestamp};
+    use reqwest::StatusCode;
+    use safetrack::app::AppConfig;
+    use serde_json::json;
+
+    use super::{REPORT, figures, monitoring, window};
+    use crate::alerts::create_notification;
+    use crate::backend_fn_tests;
+    use crate::common::{Backend, spawn_app_with};
+    use crate::reports::{device, report};
+
+    backend_fn_tests!(the_timer_workers_lines_are_counted);
+
+    async fn the_timer_workers_lines_are_counted(backend: Backend) {
+        let mut config = AppConfig::default();
+        config.pipeline.monitoring_minute = SignedDuration::from_millis(400);
+        config.worker_interval = Duration::from_millis(100);
+        let Some(app) = spawn_app_with(backend, config).await else {
+            return;
+        };
+        device(&app, "1000", "w-t", json!({})).await;
+        let missed = json!({"NotificationName": "Missed", "EventsExpression": "MissedCheckIn",
+            "RaiseAlert": true, "Severity": "2",
+            "Recipients": [{"Type": "MessagingAddress", "MessagingAddress": "mail:ops@example.com"}]});
+        create_notification(&app, "1000", &missed).await;
+        // A check-in due at 1 (missed at once: no grace), the planned end at 2 (overdue).
+        let settings = json!({"DurationMinutes": 2, "CheckInIntervalMinutes": 1,
+            "GraceMinutes": 0, "ReminderMinutes": 0});
+        let response = app.admin.post(&monitoring("1000", "w-t"), &settings).await;
+        assert_eq!(response.status(), StatusCode::OK);
+        let query = window(Timestamp::now(), -60, 60);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let rows = report(&app, "1000", REPORT, &query).await;
+            assert_eq!(rows.len(), 1, "{rows:?}");
+            let [sessions, _, check_ins, missed, overdue, alerts] = figures(&rows[0]);
+            if (missed, overdue, alerts) == (1, 1, 1) {
+                assert_eq!((sessions, check_ins), (1, 0));
+                assert_eq!(rows[0]["DeviceId"], "w-t");
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "never missed and overdue: {rows:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
 }
