@@ -1298,6 +1298,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/V2/{tenantVarCode}/monitoring/{monitoringSessionId}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a session's history.
+         * @description The lines of a session of the tenant, current or ended, oldest first: `Started`, each
+         *     `CheckIn` (with the device message that made it), `Reminder`, `MissedCheckIn`,
+         *     `Changed`, `Overdue`, `NoMotion`, `Ended` — who and when. Paged with
+         *     `X-CONTINUATIONTOKEN`. 404 for another tenant's or an unknown session.
+         */
+        get: operations["session_events"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/V2/{tenantVarCode}/reports": {
         parameters: {
             query?: never;
@@ -2989,6 +3012,33 @@ export interface components {
             Timestamp: string;
             /** @description The session's version (also the `ETag` header; `If-Match` on PATCH and DELETE). */
             ETag: string;
+        };
+        /** @description A line of a session's history (`GET /V2/{t}/monitoring/{monitoringSessionId}/events`). */
+        MonitoringSessionEvent: {
+            /** @example 41 */
+            EventId: string;
+            /** @example 12 */
+            MonitoringSessionId: string;
+            /** Format: date-time */
+            At: string;
+            /**
+             * @description `Started`, `CheckIn`, `Changed`, `Ended`, `Reminder`, `MissedCheckIn`, `Overdue`,
+             *     `NoMotion`.
+             * @example CheckIn
+             */
+            Kind: string;
+            /** @description A user, a token (`token:<Name>`), `device`, or `monitoring` (a timer). */
+            Actor?: string | null;
+            /**
+             * @description The device message that made it (a device's check-in).
+             * @example 9001
+             */
+            MoMessageId?: string | null;
+            /**
+             * @description What the kind needs besides: the settings, a note, `EndKind` and `Reason`, the
+             *     reminder's `MtMessageId`, `FiredAt`.
+             */
+            Detail?: Record<string, never> | null;
         };
         /**
          * @description A session's settings as a client sends them (`POST`, and what a `PATCH` applies to).
@@ -15898,6 +15948,101 @@ export interface operations {
                     "application/octet-stream": components["schemas"]["MonitoringSession"][];
                     "application/xml": components["schemas"]["MonitoringSession"][];
                     "text/xml": components["schemas"]["MonitoringSession"][];
+                    "text/csv": string;
+                };
+            };
+            /** @description A bad page size or continuation token */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong credentials, or the account is locked or disabled (HTTP Basic with the user's e-mail and password) */
+            401: {
+                headers: {
+                    /** @description `Basic realm="safetrack", charset="UTF-8"` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The tenant or the record does not exist, or is outside the caller's scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description None of the media types in `Accept` can be produced */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests from this client address (only when the operator configured a rate limit); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An internal error; the problem carries the request id to quote */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    session_events: {
+        parameters: {
+            query?: {
+                /** @description At most 1,000 (the default). */
+                pageSize?: number;
+            };
+            header?: {
+                /** @description Token from the previous page */
+                "X-CONTINUATIONTOKEN"?: string | null;
+            };
+            path: {
+                tenantVarCode: string;
+                monitoringSessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The records */
+            200: {
+                headers: {
+                    /** @description Present while more lines exist */
+                    "X-CONTINUATIONTOKEN"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MonitoringSessionEvent"][];
+                    "text/json": components["schemas"]["MonitoringSessionEvent"][];
+                    "text/plain": components["schemas"]["MonitoringSessionEvent"][];
+                    "application/octet-stream": components["schemas"]["MonitoringSessionEvent"][];
+                    "application/xml": components["schemas"]["MonitoringSessionEvent"][];
+                    "text/xml": components["schemas"]["MonitoringSessionEvent"][];
                     "text/csv": string;
                 };
             };

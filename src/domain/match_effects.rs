@@ -87,6 +87,8 @@ pub enum Effect {
     SetCheckInInterval(i64),
     /// Pause (true) or resume the device's check-in schedule.
     PauseCheckIns(bool),
+    /// Start or end the device's monitoring session.
+    Monitoring(crate::domain::recipient_targets::MonitoringCommand),
 }
 
 impl Effect {
@@ -342,6 +344,7 @@ fn target_effect(target: &Target, summary: &MatchSummary, c: &Circumstances<'_>)
         Target::MoveToGroup(group) => Effect::MoveToGroup(*group),
         Target::CheckInInterval(minutes) => Effect::SetCheckInInterval(*minutes),
         Target::PauseCheckIns(paused) => Effect::PauseCheckIns(*paused),
+        Target::Monitoring(command) => Effect::Monitoring(*command),
     }
 }
 

@@ -46,6 +46,21 @@ pub enum Target {
     CheckInInterval(i64),
     /// `StopCheckInSchedule` (true) / `StartCheckInSchedule` (false).
     PauseCheckIns(bool),
+    /// `StartMonitoring` / `StopMonitoring` / `ForceStopMonitoring`: the matched
+    /// device's monitoring session started or ended.
+    Monitoring(MonitoringCommand),
+}
+
+/// What a monitoring recipient does to the matched device's session (DESIGN §11).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MonitoringCommand {
+    /// Start one with the device's (else the tenant's, else the built-in) defaults,
+    /// unless one is current.
+    Start,
+    /// End the current one: the worker's normal end.
+    Stop,
+    /// End the current one as an operator's force stop (its reason names the rule).
+    ForceStop,
 }
 
 /// What recipient resolution needs to know about a user.
@@ -328,9 +343,21 @@ fn command_targets(recipient: &ParsedRecipient, device: &MatchedDevice<'_>, out:
         ),
         R::SendLocationRequest => (MtType::LocationRequest, json!({}), None),
         R::SendTextMessage => (MtType::Text, json!({}), None),
-        R::StartMonitoring => (MtType::StartMonitoring, json!({}), None),
-        R::StopMonitoring => (MtType::StopMonitoring, json!({}), None),
-        R::ForceStopMonitoring => (MtType::ForceStopMonitoring, json!({}), None),
+        R::StartMonitoring => (
+            MtType::StartMonitoring,
+            json!({}),
+            Some(Target::Monitoring(MonitoringCommand::Start)),
+        ),
+        R::StopMonitoring => (
+            MtType::StopMonitoring,
+            json!({}),
+            Some(Target::Monitoring(MonitoringCommand::Stop)),
+        ),
+        R::ForceStopMonitoring => (
+            MtType::ForceStopMonitoring,
+            json!({}),
+            Some(Target::Monitoring(MonitoringCommand::ForceStop)),
+        ),
         R::DeviceCall => (MtType::Call, json!({}), None),
         R::StartCheckInSchedule => (
             MtType::StartCheckInSchedule,

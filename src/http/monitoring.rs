@@ -162,6 +162,7 @@ async fn start_session(
         .ok_or(ApiError::NotFound)?;
     let tenant = app.store.get_tenant(scope.code()).await?;
     let sources = DefaultSources {
+        message: None,
         device: Some(&device.properties),
         tenant: tenant.as_ref().map(|t| &t.properties),
     };

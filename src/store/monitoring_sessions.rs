@@ -11,8 +11,8 @@ use sqlx::{FromRow, Row};
 
 use super::audit_log::record;
 use super::{
-    Backend, Key, Store, StoreError, StoreResult, Tx, VersionedRow, WriteTx, conflict_on_duplicate,
-    new_etag, stored_time, to_micros,
+    Backend, Key, Store, StoreError, StoreResult, Tx, VersionedRow, new_etag, stored_time,
+    to_micros,
 };
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
 use crate::domain::ids::{DeviceId, MoMessageId, MonitoringSessionId, TenantCode, UserId};
@@ -159,6 +159,75 @@ pub struct SessionEnding<'a> {
     pub if_match: Option<&'a str>,
 }
 
+/// A session to start.
+pub(super) struct NewSession<'a> {
+    pub(super) tenant_code: &'a TenantCode,
+    pub(super) device_id: &'a str,
+    pub(super) settings: &'a SessionSettings,
+    pub(super) at: Timestamp,
+    pub(super) actor: &'a str,
+}
+
+/// Inserts a current session watching the device's user, and its `Started` line, in
+/// `tx`. `NotFound` without such a device; `None` when the device has a current session
+/// already (no error, so the caller's transaction goes on: ingest's cannot roll back).
+pub(super) async fn insert_session(
+    tx: &mut Tx,
+    minute: SignedDuration,
+    new: NewSession<'_>,
+) -> StoreResult<Option<MonitoringSessionId>> {
+    let device =
+        sqlx::query("SELECT user_id FROM devices WHERE tenant_code = $1 AND device_id = $2")
+            .bind(new.tenant_code.as_str())
+            .bind(new.device_id)
+            .fetch_optional(&mut **tx)
+            .await?
+            .ok_or(StoreError::NotFound)?;
+    let user_id: Option<i64> = device.try_get("user_id")?;
+    let settings = new.settings;
+    let clock = SessionClock::start(new.at, settings, minute);
+    let (reminder, missed, overdue) = due_times(&clock, &FiredTimers::default());
+    let row = sqlx::query(
+        "INSERT INTO monitoring_sessions (tenant_code, device_id, user_id, started_at,
+            started_by, planned_end_at, check_in_interval_minutes, grace_minutes,
+            reminder_minutes, no_motion_minutes, note, reminder_due_at,
+            missed_check_in_due_at, overdue_due_at, etag, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $4)
+         ON CONFLICT (tenant_code, device_id) WHERE ended_at IS NULL DO NOTHING
+         RETURNING id",
+    )
+    .bind(new.tenant_code.as_str())
+    .bind(new.device_id)
+    .bind(user_id)
+    .bind(to_micros(new.at))
+    .bind(new.actor)
+    .bind(to_micros(clock.planned_end))
+    .bind(i64::from(settings.check_in_interval_minutes))
+    .bind(i64::from(settings.grace_minutes))
+    .bind(i64::from(settings.reminder_minutes))
+    .bind(i64::from(settings.no_motion_minutes))
+    .bind(settings.note.clone())
+    .bind(reminder)
+    .bind(missed)
+    .bind(overdue)
+    .bind(new_etag())
+    .fetch_optional(&mut **tx)
+    .await?;
+    let Some(row) = row else {
+        return Ok(None);
+    };
+    let id = MonitoringSessionId::new(row.try_get("id")?);
+    let event = SessionEvent::new(
+        id,
+        new.tenant_code,
+        new.at,
+        SessionEventKind::Started,
+        new.actor,
+    );
+    event.insert(tx, Some(settings_detail(settings))).await?;
+    Ok(Some(id))
+}
+
 impl Store {
     /// Starts a session at `device_id` of `tenant_code` now, watching the device's user.
     /// `NotFound` without such a device; `Conflict` when it has a current session.
@@ -170,49 +239,17 @@ impl Store {
         audit: &Audit,
     ) -> StoreResult<MonitoringSessionId> {
         let mut tx = self.begin_write().await?;
-        let device =
-            sqlx::query("SELECT user_id FROM devices WHERE tenant_code = $1 AND device_id = $2")
-                .bind(tenant_code.as_str())
-                .bind(device_id)
-                .fetch_optional(&mut *tx)
-                .await?
-                .ok_or(StoreError::NotFound)?;
-        let user_id: Option<i64> = device.try_get("user_id")?;
-        let at = crate::domain::time::now();
-        let clock = SessionClock::start(at, settings, self.monitoring_minute);
-        let (reminder, missed, overdue) = due_times(&clock, &FiredTimers::default());
         let actor = actor_of(audit);
-        let row = sqlx::query(
-            "INSERT INTO monitoring_sessions (tenant_code, device_id, user_id, started_at,
-                started_by, planned_end_at, check_in_interval_minutes, grace_minutes,
-                reminder_minutes, no_motion_minutes, note, reminder_due_at,
-                missed_check_in_due_at, overdue_due_at, etag, updated_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $4)
-             RETURNING id",
-        )
-        .bind(tenant_code.as_str())
-        .bind(device_id)
-        .bind(user_id)
-        .bind(to_micros(at))
-        .bind(&actor)
-        .bind(to_micros(clock.planned_end))
-        .bind(i64::from(settings.check_in_interval_minutes))
-        .bind(i64::from(settings.grace_minutes))
-        .bind(i64::from(settings.reminder_minutes))
-        .bind(i64::from(settings.no_motion_minutes))
-        .bind(settings.note.clone())
-        .bind(reminder)
-        .bind(missed)
-        .bind(overdue)
-        .bind(new_etag())
-        .fetch_one(&mut *tx)
-        .await
-        .map_err(|e| conflict_on_duplicate(e, DUPLICATE))?;
-        let id = MonitoringSessionId::new(row.try_get("id")?);
-        let event = SessionEvent::new(id, tenant_code, at, SessionEventKind::Started, &actor);
-        event
-            .insert(&mut tx, Some(settings_detail(settings)))
-            .await?;
+        let new = NewSession {
+            tenant_code,
+            device_id,
+            settings,
+            at: crate::domain::time::now(),
+            actor: &actor,
+        };
+        let id = insert_session(&mut tx, self.monitoring_minute, new)
+            .await?
+            .ok_or_else(|| StoreError::Conflict(format!("{DUPLICATE} already exists")))?;
         record(
             &mut tx,
             audit,
@@ -401,25 +438,14 @@ impl Store {
         )
         .await?
         .ok_or(StoreError::NotFound)?;
-        let at = crate::domain::time::now();
         let actor = actor_of(audit);
-        sqlx::query(
-            "UPDATE monitoring_sessions SET ended_at = $1, ended_by = $2, end_kind = $3,
-                end_reason = $4, reminder_due_at = NULL, missed_check_in_due_at = NULL,
-                overdue_due_at = NULL, no_motion_due_at = NULL, etag = $5, updated_at = $1
-             WHERE id = $6",
-        )
-        .bind(to_micros(at))
-        .bind(&actor)
-        .bind(ending.kind.as_str())
-        .bind(ending.reason.map(str::to_string))
-        .bind(new_etag())
-        .bind(session.id.get())
-        .execute(&mut *tx)
-        .await?;
-        let event = SessionEvent::new(session.id, tenant_code, at, SessionEventKind::Ended, &actor);
-        let detail = serde_json::json!({"EndKind": ending.kind.as_str(), "Reason": ending.reason});
-        event.insert(&mut tx, Some(detail)).await?;
+        let end = SessionEnd {
+            at: crate::domain::time::now(),
+            by: actor,
+            kind: ending.kind,
+            reason: ending.reason.map(str::to_string),
+        };
+        close_session(&mut tx, &session, &end).await?;
         record(
             &mut tx,
             audit,
@@ -433,8 +459,39 @@ impl Store {
     }
 }
 
+/// Ends `session` as `end` says (its timers cleared), with its `Ended` line, in `tx`.
+pub(super) async fn close_session(
+    tx: &mut Tx,
+    session: &MonitoringSession,
+    end: &SessionEnd,
+) -> StoreResult<()> {
+    sqlx::query(
+        "UPDATE monitoring_sessions SET ended_at = $1, ended_by = $2, end_kind = $3,
+            end_reason = $4, reminder_due_at = NULL, missed_check_in_due_at = NULL,
+            overdue_due_at = NULL, no_motion_due_at = NULL, etag = $5, updated_at = $1
+         WHERE id = $6",
+    )
+    .bind(to_micros(end.at))
+    .bind(&end.by)
+    .bind(end.kind.as_str())
+    .bind(end.reason.clone())
+    .bind(new_etag())
+    .bind(session.id.get())
+    .execute(&mut **tx)
+    .await?;
+    let event = SessionEvent::new(
+        session.id,
+        &session.tenant_code,
+        end.at,
+        SessionEventKind::Ended,
+        &end.by,
+    );
+    let detail = serde_json::json!({"EndKind": end.kind.as_str(), "Reason": end.reason});
+    event.insert(tx, Some(detail)).await
+}
+
 /// The device's current session locked for this transaction, if any.
-async fn locked_current(
+pub(super) async fn locked_current(
     tx: &mut Tx,
     (backend, minute): (Backend, SignedDuration),
     tenant_code: &TenantCode,
@@ -456,17 +513,17 @@ async fn locked_current(
 }
 
 /// A confirmed check-in to record on a session.
-struct CheckIn<'a> {
-    at: Timestamp,
-    kind: Confirmation,
-    actor: &'a str,
-    mo_message_id: Option<MoMessageId>,
-    note: Option<&'a str>,
+pub(super) struct CheckIn<'a> {
+    pub(super) at: Timestamp,
+    pub(super) kind: Confirmation,
+    pub(super) actor: &'a str,
+    pub(super) mo_message_id: Option<MoMessageId>,
+    pub(super) note: Option<&'a str>,
 }
 
 /// The one place a check-in is written, for the API and for device messages alike: the
 /// last check-in, its kind and count, the due columns from the clock, a `CheckIn` event.
-async fn record_check_in(
+pub(super) async fn record_check_in(
     tx: &mut Tx,
     session: &MonitoringSession,
     check_in: &CheckIn<'_>,
@@ -500,47 +557,6 @@ async fn record_check_in(
     event.mo_message_id = check_in.mo_message_id;
     let detail = serde_json::json!({"Kind": check_in.kind.as_str(), "Note": check_in.note});
     event.insert(tx, Some(detail)).await
-}
-
-/// Who a device's own session changes name (`started_by`, `ended_by`, an event's actor).
-pub const DEVICE_ACTOR: &str = "device";
-
-impl WriteTx {
-    /// Records a device message's check-in (`kind`, sent at `at`) on the device's current
-    /// session, in this (the batch's) transaction. Nothing when it has none, or when the
-    /// message is from before its start or not newer than its last check-in (messages
-    /// arrive out of order: an older one does not move the clock back). Not audited: the
-    /// stored message is the record of what the device did. Answers whether it counted.
-    pub async fn confirm_monitoring_session(
-        &mut self,
-        tenant_code: &TenantCode,
-        device_id: &str,
-        (mo_message_id, kind, at): (MoMessageId, Confirmation, Timestamp),
-    ) -> StoreResult<bool> {
-        let current = locked_current(
-            &mut self.tx,
-            (self.backend, self.monitoring_minute),
-            tenant_code,
-            device_id,
-        )
-        .await?;
-        let Some(session) = current else {
-            return Ok(false);
-        };
-        let newer = session.last_check_in_at.is_none_or(|last| at > last);
-        if at <= session.started_at || !newer {
-            return Ok(false);
-        }
-        let check_in = CheckIn {
-            at,
-            kind,
-            actor: DEVICE_ACTOR,
-            mo_message_id: Some(mo_message_id),
-            note: None,
-        };
-        record_check_in(&mut self.tx, &session, &check_in).await?;
-        Ok(true)
-    }
 }
 
 fn settings_detail(settings: &SessionSettings) -> serde_json::Value {

@@ -134,7 +134,7 @@ impl WriteTx {
             session.id,
             &session.tenant_code,
             due_for,
-            timer.event_kind(),
+            timer.into(),
             WORKER_ACTOR,
         );
         if let Some(map) = detail.as_object_mut() {

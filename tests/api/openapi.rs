@@ -352,6 +352,16 @@ async fn etag_promises_are_kept(app: TestApp) {
         .post("/V2/1000/devices/300234010753370/monitoring", &json!({}))
         .await;
     assert_eq!(monitoring.status(), StatusCode::OK, "monitoring session");
+    let session = admin
+        .get_json("/V2/1000/devices/300234010753370/monitoring")
+        .await;
+    ids.insert(
+        "monitoringSessionId",
+        session["MonitoringSessionId"]
+            .as_str()
+            .expect("MonitoringSessionId")
+            .to_string(),
+    );
     let posted = admin
         .post(
             "/V2/1000/devices/300234010753370/momessages?process=true",

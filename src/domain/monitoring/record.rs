@@ -7,7 +7,7 @@ use jiff::{SignedDuration, Timestamp};
 use super::super::closed_set::closed_set;
 use super::super::ids::{DeviceId, MonitoringSessionId, TenantCode, UserId};
 use super::check_in::Confirmation;
-use super::session::SessionClock;
+use super::session::{SessionClock, SessionTimer};
 use super::settings::SessionSettings;
 
 closed_set! {
@@ -25,6 +25,18 @@ closed_set! {
         Overdue = "Overdue",
         /// The device kept reporting without moving 25 m (`NoMotion` raised).
         NoMotion = "NoMotion",
+    }
+}
+
+impl From<SessionTimer> for SessionEventKind {
+    /// The history line a timer's firing writes.
+    fn from(timer: SessionTimer) -> Self {
+        match timer {
+            SessionTimer::Reminder => SessionEventKind::Reminder,
+            SessionTimer::MissedCheckIn => SessionEventKind::MissedCheckIn,
+            SessionTimer::Overdue => SessionEventKind::Overdue,
+            SessionTimer::NoMotion => SessionEventKind::NoMotion,
+        }
     }
 }
 

@@ -57,19 +57,6 @@ closed_set! {
     }
 }
 
-impl SessionTimer {
-    /// The history line a firing writes.
-    pub fn event_kind(self) -> super::record::SessionEventKind {
-        use super::record::SessionEventKind as K;
-        match self {
-            SessionTimer::Reminder => K::Reminder,
-            SessionTimer::MissedCheckIn => K::MissedCheckIn,
-            SessionTimer::Overdue => K::Overdue,
-            SessionTimer::NoMotion => K::NoMotion,
-        }
-    }
-}
-
 /// The due time each timer last fired for: a timer fires once per due time, so a write
 /// that recomputes the schedule to the same time does not arm it again.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -50,9 +50,11 @@ pub struct RequestedSettings {
     pub note: Option<String>,
 }
 
-/// Where the defaults come from: the device's and the tenant's `Properties`.
+/// Where the defaults come from: a device's MO `BeginMonitoring`'s own `Properties`
+/// (first), the device's and the tenant's `Properties`.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct DefaultSources<'a> {
+    pub message: Option<&'a BTreeMap<String, String>>,
     pub device: Option<&'a BTreeMap<String, String>>,
     pub tenant: Option<&'a BTreeMap<String, String>>,
 }
@@ -61,6 +63,7 @@ pub struct DefaultSources<'a> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Source {
     Requested,
+    Message,
     Device,
     Tenant,
     BuiltIn,
@@ -175,6 +178,7 @@ fn settle(
         return value.map(|n| (n, Source::Requested));
     }
     let from_properties = [
+        (sources.message, Source::Message),
         (sources.device, Source::Device),
         (sources.tenant, Source::Tenant),
     ]
@@ -188,6 +192,39 @@ fn settle(
 }
 
 impl RequestedSettings {
+    /// What a device's MO `BeginMonitoring` asks for: its `Properties` under the settings'
+    /// names (`sources.message`), read like the device's — a value that does not hold is
+    /// passed over for the next source, since the message is stored whatever it says —
+    /// and its `Properties.Note` (else the message's text) as the note, cut to the
+    /// limit. Never an error.
+    pub fn settle_from_device(note: Option<&str>, sources: DefaultSources<'_>) -> SessionSettings {
+        let note = sources
+            .message
+            .and_then(|p| p.get("Note"))
+            .map(String::as_str)
+            .or(note)
+            .map(|n| n.chars().take(NOTE_MAX_CHARS).collect::<String>());
+        let requested = RequestedSettings {
+            note,
+            ..RequestedSettings::default()
+        };
+        match requested.settle(sources) {
+            Ok(settled) => settled.settings,
+            // Unreachable (nothing requested can break a rule): the built-in defaults.
+            Err(_) => RequestedSettings::default()
+                .settle(DefaultSources::default())
+                .map(|s| s.settings)
+                .unwrap_or(SessionSettings {
+                    duration_minutes: DEFAULT_DURATION,
+                    check_in_interval_minutes: DEFAULT_INTERVAL,
+                    grace_minutes: DEFAULT_GRACE,
+                    reminder_minutes: DEFAULT_REMINDER,
+                    no_motion_minutes: 0,
+                    note: None,
+                }),
+        }
+    }
+
     /// Settles every setting (the module's table and order) or names every field that
     /// breaks its rule.
     pub fn settle(self, sources: DefaultSources<'_>) -> Result<Settled, ValidationErrors> {
@@ -251,6 +288,36 @@ impl RequestedSettings {
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_device_start_reads_its_message_first_and_passes_over_what_does_not_hold() {
+        let message = properties(&[
+            ("DurationMinutes", "90"),
+            ("CheckInIntervalMinutes", "often"),
+            ("Note", "Pump station 4"),
+        ]);
+        let device = properties(&[("CheckInIntervalMinutes", "30"), ("DurationMinutes", "45")]);
+        let sources = DefaultSources {
+            message: Some(&message),
+            device: Some(&device),
+            tenant: None,
+        };
+        let settings = RequestedSettings::settle_from_device(Some("ignored text"), sources);
+        assert_eq!(settings.duration_minutes, 90, "the message first");
+        assert_eq!(
+            settings.check_in_interval_minutes, 30,
+            "its bad value passed over"
+        );
+        assert_eq!(settings.note.as_deref(), Some("Pump station 4"));
+        let long = "x".repeat(600);
+        let settings =
+            RequestedSettings::settle_from_device(Some(&long), DefaultSources::default());
+        assert_eq!(
+            settings.note.map(|n| n.chars().count()),
+            Some(NOTE_MAX_CHARS)
+        );
+        assert_eq!(settings.duration_minutes, 480);
+    }
+
     fn properties(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs
             .iter()
@@ -294,6 +361,7 @@ mod tests {
             ("DurationMinutes", "600"),
         ]);
         let sources = DefaultSources {
+            message: None,
             device: Some(&device),
             tenant: Some(&tenant),
         };
@@ -333,6 +401,7 @@ mod tests {
         ]);
         let tenant = properties(&[("CheckInIntervalMinutes", "0"), ("ReminderMinutes", "4")]);
         let sources = DefaultSources {
+            message: None,
             device: Some(&device),
             tenant: Some(&tenant),
         };

@@ -224,7 +224,10 @@ impl Escalator {
                     ..base
                 }
             }
-            Target::MoveToGroup(_) | Target::CheckInInterval(_) | Target::PauseCheckIns(_) => {
+            Target::MoveToGroup(_)
+            | Target::CheckInInterval(_)
+            | Target::PauseCheckIns(_)
+            | Target::Monitoring(_) => {
                 return Ok(None);
             }
         }))

@@ -6,12 +6,11 @@ use std::sync::Arc;
 
 use jiff::Timestamp;
 
+use super::monitoring::PersonActs;
 use super::unit::{Changes, Occurrence, UnitOfWork, write_deliveries};
 use super::{Pipeline, ProcessedMessage, Triggered};
-use crate::domain::device_state::silent_after;
 use crate::domain::ids::{DeviceId, MoMessageId, TenantCode};
 use crate::domain::mo_message::{GeofenceRef, MoMessage, StorableMessage};
-use crate::domain::monitoring::session::minutes as session_minutes;
 use crate::domain::tenant::TenantNode;
 use crate::domain::time::now;
 use crate::domain::webhook::{Category, WebhookSettings};
@@ -334,14 +333,13 @@ impl Pipeline {
             .await?;
         write_deliveries(tx, &mut changes).await?;
         let stored = stored_in_order(&prepared, &placed);
-        super::monitoring::confirm_check_ins(tx, node, device_id, &mut state, &stored, received)
-            .await?;
-        if !stored.is_empty() {
-            let tenant = self.tenant_in(tx, &node.code).await?;
-            let after = silent_after(&device.properties, tenant.as_ref().map(|t| &t.properties));
-            let minute = self.config.monitoring_minute;
-            state.heard_from(received, after.map(|n| session_minutes(n, minute)));
-        }
+        let acts = PersonActs {
+            node,
+            device_id,
+            device: &device,
+            state: &mut state,
+        };
+        self.apply_person_acts(tx, acts, &stored, received).await?;
         changes.device_changed |= state != state_before;
         if state != state_before {
             tx.save_state(&node.code, device_id, &state).await?;

@@ -8,6 +8,8 @@ use super::unit::UnitOfWork;
 use crate::domain::alert::{Alert, TimelineKind};
 use crate::domain::ids::{AlertId, MoMessageId, MtMessageId, NotificationId};
 use crate::domain::match_effects::{self, AlertRaise, Effect, PlannedDelivery};
+use crate::domain::monitoring::{DefaultSources, EndKind, RequestedSettings, SessionEnd};
+use crate::domain::recipient_targets::MonitoringCommand;
 use crate::domain::webhook::Category;
 use crate::domain::webhook_event::{EventType, event_data};
 use crate::store::{AlertEvent, AlertMatch, MatchedAlert, NewDelivery, StoreResult};
@@ -83,6 +85,7 @@ pub(super) async fn apply_effects(
                 unit.state.set_check_in_interval(Some(minutes), at)
             }
             Effect::PauseCheckIns(paused) => unit.state.pause_check_in(paused, at),
+            Effect::Monitoring(command) => monitor(unit, base, command).await?,
         }
     }
     Ok(alert)
@@ -130,6 +133,44 @@ async fn raise_or_join(
         unit.tx.record_match(id, &step).await?;
     }
     Ok(matched)
+}
+
+/// `StartMonitoring` / `StopMonitoring` / `ForceStopMonitoring`: the matched device's
+/// session started (with its defaults) or ended, at the match's instant, named after the
+/// notification. The MT command is queued beside it (`QueueMt`).
+async fn monitor(
+    unit: &mut UnitOfWork<'_>,
+    base: &DeliveryBase,
+    command: MonitoringCommand,
+) -> StoreResult<()> {
+    let actor = format!("notification:{}", base.notification_id.get());
+    let (code, device_id) = (&unit.node.code, unit.device_id.as_str());
+    let (kind, reason) = match command {
+        MonitoringCommand::Start => {
+            let tenant = unit.tx.tenant(code).await?;
+            let sources = DefaultSources {
+                message: None,
+                device: Some(&unit.device.properties),
+                tenant: tenant.as_ref().map(|t| &t.properties),
+            };
+            let settings = RequestedSettings::settle_from_device(None, sources);
+            let at = (base.at, actor.as_str());
+            unit.tx
+                .begin_device_monitoring(code, device_id, &settings, at)
+                .await?;
+            return Ok(());
+        }
+        MonitoringCommand::Stop => (EndKind::Normal, "StopMonitoring"),
+        MonitoringCommand::ForceStop => (EndKind::ForceStop, "ForceStopMonitoring"),
+    };
+    let end = SessionEnd {
+        at: base.at,
+        by: actor,
+        kind,
+        reason: Some(format!("{reason} (event notification)")),
+    };
+    unit.tx.end_device_monitoring(code, device_id, &end).await?;
+    Ok(())
 }
 
 /// `ChangeGroup`: the device moves if the group still exists, and the move is a device

@@ -1,0 +1,90 @@
+//! What a device's own messages do to its monitoring session, in the batch's ingest
+//! transaction (docs/monitoring.md, "Device messages"): MO `BeginMonitoring` starts one,
+//! `EndMonitoring` ends it, a confirming message is its check-in. None of these is an
+//! error the batch could fail on: a start while a session runs, an end or a check-in
+//! without one, change nothing. Not audited: the stored message is the record of what
+//! the device did (the session's history names the message's actor, `device`).
+
+use jiff::Timestamp;
+
+use super::monitoring_sessions::{
+    CheckIn, NewSession, close_session, insert_session, locked_current, record_check_in,
+};
+use super::{StoreResult, WriteTx};
+use crate::domain::ids::{MoMessageId, MonitoringSessionId, TenantCode};
+use crate::domain::monitoring::{Confirmation, SessionEnd, SessionSettings};
+
+/// Who a device's own session changes name (`started_by`, `ended_by`, an event's actor).
+pub const DEVICE_ACTOR: &str = "device";
+
+impl WriteTx {
+    /// Starts a session at the device at `at` (its MO `BeginMonitoring`, actor
+    /// `device`; or a rule's `StartMonitoring`, actor `notification:<id>`), unless it
+    /// has a current one. Answers the new session's id.
+    pub async fn begin_device_monitoring(
+        &mut self,
+        tenant_code: &TenantCode,
+        device_id: &str,
+        settings: &SessionSettings,
+        (at, actor): (Timestamp, &str),
+    ) -> StoreResult<Option<MonitoringSessionId>> {
+        let new = NewSession {
+            tenant_code,
+            device_id,
+            settings,
+            at,
+            actor,
+        };
+        insert_session(&mut self.tx, self.monitoring_minute, new).await
+    }
+
+    /// Ends the device's current session as `end` says (its MO `EndMonitoring`: the
+    /// worker's normal end; or a rule's `StopMonitoring` / `ForceStopMonitoring`), if it
+    /// has one started before `end.at`. Answers whether it ended one.
+    pub async fn end_device_monitoring(
+        &mut self,
+        tenant_code: &TenantCode,
+        device_id: &str,
+        end: &SessionEnd,
+    ) -> StoreResult<bool> {
+        let key = (self.backend, self.monitoring_minute);
+        let Some(session) = locked_current(&mut self.tx, key, tenant_code, device_id).await? else {
+            return Ok(false);
+        };
+        if end.at <= session.started_at {
+            // An end sent before this session began belongs to an earlier one.
+            return Ok(false);
+        }
+        close_session(&mut self.tx, &session, end).await?;
+        Ok(true)
+    }
+
+    /// Records a device message's check-in (`kind`, sent at `at`) on the device's current
+    /// session. Nothing when it has none, or when the message is from before its start
+    /// or not newer than its last check-in (messages arrive out of order: an older one
+    /// does not move the clock back). Answers whether it counted.
+    pub async fn confirm_monitoring_session(
+        &mut self,
+        tenant_code: &TenantCode,
+        device_id: &str,
+        (mo_message_id, kind, at): (MoMessageId, Confirmation, Timestamp),
+    ) -> StoreResult<bool> {
+        let key = (self.backend, self.monitoring_minute);
+        let Some(session) = locked_current(&mut self.tx, key, tenant_code, device_id).await? else {
+            return Ok(false);
+        };
+        let newer = session.last_check_in_at.is_none_or(|last| at > last);
+        if at <= session.started_at || !newer {
+            return Ok(false);
+        }
+        let check_in = CheckIn {
+            at,
+            kind,
+            actor: DEVICE_ACTOR,
+            mo_message_id: Some(mo_message_id),
+            note: None,
+        };
+        record_check_in(&mut self.tx, &session, &check_in).await?;
+        Ok(true)
+    }
+}
