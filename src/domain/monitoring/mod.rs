@@ -7,6 +7,7 @@ pub mod check_in;
 pub mod record;
 pub mod session;
 pub mod settings;
+pub mod view;
 
 pub use check_in::{Confirmation, confirmation_of, message_confirmation};
 pub use record::{EndKind, MonitoringSession, SessionEnd, SessionEventKind, SessionEventLine};

@@ -6,11 +6,10 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::domain::ids::{DeviceId, MoMessageId, MonitoringSessionId, TenantCode, UserId};
+use crate::domain::ids::{MoMessageId, MonitoringSessionId};
 use crate::domain::monitoring::settings::NOTE_MAX_CHARS;
 use crate::domain::monitoring::{
-    Confirmation, DefaultSources, DueAct, EndKind, MonitoringSession, MonitoringState,
-    RequestedSettings, SessionEventKind, SessionEventLine, SessionSettings,
+    DefaultSources, RequestedSettings, SessionEventKind, SessionEventLine, SessionSettings,
 };
 use crate::domain::record::ServerFields;
 use crate::domain::serde_util::opt_int64;
@@ -108,108 +107,7 @@ impl CheckInRecord {
     }
 }
 
-/// A monitoring session as read: current (`GET …/monitoring`, `GET /V2/{t}/monitoring`)
-/// or ended (`GET …/monitoring/history`). `State`, `NextDueAt`, `NextDueAct` and
-/// `ReminderAt` are computed from its clock when read.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
-#[serde(rename = "MonitoringSession", rename_all = "PascalCase")]
-#[schema(as = MonitoringSession)]
-pub struct MonitoringSessionView {
-    #[schema(value_type = String, min_length = 1, example = "12")]
-    pub monitoring_session_id: MonitoringSessionId,
-    #[schema(value_type = String, min_length = 1, example = "1000")]
-    pub tenant_code: TenantCode,
-    #[schema(value_type = String, min_length = 1, example = "300434063000000")]
-    pub device_id: DeviceId,
-    /// The person watched: the device's user when the session started.
-    #[schema(value_type = Option<String>, example = "7")]
-    pub user_id: Option<UserId>,
-    #[schema(value_type = String, format = DateTime)]
-    pub started_at: Timestamp,
-    /// A user, a token (`token:<Name>`), or `device`.
-    #[schema(min_length = 1, example = "worker@example.com")]
-    pub started_by: String,
-    /// The start plus `DurationMinutes`.
-    #[schema(value_type = String, format = DateTime)]
-    pub planned_end_at: Timestamp,
-    pub duration_minutes: u32,
-    pub check_in_interval_minutes: u32,
-    pub grace_minutes: u32,
-    pub reminder_minutes: u32,
-    pub no_motion_minutes: u32,
-    pub note: Option<String>,
-    #[schema(value_type = Option<String>, format = DateTime)]
-    pub last_check_in_at: Option<Timestamp>,
-    /// What confirmed the last check-in.
-    #[schema(value_type = Option<String>, example = "ApiCheckIn")]
-    pub last_check_in_kind: Option<Confirmation>,
-    pub check_in_count: i64,
-    pub missed_check_in_count: i64,
-    /// When the person must next act (null once ended).
-    #[schema(value_type = Option<String>, format = DateTime)]
-    pub next_due_at: Option<Timestamp>,
-    /// `CheckIn`, or `End` (end or extend by the planned end).
-    #[schema(value_type = Option<String>, example = "CheckIn")]
-    pub next_due_act: Option<DueAct>,
-    #[schema(value_type = Option<String>, format = DateTime)]
-    pub reminder_at: Option<Timestamp>,
-    /// `Ok`, `DueSoon`, `Overdue`, `Alerting` (null once ended).
-    #[schema(value_type = Option<String>, example = "Ok")]
-    pub state: Option<MonitoringState>,
-    #[schema(value_type = Option<String>, format = DateTime)]
-    pub ended_at: Option<Timestamp>,
-    pub ended_by: Option<String>,
-    /// `Normal` (by the worker) or `ForceStop` (by an operator, with a reason).
-    #[schema(value_type = Option<String>, example = "Normal")]
-    pub end_kind: Option<EndKind>,
-    pub end_reason: Option<String>,
-    #[schema(value_type = String, format = DateTime)]
-    pub timestamp: Timestamp,
-    /// The session's version (also the `ETag` header; `If-Match` on PATCH and DELETE).
-    #[serde(rename = "ETag")]
-    #[schema(min_length = 1)]
-    pub etag: String,
-}
-
-impl MonitoringSessionView {
-    /// The session as read at `now`.
-    pub fn at(session: MonitoringSession, now: Timestamp) -> Self {
-        let clock = session.clock();
-        let current = session.ended.is_none();
-        let schedule = current.then(|| clock.schedule());
-        let s = session.settings;
-        let end = session.ended;
-        MonitoringSessionView {
-            monitoring_session_id: session.id,
-            tenant_code: session.tenant_code,
-            device_id: session.device_id,
-            user_id: session.user_id,
-            started_at: session.started_at,
-            started_by: session.started_by,
-            planned_end_at: session.planned_end_at,
-            duration_minutes: s.duration_minutes,
-            check_in_interval_minutes: s.check_in_interval_minutes,
-            grace_minutes: s.grace_minutes,
-            reminder_minutes: s.reminder_minutes,
-            no_motion_minutes: s.no_motion_minutes,
-            note: s.note,
-            last_check_in_at: session.last_check_in_at,
-            last_check_in_kind: session.last_check_in_kind,
-            check_in_count: session.check_in_count,
-            missed_check_in_count: session.missed_check_in_count,
-            next_due_at: schedule.map(|s| s.next_due_at),
-            next_due_act: schedule.map(|s| s.due),
-            reminder_at: schedule.and_then(|s| s.reminder_at),
-            state: current.then(|| clock.state(now)),
-            ended_at: end.as_ref().map(|e| e.at),
-            ended_by: end.as_ref().map(|e| e.by.clone()),
-            end_kind: end.as_ref().map(|e| e.kind),
-            end_reason: end.and_then(|e| e.reason),
-            timestamp: session.updated_at,
-            etag: session.etag,
-        }
-    }
-}
+pub use crate::domain::monitoring::view::MonitoringSessionView;
 
 /// A line of a session's history (`GET /V2/{t}/monitoring/{monitoringSessionId}/events`).
 #[derive(Debug, Clone, Serialize, ToSchema)]
