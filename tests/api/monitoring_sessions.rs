@@ -192,6 +192,36 @@ async fn foreign_and_unknown_devices_are_not_found(app: TestApp) {
             .await,
     )
     .await;
+    // A session's history lines: another tenant's, unknown or not a number, 404.
+    let started = app.admin.post(&monitoring(&a, "w1"), &json!({})).await;
+    assert_eq!(started.status(), StatusCode::OK);
+    let session = app.admin.get_json(&monitoring(&a, "w1")).await;
+    let id = session["MonitoringSessionId"]
+        .as_str()
+        .expect("an id")
+        .to_string();
+    let lines = app
+        .admin
+        .get_json(&format!("/V2/{a}/monitoring/{id}/events"))
+        .await;
+    assert_eq!(lines[0]["Kind"], "Started");
+    for path in [
+        format!("/V2/{b}/monitoring/{id}/events"),
+        format!("/V2/{a}/monitoring/999999/events"),
+        format!("/V2/{a}/monitoring/abc/events"),
+        format!("/V2/{a}/monitoring/-1/events"),
+    ] {
+        let caller = if path.contains(&format!("/{b}/")) {
+            &b_admin
+        } else {
+            &app.admin
+        };
+        assert_not_found(caller.get(&path).await).await;
+    }
+    assert_eq!(
+        app.admin.delete(&monitoring(&a, "w1")).await.status(),
+        StatusCode::OK
+    );
     // A device without a session: GET, check-in, PATCH and DELETE are 404.
     let path = monitoring(&a, "w1");
     assert_not_found(app.admin.get(&path).await).await;
