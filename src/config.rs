@@ -322,6 +322,11 @@ pub struct ServeArgs {
     /// Log format.
     #[arg(long, env = "SAFETRACK_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,
+    /// Tests only: a monitoring session's minute lasts this many milliseconds, so the
+    /// timers of a real process fire within seconds (docs/monitoring.md, "Timers").
+    #[arg(long, hide = true, env = "SAFETRACK_MONITORING_MINUTE_MS",
+        value_parser = clap::value_parser!(u16).range(1..=60_000))]
+    pub monitoring_minute_ms: Option<u16>,
     #[command(flatten)]
     pub reports: ReportArgs,
 }

@@ -69,8 +69,9 @@ fn auth(args: &ServeArgs) -> AuthConfig {
     }
 }
 
-/// Escalation; which channels are usable is derived from `channels` when the app is
-/// built, not from the flags a second time.
+/// Escalation and the monitoring minute (shortened by tests only); which channels are
+/// usable is derived from `channels` when the app is built, not from the flags a second
+/// time.
 fn pipeline(args: &ServeArgs) -> PipelineConfig {
     PipelineConfig {
         escalation_after: (args.escalation_after_seconds > 0).then(|| {
@@ -79,6 +80,11 @@ fn pipeline(args: &ServeArgs) -> PipelineConfig {
             )
         }),
         escalation_rounds: i64::from(args.escalation_repeats.max(1)),
+        monitoring_minute: args
+            .monitoring_minute_ms
+            .map_or(PipelineConfig::default().monitoring_minute, |ms| {
+                jiff::SignedDuration::from_millis(i64::from(ms))
+            }),
         ..PipelineConfig::default()
     }
 }
@@ -265,6 +271,32 @@ mod tests {
         assert!(settings_of(&["--twilio-account-sid=AC1"]).is_err());
         assert!(settings_of(&["--garmin-inbound-url=https://example.com"]).is_err());
         assert!(settings_of(&["--retry-initial-seconds=0"]).is_err());
+    }
+
+    /// The hidden test-only `--monitoring-minute-ms` shortens a session minute; without
+    /// it a minute is a minute, and a value outside 1 to 60,000 is refused by name.
+    #[test]
+    fn the_monitoring_minute_is_a_minute_unless_a_test_shortens_it() {
+        let minute = |flags: &[&str]| settings_of(flags).expect("settings").pipeline;
+        assert_eq!(
+            minute(&[]).monitoring_minute,
+            jiff::SignedDuration::from_mins(1)
+        );
+        assert_eq!(
+            minute(&["--monitoring-minute-ms=250"]).monitoring_minute,
+            jiff::SignedDuration::from_millis(250)
+        );
+        for bad in ["0", "60001", "-5", "1.5", "soon"] {
+            let flag = format!("--monitoring-minute-ms={bad}");
+            let refused = Cli::try_parse_from(["safetrack", &flag])
+                .expect_err(bad)
+                .to_string();
+            assert!(refused.contains("--monitoring-minute-ms"), "{refused}");
+        }
+        let help = <Cli as clap::CommandFactory>::command()
+            .render_help()
+            .to_string();
+        assert!(!help.contains("monitoring-minute"), "hidden: {help}");
     }
 
     #[test]
