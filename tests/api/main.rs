@@ -55,6 +55,7 @@ mod login_attacks;
 mod metrics_exposure;
 mod mo_messages;
 mod monitoring_ingest;
+mod monitoring_processes;
 mod monitoring_sessions;
 mod monitoring_timers;
 mod mt_messages;
