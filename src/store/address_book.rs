@@ -272,8 +272,8 @@ impl Store {
     }
 
     /// Replaces a record `node` owns. Refused (`Conflict`) when it would stop sharing a
-    /// record a subtenant's list or notification names, or remove a contact entry one
-    /// names.
+    /// record a subtenant's list, notification or escalation policy names, or remove a
+    /// contact entry one names.
     pub async fn update_address_book<T: BookRecord>(
         &self,
         node: &TenantNode,
@@ -336,7 +336,8 @@ impl Store {
         Ok(())
     }
 
-    /// Deletes a record the tenant owns; `Conflict` while a list or notification names it.
+    /// Deletes a record the tenant owns; `Conflict` while a list, notification or escalation
+    /// policy names it.
     pub async fn delete_address_book<T: BookRecord>(
         &self,
         tenant_code: &TenantCode,
@@ -367,7 +368,7 @@ impl Store {
             // A reference committed after our check: the foreign key refuses.
             .map_err(|e| match &e {
                 sqlx::Error::Database(db) if db.is_foreign_key_violation() => {
-                    in_use("a list or notification written meanwhile".into())
+                    in_use("a list, notification or escalation policy written meanwhile".into())
                 }
                 _ => StoreError::from(e),
             })?;

@@ -3,11 +3,14 @@
 //! names one in its `escalation_policy_id` column (and its document): the policy must be
 //! visible from the notification's tenant when it is written (PostgreSQL: share-locked
 //! until commit), and is refused deletion, or un-sharing from the tenants that use it,
-//! while any notification names it (409 naming them).
+//! while any notification names it (409 naming them). Its steps' recipients are
+//! recorded as its references (`recipient_references`, migration 0064) in the same
+//! transaction, so what they name is refused deletion while named (store/references.rs).
 
 use sqlx::{FromRow, Row};
 
 use super::audit_log::record;
+use super::references::Referrer;
 use super::{
     Key, Store, StoreError, StoreResult, Tx, VersionedRow, conflict_on_duplicate, new_etag,
     stored_time, to_doc, to_micros,
@@ -210,6 +213,13 @@ impl Store {
         .await
         .map_err(|e| conflict_on_duplicate(e, DUPLICATE))?;
         let id = EscalationPolicyId::new(row.try_get("id")?);
+        self.record_references(
+            &mut tx,
+            Referrer::EscalationPolicy(id),
+            &node.code,
+            references,
+        )
+        .await?;
         record(
             &mut tx,
             audit,
@@ -268,6 +278,13 @@ impl Store {
         .execute(&mut *tx)
         .await
         .map_err(|e| conflict_on_duplicate(e, DUPLICATE))?;
+        self.record_references(
+            &mut tx,
+            Referrer::EscalationPolicy(id),
+            &node.code,
+            references,
+        )
+        .await?;
         record(
             &mut tx,
             audit,
@@ -280,7 +297,8 @@ impl Store {
         Ok(())
     }
 
-    /// Deletes a policy the tenant owns; 409 naming the notifications while any names it.
+    /// Deletes a policy the tenant owns (and, by cascade, what its steps named); 409
+    /// naming the notifications while any names it.
     pub async fn delete_escalation_policy(
         &self,
         tenant_code: &TenantCode,

@@ -1,7 +1,8 @@
-//! What recipients name (table `recipient_references`, migration 0010). Lists and
-//! notifications record their references in the transaction that writes them, after
-//! finding (and on PostgreSQL share-locking) what they name; contacts, lists and groups
-//! refuse to be deleted, lose a named entry or stop being shared while named.
+//! What recipients name (table `recipient_references`, migrations 0010 and 0064). Lists,
+//! notifications and escalation policies (their steps' recipients) record their
+//! references in the transaction that writes them, after finding (and on PostgreSQL
+//! share-locking) what they name; contacts, lists and groups refuse to be deleted, lose
+//! a named entry or stop being shared while named.
 
 use std::collections::HashSet;
 
@@ -9,7 +10,9 @@ use sqlx::{FromRow, Row};
 
 use super::{Store, StoreError, StoreResult, Tx};
 use crate::domain::address_book::Contact;
-use crate::domain::ids::{ContactId, DistributionListId, GroupId, NotificationId, TenantCode};
+use crate::domain::ids::{
+    ContactId, DistributionListId, EscalationPolicyId, GroupId, NotificationId, TenantCode,
+};
 use crate::domain::recipient::{
     ContactTarget, RecipientReference, RecipientTarget, RecipientType, ReferencedRecords,
     check_references,
@@ -25,13 +28,16 @@ struct OwnerDocRow {
     doc: String,
 }
 
-/// The first list or notification naming a record (one of the two is null).
+/// The first list, notification or escalation policy naming a record (one of the
+/// three is not null).
 #[derive(sqlx::FromRow)]
 struct ReferrerRow {
     list_id: Option<i64>,
     list_doc: Option<String>,
     notification_id: Option<i64>,
     notification_doc: Option<String>,
+    policy_id: Option<i64>,
+    policy_name: Option<String>,
 }
 
 /// What a device-synced list names: a contact or a list.
@@ -46,6 +52,8 @@ struct SyncedRow {
 pub(super) enum Referrer {
     List(DistributionListId),
     Notification(NotificationId),
+    /// An escalation policy: what its steps' recipients name.
+    EscalationPolicy(EscalationPolicyId),
 }
 
 /// A record recipients may name.
@@ -188,6 +196,7 @@ impl Store {
         let (column, id) = match referrer {
             Referrer::List(id) => ("from_list_id", id.get()),
             Referrer::Notification(id) => ("from_notification_id", id.get()),
+            Referrer::EscalationPolicy(id) => ("from_escalation_policy_id", id.get()),
         };
         sqlx::query(&format!(
             "DELETE FROM recipient_references WHERE {column} = $1"
@@ -225,8 +234,8 @@ impl Store {
         Ok(())
     }
 
-    /// The first list or notification naming `named` (optionally only those of tenants
-    /// other than `except_tenant`), described for a 409.
+    /// The first list, notification or escalation policy naming `named` (optionally only
+    /// those of tenants other than `except_tenant`), described for a 409.
     pub(super) async fn first_referrer(
         &self,
         tx: &mut Tx,
@@ -253,10 +262,12 @@ impl Store {
             self.backend.placeholders(2, 1),
         );
         let sql = format!(
-            "SELECT l.id AS list_id, l.doc AS list_doc, n.id AS notification_id, n.doc AS notification_doc
+            "SELECT l.id AS list_id, l.doc AS list_doc, n.id AS notification_id, n.doc AS notification_doc,
+                p.id AS policy_id, p.name AS policy_name
              FROM recipient_references r
              LEFT JOIN distribution_lists l ON l.id = r.from_list_id
              LEFT JOIN event_notifications n ON n.id = r.from_notification_id
+             LEFT JOIN escalation_policies p ON p.id = r.from_escalation_policy_id
              WHERE {column} = {named_id} AND r.referrer_tenant <> {except}{entry_filter}
              ORDER BY r.id LIMIT 1"
         );
@@ -279,6 +290,10 @@ impl Store {
         if let Some(list) = row.list_id {
             let name = name_in(row.list_doc, "ListName");
             return Ok(Some(format!("distribution list {name} ({list})")));
+        }
+        if let Some(policy) = row.policy_id {
+            let name = row.policy_name.unwrap_or_default();
+            return Ok(Some(format!("escalation policy {name} ({policy})")));
         }
         let notification = row.notification_id;
         let name = name_in(row.notification_doc, "NotificationName");

@@ -31,6 +31,7 @@ mod devices;
 mod durability;
 mod escalation;
 mod escalation_policies;
+mod escalation_policy_references;
 mod escalation_policy_steps;
 mod event_notification_rules;
 mod event_notifications;
