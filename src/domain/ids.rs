@@ -123,6 +123,8 @@ serial_id! {
     EscalationPolicyId,
     /// A lone-worker monitoring session (`monitoring_sessions.id`).
     MonitoringSessionId,
+    /// A line of a monitoring session's history (`monitoring_session_events.id`).
+    SessionEventId,
 }
 
 /// Declares a text id: a wrapper of a `String` that derefs to `str`.

@@ -415,6 +415,6 @@ async fn session_events(
         request,
         &app.paging,
         &listing,
-        |e: &MonitoringSessionEventView| e.event_id.parse::<i64>().unwrap_or(0),
+        |e: &MonitoringSessionEventView| e.event_id.get(),
     ))
 }

@@ -1,5 +1,5 @@
 //! The live stream: `GET /V2/{t}/stream` — Server-Sent Events of the
-//! `momessage`, `alert` and `device` events ingest publishes to the hub
+//! `momessage`, `alert`, `device` and `monitoring` events writes publish to the hub
 //! (`services::stream`), in the caller's scope.
 //!
 //! Each event is `event: <kind>`, `id: <event id>`, `data: <the JSON record>`. A client
@@ -53,8 +53,11 @@ struct StreamQuery {
 /// Follow the tenant's live events (Server-Sent Events).
 ///
 /// `text/event-stream` of `momessage` (a stored MO message, as GET shows it without
-/// `includeFile`), `alert` (an alert raised or joined) and `device` (a device whose state
-/// changed: position, emergency, battery, geofences) events. Each event has
+/// `includeFile`), `alert` (an alert raised, joined, acknowledged, escalated or resolved),
+/// `device` (a device whose state changed: position, emergency, battery, geofences) and
+/// `monitoring` (a line of a monitoring session's history — started, check-in, changed,
+/// reminder, missed check-in, overdue, ended — with `DeviceId` and the `Session` as it is
+/// then, docs/monitoring.md) events. Each event has
 /// `event: <kind>`, `id: <event id>` and `data: <the JSON record>` on one line; a comment
 /// line keeps an idle stream open every 15 s.
 ///
@@ -71,8 +74,8 @@ struct StreamQuery {
         ("Last-Event-ID" = Option<u64>, Header,
             description = "The `id` of the last event received: resume after it")),
     responses(
-        (status = 200, description = "An endless stream of events: `event: momessage|alert|device`, \
-            `id: <event id>`, `data: <MoMessage|Alert|Device as JSON>`",
+        (status = 200, description = "An endless stream of events: `event: momessage|alert|device|monitoring`, \
+            `id: <event id>`, `data: <MoMessage|Alert|Device|MonitoringEvent as JSON>`",
             body = String, content_type = "text/event-stream",
             example = "event: momessage\nid: 1767225600000001\ndata: {\"MessageId\":\"1\",\"DeviceId\":\"van-3\",\"MessageType\":\"CheckIn\"}\n\n"),
         (status = 400, description = "`Last-Event-ID` is not an event id", body = Problem),

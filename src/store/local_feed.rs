@@ -95,6 +95,7 @@ mod tests {
             messages: vec![id, id + 1],
             alerts: Vec::new(),
             device: false,
+            sessions: Vec::new(),
             device_record: None,
             records: None,
         }

@@ -35,7 +35,7 @@ impl WriteTx {
             at,
             actor,
         };
-        insert_session(&mut self.tx, self.monitoring_minute, new).await
+        insert_session(self, new).await
     }
 
     /// Ends the device's current session as `end` says (its MO `EndMonitoring`: the
@@ -47,15 +47,14 @@ impl WriteTx {
         device_id: &str,
         end: &SessionEnd,
     ) -> StoreResult<bool> {
-        let key = (self.backend, self.monitoring_minute);
-        let Some(session) = locked_current(&mut self.tx, key, tenant_code, device_id).await? else {
+        let Some(session) = locked_current(self, tenant_code, device_id).await? else {
             return Ok(false);
         };
         if end.at <= session.started_at {
             // An end sent before this session began belongs to an earlier one.
             return Ok(false);
         }
-        close_session(&mut self.tx, &session, end).await?;
+        close_session(self, &session, end).await?;
         Ok(true)
     }
 
@@ -69,8 +68,7 @@ impl WriteTx {
         device_id: &str,
         (mo_message_id, kind, at): (MoMessageId, Confirmation, Timestamp),
     ) -> StoreResult<bool> {
-        let key = (self.backend, self.monitoring_minute);
-        let Some(session) = locked_current(&mut self.tx, key, tenant_code, device_id).await? else {
+        let Some(session) = locked_current(self, tenant_code, device_id).await? else {
             return Ok(false);
         };
         let newer = session.last_check_in_at.is_none_or(|last| at > last);
@@ -84,7 +82,7 @@ impl WriteTx {
             mo_message_id: Some(mo_message_id),
             note: None,
         };
-        record_check_in(&mut self.tx, &session, &check_in).await?;
+        record_check_in(self, &session, &check_in).await?;
         Ok(true)
     }
 }

@@ -1,13 +1,16 @@
 //! What monitoring sessions leave behind, read back: a device's ended sessions, and a
 //! session's history lines (`monitoring_session_events`: started, check-ins, reminders,
-//! missed check-ins, changes, overdue, no motion, the end), each paged in id order.
+//! missed check-ins, changes, overdue, no motion, the end), each paged in id order; and
+//! lines as `monitoring` events, with their session (the live stream's read, and what a
+//! write announces).
 
-use sqlx::Row;
+use std::collections::HashMap;
 
-use super::monitoring_sessions::{COLUMNS, session_from_row};
-use super::{Store, StoreError, StoreResult, stored_time};
-use crate::domain::ids::{MoMessageId, MonitoringSessionId, TenantCode};
-use crate::domain::monitoring::{MonitoringSession, SessionEventKind, SessionEventLine};
+use super::monitoring_rows::{COLUMNS, LINE_COLUMNS, line_from_row, session_from_row};
+use super::{Store, StoreError, StoreResult};
+use crate::domain::ids::{MonitoringSessionId, TenantCode};
+use crate::domain::monitoring::view::MonitoringEvent;
+use crate::domain::monitoring::{MonitoringSession, SessionEventLine};
 
 impl Store {
     /// One page of a device's ended sessions, in id order after `after`.
@@ -53,36 +56,49 @@ impl Store {
         if owned.is_none() {
             return Err(StoreError::NotFound);
         }
-        let rows = sqlx::query(
-            "SELECT id, at, kind, actor, mo_message_id, detail FROM monitoring_session_events
-             WHERE session_id = $1 AND id > $2 ORDER BY id LIMIT $3",
-        )
+        let rows = sqlx::query(&format!(
+            "SELECT {LINE_COLUMNS} FROM monitoring_session_events e
+                 WHERE e.session_id = $1 AND e.id > $2 ORDER BY e.id LIMIT $3"
+        ))
         .bind(id.get())
         .bind(after)
         .bind(i64::from(limit))
         .fetch_all(&self.pool)
         .await?;
-        rows.iter()
-            .map(|row| {
-                let kind: String = row.try_get("kind")?;
-                let detail: Option<String> = row.try_get("detail")?;
-                Ok(SessionEventLine {
-                    id: row.try_get("id")?,
-                    session_id: id,
-                    at: stored_time(row.try_get("at")?)?,
-                    kind: kind
-                        .parse::<SessionEventKind>()
-                        .map_err(|_| StoreError::Corrupt(format!("session event kind {kind}")))?,
-                    actor: row.try_get("actor")?,
-                    mo_message_id: row
-                        .try_get::<Option<i64>, _>("mo_message_id")?
-                        .map(MoMessageId::new),
-                    detail: detail
-                        .map(|d| serde_json::from_str(&d))
-                        .transpose()
-                        .map_err(|e| StoreError::Corrupt(format!("session event detail: {e}")))?,
-                })
-            })
-            .collect()
+        rows.iter().map(|row| line_from_row(row, id)).collect()
+    }
+
+    /// The `monitoring` events of the history lines `ids` of `tenant_code`, each with its
+    /// session as it is now (the live stream's read of a notification naming them).
+    /// Lines not found (another tenant's, none such) are left out.
+    pub async fn monitoring_stream_events(
+        &self,
+        tenant_code: &TenantCode,
+        ids: &[i64],
+    ) -> StoreResult<HashMap<i64, MonitoringEvent>> {
+        let mut found = HashMap::with_capacity(ids.len());
+        let now = crate::domain::time::now();
+        for chunk in ids.chunks(500) {
+            let list = (0..chunk.len())
+                .map(|i| format!("${}", i + 2))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let sql = format!(
+                "SELECT {COLUMNS}, {LINE_COLUMNS} FROM monitoring_session_events e
+                 JOIN monitoring_sessions m ON m.id = e.session_id
+                 WHERE e.tenant_code = $1 AND e.id IN ({list})"
+            );
+            let mut query = sqlx::query(&sql).bind(tenant_code.as_str());
+            for id in chunk {
+                query = query.bind(*id);
+            }
+            for row in query.fetch_all(&self.pool).await? {
+                let session = session_from_row(&row, self.monitoring_minute)?;
+                let line = line_from_row(&row, session.id)?;
+                let id = line.id.get();
+                found.insert(id, MonitoringEvent::at(line, session, now));
+            }
+        }
+        Ok(found)
     }
 }

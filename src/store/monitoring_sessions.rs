@@ -6,123 +6,22 @@
 //! `SessionClock::schedule()` of the row (all NULL once ended), adds a row to
 //! `monitoring_session_events`, and is audited, in one transaction.
 
-use jiff::{SignedDuration, Timestamp};
-use sqlx::{FromRow, Row};
+use jiff::Timestamp;
+use sqlx::Row;
 
 use super::audit_log::record;
-use super::{
-    Backend, Key, Store, StoreError, StoreResult, Tx, VersionedRow, new_etag, stored_time,
-    to_micros,
-};
+use super::monitoring_events::SessionEvent;
+use super::monitoring_rows::{COLUMNS, session_from_row};
+use super::{Key, Store, StoreError, StoreResult, VersionedRow, WriteTx, new_etag, to_micros};
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
-use crate::domain::ids::{DeviceId, MoMessageId, MonitoringSessionId, TenantCode, UserId};
-use crate::domain::monitoring::record::minutes_between;
+use crate::domain::ids::{MoMessageId, MonitoringSessionId, TenantCode};
 use crate::domain::monitoring::{
     Confirmation, EndKind, FiredTimers, MonitoringSession, SessionClock, SessionEnd,
     SessionEventKind, SessionSettings,
 };
 use crate::store::TenantSelection;
 
-pub(super) const COLUMNS: &str = "m.id, m.tenant_code, m.device_id, m.user_id, m.started_at, m.started_by, \
-    m.planned_end_at, m.check_in_interval_minutes, m.grace_minutes, m.reminder_minutes, \
-    m.no_motion_minutes, m.note, m.last_check_in_at, m.last_check_in_kind, m.check_in_count, \
-    m.missed_check_in_count, m.ended_at, m.ended_by, m.end_kind, m.end_reason, m.etag, \
-    m.updated_at, m.reminder_fired_for, m.missed_check_in_fired_for, m.overdue_fired_for";
-
 const DUPLICATE: &str = "a current monitoring session of this device";
-
-#[derive(sqlx::FromRow)]
-struct SessionRow {
-    id: i64,
-    tenant_code: String,
-    device_id: String,
-    user_id: Option<i64>,
-    started_at: i64,
-    started_by: String,
-    planned_end_at: i64,
-    check_in_interval_minutes: i64,
-    grace_minutes: i64,
-    reminder_minutes: i64,
-    no_motion_minutes: i64,
-    note: Option<String>,
-    last_check_in_at: Option<i64>,
-    last_check_in_kind: Option<String>,
-    check_in_count: i64,
-    missed_check_in_count: i64,
-    ended_at: Option<i64>,
-    ended_by: Option<String>,
-    end_kind: Option<String>,
-    end_reason: Option<String>,
-    etag: String,
-    updated_at: i64,
-    reminder_fired_for: Option<i64>,
-    missed_check_in_fired_for: Option<i64>,
-    overdue_fired_for: Option<i64>,
-}
-
-fn stored_minutes(n: i64) -> StoreResult<u32> {
-    u32::try_from(n).map_err(|_| StoreError::Corrupt(format!("session minutes {n}")))
-}
-
-impl SessionRow {
-    fn into_session(self, minute: SignedDuration) -> StoreResult<MonitoringSession> {
-        let started_at = stored_time(self.started_at)?;
-        let planned_end_at = stored_time(self.planned_end_at)?;
-        let ended = match (self.ended_at, self.end_kind) {
-            (Some(at), Some(kind)) => Some(SessionEnd {
-                at: stored_time(at)?,
-                by: self.ended_by.unwrap_or_default(),
-                kind: kind
-                    .parse::<EndKind>()
-                    .map_err(|_| StoreError::Corrupt(format!("session end kind {kind}")))?,
-                reason: self.end_reason,
-            }),
-            _ => None,
-        };
-        Ok(MonitoringSession {
-            id: MonitoringSessionId::new(self.id),
-            tenant_code: TenantCode::from_store(self.tenant_code),
-            device_id: DeviceId::from_store(self.device_id),
-            user_id: self.user_id.map(UserId::new),
-            started_at,
-            started_by: self.started_by,
-            planned_end_at,
-            settings: SessionSettings {
-                duration_minutes: minutes_between(started_at, planned_end_at, minute),
-                check_in_interval_minutes: stored_minutes(self.check_in_interval_minutes)?,
-                grace_minutes: stored_minutes(self.grace_minutes)?,
-                reminder_minutes: stored_minutes(self.reminder_minutes)?,
-                no_motion_minutes: stored_minutes(self.no_motion_minutes)?,
-                note: self.note,
-            },
-            last_check_in_at: self.last_check_in_at.map(stored_time).transpose()?,
-            last_check_in_kind: self
-                .last_check_in_kind
-                .and_then(|k| k.parse::<Confirmation>().ok()),
-            check_in_count: self.check_in_count,
-            missed_check_in_count: self.missed_check_in_count,
-            ended,
-            updated_at: stored_time(self.updated_at)?,
-            etag: self.etag,
-            fired: FiredTimers {
-                reminder: self.reminder_fired_for.map(stored_time).transpose()?,
-                missed_check_in: self
-                    .missed_check_in_fired_for
-                    .map(stored_time)
-                    .transpose()?,
-                overdue: self.overdue_fired_for.map(stored_time).transpose()?,
-            },
-            minute,
-        })
-    }
-}
-
-pub(super) fn session_from_row(
-    row: &sqlx::any::AnyRow,
-    minute: SignedDuration,
-) -> StoreResult<MonitoringSession> {
-    SessionRow::from_row(row)?.into_session(minute)
-}
 
 /// The due columns of a clock: reminder, missed check-in, overdue — less the timers
 /// already fired for their time (`fired`).
@@ -172,15 +71,15 @@ pub(super) struct NewSession<'a> {
 /// `tx`. `NotFound` without such a device; `None` when the device has a current session
 /// already (no error, so the caller's transaction goes on: ingest's cannot roll back).
 pub(super) async fn insert_session(
-    tx: &mut Tx,
-    minute: SignedDuration,
+    tx: &mut WriteTx,
     new: NewSession<'_>,
 ) -> StoreResult<Option<MonitoringSessionId>> {
+    let minute = tx.monitoring_minute;
     let device =
         sqlx::query("SELECT user_id FROM devices WHERE tenant_code = $1 AND device_id = $2")
             .bind(new.tenant_code.as_str())
             .bind(new.device_id)
-            .fetch_optional(&mut **tx)
+            .fetch_optional(&mut *tx.tx)
             .await?
             .ok_or(StoreError::NotFound)?;
     let user_id: Option<i64> = device.try_get("user_id")?;
@@ -211,7 +110,7 @@ pub(super) async fn insert_session(
     .bind(missed)
     .bind(overdue)
     .bind(new_etag())
-    .fetch_optional(&mut **tx)
+    .fetch_optional(&mut *tx.tx)
     .await?;
     let Some(row) = row else {
         return Ok(None);
@@ -238,7 +137,7 @@ impl Store {
         settings: &SessionSettings,
         audit: &Audit,
     ) -> StoreResult<MonitoringSessionId> {
-        let mut tx = self.begin_write().await?;
+        let mut tx = self.begin().await?;
         let actor = actor_of(audit);
         let new = NewSession {
             tenant_code,
@@ -247,11 +146,11 @@ impl Store {
             at: crate::domain::time::now(),
             actor: &actor,
         };
-        let id = insert_session(&mut tx, self.monitoring_minute, new)
+        let id = insert_session(&mut tx, new)
             .await?
             .ok_or_else(|| StoreError::Conflict(format!("{DUPLICATE} already exists")))?;
         record(
-            &mut tx,
+            &mut tx.tx,
             audit,
             AuditAction::Create,
             ResourceType::MonitoringSession,
@@ -318,15 +217,10 @@ impl Store {
         note: Option<&str>,
         audit: &Audit,
     ) -> StoreResult<()> {
-        let mut tx = self.begin_write().await?;
-        let session = locked_current(
-            &mut tx,
-            (self.backend, self.monitoring_minute),
-            tenant_code,
-            device_id,
-        )
-        .await?
-        .ok_or(StoreError::NotFound)?;
+        let mut tx = self.begin().await?;
+        let session = locked_current(&mut tx, tenant_code, device_id)
+            .await?
+            .ok_or(StoreError::NotFound)?;
         let actor = actor_of(audit);
         let check_in = CheckIn {
             at: crate::domain::time::now(),
@@ -337,7 +231,7 @@ impl Store {
         };
         record_check_in(&mut tx, &session, &check_in).await?;
         record(
-            &mut tx,
+            &mut tx.tx,
             audit,
             AuditAction::Update,
             ResourceType::MonitoringSession,
@@ -358,18 +252,13 @@ impl Store {
         if_match: Option<&str>,
         audit: &Audit,
     ) -> StoreResult<()> {
-        let mut tx = self.begin_write().await?;
+        let mut tx = self.begin().await?;
         let keys = [Key::Text(tenant_code), Key::Text(device_id)];
-        self.check_version(&mut tx, current_row(&keys), if_match)
+        self.check_version(&mut tx.tx, current_row(&keys), if_match)
             .await?;
-        let session = locked_current(
-            &mut tx,
-            (self.backend, self.monitoring_minute),
-            tenant_code,
-            device_id,
-        )
-        .await?
-        .ok_or(StoreError::NotFound)?;
+        let session = locked_current(&mut tx, tenant_code, device_id)
+            .await?
+            .ok_or(StoreError::NotFound)?;
         let mut clock = SessionClock::start(session.started_at, settings, self.monitoring_minute);
         clock.last_confirmation = session.last_check_in_at;
         let (reminder, missed, overdue) = due_times(&clock, &session.fired);
@@ -393,7 +282,7 @@ impl Store {
         .bind(new_etag())
         .bind(to_micros(at))
         .bind(session.id.get())
-        .execute(&mut *tx)
+        .execute(&mut *tx.tx)
         .await?;
         let actor = actor_of(audit);
         let event = SessionEvent::new(
@@ -407,7 +296,7 @@ impl Store {
             .insert(&mut tx, Some(settings_detail(settings)))
             .await?;
         record(
-            &mut tx,
+            &mut tx.tx,
             audit,
             AuditAction::Update,
             ResourceType::MonitoringSession,
@@ -426,18 +315,13 @@ impl Store {
         ending: SessionEnding<'_>,
         audit: &Audit,
     ) -> StoreResult<()> {
-        let mut tx = self.begin_write().await?;
+        let mut tx = self.begin().await?;
         let keys = [Key::Text(tenant_code), Key::Text(device_id)];
-        self.check_version(&mut tx, current_row(&keys), ending.if_match)
+        self.check_version(&mut tx.tx, current_row(&keys), ending.if_match)
             .await?;
-        let session = locked_current(
-            &mut tx,
-            (self.backend, self.monitoring_minute),
-            tenant_code,
-            device_id,
-        )
-        .await?
-        .ok_or(StoreError::NotFound)?;
+        let session = locked_current(&mut tx, tenant_code, device_id)
+            .await?
+            .ok_or(StoreError::NotFound)?;
         let actor = actor_of(audit);
         let end = SessionEnd {
             at: crate::domain::time::now(),
@@ -447,7 +331,7 @@ impl Store {
         };
         close_session(&mut tx, &session, &end).await?;
         record(
-            &mut tx,
+            &mut tx.tx,
             audit,
             AuditAction::Delete,
             ResourceType::MonitoringSession,
@@ -461,7 +345,7 @@ impl Store {
 
 /// Ends `session` as `end` says (its timers cleared), with its `Ended` line, in `tx`.
 pub(super) async fn close_session(
-    tx: &mut Tx,
+    tx: &mut WriteTx,
     session: &MonitoringSession,
     end: &SessionEnd,
 ) -> StoreResult<()> {
@@ -477,7 +361,7 @@ pub(super) async fn close_session(
     .bind(end.reason.clone())
     .bind(new_etag())
     .bind(session.id.get())
-    .execute(&mut **tx)
+    .execute(&mut *tx.tx)
     .await?;
     let event = SessionEvent::new(
         session.id,
@@ -492,21 +376,21 @@ pub(super) async fn close_session(
 
 /// The device's current session locked for this transaction, if any.
 pub(super) async fn locked_current(
-    tx: &mut Tx,
-    (backend, minute): (Backend, SignedDuration),
+    tx: &mut WriteTx,
     tenant_code: &TenantCode,
     device_id: &str,
 ) -> StoreResult<Option<MonitoringSession>> {
     let sql = format!(
         "SELECT {COLUMNS} FROM monitoring_sessions m
          WHERE m.tenant_code = $1 AND m.device_id = $2 AND m.ended_at IS NULL{}",
-        backend.lock_rows()
+        tx.backend.lock_rows()
     );
     let row = sqlx::query(&sql)
         .bind(tenant_code.as_str())
         .bind(device_id)
-        .fetch_optional(&mut **tx)
+        .fetch_optional(&mut *tx.tx)
         .await?;
+    let minute = tx.monitoring_minute;
     row.as_ref()
         .map(|r| session_from_row(r, minute))
         .transpose()
@@ -524,7 +408,7 @@ pub(super) struct CheckIn<'a> {
 /// The one place a check-in is written, for the API and for device messages alike: the
 /// last check-in, its kind and count, the due columns from the clock, a `CheckIn` event.
 pub(super) async fn record_check_in(
-    tx: &mut Tx,
+    tx: &mut WriteTx,
     session: &MonitoringSession,
     check_in: &CheckIn<'_>,
 ) -> StoreResult<()> {
@@ -544,7 +428,7 @@ pub(super) async fn record_check_in(
     .bind(new_etag())
     .bind(to_micros(crate::domain::time::now()))
     .bind(session.id.get())
-    .execute(&mut **tx)
+    .execute(&mut *tx.tx)
     .await?;
     let tenant_code = &session.tenant_code;
     let mut event = SessionEvent::new(
@@ -568,58 +452,6 @@ fn settings_detail(settings: &SessionSettings) -> serde_json::Value {
         "NoMotionMinutes": settings.no_motion_minutes,
         "Note": settings.note,
     })
-}
-
-/// A row of `monitoring_session_events`.
-pub(super) struct SessionEvent<'a> {
-    session: MonitoringSessionId,
-    tenant_code: &'a TenantCode,
-    at: Timestamp,
-    kind: SessionEventKind,
-    actor: &'a str,
-    /// The device message that made it (a device's check-in), if any.
-    pub(super) mo_message_id: Option<MoMessageId>,
-}
-
-impl<'a> SessionEvent<'a> {
-    pub(super) fn new(
-        session: MonitoringSessionId,
-        tenant_code: &'a TenantCode,
-        at: Timestamp,
-        kind: SessionEventKind,
-        actor: &'a str,
-    ) -> Self {
-        SessionEvent {
-            session,
-            tenant_code,
-            at,
-            kind,
-            actor,
-            mo_message_id: None,
-        }
-    }
-
-    pub(super) async fn insert(
-        self,
-        tx: &mut Tx,
-        detail: Option<serde_json::Value>,
-    ) -> StoreResult<()> {
-        sqlx::query(
-            "INSERT INTO monitoring_session_events
-                (session_id, tenant_code, at, kind, actor, detail, mo_message_id)
-             VALUES ($1, $2, $3, $4, $5, $6, $7)",
-        )
-        .bind(self.session.get())
-        .bind(self.tenant_code.as_str())
-        .bind(to_micros(self.at))
-        .bind(self.kind.as_str())
-        .bind(self.actor)
-        .bind(detail.map(|d| d.to_string()))
-        .bind(self.mo_message_id.map(|id| id.get()))
-        .execute(&mut **tx)
-        .await?;
-        Ok(())
-    }
 }
 
 #[cfg(test)]

@@ -8,7 +8,8 @@
 use jiff::Timestamp;
 use sqlx::Row;
 
-use super::monitoring_sessions::{COLUMNS, SessionEvent, session_from_row};
+use super::monitoring_events::SessionEvent;
+use super::monitoring_rows::{COLUMNS, session_from_row};
 use super::{Store, StoreResult, WriteTx, new_etag, stored_time, to_micros};
 use crate::domain::ids::{DeviceId, TenantCode};
 use crate::domain::monitoring::{MonitoringSession, SessionTimer};
@@ -140,7 +141,7 @@ impl WriteTx {
         if let Some(map) = detail.as_object_mut() {
             map.insert("FiredAt".into(), serde_json::json!(at.to_string()));
         }
-        event.insert(&mut self.tx, Some(detail)).await
+        event.insert(self, Some(detail)).await
     }
 
     async fn spend_timer(

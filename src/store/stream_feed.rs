@@ -33,6 +33,9 @@
 //! the device event holds that record (`device`, not in the notification, whose payload
 //! it could overflow), and the relay reads it from there.
 //!
+//! A `monitoring` event names a line of a session's history (`monitoring_session_events`);
+//! it shows the session as it is when read, as a message or an alert does.
+//!
 //! A new kind of event is a `StreamRecord` variant (with its id in the announcement and
 //! its read in the relay); neither backend's path changes.
 
@@ -49,6 +52,7 @@ use crate::domain::alert::Alert;
 use crate::domain::device::Device;
 use crate::domain::ids::TenantCode;
 use crate::domain::mo_message::MoMessage;
+use crate::domain::monitoring::view::MonitoringEvent;
 use crate::domain::tenant::TenantNode;
 
 /// Most events named by one notification (ids of up to 20 digits stay far below the
@@ -61,11 +65,14 @@ pub enum StreamRecord {
     MoMessage(Arc<MoMessage>),
     Alert(Arc<Alert>),
     Device(Arc<Device>),
+    /// A line of the device's monitoring session's history, with the session.
+    Monitoring(Arc<MonitoringEvent>),
 }
 
 /// What one unit of work committed, as the stream shows it: the tenant's new messages
 /// of one device, then the alerts raised or joined, then the device (when its state
-/// changed) — one event each, numbered in that order.
+/// changed), then its monitoring session's new history lines — one event each, numbered
+/// in that order.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StreamAnnouncement {
     #[serde(rename = "t")]
@@ -80,6 +87,9 @@ pub struct StreamAnnouncement {
     pub alerts: Vec<i64>,
     #[serde(rename = "s", default)]
     pub device: bool,
+    /// Monitoring session history lines (`monitoring_session_events` ids).
+    #[serde(rename = "n", default, skip_serializing_if = "Vec::is_empty")]
+    pub sessions: Vec<i64>,
     /// The device as this unit of work left it, when `device` (logged, never notified).
     #[serde(skip)]
     pub device_record: Option<Arc<Device>>,
@@ -99,6 +109,7 @@ impl PartialEq for StreamAnnouncement {
             &self.messages,
             &self.alerts,
             self.device,
+            &self.sessions,
         ) == (
             &other.tenant_code,
             &other.tenant_path,
@@ -106,19 +117,21 @@ impl PartialEq for StreamAnnouncement {
             &other.messages,
             &other.alerts,
             other.device,
+            &other.sessions,
         ) && self.device_record.is_some() == other.device_record.is_some()
     }
 }
 
 impl StreamAnnouncement {
     /// What a unit of work of `device_id` in tenant `node` shows: `records` in the
-    /// stream's order (messages, then alerts, then the device), each named by its row.
+    /// stream's order (messages, alerts, the device, session lines), each named by its row.
     /// A message without an id is not stored and shows nothing; at most one device record.
     pub fn of(node: &TenantNode, device_id: &str, records: Vec<StreamRecord>) -> Self {
         let rank = |record: &StreamRecord| match record {
             StreamRecord::MoMessage(_) => 0,
             StreamRecord::Alert(_) => 1,
             StreamRecord::Device(_) => 2,
+            StreamRecord::Monitoring(_) => 3,
         };
         let mut records: Vec<StreamRecord> = records
             .into_iter()
@@ -126,11 +139,13 @@ impl StreamAnnouncement {
             .collect();
         records.sort_by_key(rank);
         let (mut messages, mut alerts, mut device_record) = (Vec::new(), Vec::new(), None);
+        let mut sessions = Vec::new();
         for record in &records {
             match record {
                 StreamRecord::MoMessage(m) => messages.extend(m.message_id.map(|id| id.get())),
                 StreamRecord::Alert(a) => alerts.push(a.alert_id.get()),
                 StreamRecord::Device(d) => device_record = Some(d.clone()),
+                StreamRecord::Monitoring(e) => sessions.push(e.line.event_id.get()),
             }
         }
         Self {
@@ -140,44 +155,64 @@ impl StreamAnnouncement {
             messages,
             alerts,
             device: device_record.is_some(),
+            sessions,
             device_record,
             records: Some(records.into()),
         }
     }
 
     pub fn event_count(&self) -> usize {
-        self.messages.len() + self.alerts.len() + usize::from(self.device)
+        self.messages.len() + self.alerts.len() + self.tail_count()
     }
 
-    /// Consecutive parts of at most `max` events each, with the offset of each part's
-    /// first event.
+    /// The events that travel in the last part: the device and the session lines.
+    fn tail_count(&self) -> usize {
+        usize::from(self.device) + self.sessions.len()
+    }
+
+    /// Consecutive parts of at most `max` events each (the tail — device and session
+    /// lines, a handful — whole in the last part, alone if it is larger), with the offset
+    /// of each part's first event.
     fn split(&self, max: usize) -> Vec<(usize, StreamAnnouncement)> {
-        let part = |messages: &[i64], alerts: &[i64], device: bool| StreamAnnouncement {
+        let part = |messages: &[i64], alerts: &[i64], tail: bool| StreamAnnouncement {
             tenant_code: self.tenant_code.clone(),
             tenant_path: self.tenant_path.clone(),
             device_id: self.device_id.clone(),
             messages: messages.to_vec(),
             alerts: alerts.to_vec(),
-            device,
-            device_record: self.device_record.clone().filter(|_| device),
+            device: tail && self.device,
+            sessions: if tail {
+                self.sessions.clone()
+            } else {
+                Vec::new()
+            },
+            device_record: self.device_record.clone().filter(|_| tail),
             records: None,
         };
+        let tail = self.tail_count();
         let mut parts = Vec::new();
         let mut offset = 0;
         let (mut messages, mut alerts) = (&self.messages[..], &self.alerts[..]);
         loop {
             let from_messages = messages.len().min(max);
             let from_alerts = alerts.len().min(max - from_messages);
-            let device = self.device && from_messages + from_alerts < max && {
-                messages.len() == from_messages && alerts.len() == from_alerts
-            };
-            let taken = part(&messages[..from_messages], &alerts[..from_alerts], device);
+            let rest_taken = messages.len() == from_messages && alerts.len() == from_alerts;
+            let room =
+                from_messages + from_alerts + tail <= max || from_messages + from_alerts == 0;
+            let with_tail = tail > 0 && rest_taken && room;
+            let taken = part(
+                &messages[..from_messages],
+                &alerts[..from_alerts],
+                with_tail,
+            );
             let count = taken.event_count();
-            parts.push((offset, taken));
+            if count > 0 {
+                parts.push((offset, taken));
+            }
             offset += count;
             messages = &messages[from_messages..];
             alerts = &alerts[from_alerts..];
-            if messages.is_empty() && alerts.is_empty() && (device || !self.device) {
+            if messages.is_empty() && alerts.is_empty() && (with_tail || tail == 0) {
                 return parts;
             }
         }
@@ -475,6 +510,15 @@ mod tests {
     use super::*;
 
     fn announcement(messages: usize, alerts: usize, device: bool) -> StreamAnnouncement {
+        with_sessions(messages, alerts, device, 0)
+    }
+
+    fn with_sessions(
+        messages: usize,
+        alerts: usize,
+        device: bool,
+        sessions: usize,
+    ) -> StreamAnnouncement {
         StreamAnnouncement {
             tenant_code: crate::domain::tenant::root_tenant_code(),
             tenant_path: "/1000/".into(),
@@ -482,6 +526,7 @@ mod tests {
             messages: (1..=messages as i64).collect(),
             alerts: (1..=alerts as i64).map(|a| a * 1000).collect(),
             device,
+            sessions: (1..=sessions as i64).map(|s| s * 7).collect(),
             device_record: None,
             records: None,
         }
@@ -489,15 +534,19 @@ mod tests {
 
     #[test]
     fn split_keeps_every_event_once_in_order_with_offsets() {
-        for (m, a, d) in [
-            (0, 0, true),
-            (5, 2, true),
-            (300, 0, true),
-            (299, 1, true),
-            (1000, 3, false),
-            (600, 0, true),
+        for (m, a, d, n) in [
+            (0, 0, true, 0),
+            (5, 2, true, 0),
+            (300, 0, true, 0),
+            (299, 1, true, 0),
+            (1000, 3, false, 0),
+            (600, 0, true, 0),
+            (0, 0, false, 1),
+            (298, 1, true, 1),
+            (299, 0, false, 2),
+            (10, 0, true, 400),
         ] {
-            let mut whole = announcement(m, a, d);
+            let mut whole = with_sessions(m, a, d, n);
             whole.device_record = d.then(|| Arc::new(crate::domain::device::bare_device("van-1")));
             let parts = whole.split(300);
             let mut joined = StreamAnnouncement {
@@ -506,9 +555,12 @@ mod tests {
             };
             let mut expected_offset = 0;
             for (offset, part) in &parts {
-                assert_eq!(*offset, expected_offset, "{m} {a} {d}");
-                assert!(part.event_count() <= 300 && part.event_count() > 0);
+                assert_eq!(*offset, expected_offset, "{m} {a} {d} {n}");
+                let oversized_tail = part.messages.is_empty() && part.alerts.is_empty();
+                assert!(part.event_count() <= 300 || oversized_tail);
+                assert!(part.event_count() > 0);
                 assert!(!joined.device, "the device comes last");
+                assert!(joined.sessions.is_empty(), "the session lines come last");
                 assert_eq!(
                     part.device_record.is_some(),
                     part.device,
@@ -518,9 +570,10 @@ mod tests {
                 joined.messages.extend(&part.messages);
                 joined.alerts.extend(&part.alerts);
                 joined.device |= part.device;
+                joined.sessions.extend(&part.sessions);
                 joined.device_record = joined.device_record.or(part.device_record.clone());
             }
-            assert_eq!(joined, whole, "{m} {a} {d}");
+            assert_eq!(joined, whole, "{m} {a} {d} {n}");
         }
     }
 
@@ -535,7 +588,7 @@ mod tests {
 
     #[test]
     fn notifications_round_trip() {
-        let whole = announcement(3, 1, true);
+        let whole = with_sessions(3, 1, true, 2);
         let payload = format!("42 {}", serde_json::to_string(&whole).expect("json"));
         assert_eq!(parse_notification(&payload), Some((42, whole)));
         assert_eq!(parse_notification("x {}"), None);

@@ -93,6 +93,15 @@ impl WriteTx {
             .await?;
         row.as_ref().map(tenant_from_row).transpose()
     }
+
+    /// A tenant's place in the hierarchy, read through this transaction's connection.
+    pub async fn tenant_node(&mut self, code: &TenantCode) -> StoreResult<Option<TenantNode>> {
+        let row = sqlx::query("SELECT code, parent_code, path FROM tenants WHERE code = $1")
+            .bind(code.as_str())
+            .fetch_optional(&mut *self.tx)
+            .await?;
+        row.as_ref().map(node_from_row).transpose()
+    }
 }
 
 /// Which tenants a listing or a report covers.

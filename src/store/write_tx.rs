@@ -92,7 +92,10 @@ impl WriteTx {
     /// `wal_sync.rs`; PostgreSQL's commit is durable when it returns). Nothing may be
     /// acknowledged before that, and nothing is announced or woken before it either.
     pub async fn commit_pending(mut self) -> StoreResult<Committed> {
-        let Outbox { stream, wakes } = std::mem::take(&mut self.outbox);
+        let Outbox { mut stream, wakes } = std::mem::take(&mut self.outbox);
+        // A session's lines are written as they happen, before the batch announces its
+        // messages: they go after them (a check-in's event follows its message's).
+        stream.sort_by_key(|a| a.event_count() == a.sessions.len());
         if let Some(channel) = self.stream_channel.clone() {
             for announcement in &stream {
                 self.announce_in_database(&channel, announcement).await?;

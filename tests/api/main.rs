@@ -58,6 +58,7 @@ mod mo_messages;
 mod monitoring_ingest;
 mod monitoring_processes;
 mod monitoring_sessions;
+mod monitoring_stream;
 mod monitoring_timers;
 mod mt_messages;
 mod notification_validation;

@@ -56,13 +56,20 @@ closed_set! {
 /// settings changed, the reason, the MT reminder's id, …).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SessionEventLine {
-    pub id: i64,
+    pub id: super::super::ids::SessionEventId,
     pub session_id: MonitoringSessionId,
     pub at: Timestamp,
     pub kind: SessionEventKind,
     pub actor: Option<String>,
     pub mo_message_id: Option<super::super::ids::MoMessageId>,
     pub detail: Option<serde_json::Value>,
+}
+
+/// An operator's force stop (`ForceStopMonitoring` through the API): why, checked
+/// (not blank, at most 500 characters), kept as the session's `EndReason`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ForceStop {
+    pub reason: String,
 }
 
 /// How a session ended, by whom and why.

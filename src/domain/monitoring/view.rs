@@ -1,13 +1,20 @@
 //! A monitoring session as the API and the live stream show it: the stored session with
 //! what its clock says at the time it is read (`State`, `NextDueAt`, `NextDueAct`,
-//! `ReminderAt`). Here, not in `http`, because the stream (a service) shows it too.
+//! `ReminderAt`), a line of its history, and the `monitoring` event the live stream and
+//! `Device` webhooks carry (a line with its session). Here, not in `http`, because the
+//! stream (a service) and the store's webhook events show them too.
 
 use jiff::Timestamp;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::{Confirmation, DueAct, EndKind, MonitoringSession, MonitoringState};
-use crate::domain::ids::{DeviceId, MonitoringSessionId, TenantCode, UserId};
+use super::{
+    Confirmation, DueAct, EndKind, MonitoringSession, MonitoringState, SessionEventKind,
+    SessionEventLine,
+};
+use crate::domain::ids::{
+    DeviceId, MoMessageId, MonitoringSessionId, SessionEventId, TenantCode, UserId,
+};
 
 /// A monitoring session as read: current (`GET …/monitoring`, `GET /V2/{t}/monitoring`)
 /// or ended (`GET …/monitoring/history`). `State`, `NextDueAt`, `NextDueAct` and
@@ -108,6 +115,71 @@ impl MonitoringSessionView {
             end_reason: end.and_then(|e| e.reason),
             timestamp: session.updated_at,
             etag: session.etag,
+        }
+    }
+}
+
+/// A line of a session's history (`GET /V2/{t}/monitoring/{monitoringSessionId}/events`).
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[serde(rename = "MonitoringSessionEvent", rename_all = "PascalCase")]
+#[schema(as = MonitoringSessionEvent)]
+pub struct MonitoringSessionEventView {
+    #[schema(value_type = String, example = "41")]
+    pub event_id: SessionEventId,
+    #[schema(value_type = String, example = "12")]
+    pub monitoring_session_id: MonitoringSessionId,
+    #[schema(value_type = String, format = DateTime)]
+    pub at: Timestamp,
+    /// `Started`, `CheckIn`, `Changed`, `Ended`, `Reminder`, `MissedCheckIn`, `Overdue`,
+    /// `NoMotion`.
+    #[schema(value_type = String, example = "CheckIn")]
+    pub kind: SessionEventKind,
+    /// A user, a token (`token:<Name>`), `device`, or `monitoring` (a timer).
+    pub actor: Option<String>,
+    /// The device message that made it (a device's check-in).
+    #[schema(value_type = Option<String>, example = "9001")]
+    pub mo_message_id: Option<MoMessageId>,
+    /// What the kind needs besides: the settings, a note, `EndKind` and `Reason`, the
+    /// reminder's `MtMessageId`, `FiredAt`.
+    #[schema(value_type = Option<Object>)]
+    pub detail: Option<serde_json::Value>,
+}
+
+impl From<SessionEventLine> for MonitoringSessionEventView {
+    fn from(line: SessionEventLine) -> Self {
+        MonitoringSessionEventView {
+            event_id: line.id,
+            monitoring_session_id: line.session_id,
+            at: line.at,
+            kind: line.kind,
+            actor: line.actor,
+            mo_message_id: line.mo_message_id,
+            detail: line.detail,
+        }
+    }
+}
+
+/// A `monitoring` event (the live stream's, and a `Device` webhook event's `Data`): a
+/// line of a session's history — started, a check-in, changed, ended, a reminder, a
+/// missed check-in, overdue, no motion — with the session as it is when the event is
+/// read (its `State` at that time), so a console shows the board's row from it alone.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct MonitoringEvent {
+    /// The session's device (the session's `DeviceId`, at the top for filtering).
+    pub device_id: DeviceId,
+    #[serde(flatten)]
+    pub line: MonitoringSessionEventView,
+    pub session: MonitoringSessionView,
+}
+
+impl MonitoringEvent {
+    /// The event of `line` of `session`, as read at `now`.
+    pub fn at(line: SessionEventLine, session: MonitoringSession, now: Timestamp) -> Self {
+        MonitoringEvent {
+            device_id: session.device_id.clone(),
+            line: line.into(),
+            session: MonitoringSessionView::at(session, now),
         }
     }
 }

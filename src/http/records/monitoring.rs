@@ -2,15 +2,11 @@
 //! §1; docs/monitoring.md): the settings a client sends to start or change a session,
 //! what a check-in carries, and the session as read (its state computed at read time).
 
-use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::domain::ids::{MoMessageId, MonitoringSessionId};
 use crate::domain::monitoring::settings::NOTE_MAX_CHARS;
-use crate::domain::monitoring::{
-    DefaultSources, RequestedSettings, SessionEventKind, SessionEventLine, SessionSettings,
-};
+use crate::domain::monitoring::{DefaultSources, RequestedSettings, SessionSettings};
 use crate::domain::record::ServerFields;
 use crate::domain::serde_util::opt_int64;
 use crate::domain::validation::{ValidationErrors, Validator};
@@ -107,44 +103,4 @@ impl CheckInRecord {
     }
 }
 
-pub use crate::domain::monitoring::view::MonitoringSessionView;
-
-/// A line of a session's history (`GET /V2/{t}/monitoring/{monitoringSessionId}/events`).
-#[derive(Debug, Clone, Serialize, ToSchema)]
-#[serde(rename = "MonitoringSessionEvent", rename_all = "PascalCase")]
-#[schema(as = MonitoringSessionEvent)]
-pub struct MonitoringSessionEventView {
-    #[schema(example = "41")]
-    pub event_id: String,
-    #[schema(value_type = String, example = "12")]
-    pub monitoring_session_id: MonitoringSessionId,
-    #[schema(value_type = String, format = DateTime)]
-    pub at: Timestamp,
-    /// `Started`, `CheckIn`, `Changed`, `Ended`, `Reminder`, `MissedCheckIn`, `Overdue`,
-    /// `NoMotion`.
-    #[schema(value_type = String, example = "CheckIn")]
-    pub kind: SessionEventKind,
-    /// A user, a token (`token:<Name>`), `device`, or `monitoring` (a timer).
-    pub actor: Option<String>,
-    /// The device message that made it (a device's check-in).
-    #[schema(value_type = Option<String>, example = "9001")]
-    pub mo_message_id: Option<MoMessageId>,
-    /// What the kind needs besides: the settings, a note, `EndKind` and `Reason`, the
-    /// reminder's `MtMessageId`, `FiredAt`.
-    #[schema(value_type = Option<Object>)]
-    pub detail: Option<serde_json::Value>,
-}
-
-impl From<SessionEventLine> for MonitoringSessionEventView {
-    fn from(line: SessionEventLine) -> Self {
-        MonitoringSessionEventView {
-            event_id: line.id.to_string(),
-            monitoring_session_id: line.session_id,
-            at: line.at,
-            kind: line.kind,
-            actor: line.actor,
-            mo_message_id: line.mo_message_id,
-            detail: line.detail,
-        }
-    }
-}
+pub use crate::domain::monitoring::view::{MonitoringSessionEventView, MonitoringSessionView};

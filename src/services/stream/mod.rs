@@ -1,5 +1,5 @@
 //! The live event hub behind `GET /V2/{t}/stream`: what ingest and the alert desk
-//! committed (`momessage`, `alert`, `device`); each subscriber gets what lies in its
+//! committed (`momessage`, `alert`, `device`, `monitoring`); each subscriber gets what lies in its
 //! scope. One way in, on both backends: a write transaction announces in its outbox,
 //! the store hands the announcement on once the commit is durable
 //! (`store/stream_feed.rs`: PostgreSQL through the database, to every process; SQLite
@@ -59,6 +59,7 @@ impl Payload {
             Payload::MoMessage(_) => "momessage",
             Payload::Alert(_) => "alert",
             Payload::Device(_) => "device",
+            Payload::Monitoring(_) => "monitoring",
         }
     }
 
@@ -68,6 +69,7 @@ impl Payload {
             Payload::MoMessage(m) => serde_json::to_string(m.as_ref()),
             Payload::Alert(a) => serde_json::to_string(a.as_ref()),
             Payload::Device(d) => serde_json::to_string(d.as_ref()),
+            Payload::Monitoring(e) => serde_json::to_string(e.as_ref()),
         };
         json.unwrap_or_default()
     }

@@ -109,8 +109,8 @@ async fn catch_up(store: &Store, hub: &EventHub, until: Option<u64>) {
     }
 }
 
-/// The announced records, one per event: messages and alerts as the API shows them now
-/// (`None`: deleted), the device as the announcing transaction left it (from the log;
+/// The announced records, one per event: messages, alerts and session lines (with their
+/// session) as the API shows them now (`None`: deleted), the device as the announcing transaction left it (from the log;
 /// as it is now only when that part was pruned from the log before anyone read it).
 pub(super) async fn read_announced(
     store: &Store,
@@ -153,6 +153,12 @@ pub(super) async fn read_announced(
             None => announced_device(store, first_id, announced).await?,
         };
         records.push(device.map(Payload::Device));
+    }
+    let mut lines = store
+        .monitoring_stream_events(code, &announced.sessions)
+        .await?;
+    for id in &announced.sessions {
+        records.push(lines.remove(id).map(|e| Payload::Monitoring(Arc::new(e))));
     }
     Ok(records)
 }
