@@ -562,9 +562,9 @@ export interface paths {
         post: operations["start_session"];
         /**
          * End the current session.
-         * @description By the worker a normal end (`reason` optional); with `force=true` an operator's
-         *     `ForceStopMonitoring`, which needs `ManageConfiguration` and a `reason`. The session
-         *     then shows in `…/monitoring/history` with its `EndKind`. `If-Match` is honoured (412).
+         * @description The worker's normal end (`EndKind` `Normal`; `reason` optional). An operator's force
+         *     stop is `POST …/monitoring/forcestop`. The session then shows in
+         *     `…/monitoring/history` with its `EndKind`. `If-Match` is honoured (412).
          */
         delete: operations["end_session"];
         options?: never;
@@ -595,6 +595,29 @@ export interface paths {
          *     the next check-in is due an interval from now. 404 without a current session.
          */
         post: operations["check_in"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/V2/{tenantVarCode}/devices/{deviceId}/monitoring/forcestop": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Force-stop the current session.
+         * @description An operator's `ForceStopMonitoring`: the session ends at once as `EndKind`
+         *     `ForceStop`, with the `Reason` (required, 1 to 500 characters, not blank) as its
+         *     `EndReason`, on its history and in the audit log. Needs `ManageConfiguration`. 404
+         *     when the device has no current session; `If-Match` is honoured (412).
+         */
+        post: operations["force_stop"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1562,8 +1585,11 @@ export interface paths {
         /**
          * Follow the tenant's live events (Server-Sent Events).
          * @description `text/event-stream` of `momessage` (a stored MO message, as GET shows it without
-         *     `includeFile`), `alert` (an alert raised or joined) and `device` (a device whose state
-         *     changed: position, emergency, battery, geofences) events. Each event has
+         *     `includeFile`), `alert` (an alert raised, joined, acknowledged, escalated or resolved),
+         *     `device` (a device whose state changed: position, emergency, battery, geofences) and
+         *     `monitoring` (a line of a monitoring session's history — started, check-in, changed,
+         *     reminder, missed check-in, overdue, ended — with `DeviceId` and the `Session` as it is
+         *     then, docs/monitoring.md) events. Each event has
          *     `event: <kind>`, `id: <event id>` and `data: <the JSON record>` on one line; a comment
          *     line keeps an idle stream open every 15 s.
          *
@@ -2883,6 +2909,18 @@ export interface components {
              * @example Called the duty phone
              */
             Note?: string | null;
+        };
+        /**
+         * @description An operator's force stop (`POST …/monitoring/forcestop`, `ForceStopMonitoring`): the
+         *     current session ends at once as `EndKind` `ForceStop`, with the reason.
+         */
+        MonitoringForceStop: {
+            /**
+             * @description Why the operator stopped it, 1 to 500 characters and not blank (the session's
+             *     `EndReason`).
+             * @example Worker reached by phone
+             */
+            Reason: string | null;
         };
         /**
          * @description One person's monitoring sessions in the window (MonitoringReport): a row per session
@@ -8928,12 +8966,7 @@ export interface operations {
     end_session: {
         parameters: {
             query?: {
-                /**
-                 * @description An operator's `ForceStopMonitoring` (needs `ManageConfiguration`; `reason`
-                 *     required). Without it, the worker's normal end.
-                 */
-                force?: boolean;
-                /** @description Why it ended, at most 500 characters (required with `force`). */
+                /** @description Why it ended (optional), at most 500 characters. */
                 reason?: string;
             };
             header?: {
@@ -9238,6 +9271,139 @@ export interface operations {
             };
             /** @description The request body did not arrive within the server's body deadline (`--body-read-timeout-seconds`); the connection is closed */
             408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than this endpoint accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Content-Type` is neither JSON nor XML */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests from this client address (only when the operator configured a rate limit); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An internal error; the problem carries the request id to quote */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    force_stop: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The session's ETag the change is based on: 412 when the session has changed since (`*` or absent: any version) */
+                "If-Match"?: string | null;
+            };
+            path: {
+                tenantVarCode: string;
+                deviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MonitoringForceStop"];
+            };
+        };
+        responses: {
+            /** @description Ended as a force stop */
+            200: {
+                headers: {
+                    /** @description The path of the created record */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Reason is missing, blank, too long or not text */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong credentials, or the account is locked or disabled (HTTP Basic with the user's e-mail and password) */
+            401: {
+                headers: {
+                    /** @description `Basic realm="safetrack", charset="UTF-8"` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not manage the configuration */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such device, or it has no current session */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description None of the media types in `Accept` can be produced */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body did not arrive within the server's body deadline (`--body-read-timeout-seconds`); the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `If-Match` does not name the record's current version */
+            412: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -17830,7 +17996,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description An endless stream of events: `event: momessage|alert|device`, `id: <event id>`, `data: <MoMessage|Alert|Device as JSON>` */
+            /** @description An endless stream of events: `event: momessage|alert|device|monitoring`, `id: <event id>`, `data: <MoMessage|Alert|Device|MonitoringEvent as JSON>` */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -46,6 +46,8 @@ export type ApiToken = Schemas['ApiToken'];
 export type MonitoringSession = Schemas['MonitoringSession'];
 /** What a start sends and a PATCH changes. */
 export type MonitoringSettings = Schemas['MonitoringSettings'];
+/** What an operator's force stop sends (`POST …/monitoring/forcestop`): the reason, required. */
+export type MonitoringForceStop = Schemas['MonitoringForceStop'];
 
 export class ApiError extends Error {
   constructor(

@@ -1,6 +1,7 @@
 //! Lone-worker monitoring sessions (issue 45 §1; docs/monitoring.md):
 //! `/V2/{t}/devices/{deviceId}/monitoring` (the device's current session: start, read,
-//! change or extend, end), `…/monitoring/checkins`, `…/monitoring/history` and
+//! change or extend, end), `…/monitoring/forcestop` (an operator's force stop),
+//! `…/monitoring/checkins`, `…/monitoring/history` and
 //! `/V2/{t}/monitoring` (the active sessions). The timers and the ingest hook are not
 //! here: this is the record and its API.
 
@@ -17,7 +18,8 @@ use super::negotiate::{Body, EmptyOk, OkWithLocation, Record, Representable};
 use super::paging::Page;
 use super::patch::apply_patch;
 use super::records::monitoring::{
-    CheckInRecord, MonitoringSessionEventView, MonitoringSessionView, MonitoringSettingsRecord,
+    CheckInRecord, ForceStopRecord, MonitoringSessionEventView, MonitoringSessionView,
+    MonitoringSettingsRecord,
 };
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
@@ -46,6 +48,7 @@ pub fn router() -> OpenApiRouter<AppState> {
             change_session,
             end_session
         ))
+        .routes(routes!(force_stop))
         .routes(routes!(check_in))
         .routes(routes!(history))
         .routes(routes!(list_sessions))
@@ -96,14 +99,18 @@ struct SessionPath {
 #[serde(rename_all = "camelCase")]
 #[into_params(parameter_in = Query)]
 struct EndQuery {
-    /// An operator's `ForceStopMonitoring` (needs `ManageConfiguration`; `reason`
-    /// required). Without it, the worker's normal end.
-    #[serde(default)]
-    force: bool,
-    /// Why it ended, at most 500 characters (required with `force`).
+    /// Why it ended (optional), at most 500 characters.
     #[param(max_length = 500)]
     reason: Option<String>,
+    /// No longer a parameter: a force stop is `POST …/monitoring/forcestop`. Refused (400
+    /// naming it), so an old client's force stop is never taken for a normal end.
+    #[param(ignore)]
+    force: Option<String>,
 }
+
+/// The `If-Match` of a write on the session that is not a PUT, PATCH or DELETE.
+const IF_MATCH: &str = "The session's ETag the change is based on: 412 when the session has \
+     changed since (`*` or absent: any version)";
 
 /// The device's current session; 404 when it has none (or there is no such device).
 async fn current(
@@ -216,9 +223,9 @@ async fn change_session(
 
 /// End the current session.
 ///
-/// By the worker a normal end (`reason` optional); with `force=true` an operator's
-/// `ForceStopMonitoring`, which needs `ManageConfiguration` and a `reason`. The session
-/// then shows in `…/monitoring/history` with its `EndKind`. `If-Match` is honoured (412).
+/// The worker's normal end (`EndKind` `Normal`; `reason` optional). An operator's force
+/// stop is `POST …/monitoring/forcestop`. The session then shows in
+/// `…/monitoring/history` with its `EndKind`. `If-Match` is honoured (412).
 #[utoipa::path(delete, path = "/V2/{tenantVarCode}/devices/{deviceId}/monitoring", tag = "Monitoring",
     params(DevicePath, EndQuery),
     responses((status = 200, description = "Ended"), (status = 400, body = Problem),
@@ -231,24 +238,57 @@ async fn end_session(
     IfMatch(if_match): IfMatch,
     Query(query): Query<EndQuery>,
 ) -> ApiResult<EmptyOk> {
-    let kind = if query.force {
-        scope.require(Permission::ManageConfiguration)?;
-        EndKind::ForceStop
-    } else {
-        scope.require(Permission::DeviceMessages)?;
-        EndKind::Normal
-    };
+    scope.require(Permission::DeviceMessages)?;
+    if query.force.is_some() {
+        return Err(ApiError::field(
+            "force",
+            "is not a parameter: an operator's force stop is POST …/monitoring/forcestop \
+             with a Reason",
+        ));
+    }
     let reason = query.reason.filter(|r| !r.trim().is_empty());
     let mut v = Validator::new();
-    if query.force {
-        v.required("reason", reason.as_deref());
-    }
     v.length("reason", reason.as_deref(), 0, NOTE_MAX_CHARS);
     v.finish()?;
     current(&app, &scope, &path.deviceId).await?;
     let ending = SessionEnding {
-        kind,
+        kind: EndKind::Normal,
         reason: reason.as_deref(),
+        if_match: if_match.as_deref(),
+    };
+    app.store
+        .end_monitoring_session(scope.code(), &path.deviceId, ending, &scope.audit())
+        .await?;
+    Ok(EmptyOk)
+}
+
+/// Force-stop the current session.
+///
+/// An operator's `ForceStopMonitoring`: the session ends at once as `EndKind`
+/// `ForceStop`, with the `Reason` (required, 1 to 500 characters, not blank) as its
+/// `EndReason`, on its history and in the audit log. Needs `ManageConfiguration`. 404
+/// when the device has no current session; `If-Match` is honoured (412).
+#[utoipa::path(post, path = "/V2/{tenantVarCode}/devices/{deviceId}/monitoring/forcestop", tag = "Monitoring",
+    params(DevicePath, ("If-Match" = Option<String>, Header, description = IF_MATCH)),
+    request_body = ForceStopRecord,
+    responses((status = 200, description = "Ended as a force stop"),
+        (status = 400, description = "Reason is missing, blank, too long or not text", body = Problem),
+        (status = 403, description = "The caller may not manage the configuration", body = Problem),
+        (status = 404, description = "No such device, or it has no current session", body = Problem),
+        (status = 412, body = Problem)))]
+async fn force_stop(
+    scope: TenantScope,
+    State(app): State<AppState>,
+    Path(path): Path<DevicePath>,
+    IfMatch(if_match): IfMatch,
+    Body(incoming): Body<ForceStopRecord>,
+) -> ApiResult<EmptyOk> {
+    scope.require(Permission::ManageConfiguration)?;
+    let stop = incoming.validated()?;
+    current(&app, &scope, &path.deviceId).await?;
+    let ending = SessionEnding {
+        kind: EndKind::ForceStop,
+        reason: Some(&stop.reason),
         if_match: if_match.as_deref(),
     };
     app.store

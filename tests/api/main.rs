@@ -55,6 +55,7 @@ mod itinerary_travelers;
 mod login_attacks;
 mod metrics_exposure;
 mod mo_messages;
+mod monitoring_force_stop;
 mod monitoring_ingest;
 mod monitoring_processes;
 mod monitoring_sessions;

@@ -15,7 +15,7 @@ backend_tests!(
     a_check_in_moves_the_next_due_time,
     patch_extends_and_if_match_holds,
     ending_and_history,
-    a_force_stop_needs_a_reason_and_is_audited,
+    a_worker_ends_a_session_and_a_reader_cannot,
     the_active_list_with_subtenants,
     two_parallel_starts_leave_one,
 );
@@ -394,66 +394,27 @@ async fn ending_and_history(app: TestApp) {
     );
 }
 
-async fn a_force_stop_needs_a_reason_and_is_audited(app: TestApp) {
+async fn a_worker_ends_a_session_and_a_reader_cannot(app: TestApp) {
     device(&app, "1000", "w1", json!({})).await;
     let path = monitoring("1000", "w1");
     start(&app, "1000", "w1", json!({})).await;
-    for query in ["?force=true", "?force=true&reason=%20"] {
-        let response = app.admin.delete(&format!("{path}{query}")).await;
-        let problem = assert_problem(response, 400, "validation_failed").await;
-        assert_eq!(problem_fields(&problem), ["reason"], "{query}");
-    }
-    let long = format!("{path}?force=true&reason={}", "r".repeat(501));
-    let problem = assert_problem(app.admin.delete(&long).await, 400, "validation_failed").await;
-    assert_eq!(problem_fields(&problem), ["reason"]);
-    assert_eq!(app.admin.get(&path).await.status(), StatusCode::OK);
-    // A User may end a session normally, never force it.
     let (_, worker) = app.create_user("1000", "worker@example.com", "User").await;
-    let refused = worker
-        .delete(&format!("{path}?force=true&reason=Test"))
-        .await;
-    assert_problem(refused, 403, "forbidden").await;
     let (_, reader) = app
         .create_user("1000", "reader@example.com", "ReadOnly")
         .await;
     assert_problem(reader.delete(&path).await, 403, "forbidden").await;
     assert_problem(reader.post(&path, &json!({})).await, 403, "forbidden").await;
-
-    let response = app
+    // An operator's force stop is its own operation (tests/api/monitoring_force_stop.rs).
+    let stopped = app
         .admin
-        .delete(&format!(
-            "{path}?force=true&reason=Worker%20reached%20by%20phone"
-        ))
+        .post(
+            &format!("{path}/forcestop"),
+            &json!({"Reason": "Worker reached by phone"}),
+        )
         .await;
-    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(stopped.status(), StatusCode::OK);
     let history = app.admin.get_json(&format!("{path}/history")).await;
     assert_eq!(history[0]["EndKind"], "ForceStop");
-    assert_eq!(history[0]["EndReason"], "Worker reached by phone");
-    let id = history[0]["MonitoringSessionId"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let entries = app
-        .admin
-        .get_all_pages("/V2/1000/auditlog?resourceType=MonitoringSession")
-        .await;
-    let what: Vec<(String, String)> = entries
-        .iter()
-        .rev()
-        .map(|e| {
-            (
-                e["Action"].as_str().unwrap().to_string(),
-                e["ResourceId"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect();
-    assert_eq!(
-        what,
-        [
-            ("Create".to_string(), id.clone()),
-            ("Delete".to_string(), id)
-        ]
-    );
     // The worker (a User) starts, checks in and ends a session of their own; a reader
     // can do none of it.
     assert_eq!(

@@ -7,7 +7,7 @@
 // on any stream event whose record names a listed device (alerts, devices, and the
 // `monitoring` kind, or any kind the server adds). Rows are kept across reads: what was
 // typed into a row's form, and the focus, stay.
-import { api, ConflictError, NotFoundError, v2, type MonitoringSession } from '../api';
+import { api, ConflictError, NotFoundError, v2, type MonitoringForceStop, type MonitoringSession } from '../api';
 import { h } from '../dom';
 import { t } from '../i18n';
 import { formatDateTime } from '../format';
@@ -409,9 +409,9 @@ export function monitoringPage(outlet: HTMLElement): () => void {
           if (!why) return;
           busy([submit, cancel, open], true);
           result.clear();
-          const query = new URLSearchParams({ force: 'true', reason: why });
+          const body: MonitoringForceStop = { Reason: why };
           api
-            .delete<unknown>(`${base}?${query.toString()}`)
+            .post<unknown>(`${base}/forcestop`, body)
             .then(() => {
               const name = who();
               rows.delete(sessionKey(first));

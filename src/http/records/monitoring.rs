@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use crate::domain::monitoring::record::ForceStop;
 use crate::domain::monitoring::settings::NOTE_MAX_CHARS;
 use crate::domain::monitoring::{DefaultSources, RequestedSettings, SessionSettings};
 use crate::domain::record::ServerFields;
@@ -100,6 +101,40 @@ impl CheckInRecord {
         v.length("Note", self.note.as_deref(), 0, NOTE_MAX_CHARS);
         v.finish()?;
         Ok(self.note.filter(|n| !n.trim().is_empty()))
+    }
+}
+
+/// An operator's force stop (`POST …/monitoring/forcestop`, `ForceStopMonitoring`): the
+/// current session ends at once as `EndKind` `ForceStop`, with the reason.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename = "MonitoringForceStop", rename_all = "PascalCase")]
+#[schema(as = MonitoringForceStop)]
+pub struct ForceStopRecord {
+    /// Why the operator stopped it, 1 to 500 characters and not blank (the session's
+    /// `EndReason`).
+    #[schema(
+        required = true,
+        min_length = 1,
+        max_length = 500,
+        example = "Worker reached by phone"
+    )]
+    pub reason: Option<String>,
+}
+
+impl ForceStopRecord {
+    /// The force stop (`Reason` present, not blank, at most 500 characters; kept trimmed).
+    pub fn validated(self) -> Result<ForceStop, ValidationErrors> {
+        let mut v = Validator::new();
+        let reason = v.required("Reason", self.reason.as_deref());
+        v.length("Reason", reason, 1, NOTE_MAX_CHARS);
+        v.finish()?;
+        match reason {
+            Some(reason) => Ok(ForceStop {
+                reason: reason.trim().to_string(),
+            }),
+            // Unreachable: a missing or blank reason was reported above.
+            None => Err(ValidationErrors::single("Reason", "is required")),
+        }
     }
 }
 
