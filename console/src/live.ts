@@ -4,10 +4,12 @@
 import { api, v2, type Device, type User } from './api';
 import { AlertStore, alertKey, isAnnounced, type Alert } from './alerts';
 import { StreamClient, type StreamEvent, type StreamState } from './stream';
+import { asMonitoringEvent, type MonitoringStreamEvent } from './monitoring';
 import { ownTenant as tenant } from './session';
 
 // The records are the API document's (api.ts); re-exported for the pages that read them here.
 export type { Device, User } from './api';
+export type { MonitoringStreamEvent } from './monitoring';
 
 type Listener<T> = (value: T) => void;
 
@@ -50,8 +52,15 @@ export async function readQueue(): Promise<void> {
 }
 
 /**
- * An event of a kind this module does not keep (`monitoring`, and any kind the server
- * adds later), parsed: a page that cares reads its record (the board: its `DeviceId`).
+ * A `monitoring` event (a line of a session's history with the session as it then was,
+ * docs/monitoring.md "Events"), of the shape `MonitoringStreamEvent` (else dropped): the
+ * Working alone board and the alert page's panel keep their sessions from these.
+ */
+export const monitoringEvent = new Topic<MonitoringStreamEvent>();
+
+/**
+ * An event of a kind this module does not know (any kind the server adds later), parsed:
+ * a page that cares reads its record.
  */
 export const otherEvent = new Topic<{ kind: string; record: unknown }>();
 
@@ -62,6 +71,11 @@ function onEvent(event: StreamEvent): void {
   try {
     record = JSON.parse(event.data);
   } catch {
+    return;
+  }
+  if (event.event === 'monitoring') {
+    const line = asMonitoringEvent(record);
+    if (line) monitoringEvent.emit(line);
     return;
   }
   if (event.event !== 'alert' && event.event !== 'device') {

@@ -1,7 +1,7 @@
 // The "Working alone" board's logic without the DOM (DESIGN §11, issue 45): the order of
 // the current sessions (most urgent first), the counts per state, the live countdown to
 // the next due time, "x ago", the person watched, and the duration an extension sends.
-import type { MonitoringSession } from './api';
+import type { MonitoringSession, Schemas } from './api';
 import { t } from './i18n';
 import { formatAge } from './format';
 
@@ -187,4 +187,151 @@ export function aboutListed(named: { TenantCode: string | null; DeviceId: string
     if (id === named.DeviceId && (named.TenantCode === null || named.TenantCode === tc)) return true;
   }
   return false;
+}
+
+/**
+ * A `monitoring` stream event (docs/monitoring.md "Events"): a line of a session's
+ * history (`MonitoringSessionEvent`) with the session's `DeviceId` and the `Session` as it
+ * was then (`State` null and `EndedAt` set once ended). Not in the OpenAPI document (the
+ * stream's records are not): typed here from its schemas.
+ */
+export type MonitoringStreamEvent = Schemas['MonitoringSessionEvent'] & { DeviceId: string; Session: MonitoringSession };
+
+/** The record of a `monitoring` event, if it has the shape this console reads (else null). */
+export function asMonitoringEvent(record: unknown): MonitoringStreamEvent | null {
+  if (!record || typeof record !== 'object') return null;
+  const r = record as Record<string, unknown>;
+  const s = r.Session as Record<string, unknown> | null | undefined;
+  if (typeof r.EventId !== 'string' || typeof r.Kind !== 'string' || !s || typeof s !== 'object') return null;
+  if (typeof s.MonitoringSessionId !== 'string' || typeof s.TenantCode !== 'string' || typeof s.DeviceId !== 'string') return null;
+  return record as MonitoringStreamEvent;
+}
+
+/** Whether a session record is of an ended session. */
+export function hasEnded(s: Pick<MonitoringSession, 'EndedAt'>): boolean {
+  return Boolean(s.EndedAt);
+}
+
+/** Ids (history lines', sessions') in the order the server gave them: numerically. */
+function compareIds(a: string, b: string): number {
+  return a.localeCompare(b, 'en', { numeric: true });
+}
+
+interface Held {
+  session: MonitoringSession;
+  /** The board's change count when this was last written (what a read started before cannot undo). */
+  mark: number;
+  /** The last stream event applied to it (a replay after a reconnection is not applied twice). */
+  eventId: string | null;
+}
+
+/**
+ * The current sessions a board (or the alert page's panel) shows, by `sessionKey`, kept
+ * from three sources: `monitoring` stream events (`event`: upserted from `Session`, gone
+ * once it ended), the answers of this console's own writes (`put`, `remove`), and full
+ * reads (`read`, the safety net after a gap in the stream). A read answers what was true
+ * when it was served, so it cannot undo what an event changed after it started (`mark()`
+ * is taken then): a session changed, started or ended since stays as the event left it.
+ * A stream event replayed after a reconnection, or one of a session older than the one
+ * held, changes nothing.
+ */
+export class SessionBoard {
+  private readonly held = new Map<string, Held>();
+  /** Sessions ended since, by key: a read started before cannot bring them back. */
+  private readonly ended = new Map<string, { id: string; mark: number }>();
+  private changes = 0;
+
+  /** Taken when a read starts, given to `read` with its answer. */
+  mark(): number {
+    return this.changes;
+  }
+
+  get size(): number {
+    return this.held.size;
+  }
+
+  keys(): IterableIterator<string> {
+    return this.held.keys();
+  }
+
+  get(key: string): MonitoringSession | undefined {
+    return this.held.get(key)?.session;
+  }
+
+  /** The sessions held, most urgent first at `now` (the state as the clock turns it). */
+  sorted(now: number): MonitoringSession[] {
+    return [...this.held.values()]
+      .map((h) => ({ ...h.session, State: stateAt(h.session, now), held: h.session }))
+      .sort(compareSessions)
+      .map((x) => x.held);
+  }
+
+  /** A `monitoring` stream event: whether the board changed. */
+  event(e: MonitoringStreamEvent): boolean {
+    return this.write(e.Session, e.EventId);
+  }
+
+  /** A session as one of this console's writes answered it (a check-in, an extension). */
+  put(s: MonitoringSession): boolean {
+    return this.write(s, null);
+  }
+
+  /** The session `id` at `key` ended here (a force stop answered). */
+  remove(key: string, id: string): boolean {
+    this.ended.set(key, { id, mark: ++this.changes });
+    const held = this.held.get(key);
+    if (!held || held.session.MonitoringSessionId !== id) return false;
+    this.held.delete(key);
+    return true;
+  }
+
+  private write(s: MonitoringSession, eventId: string | null): boolean {
+    const key = sessionKey(s);
+    const id = s.MonitoringSessionId;
+    const held = this.held.get(key);
+    // An older session of the device than the one held: long gone.
+    if (held && compareIds(id, held.session.MonitoringSessionId) < 0) return false;
+    const gone = this.ended.get(key);
+    if (gone && compareIds(id, gone.id) <= 0 && !hasEnded(s)) return false;
+    if (hasEnded(s)) return this.remove(key, id);
+    if (held && held.session.MonitoringSessionId === id) {
+      if (eventId !== null && held.eventId !== null && compareIds(eventId, held.eventId) <= 0) return false;
+      // Older than what is held (every write of a session moves its Timestamp): a write's
+      // answer after its own event, an event replayed after a read.
+      if (Date.parse(s.Timestamp) < Date.parse(held.session.Timestamp)) return false;
+    }
+    const keepEvent = held && held.session.MonitoringSessionId === id ? held.eventId : null;
+    this.held.set(key, { session: s, mark: ++this.changes, eventId: eventId ?? keepEvent });
+    return true;
+  }
+
+  /**
+   * Every current session in the read's scope, as a read started at `since` (`mark()`)
+   * answered: the ones held updated, new ones added, the ones not listed gone — except
+   * what changed after the read started. Whether the board changed.
+   */
+  read(list: readonly MonitoringSession[], since: number): boolean {
+    let changed = false;
+    const listed = new Set<string>();
+    for (const s of list) {
+      const key = sessionKey(s);
+      listed.add(key);
+      const held = this.held.get(key);
+      if (held && held.mark > since) continue;
+      const gone = this.ended.get(key);
+      if (gone && gone.mark > since && compareIds(s.MonitoringSessionId, gone.id) <= 0) continue;
+      if (held && held.session.MonitoringSessionId === s.MonitoringSessionId && held.session.ETag === s.ETag && held.session.State === s.State) continue;
+      const eventId = held && held.session.MonitoringSessionId === s.MonitoringSessionId ? held.eventId : null;
+      this.held.set(key, { session: s, mark: ++this.changes, eventId });
+      changed = true;
+    }
+    for (const [key, held] of this.held) {
+      if (listed.has(key) || held.mark > since) continue;
+      this.held.delete(key);
+      changed = true;
+    }
+    // What ended before the read started, the read already leaves out.
+    for (const [key, gone] of this.ended) if (gone.mark <= since) this.ended.delete(key);
+    return changed;
+  }
 }

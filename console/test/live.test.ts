@@ -81,25 +81,32 @@ describe('devices in scope', () => {
 });
 
 describe('events of other kinds', () => {
-  it('passes a kind it does not keep (monitoring) on, parsed, and never parses momessage', async () => {
+  it('dispatches monitoring events as their own kind (a malformed one dropped), passes a kind it does not know on, never parses momessage', async () => {
     const server = fakeServer([]);
     vi.stubGlobal('fetch', server.fetch);
     await loadSession();
     const isLive = new Promise<void>((resolve) => live.streamState.on((s) => s === 'live' && resolve()));
     await live.startLive(() => undefined);
     await isLive;
-    const seen: { kind: string; record: unknown }[] = [];
+    const lines: live.MonitoringStreamEvent[] = [];
+    const others: { kind: string; record: unknown }[] = [];
+    live.monitoringEvent.on((e) => lines.push(e));
     const got = new Promise<void>((resolve) =>
       live.otherEvent.on((e) => {
-        seen.push(e);
-        if (e.kind === 'monitoring') resolve();
+        others.push(e);
+        resolve();
       }),
     );
     const parse = vi.spyOn(JSON, 'parse');
+    const session = { MonitoringSessionId: '12', TenantCode: '1000', DeviceId: 'van-1', State: 'Ok' };
+    const line = { EventId: '41', MonitoringSessionId: '12', At: '2026-12-02T10:00:00Z', Kind: 'CheckIn', DeviceId: 'van-1', Session: session };
     server.push('momessage', { DeviceId: 'van-1' }, 1);
     server.push('monitoring', { DeviceId: 'van-1', TenantCode: '1000', State: 'Ok' }, 2);
+    server.push('monitoring', line, 3);
+    server.push('tenant', { TenantCode: '1001' }, 4);
     await got;
-    expect(seen).toEqual([{ kind: 'monitoring', record: { DeviceId: 'van-1', TenantCode: '1000', State: 'Ok' } }]);
+    expect(lines).toEqual([line]);
+    expect(others).toEqual([{ kind: 'tenant', record: { TenantCode: '1001' } }]);
     expect(parse.mock.calls.some(([text]) => String(text).includes('"DeviceId":"van-1"}'))).toBe(false);
     parse.mockRestore();
   });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { MonitoringSession } from '../src/api';
+import type { MonitoringStreamEvent } from '../src/monitoring';
 import {
   aboutListed,
   agoWords,
@@ -9,6 +10,8 @@ import {
   formatClock,
   namedDevice,
   personName,
+  SessionBoard,
+  asMonitoringEvent,
   sessionKey,
   sortSessions,
   stateAt,
@@ -165,5 +168,169 @@ describe('who and which device', () => {
     expect(namedDevice('text')).toBeNull();
     expect(namedDevice({ DeviceId: 7 })).toBeNull();
     expect(aboutListed(null, keys)).toBe(false);
+  });
+});
+
+/** A `monitoring` stream event: line `eventId` of kind `kind`, with the session as it then was. */
+function line(eventId: number, kind: string, s: MonitoringSession): MonitoringStreamEvent {
+  return {
+    EventId: String(eventId),
+    MonitoringSessionId: s.MonitoringSessionId,
+    At: s.Timestamp,
+    Kind: kind,
+    Actor: 'op@example.com',
+    MoMessageId: null,
+    Detail: null,
+    DeviceId: s.DeviceId,
+    Session: s,
+  };
+}
+
+const ended = (s: MonitoringSession, seconds: number): MonitoringSession => ({
+  ...s,
+  State: null,
+  NextDueAt: null,
+  NextDueAct: null,
+  ReminderAt: null,
+  EndedAt: at(seconds),
+  EndKind: 'Normal',
+  Timestamp: at(seconds),
+  ETag: `${s.ETag}-end`,
+});
+
+const ids = (board: SessionBoard): string[] => board.sorted(now).map((s) => s.MonitoringSessionId);
+
+describe('the board kept from the stream', () => {
+  it('adds a session started, updates it on a check-in, removes it once ended', () => {
+    const board = new SessionBoard();
+    const started = session('1', { State: 'Ok' });
+    expect(board.event(line(10, 'Started', started))).toBe(true);
+    expect(board.get(sessionKey(started))?.State).toBe('Ok');
+    // Overdue by then (the clock), and alerting once the timer fired.
+    const alerting = session('1', { State: 'Alerting', NextDueAt: at(-400), ReminderAt: null, MissedCheckInCount: 1, Timestamp: at(-10), ETag: 'e1b' });
+    expect(board.event(line(11, 'MissedCheckIn', alerting))).toBe(true);
+    expect(board.get(sessionKey(started))?.State).toBe('Alerting');
+    // A check-in clears it: the session as the check-in left it.
+    const checkedIn = session('1', { State: 'Ok', LastCheckInAt: at(0), CheckInCount: 1, NextDueAt: at(1800), ReminderAt: at(1500), Timestamp: at(0), ETag: 'e1c' });
+    expect(board.event(line(12, 'CheckIn', checkedIn))).toBe(true);
+    expect(board.get(sessionKey(started))).toEqual(checkedIn);
+    expect(stateAt(board.get(sessionKey(started))!, now)).toBe('Ok');
+    expect(board.event(line(13, 'Ended', ended(checkedIn, 5)))).toBe(true);
+    expect(board.size).toBe(0);
+  });
+
+  it('sorts most urgent first as events change the states', () => {
+    const board = new SessionBoard();
+    board.event(line(1, 'Started', session('1', { NextDueAt: at(900) })));
+    board.event(line(2, 'Started', session('2', { NextDueAt: at(600) })));
+    board.event(line(3, 'Started', session('3', { NextDueAt: at(1200) })));
+    expect(ids(board)).toEqual(['2', '1', '3']);
+    board.event(line(4, 'Reminder', session('3', { State: 'DueSoon', NextDueAt: at(1200), Timestamp: at(-5) })));
+    expect(ids(board)).toEqual(['3', '2', '1']);
+    board.event(line(5, 'Overdue', session('1', { State: 'Alerting', NextDueAt: at(-600), Timestamp: at(-4) })));
+    expect(ids(board)).toEqual(['1', '3', '2']);
+    // By the clock too: a due time passed between two events is overdue now.
+    board.event(line(6, 'Changed', session('2', { State: 'Ok', NextDueAt: at(-1), ReminderAt: null, Timestamp: at(-3) })));
+    expect(ids(board)).toEqual(['1', '2', '3']);
+    // A check-in of the alerting one: last (the latest due).
+    board.event(line(7, 'CheckIn', session('1', { State: 'Ok', NextDueAt: at(1800), ReminderAt: at(1500), Timestamp: at(0) })));
+    expect(ids(board)).toEqual(['2', '3', '1']);
+  });
+
+  it('does not apply an event twice, nor one older than the session held', () => {
+    const board = new SessionBoard();
+    const first = session('1');
+    const later = session('1', { State: 'Ok', CheckInCount: 1, LastCheckInAt: at(0), Timestamp: at(0), ETag: 'e1b' });
+    board.event(line(10, 'Started', first));
+    board.event(line(11, 'CheckIn', later));
+    // Replayed after a reconnection.
+    expect(board.event(line(10, 'Started', first))).toBe(false);
+    expect(board.event(line(11, 'CheckIn', later))).toBe(false);
+    expect(board.get(sessionKey(first))?.CheckInCount).toBe(1);
+    // A write's own answer that comes after a newer event changes nothing either.
+    const newer = { ...later, Note: 'moved on', Timestamp: at(30), ETag: 'e1c' };
+    board.event(line(12, 'Changed', newer));
+    expect(board.put(later)).toBe(false);
+    expect(board.get(sessionKey(first))?.Note).toBe('moved on');
+  });
+
+  it('replaces an ended session by the next one of the device, and never brings the old one back', () => {
+    const board = new SessionBoard();
+    const old = session('1');
+    board.event(line(1, 'Started', old));
+    board.event(line(2, 'Ended', ended(old, 0)));
+    const next = session('2', { DeviceId: old.DeviceId });
+    board.event(line(3, 'Started', next));
+    expect(board.get(sessionKey(old))?.MonitoringSessionId).toBe('2');
+    // A late line of the old session: not shown over the new one.
+    expect(board.event(line(2, 'Ended', ended(old, 0)))).toBe(false);
+    expect(board.event(line(1, 'Started', old))).toBe(false);
+    expect(board.get(sessionKey(old))?.MonitoringSessionId).toBe('2');
+    // Ended sessions' lines replayed: nothing to show.
+    const other = new SessionBoard();
+    other.event(line(2, 'Ended', ended(old, 0)));
+    expect(other.event(line(1, 'Started', old))).toBe(false);
+    expect(other.size).toBe(0);
+  });
+
+  it('keys sessions by tenant: the same device id in two tenants is two rows', () => {
+    const board = new SessionBoard();
+    board.event(line(1, 'Started', session('1', { TenantCode: '1001', DeviceId: 'van' })));
+    board.event(line(2, 'Started', session('2', { TenantCode: '1002', DeviceId: 'van' })));
+    expect(board.size).toBe(2);
+    board.event(line(3, 'Ended', ended(session('1', { TenantCode: '1001', DeviceId: 'van' }), 0)));
+    expect([...board.keys()]).toEqual(['1002/van']);
+  });
+
+  it('removes a session this console ended (a force stop) at once', () => {
+    const board = new SessionBoard();
+    const s = session('1');
+    board.put(s);
+    expect(board.remove(sessionKey(s), '1')).toBe(true);
+    expect(board.size).toBe(0);
+    // Its Ended line after: nothing more.
+    expect(board.event(line(5, 'Ended', ended(s, 0)))).toBe(false);
+  });
+});
+
+describe('a full read beside the stream (after a gap, the safety net)', () => {
+  it('adds, updates and removes what the read lists', () => {
+    const board = new SessionBoard();
+    board.event(line(1, 'Started', session('1')));
+    board.event(line(2, 'Started', session('2')));
+    const since = board.mark();
+    expect(board.read([session('2', { State: 'DueSoon', ETag: 'e2b' }), session('3')], since)).toBe(true);
+    expect([...board.keys()].sort()).toEqual(['1000/dev-2', '1000/dev-3']);
+    expect(board.get('1000/dev-2')?.State).toBe('DueSoon');
+    // The same answer again: no change.
+    expect(board.read([session('2', { State: 'DueSoon', ETag: 'e2b' }), session('3')], board.mark())).toBe(false);
+  });
+
+  it('cannot undo what an event changed while it was under way', () => {
+    const board = new SessionBoard();
+    const one = session('1');
+    board.event(line(1, 'Started', one));
+    const since = board.mark();
+    // Meanwhile: a check-in of 1, a new session 2, and session 3 (which the read lists) ends.
+    board.event(line(2, 'CheckIn', session('1', { CheckInCount: 1, Timestamp: at(0), ETag: 'e1b' })));
+    board.event(line(3, 'Started', session('2')));
+    board.event(line(4, 'Ended', ended(session('3'), 0)));
+    // The read as served before all that.
+    expect(board.read([one, session('3')], since)).toBe(false);
+    expect(board.get('1000/dev-1')?.CheckInCount).toBe(1);
+    expect(board.get('1000/dev-2')).toBeDefined();
+    expect(board.get('1000/dev-3')).toBeUndefined();
+    // A later read decides again.
+    expect(board.read([session('1', { CheckInCount: 1, Timestamp: at(0), ETag: 'e1b' })], board.mark())).toBe(true);
+    expect([...board.keys()]).toEqual(['1000/dev-1']);
+  });
+
+  it('reads the shape of a monitoring event, and refuses another', () => {
+    const e = line(7, 'CheckIn', session('1'));
+    expect(asMonitoringEvent(JSON.parse(JSON.stringify(e)))).toEqual(e);
+    expect(asMonitoringEvent({ ...e, Session: null })).toBeNull();
+    expect(asMonitoringEvent({ ...e, Session: { DeviceId: 'x' } })).toBeNull();
+    expect(asMonitoringEvent({ DeviceId: 'x' })).toBeNull();
+    expect(asMonitoringEvent('text')).toBeNull();
   });
 });

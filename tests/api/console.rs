@@ -276,24 +276,37 @@ fn chromium() -> &'static str {
 
 /// Runs the named scenarios of console/e2e/run.mjs against the real binary on `backend`.
 async fn end_to_end(backend: Backend, scenarios: &str) {
+    end_to_end_with(backend, scenarios, None).await;
+}
+
+/// As `end_to_end`, the server's monitoring minute shortened to `minute_ms` when given
+/// (the hidden `--monitoring-minute-ms`; the scenarios read it as
+/// `SAFETRACK_MONITORING_MINUTE_MS`, and only then define those that need it).
+async fn end_to_end_with(backend: Backend, scenarios: &str, minute_ms: Option<u32>) {
     npm_installed();
     let chromium = chromium();
     let database = TestDatabase::create(backend).await.expect("database");
-    let server = start_binary(&database.url, &["--delivery-workers", "0"], None)
-        .await
-        .server;
+    let minute = minute_ms.map(|ms| ms.to_string());
+    let mut args = vec!["--delivery-workers", "0"];
+    if let Some(ms) = &minute {
+        args.extend(["--monitoring-minute-ms", ms.as_str()]);
+    }
+    let server = start_binary(&database.url, &args, None).await.server;
     let base = server.base.clone();
     let scenarios = scenarios.to_string();
     let output = tokio::task::spawn_blocking(move || {
-        Command::new("node")
-            .arg("e2e/run.mjs")
+        let mut node = Command::new("node");
+        node.arg("e2e/run.mjs")
             .current_dir(console_dir())
             .env("SAFETRACK_URL", &base)
             .env("SAFETRACK_ADMIN", format!("{ADMIN_EMAIL}:{ADMIN_PASSWORD}"))
             .env("SCENARIOS", &scenarios)
             .env("CHROMIUM", chromium)
-            .output()
-            .expect("node e2e/run.mjs")
+            .env_remove("SAFETRACK_MONITORING_MINUTE_MS");
+        if let Some(ms) = &minute {
+            node.env("SAFETRACK_MONITORING_MINUTE_MS", ms);
+        }
+        node.output().expect("node e2e/run.mjs")
     })
     .await
     .expect("e2e");
@@ -336,4 +349,34 @@ mod end_to_end {
     async fn postgres() {
         end_to_end(Backend::Postgres, "all").await;
     }
+
+    /// The Working alone board and the alert page's panel live from the stream (issue 45
+    /// §4), a session minute of `WORKING_ALONE_MINUTE_MS` so its timers fire within
+    /// seconds: a session started through the API appears on two consoles within 2 s,
+    /// counts down, turns due soon and overdue, then alerting (its missed check-in) within
+    /// 2 s of the timer, raising an alert whose page shows the policy step's instructions;
+    /// a check-in clears it on the second console and on the alert page within 2 s, the
+    /// end removes it within 2 s — with no read of the sessions after the first.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn working_alone_live_sqlite() {
+        end_to_end_with(
+            Backend::Sqlite,
+            "monitoring-live",
+            Some(WORKING_ALONE_MINUTE_MS),
+        )
+        .await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn working_alone_live_postgres() {
+        end_to_end_with(
+            Backend::Postgres,
+            "monitoring-live",
+            Some(WORKING_ALONE_MINUTE_MS),
+        )
+        .await;
+    }
+
+    /// A session minute of 2 s: a 4-minute check-in interval is 8 s.
+    const WORKING_ALONE_MINUTE_MS: u32 = 2000;
 }

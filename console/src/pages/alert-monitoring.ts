@@ -1,18 +1,22 @@
 // The alert page's "Working alone" panel (DESIGN §11): when the alert's device has a
 // current monitoring session (`GET …/devices/{id}/monitoring`; a 404 is none), what the
 // person said they were doing and where, when it started, the last check-in, the planned
-// end and the state (shape and word) with the countdown. Hidden otherwise.
+// end and the state (shape and word) with the countdown. Hidden otherwise. Kept from the
+// stream's `monitoring` events of the device (`event`: a check-in, a change, the end, a
+// new session) as the board is (`SessionBoard`); `read` after a gap and as a safety net.
 import { api, NotFoundError, v2, type MonitoringSession } from '../api';
 import { h } from '../dom';
 import { t, type Key } from '../i18n';
 import { formatDateTime } from '../format';
-import { agoWords, countdown, stateAt } from '../monitoring';
+import { SessionBoard, agoWords, countdown, sessionKey, stateAt, type MonitoringStreamEvent } from '../monitoring';
 import { monitoringBadge } from './monitoring';
 
 export interface MonitoringBox {
   element: HTMLElement;
   /** Reads the device's current session and shows it (or hides the panel). */
   read(tenantCode: string, deviceId: string): Promise<void>;
+  /** A `monitoring` stream event: shown when it is of the device (tenant, device) watched. */
+  event(e: MonitoringStreamEvent, tenantCode: string, deviceId: string): void;
   /** The countdown and the ages again (every second). */
   tick(): void;
 }
@@ -26,6 +30,8 @@ export function monitoringBox(): MonitoringBox {
     list,
   );
   let held: MonitoringSession | null = null;
+  // The device's session as the stream and the reads leave it (one key at most).
+  const board = new SessionBoard();
   const state = h('dd', { 'data-field': 'state' });
   const due = h('span', { class: 'countdown', 'data-testid': 'countdown' });
   const last = h('span', { 'data-testid': 'last-check-in' });
@@ -45,6 +51,12 @@ export function monitoringBox(): MonitoringBox {
   };
 
   const show = (s: MonitoringSession | null): void => {
+    // The same version again: only the state may have turned (the clock shows it).
+    if (s && held && s.ETag === held.ETag && s.MonitoringSessionId === held.MonitoringSessionId) {
+      held = s;
+      tick();
+      return;
+    }
     held = s;
     element.hidden = !s;
     if (!s) return;
@@ -63,13 +75,26 @@ export function monitoringBox(): MonitoringBox {
     tick();
   };
 
+  const key = (tenantCode: string, deviceId: string): string => sessionKey({ TenantCode: tenantCode, DeviceId: deviceId });
+  const showHeld = (tenantCode: string, deviceId: string): void => show(board.get(key(tenantCode, deviceId)) ?? null);
+
   const read = async (tenantCode: string, deviceId: string): Promise<void> => {
+    const since = board.mark();
+    let list: MonitoringSession[];
     try {
-      show(await api.get<MonitoringSession>(v2(tenantCode, 'devices', deviceId, 'monitoring')));
+      list = [await api.get<MonitoringSession>(v2(tenantCode, 'devices', deviceId, 'monitoring'))];
     } catch (e) {
       // 404: no current session. Anything else: the panel stays as it was.
-      if (e instanceof NotFoundError) show(null);
+      if (!(e instanceof NotFoundError)) return;
+      list = [];
     }
+    board.read(list, since);
+    showHeld(tenantCode, deviceId);
   };
-  return { element, read, tick };
+
+  const event = (e: MonitoringStreamEvent, tenantCode: string, deviceId: string): void => {
+    if (sessionKey(e.Session) !== key(tenantCode, deviceId)) return;
+    if (board.event(e)) showHeld(tenantCode, deviceId);
+  };
+  return { element, read, event, tick };
 }

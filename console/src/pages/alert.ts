@@ -13,7 +13,7 @@ import { actionsFor, alertKey, conflictOf, LOG_ENTRIES, mapsLink, severityName, 
 import { peopleOf, sentBy } from './alert-people';
 import { escalationBox } from './alert-escalation';
 import { monitoringBox } from './alert-monitoring';
-import { namedDevice } from '../monitoring';
+import { POLL_MS } from './monitoring';
 import { escalationWords } from './queue';
 import { baseMap, removeMap } from '../map';
 import { Track, trackAround, type TrackPoint } from '../track';
@@ -312,10 +312,9 @@ export function alertPage(outlet: HTMLElement, params: Record<string, string>): 
       void readTimeline();
     }),
     live.resync.on(() => void read()),
-    // A `monitoring` event (or any kind added later) about the alert's device: its session again.
-    live.otherEvent.on(({ record }) => {
-      const named = namedDevice(record);
-      if (alert?.DeviceId && named?.DeviceId === alert.DeviceId && (!named.TenantCode || named.TenantCode === tc)) void monitoring.read(tc, alert.DeviceId);
+    // A `monitoring` event of the alert's device: the panel from its session, no read.
+    live.monitoringEvent.on((e) => {
+      if (alert?.DeviceId) monitoring.event(e, tc, alert.DeviceId);
     }),
     // The device keeps reporting: its new positions extend the track.
     live.deviceChanged.on((d) => {
@@ -326,10 +325,11 @@ export function alertPage(outlet: HTMLElement, params: Record<string, string>): 
     }),
   ];
   const ticker = window.setInterval(() => monitoring.tick(), 1000);
-  // The session as the board reads it: again every 10 s (a check-in from another console).
+  // The session is kept from the stream; read again every minute only as a safety net
+  // (as the board; a gap in the stream is read at once, live.resync above).
   const sessionPoll = window.setInterval(() => {
     if (alert?.DeviceId) void monitoring.read(tc, alert.DeviceId);
-  }, 10_000);
+  }, POLL_MS);
   return () => {
     closed = true;
     window.clearInterval(ticker);

@@ -3,15 +3,17 @@
 // and word, a countdown to the next due time ticking every second without a read, last
 // check-in, planned end), most urgent first, the counts per state above. Actions: check
 // in on the person's behalf (with a note), extend by 30 or 60 min, and — with
-// ManageConfiguration — force stop with a typed reason. Read again every 10 s and at once
-// on any stream event whose record names a listed device (alerts, devices, and the
-// `monitoring` kind, or any kind the server adds). Rows are kept across reads: what was
-// typed into a row's form, and the focus, stay.
+// ManageConfiguration — force stop with a typed reason. Kept live from the stream's
+// `monitoring` events (live.monitoringEvent, docs/monitoring.md "Events"): each carries
+// the session as it then was, so a new session appears, a check-in clears its state, an
+// end removes its row, with no read (`SessionBoard`, ../monitoring.ts). Read in full only
+// at the start, after a gap in the stream (live.resync) and every minute as a safety net.
+// Rows are kept across changes: what was typed into a row's form, and the focus, stay.
 import { api, ConflictError, NotFoundError, v2, type MonitoringForceStop, type MonitoringSession } from '../api';
 import { h } from '../dom';
 import { t } from '../i18n';
 import { formatDateTime } from '../format';
-import { tenant, session } from '../session';
+import { ownTenant, tenant, session } from '../session';
 import { may } from '../roles';
 import * as live from '../live';
 import type { DeviceRecord } from '../devices';
@@ -19,21 +21,22 @@ import { problemText, resultLine } from './admin/common';
 import { devicePath } from './devices';
 import {
   MONITORING_STATES,
-  aboutListed,
+  SessionBoard,
   agoWords,
   countByState,
   countdown,
   extendedDuration,
   isMonitoringState,
-  namedDevice,
   personName,
   sessionKey,
-  sortSessions,
   stateAt,
 } from '../monitoring';
 
-/** How often the board reads the sessions again (ms). */
-export const POLL_MS = 10_000;
+/**
+ * How often the board reads the sessions again (ms): only a safety net — the stream's
+ * `monitoring` events keep it, and a gap in the stream is read at once (live.resync).
+ */
+export const POLL_MS = 60_000;
 
 const COLUMNS = ['state', 'person', 'device', 'note', 'due', 'lastCheckIn', 'plannedEnd', 'actions'] as const;
 type Column = (typeof COLUMNS)[number];
@@ -105,9 +108,28 @@ export function monitoringPage(outlet: HTMLElement): () => void {
     ),
   );
 
+  // The sessions (kept from the stream, the writes' answers and the reads), and their rows.
+  const board = new SessionBoard();
   const rows = new Map<string, Row>();
   let closed = false;
   let readOnce = false;
+  // The stream follows the caller's own tenant and its subtenants; the board, the working
+  // tenant's subtree (read once when it is another): an event of a tenant outside it is
+  // not the board's, and one that comes before the subtree is known is read for.
+  const subtree: Set<string> | null = tc === ownTenant() ? null : new Set([tc]);
+  let subtreeKnown = subtree === null;
+  if (subtree) {
+    void api
+      .all<{ TenantCode?: string | null }>(`${v2(tc, 'tenants')}?subtenants=true`)
+      .then((list) => {
+        for (const c of list) if (c.TenantCode) subtree?.add(c.TenantCode);
+        subtreeKnown = true;
+      })
+      .catch(() => undefined);
+  }
+  /** Whether an event of `tenantCode` is the board's: yes, no, or not known yet. */
+  const inScope = (tenantCode: string): boolean | null =>
+    !subtree || subtree.has(tenantCode) ? true : subtreeKnown ? false : null;
 
   const drawCounts = (): void => {
     const now = Date.now();
@@ -126,9 +148,9 @@ export function monitoringPage(outlet: HTMLElement): () => void {
   /** Puts the rows in urgency order, moving only those out of place (the focus stays). */
   const order = (): void => {
     const now = Date.now();
-    const sorted = sortSessions([...rows.values()].map((r) => ({ ...r.session, State: stateAt(r.session, now), row: r })));
+    const sorted = board.sorted(now).flatMap((s) => rows.get(sessionKey(s)) ?? []);
     const focused = document.activeElement instanceof HTMLElement && body.contains(document.activeElement) ? document.activeElement : null;
-    sorted.forEach(({ row }, i) => {
+    sorted.forEach((row, i) => {
       const there = body.children[i];
       if (there !== row.tr) body.insertBefore(row.tr, there ?? null);
     });
@@ -136,22 +158,22 @@ export function monitoringPage(outlet: HTMLElement): () => void {
     if (focused && focused.isConnected && document.activeElement !== focused) focused.focus();
   };
 
-  /** The sessions as read: rows updated in place, new ones added, ended ones gone. */
-  const show = (list: MonitoringSession[]): void => {
-    const keep = new Set<string>();
-    for (const s of list) {
-      const key = sessionKey(s);
-      keep.add(key);
+  /** The rows as the board holds the sessions: updated in place, new ones added, ended ones gone. */
+  const sync = (): void => {
+    for (const key of board.keys()) {
+      const s = board.get(key);
+      if (!s) continue;
       const held = rows.get(key);
-      if (held && held.session.MonitoringSessionId === s.MonitoringSessionId) held.update(s);
-      else {
+      if (held && held.session.MonitoringSessionId === s.MonitoringSessionId) {
+        if (held.session !== s) held.update(s);
+      } else {
         // A new session of the same device: a new row.
         held?.tr.remove();
         rows.set(key, row(s));
       }
     }
     for (const [key, r] of rows) {
-      if (keep.has(key)) continue;
+      if (board.get(key)) continue;
       rows.delete(key);
       r.tr.remove();
     }
@@ -169,11 +191,14 @@ export function monitoringPage(outlet: HTMLElement): () => void {
     lastRead = Date.now();
     reading = (async () => {
       try {
+        const since = board.mark();
         const list = await api.all<MonitoringSession>(`${v2(tc, 'monitoring')}?subtenants=true&pageSize=1000`);
         if (closed) return;
         readOnce = true;
         failed.hidden = true;
-        show(list);
+        for (const s of list) subtree?.add(s.TenantCode);
+        board.read(list, since);
+        sync();
       } catch (e) {
         if (closed) return;
         failed.textContent = t('monitoring.failed', { detail: problemText(e) });
@@ -190,8 +215,8 @@ export function monitoringPage(outlet: HTMLElement): () => void {
     return reading;
   };
 
-  // A burst of events about listed devices is one read, soon — at most one a second
-  // (a device reporting often must not turn the board into a poll of its own).
+  // A burst of events the board cannot place (a tenant it has not seen) is one read,
+  // soon — at most one a second.
   let soon = 0;
   let lastRead = 0;
   const readSoon = (): void => {
@@ -201,7 +226,10 @@ export function monitoringPage(outlet: HTMLElement): () => void {
       void read();
     }, Math.max(250, 1000 - (Date.now() - lastRead)));
   };
-  const listed = (record: unknown): boolean => aboutListed(namedDevice(record), rows.keys());
+  /** A write's answer (a check-in, an extension): the board has it before its event. */
+  const answered = (answer: MonitoringSession | undefined): void => {
+    if (answer && answer.MonitoringSessionId && board.put(answer)) sync();
+  };
 
   /** One row, kept while its session is current; its cells rewritten when the record changes. */
   function row(first: MonitoringSession): Row {
@@ -242,7 +270,11 @@ export function monitoringPage(outlet: HTMLElement): () => void {
         const changed = next.ETag !== s.ETag || next.Timestamp !== s.Timestamp;
         s = next;
         r.session = next;
-        if (!changed && r.shown) return;
+        if (!changed && r.shown) {
+          // The same version, read or heard again: only its state may have turned.
+          r.tick(Date.now());
+          return;
+        }
         note.textContent = next.Note?.trim() ? next.Note : t('monitoring.noNote');
         note.classList.toggle('muted', !next.Note?.trim());
         dueTime.dateTime = next.NextDueAt ?? '';
@@ -340,12 +372,11 @@ export function monitoringPage(outlet: HTMLElement): () => void {
           api
             .post<MonitoringSession>(`${base}/checkins`, { Note: said })
             .then((answer) => {
-              if (answer && answer.MonitoringSessionId) r.update(answer);
+              answered(answer);
               text.value = '';
               toggle(false);
               open.focus();
               result.ok(t('monitoring.checkedIn', { who: who() }));
-              void read();
             })
             .catch(failedFor)
             .finally(() => busy([submit, cancel, open], false));
@@ -364,11 +395,8 @@ export function monitoringPage(outlet: HTMLElement): () => void {
             api
               .patch<MonitoringSession>(base, [{ op: 'replace', path: '/DurationMinutes', value: duration }], { headers: { 'If-Match': s.ETag } })
               .then((answer) => {
-                if (answer && answer.MonitoringSessionId) r.update(answer);
+                answered(answer);
                 result.ok(t('monitoring.extended', { who: who(), end: formatDateTime((answer ?? s).PlannedEndAt) }));
-                order();
-                drawCounts();
-                void read();
               })
               .catch(failedFor)
               .finally(() => busy(extenders, false));
@@ -414,13 +442,11 @@ export function monitoringPage(outlet: HTMLElement): () => void {
             .post<unknown>(`${base}/forcestop`, body)
             .then(() => {
               const name = who();
-              rows.delete(sessionKey(first));
-              tr.remove();
-              drawCounts();
+              board.remove(sessionKey(first), first.MonitoringSessionId);
+              sync();
               result.ok(t('monitoring.stopped', { who: name }));
               // The row (and the focus in it) went: the result takes the focus.
               result.el.focus();
-              void read();
             })
             .catch(failedFor)
             .finally(() => busy([submit, cancel, open], false));
@@ -455,16 +481,11 @@ export function monitoringPage(outlet: HTMLElement): () => void {
     }
   }, 1000);
   const offs = [
-    live.alertChanged.on((a) => {
-      if (listed(a)) readSoon();
-    }),
-    live.deviceChanged.on((d) => {
-      if (listed(d)) readSoon();
-    }),
-    // `monitoring` events (and any kind added later): a record naming a listed device —
-    // or a session this board does not show yet — is read at once.
-    live.otherEvent.on(({ kind, record }) => {
-      if (listed(record) || (kind === 'monitoring' && namedDevice(record))) readSoon();
+    // A line of a session's history, with the session as it then was: the row from it.
+    live.monitoringEvent.on((e) => {
+      const mine = inScope(e.Session.TenantCode);
+      if (mine === null) readSoon();
+      else if (mine && board.event(e)) sync();
     }),
     live.resync.on(() => void read()),
   ];
