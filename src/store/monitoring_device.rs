@@ -10,7 +10,7 @@ use jiff::Timestamp;
 use super::monitoring_sessions::{
     CheckIn, NewSession, close_session, insert_session, locked_current, record_check_in,
 };
-use super::{StoreResult, WriteTx};
+use super::{StoreResult, WriteTx, to_micros};
 use crate::domain::ids::{MoMessageId, MonitoringSessionId, TenantCode};
 use crate::domain::monitoring::{Confirmation, SessionEnd, SessionSettings};
 
@@ -83,6 +83,48 @@ impl WriteTx {
             note: None,
         };
         record_check_in(self, &session, &check_in).await?;
+        Ok(true)
+    }
+
+    /// Moves the device's current session's no-motion record on by a batch's reports
+    /// (`reports`: each message's time and fix, oldest first) — only for a session
+    /// watching for no motion, and only reports from its start on — and re-arms its
+    /// timer from it (docs/monitoring.md, "No motion"). Answers whether it moved.
+    pub async fn track_monitoring_motion(
+        &mut self,
+        tenant_code: &TenantCode,
+        device_id: &str,
+        reports: &[(Timestamp, Option<(f64, f64)>)],
+    ) -> StoreResult<bool> {
+        let Some(session) = locked_current(self, tenant_code, device_id).await? else {
+            return Ok(false);
+        };
+        if session.no_motion_window().is_zero() {
+            return Ok(false);
+        }
+        let mut moved = session.clone();
+        for (at, fix) in reports.iter().filter(|(at, _)| *at >= session.started_at) {
+            moved.motion.report(*at, *fix);
+        }
+        if moved.motion == session.motion {
+            return Ok(false);
+        }
+        let anchor = moved.motion.anchor;
+        // Not the row's version: a report moves no setting a client could overwrite.
+        sqlx::query(
+            "UPDATE monitoring_sessions SET motion_anchor_latitude = $1,
+                motion_anchor_longitude = $2, motion_anchor_at = $3, motion_reported_at = $4,
+                no_motion_due_at = $5
+             WHERE id = $6",
+        )
+        .bind(anchor.map(|((lat, _), _)| lat))
+        .bind(anchor.map(|((_, lon), _)| lon))
+        .bind(anchor.map(|(_, since)| to_micros(since)))
+        .bind(moved.motion.reported_at.map(to_micros))
+        .bind(moved.no_motion_due().map(to_micros))
+        .bind(session.id.get())
+        .execute(&mut *self.tx)
+        .await?;
         Ok(true)
     }
 }

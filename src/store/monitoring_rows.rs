@@ -12,7 +12,7 @@ use crate::domain::ids::{
 };
 use crate::domain::monitoring::record::minutes_between;
 use crate::domain::monitoring::{
-    Confirmation, EndKind, FiredTimers, MonitoringSession, SessionEnd, SessionEventKind,
+    Confirmation, EndKind, FiredTimers, MonitoringSession, Motion, SessionEnd, SessionEventKind,
     SessionEventLine, SessionSettings,
 };
 
@@ -20,7 +20,9 @@ pub(super) const COLUMNS: &str = "m.id, m.tenant_code, m.device_id, m.user_id, m
     m.planned_end_at, m.check_in_interval_minutes, m.grace_minutes, m.reminder_minutes, \
     m.no_motion_minutes, m.note, m.last_check_in_at, m.last_check_in_kind, m.check_in_count, \
     m.missed_check_in_count, m.ended_at, m.ended_by, m.end_kind, m.end_reason, m.etag, \
-    m.updated_at, m.reminder_fired_for, m.missed_check_in_fired_for, m.overdue_fired_for";
+    m.updated_at, m.reminder_fired_for, m.missed_check_in_fired_for, m.overdue_fired_for, \
+    m.no_motion_fired_for, m.motion_anchor_latitude, m.motion_anchor_longitude, \
+    m.motion_anchor_at, m.motion_reported_at";
 
 #[derive(sqlx::FromRow)]
 struct SessionRow {
@@ -49,6 +51,11 @@ struct SessionRow {
     reminder_fired_for: Option<i64>,
     missed_check_in_fired_for: Option<i64>,
     overdue_fired_for: Option<i64>,
+    no_motion_fired_for: Option<i64>,
+    motion_anchor_latitude: Option<f64>,
+    motion_anchor_longitude: Option<f64>,
+    motion_anchor_at: Option<i64>,
+    motion_reported_at: Option<i64>,
 }
 
 fn stored_minutes(n: i64) -> StoreResult<u32> {
@@ -102,6 +109,18 @@ impl SessionRow {
                     .map(stored_time)
                     .transpose()?,
                 overdue: self.overdue_fired_for.map(stored_time).transpose()?,
+                no_motion: self.no_motion_fired_for.map(stored_time).transpose()?,
+            },
+            motion: Motion {
+                anchor: match (
+                    self.motion_anchor_latitude,
+                    self.motion_anchor_longitude,
+                    self.motion_anchor_at,
+                ) {
+                    (Some(lat), Some(lon), Some(at)) => Some(((lat, lon), stored_time(at)?)),
+                    _ => None,
+                },
+                reported_at: self.motion_reported_at.map(stored_time).transpose()?,
             },
             minute,
         })

@@ -262,12 +262,14 @@ impl Store {
         let mut clock = SessionClock::start(session.started_at, settings, self.monitoring_minute);
         clock.last_confirmation = session.last_check_in_at;
         let (reminder, missed, overdue) = due_times(&clock, &session.fired);
+        let mut changed = session.clone();
+        changed.settings = settings.clone();
         let at = crate::domain::time::now();
         sqlx::query(
             "UPDATE monitoring_sessions SET planned_end_at = $1, check_in_interval_minutes = $2,
                 grace_minutes = $3, reminder_minutes = $4, no_motion_minutes = $5, note = $6,
                 reminder_due_at = $7, missed_check_in_due_at = $8, overdue_due_at = $9,
-                etag = $10, updated_at = $11
+                etag = $10, updated_at = $11, no_motion_due_at = $13
              WHERE id = $12",
         )
         .bind(to_micros(clock.planned_end))
@@ -282,6 +284,7 @@ impl Store {
         .bind(new_etag())
         .bind(to_micros(at))
         .bind(session.id.get())
+        .bind(changed.no_motion_due().map(to_micros))
         .execute(&mut *tx.tx)
         .await?;
         let actor = actor_of(audit);
@@ -414,10 +417,13 @@ pub(super) async fn record_check_in(
 ) -> StoreResult<()> {
     let clock = session.clock().confirmed(check_in.at);
     let (reminder, missed, overdue) = due_times(&clock, &session.fired);
+    let mut after = session.clone();
+    after.motion.confirmed(check_in.at);
     sqlx::query(
         "UPDATE monitoring_sessions SET last_check_in_at = $1, last_check_in_kind = $2,
             check_in_count = check_in_count + 1, reminder_due_at = $3,
-            missed_check_in_due_at = $4, overdue_due_at = $5, etag = $6, updated_at = $7
+            missed_check_in_due_at = $4, overdue_due_at = $5, etag = $6, updated_at = $7,
+            motion_anchor_at = $9, no_motion_due_at = $10
          WHERE id = $8",
     )
     .bind(clock.last_confirmation.map(to_micros))
@@ -428,6 +434,8 @@ pub(super) async fn record_check_in(
     .bind(new_etag())
     .bind(to_micros(crate::domain::time::now()))
     .bind(session.id.get())
+    .bind(after.motion.anchor.map(|(_, since)| to_micros(since)))
+    .bind(after.no_motion_due().map(to_micros))
     .execute(&mut *tx.tx)
     .await?;
     let tenant_code = &session.tenant_code;

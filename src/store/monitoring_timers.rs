@@ -144,6 +144,16 @@ impl WriteTx {
         event.insert(self, Some(detail)).await
     }
 
+    /// Leaves the no-motion timer of `session` waiting for the device's next report
+    /// (its due column cleared, not marked fired: that report re-arms it).
+    pub async fn park_no_motion_timer(&mut self, session: &MonitoringSession) -> StoreResult<()> {
+        sqlx::query("UPDATE monitoring_sessions SET no_motion_due_at = NULL WHERE id = $1")
+            .bind(session.id.get())
+            .execute(&mut *self.tx)
+            .await?;
+        Ok(())
+    }
+
     async fn spend_timer(
         &mut self,
         session: &MonitoringSession,

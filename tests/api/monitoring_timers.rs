@@ -284,7 +284,11 @@ async fn race(workers: &[Arc<MonitoringTimers>]) -> usize {
 }
 
 async fn racing_workers_fire_each_timer_once(backend: Backend) {
+    // Minutes long enough that each race falls half a minute clear of both due times,
+    // however loaded the machine.
+    let minute = MINUTE * 4;
     let mut config = config();
+    config.pipeline.monitoring_minute = SignedDuration::try_from(minute).expect("a duration");
     // The app's own worker stays idle: only the racers below work.
     config.worker_interval = Duration::from_secs(3600);
     let Some(app) = spawn_app_with(backend, config).await else {
@@ -296,7 +300,7 @@ async fn racing_workers_fire_each_timer_once(backend: Backend) {
         let store = safetrack::app::open_store(app.database_url())
             .await
             .expect("open store")
-            .with_monitoring_minute(SignedDuration::try_from(MINUTE).expect("a duration"));
+            .with_monitoring_minute(SignedDuration::try_from(minute).expect("a duration"));
         let pipeline = Pipeline::new(
             store.clone(),
             Arc::new(EventHub::default()),
@@ -314,10 +318,9 @@ async fn racing_workers_fire_each_timer_once(backend: Backend) {
         "ReminderMinutes": 1, "GraceMinutes": 0});
     start(&app, settings).await;
     assert_eq!(race(&workers).await, 0, "nothing due yet");
-    minutes(2).await;
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    tokio::time::sleep(minute * 5 / 2).await;
     assert_eq!(race(&workers).await, 1, "the reminder, once");
-    minutes(1).await;
+    tokio::time::sleep(minute).await;
     assert_eq!(race(&workers).await, 1, "the missed check-in, once");
     assert_eq!(race(&workers).await, 0);
     assert_eq!(check_in_requests(&app).await, 1);

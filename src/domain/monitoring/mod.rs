@@ -4,12 +4,14 @@
 //! them (docs/monitoring.md).
 
 pub mod check_in;
+pub mod motion;
 pub mod record;
 pub mod session;
 pub mod settings;
 pub mod view;
 
 pub use check_in::{Confirmation, confirmation_of, message_confirmation};
+pub use motion::{Motion, NoMotionCheck};
 pub use record::{EndKind, MonitoringSession, SessionEnd, SessionEventKind, SessionEventLine};
 pub use session::{
     ArmedTimers, DueAct, FiredTimers, MonitoringState, Schedule, SessionClock, SessionTimer,

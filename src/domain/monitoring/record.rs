@@ -82,7 +82,7 @@ pub struct SessionEnd {
 }
 
 /// One session, current (`ended` is `None`) or ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct MonitoringSession {
     pub id: MonitoringSessionId,
     pub tenant_code: TenantCode,
@@ -104,6 +104,8 @@ pub struct MonitoringSession {
     pub etag: String,
     /// The due time each timer last fired for.
     pub fired: super::session::FiredTimers,
+    /// Where the device has been still since, and its last report (no motion).
+    pub motion: super::motion::Motion,
     /// How long one of its minutes lasts: a minute, except in tests (which shorten it so
     /// timers fire within seconds; `PipelineConfig::monitoring_minute`).
     pub minute: SignedDuration,
@@ -121,6 +123,18 @@ impl MonitoringSession {
             grace: minutes(self.settings.grace_minutes),
             planned_end: self.planned_end_at,
         }
+    }
+
+    /// The no-motion window (`NoMotionMinutes`; zero: off).
+    pub fn no_motion_window(&self) -> SignedDuration {
+        super::session::minutes(self.settings.no_motion_minutes, self.minute)
+    }
+
+    /// When the no-motion timer is next due: `NoMotionMinutes` after the anchor, unless
+    /// it fired for that time already.
+    pub fn no_motion_due(&self) -> Option<Timestamp> {
+        let due = self.motion.due(self.no_motion_window())?;
+        (Some(due) != self.fired.no_motion).then_some(due)
     }
 }
 
@@ -166,6 +180,7 @@ mod tests {
             updated_at: at("2026-03-01T08:10:00Z"),
             etag: "e".into(),
             fired: Default::default(),
+            motion: Default::default(),
             minute: SignedDuration::from_mins(1),
         };
         let schedule = session.clock().schedule();

@@ -64,6 +64,7 @@ pub struct FiredTimers {
     pub reminder: Option<Timestamp>,
     pub missed_check_in: Option<Timestamp>,
     pub overdue: Option<Timestamp>,
+    pub no_motion: Option<Timestamp>,
 }
 
 /// The timers a session owes: the schedule's, less those already fired for their time.
@@ -250,6 +251,7 @@ mod tests {
             reminder: Some(t("08:50")),
             missed_check_in: Some(t("09:05")),
             overdue: Some(t("10:00")),
+            no_motion: None,
         };
         let armed = s.armed(&fired);
         assert_eq!(armed.reminder, None);

@@ -2,7 +2,8 @@
 //! batch's transaction, oldest first: MO `BeginMonitoring` starts a session (its
 //! `Properties` may carry the settings), `EndMonitoring` ends it, and a message that
 //! confirms a check-in (`message_confirmation`, the closed set — never an automatic
-//! report) is the device's standing check-in and its current session's.
+//! report) is the device's standing check-in and its current session's; every report
+//! moves the session's no-motion record on (`domain/monitoring/motion.rs`).
 
 use jiff::Timestamp;
 
@@ -72,6 +73,10 @@ async fn apply_person_acts(
     in_order.sort_by_key(|(id, _, at)| (*at, id.get()));
     let code = &acts.node.code;
     let device_id = acts.device_id.as_str();
+    let reports: Vec<(Timestamp, Option<(f64, f64)>)> = in_order
+        .iter()
+        .map(|(_, message, at)| (*at, message.position.as_ref().and_then(|p| p.lat_lon())))
+        .collect();
     for (id, message, at) in in_order {
         let kind = message.message_type.as_deref().unwrap_or("");
         if kind.eq_ignore_ascii_case("BeginMonitoring") {
@@ -99,5 +104,8 @@ async fn apply_person_acts(
                 .await?;
         }
     }
+    // After the acts: a session this batch began watches its reports too.
+    tx.track_monitoring_motion(code, device_id, &reports)
+        .await?;
     Ok(())
 }

@@ -13,7 +13,7 @@ use crate::domain::device_state::DeviceState;
 use crate::domain::device_state::Observation;
 use crate::domain::events::EventFacts;
 use crate::domain::ids::DeviceId;
-use crate::domain::monitoring::{SessionTimer, timers_to_fire};
+use crate::domain::monitoring::{MonitoringSession, NoMotionCheck, SessionTimer, timers_to_fire};
 use crate::domain::mt_message::{MtType, NewMtMessage};
 use crate::domain::tenant::TenantNode;
 use crate::store::{StoreResult, WriteTx};
@@ -43,7 +43,16 @@ impl Pipeline {
         };
         let to_fire = timers_to_fire(due.due.clone());
         let mut changes = Changes::default();
+        let mut fired = 0;
         for (timer, due_for) in &to_fire {
+            if *timer == SessionTimer::NoMotion
+                && due.session.motion.check(due.session.no_motion_window()) == NoMotionCheck::Parked
+            {
+                // Quiet, not still: the device's next report re-arms it.
+                tx.park_no_motion_timer(&due.session).await?;
+                continue;
+            }
+            fired += 1;
             let detail = match timer {
                 SessionTimer::Reminder => Some(remind(&mut tx, node, device_id, &due).await?),
                 SessionTimer::MissedCheckIn | SessionTimer::Overdue | SessionTimer::NoMotion => {
@@ -63,7 +72,7 @@ impl Pipeline {
                     };
                     self.match_notifications(&mut unit, &rules, observation, occurrence)
                         .await?;
-                    Some(serde_json::json!({"Event": event_name(*timer)}))
+                    Some(timer_detail(*timer, &due.session))
                 }
             };
             tx.fire_monitoring_timer(&due.session, (*timer, *due_for), at, detail)
@@ -78,7 +87,7 @@ impl Pipeline {
         tx.save_state(&node.code, device_id, &state).await?;
         super::record_outbox(&mut tx, node, device_id, Vec::new(), changes, None);
         tx.commit().await?;
-        Ok(to_fire.len())
+        Ok(fired)
     }
 }
 
@@ -118,6 +127,18 @@ fn event_name(timer: SessionTimer) -> &'static str {
         SessionTimer::Overdue => "MonitoringOverdue",
         SessionTimer::NoMotion => "NoMotion",
     }
+}
+
+/// A raising timer's history detail: the event raised, and for no motion where the
+/// device has been still and since when.
+fn timer_detail(timer: SessionTimer, session: &MonitoringSession) -> serde_json::Value {
+    let mut detail = serde_json::json!({"Event": event_name(timer)});
+    if let (SessionTimer::NoMotion, Some(((lat, lon), since))) = (timer, session.motion.anchor) {
+        detail["Latitude"] = serde_json::json!(lat);
+        detail["Longitude"] = serde_json::json!(lon);
+        detail["StillSince"] = serde_json::json!(since.to_string());
+    }
+    detail
 }
 
 /// What a fired timer means to the events engine.
