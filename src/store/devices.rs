@@ -285,9 +285,9 @@ impl Store {
         if_match: Option<&str>,
         audit: &Audit,
     ) -> StoreResult<()> {
-        let mut tx = self.begin_write().await?;
+        let mut tx = self.begin().await?;
         self.check_version(
-            &mut tx,
+            &mut tx.tx,
             device_row(&[Key::Text(device_id), Key::Text(tenant_code)]),
             if_match,
         )
@@ -300,11 +300,11 @@ impl Store {
         let row = sqlx::query(&sql)
             .bind(device_id)
             .bind(tenant_code.as_str())
-            .fetch_one(&mut *tx)
+            .fetch_one(&mut *tx.tx)
             .await?;
         let device = device_from_row(&row)?;
         emit(
-            &mut tx,
+            &mut tx.tx,
             tenant_code,
             Category::Device,
             EventType::Deleted,
@@ -334,15 +334,21 @@ impl Store {
             .bind(device_id)
             .bind(to_doc(&record)?)
             .bind(to_micros(at))
-            .execute(&mut *tx)
+            .execute(&mut *tx.tx)
+            .await?;
+        // Its session ends with it: nobody is watched through a device that is gone.
+        let by = audit
+            .entry(AuditAction::Delete, ResourceType::MonitoringSession, device_id)
+            .actor;
+        tx.end_monitoring_of_deleted_device(tenant_code, device_id, (at, by))
             .await?;
         sqlx::query("DELETE FROM devices WHERE device_id = $1 AND tenant_code = $2")
             .bind(device_id)
             .bind(tenant_code.as_str())
-            .execute(&mut *tx)
+            .execute(&mut *tx.tx)
             .await?;
         let (action, kind) = (AuditAction::Delete, ResourceType::Device);
-        audit_log::record(&mut tx, audit, action, kind, device_id).await?;
+        audit_log::record(&mut tx.tx, audit, action, kind, device_id).await?;
         tx.commit().await?;
         Ok(())
     }

@@ -12,7 +12,7 @@ use super::monitoring_sessions::{
 };
 use super::{StoreResult, WriteTx, to_micros};
 use crate::domain::ids::{MoMessageId, MonitoringSessionId, TenantCode};
-use crate::domain::monitoring::{Confirmation, SessionEnd, SessionSettings};
+use crate::domain::monitoring::{Confirmation, EndKind, SessionEnd, SessionSettings};
 
 /// Who a device's own session changes name (`started_by`, `ended_by`, an event's actor).
 pub const DEVICE_ACTOR: &str = "device";
@@ -56,6 +56,26 @@ impl WriteTx {
         }
         close_session(self, &session, end).await?;
         Ok(true)
+    }
+
+    /// Ends the current session of a device being deleted (in its deletion's
+    /// transaction), as a `ForceStop` by whoever deletes it, reason `Device deleted`.
+    pub async fn end_monitoring_of_deleted_device(
+        &mut self,
+        tenant_code: &TenantCode,
+        device_id: &str,
+        (at, by): (Timestamp, String),
+    ) -> StoreResult<()> {
+        let Some(session) = locked_current(self, tenant_code, device_id).await? else {
+            return Ok(());
+        };
+        let end = SessionEnd {
+            at: at.max(session.started_at),
+            by,
+            kind: EndKind::ForceStop,
+            reason: Some("Device deleted".to_string()),
+        };
+        close_session(self, &session, &end).await
     }
 
     /// Records a device message's check-in (`kind`, sent at `at`) on the device's current

@@ -36,7 +36,9 @@ fn columns(timer: SessionTimer) -> (&'static str, &'static str) {
 }
 
 impl Store {
-    /// Current sessions with a timer due at `at` (at most `limit`), by their device.
+    /// Current sessions with a timer due at `at` (at most `limit`), by their device —
+    /// only of devices that exist (the worker locks the device first: a session without
+    /// one would stay due and fill every batch).
     pub async fn due_monitoring_sessions(
         &self,
         at: Timestamp,
@@ -55,6 +57,7 @@ impl Store {
         let sql = format!(
             "SELECT m.device_id, t.code, t.parent_code, t.path FROM monitoring_sessions m
              JOIN tenants t ON t.code = m.tenant_code
+             JOIN devices d ON d.tenant_code = m.tenant_code AND d.device_id = m.device_id
              WHERE m.ended_at IS NULL AND m.id IN ({})
              ORDER BY m.id LIMIT $2",
             branches.join(" UNION ")

@@ -255,14 +255,11 @@ async fn two_processes_fire_each_timer_once() {
     assert_all_fired_once(&admins, &sessions, &lines).await;
 }
 
-/// A deleted device's current session keeps its due timers, and the worker, finding no
-/// device to lock, fires nothing and spends nothing (`run_monitoring_timers` returns 0):
-/// the session is due for ever. Fifty of them (the worker's batch, lowest ids first) fill
-/// every step, which ends `Worked(0)` and runs again at once: a live session behind them
-/// never fires (with 49 it does). Ignored until a device's deletion ends its session, or
-/// the worker spends a deviceless session's timers.
+/// Fifty deleted devices' sessions (the worker's batch, lowest ids first) once filled
+/// every step of the timer worker — it found no device to lock and spent nothing — so a
+/// live session behind them never fired. A device's deletion now ends its session, and
+/// the worker reads only sessions of devices that exist.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "bug: deleted devices' sessions starve the timer worker (see the comment)"]
 async fn deleted_devices_sessions_do_not_starve_the_worker() {
     let database = TestDatabase::create(Backend::Sqlite)
         .await
@@ -279,4 +276,19 @@ async fn deleted_devices_sessions_do_not_starve_the_worker() {
     let (_, live) = &sessions[50];
     wait_for_lines(&client, live, LINES.len()).await;
     assert_eq!(history(&client, live).await, LINES);
+    // Each deleted device's session ended with it, by whoever deleted it.
+    let (_, gone) = &sessions[0];
+    let lines = client
+        .get_json(&format!("/V2/1000/monitoring/{gone}/events"))
+        .await;
+    let ended = lines
+        .as_array()
+        .and_then(|l| l.last())
+        .expect("its lines");
+    assert_eq!(ended["Kind"], "Ended", "{lines}");
+    assert_eq!(ended["Detail"]["EndKind"], "ForceStop");
+    assert_eq!(ended["Detail"]["Reason"], "Device deleted");
+    assert_eq!(ended["Actor"], crate::common::ADMIN_EMAIL);
+    let active = client.get_json("/V2/1000/monitoring").await;
+    assert_eq!(active.as_array().map(Vec::len), Some(1), "{active}");
 }
