@@ -338,7 +338,11 @@ impl Store {
             .await?;
         // Its session ends with it: nobody is watched through a device that is gone.
         let by = audit
-            .entry(AuditAction::Delete, ResourceType::MonitoringSession, device_id)
+            .entry(
+                AuditAction::Delete,
+                ResourceType::MonitoringSession,
+                device_id,
+            )
             .actor;
         tx.end_monitoring_of_deleted_device(tenant_code, device_id, (at, by))
             .await?;

@@ -7,15 +7,21 @@
 
 use jiff::Timestamp;
 
+use super::monitoring_events::SessionEvent;
 use super::monitoring_sessions::{
     CheckIn, NewSession, close_session, insert_session, locked_current, record_check_in,
 };
 use super::{StoreResult, WriteTx, to_micros};
-use crate::domain::ids::{MoMessageId, MonitoringSessionId, TenantCode};
-use crate::domain::monitoring::{Confirmation, EndKind, SessionEnd, SessionSettings};
+use crate::domain::ids::{AlertId, MoMessageId, MonitoringSessionId, TenantCode};
+use crate::domain::monitoring::{
+    Confirmation, EndKind, SessionEnd, SessionEventKind, SessionSettings,
+};
 
 /// Who a device's own session changes name (`started_by`, `ended_by`, an event's actor).
 pub const DEVICE_ACTOR: &str = "device";
+
+/// Who an escalation step's line names (the escalation worker).
+const ESCALATION_ACTOR: &str = "escalation";
 
 impl WriteTx {
     /// Starts a session at the device at `at` (its MO `BeginMonitoring`, actor
@@ -76,6 +82,44 @@ impl WriteTx {
             reason: Some("Device deleted".to_string()),
         };
         close_session(self, &session, &end).await
+    }
+
+    /// A line on the device's current session, if any, for step `step` (1-based) of
+    /// the escalation policy of its alert `alert_id` fired at `at`: the board shows how
+    /// far the escalation has gone. Not a change of the session (its version stays).
+    pub async fn note_escalation_step_on_session(
+        &mut self,
+        tenant_code: &TenantCode,
+        device_id: &str,
+        (alert_id, step, instructions): (AlertId, usize, Option<&str>),
+        at: Timestamp,
+    ) -> StoreResult<()> {
+        // Not locked: the escalation holds the alert row, and ingest locks the session
+        // before an alert it joins — the other order would deadlock (PostgreSQL).
+        let current: Option<i64> = sqlx::query_scalar(
+            "SELECT id FROM monitoring_sessions
+             WHERE tenant_code = $1 AND device_id = $2 AND ended_at IS NULL",
+        )
+        .bind(tenant_code.as_str())
+        .bind(device_id)
+        .fetch_optional(&mut *self.tx)
+        .await?;
+        let Some(id) = current else {
+            return Ok(());
+        };
+        let event = SessionEvent::new(
+            MonitoringSessionId::new(id),
+            tenant_code,
+            at,
+            SessionEventKind::EscalationStep,
+            ESCALATION_ACTOR,
+        );
+        let detail = serde_json::json!({
+            "AlertId": alert_id.to_string(),
+            "Step": step,
+            "Instructions": instructions,
+        });
+        event.insert(self, Some(detail)).await
     }
 
     /// Records a device message's check-in (`kind`, sent at `at`) on the device's current

@@ -431,7 +431,11 @@ async fn race(workers: &[Arc<EscalationWorker>]) -> usize {
 }
 
 async fn racing_workers_fire_each_step_once(backend: Backend) {
+    // Policy minutes long enough that each race falls a whole minute clear of every
+    // step's time, however loaded the machine.
+    let minute = Duration::from_millis(1000);
     let mut config = config(None);
+    config.pipeline.escalation_minute = SignedDuration::try_from(minute).expect("a duration");
     // The app's own worker stays idle: only the racers below work.
     config.worker_interval = Duration::from_secs(3600);
     let pipeline = config.pipeline;
@@ -457,10 +461,11 @@ async fn racing_workers_fire_each_step_once(backend: Backend) {
             )));
         }
     }
+    let raised = std::time::Instant::now();
     let id = sos(&app, "1000").await;
-    // Steps fall due at the raise, 1 s and 2 s after it.
-    for (pause, fired, ran) in [(0, 1, 1), (1100, 2, 1), (1000, 3, 1), (1000, 3, 0)] {
-        tokio::time::sleep(Duration::from_millis(pause)).await;
+    // Steps fall due at the raise, 2 and 4 policy minutes after it: races at 0, 3, 5, 5.
+    for (at, fired, ran) in [(0, 1, 1), (3, 2, 1), (5, 3, 1), (5, 3, 0)] {
+        tokio::time::sleep_until((raised + minute * at).into()).await;
         assert_eq!(
             race(&workers).await,
             ran,

@@ -281,10 +281,7 @@ async fn deleted_devices_sessions_do_not_starve_the_worker() {
     let lines = client
         .get_json(&format!("/V2/1000/monitoring/{gone}/events"))
         .await;
-    let ended = lines
-        .as_array()
-        .and_then(|l| l.last())
-        .expect("its lines");
+    let ended = lines.as_array().and_then(|l| l.last()).expect("its lines");
     assert_eq!(ended["Kind"], "Ended", "{lines}");
     assert_eq!(ended["Detail"]["EndKind"], "ForceStop");
     assert_eq!(ended["Detail"]["Reason"], "Device deleted");

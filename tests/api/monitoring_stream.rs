@@ -21,6 +21,7 @@ backend_fn_tests!(
     a_device_s_check_in_follows_its_message,
     monitoring_events_stay_in_their_scope,
     session_lines_are_device_webhook_events,
+    a_policy_step_is_a_line_of_the_session,
 );
 
 /// A session's minute here (`PipelineConfig::monitoring_minute`).
@@ -30,6 +31,9 @@ fn config() -> AppConfig {
     let mut config = AppConfig::default();
     config.pipeline.monitoring_minute = SignedDuration::try_from(MINUTE).expect("a duration");
     config.worker_interval = Duration::from_millis(100);
+    config.pipeline.escalation_minute = SignedDuration::try_from(MINUTE).expect("a duration");
+    // Today's rounds would come after an hour: none during a test.
+    config.pipeline.escalation_after = Some(SignedDuration::from_hours(1));
     config
 }
 
@@ -246,4 +250,68 @@ async fn session_lines_are_device_webhook_events(backend: Backend) {
         "{sessions:?}"
     );
     assert_eq!(sessions[1]["Data"]["Session"]["CheckInCount"], 1);
+}
+
+async fn a_policy_step_is_a_line_of_the_session(backend: Backend) {
+    let Some(app) = app(backend).await else {
+        return;
+    };
+    let steps = json!([
+        {"AfterMinutes": 0, "Instructions": "Call the worker.",
+         "Recipients": [{"Type": "MessagingAddress", "MessagingAddress": "mail:first@example.com"}]},
+        {"AfterMinutes": 2, "Instructions": "No answer: call the site supervisor.",
+         "Recipients": [{"Type": "MessagingAddress", "MessagingAddress": "mail:second@example.com"}]},
+    ]);
+    let response = app
+        .admin
+        .post(
+            "/V2/1000/escalationpolicies",
+            &json!({"Name": "Lone worker", "Steps": steps}),
+        )
+        .await;
+    assert_eq!(response.status(), StatusCode::OK, "create policy");
+    let location = response.headers()["location"].to_str().expect("location");
+    let policy = location.rsplit('/').next().expect("an id").to_string();
+    let notification = json!({"NotificationName": "Missed", "EventsExpression": "MissedCheckIn",
+        "RaiseAlert": true, "Severity": "2", "EscalationPolicyId": policy,
+        "Recipients": [{"Type": "MessagingAddress", "MessagingAddress": "mail:ops@example.com"}]});
+    let response = app
+        .admin
+        .post("/V2/1000/eventnotifications", &notification)
+        .await;
+    assert_eq!(response.status(), StatusCode::OK, "create notification");
+    register_device(&app, "1000", "w6").await;
+    let mut stream = EventStream::open(&app.admin, "/V2/1000/stream", None).await;
+    let settings = json!({"DurationMinutes": 60, "CheckInIntervalMinutes": 2,
+        "ReminderMinutes": 0, "GraceMinutes": 1});
+    start(&app, "1000", "w6", settings).await;
+
+    let mut kinds = Vec::new();
+    let mut steps_seen = Vec::new();
+    while steps_seen.len() < 2 {
+        let event = next_monitoring(&mut stream).await;
+        kinds.push(event.data["Kind"].as_str().unwrap_or_default().to_string());
+        if event.data["Kind"] == "EscalationStep" {
+            steps_seen.push(event.data.clone());
+        }
+    }
+    assert_eq!(
+        kinds,
+        [
+            "Started",
+            "MissedCheckIn",
+            "EscalationStep",
+            "EscalationStep"
+        ]
+    );
+    let first = &steps_seen[0];
+    assert_eq!(first["Actor"], "escalation");
+    assert_eq!(first["Detail"]["Step"], 1);
+    assert_eq!(first["Detail"]["Instructions"], "Call the worker.");
+    assert!(first["Detail"]["AlertId"].is_string(), "{first}");
+    assert_eq!(first["Session"]["State"], "Alerting");
+    assert_eq!(steps_seen[1]["Detail"]["Step"], 2);
+    // A step is no change of the session: its version is the missed check-in's.
+    let session = app.admin.get_json(&monitoring_path("1000", "w6")).await;
+    assert_eq!(session["ETag"], first["Session"]["ETag"]);
 }

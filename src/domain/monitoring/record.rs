@@ -25,6 +25,8 @@ closed_set! {
         Overdue = "Overdue",
         /// The device kept reporting without moving 25 m (`NoMotion` raised).
         NoMotion = "NoMotion",
+        /// A step of the escalation policy of an alert of the session's device fired.
+        EscalationStep = "EscalationStep",
     }
 }
 

@@ -164,7 +164,15 @@ impl Escalator {
             notified: Some(&notified),
             ..AlertEvent::new(TimelineKind::EscalationStep, created, None)
         };
-        tx.record_alert_event(alert.alert_id, &entry).await
+        tx.record_alert_event(alert.alert_id, &entry).await?;
+        let fired = (alert.alert_id, index + 1, step.instructions.as_deref());
+        tx.note_escalation_step_on_session(
+            &alert.tenant_code,
+            alert.device_id.as_str(),
+            fired,
+            created,
+        )
+        .await
     }
 
     /// What one target of a step becomes: a delivery (an MT message queued for a
