@@ -1,7 +1,8 @@
 //! The monitoring timer worker: current sessions with a timer due (`monitoring_sessions.
 //! *_due_at`, in the database so a restart or a second process misses and repeats
-//! nothing) get it fired — reminder, missed check-in, overdue, no motion — one device's
-//! session per transaction (`Pipeline::run_monitoring_timers`).
+//! nothing) get it fired — reminder, missed check-in, overdue, no motion — a step's
+//! sessions in one transaction (`Pipeline::run_monitoring_timers`), one by one only when
+//! that fails.
 
 use std::sync::Arc;
 
@@ -30,20 +31,27 @@ impl MonitoringTimers {
         if due.is_empty() {
             return Ok(StepOutcome::Idle);
         }
-        let mut fired = 0;
-        for (node, device_id) in &due {
-            // One session's trouble must not hold up the others due.
-            match self
-                .pipeline
-                .run_monitoring_timers(node, device_id, at)
-                .await
-            {
-                Ok(n) => fired += n,
-                Err(e) => {
-                    tracing::error!(device = %device_id, error = %e, "monitoring timer failed")
+        let fired = match self.pipeline.run_monitoring_timers(&due, at).await {
+            Ok(fired) => fired,
+            // One session's trouble must not hold up the others due: one by one.
+            Err(e) => {
+                tracing::warn!(error = %e, sessions = due.len(), "monitoring timers failed together");
+                let mut fired = 0;
+                for one in &due {
+                    match self
+                        .pipeline
+                        .run_monitoring_timers(std::slice::from_ref(one), at)
+                        .await
+                    {
+                        Ok(n) => fired += n,
+                        Err(e) => {
+                            tracing::error!(device = %one.1, error = %e, "monitoring timer failed")
+                        }
+                    }
                 }
+                fired
             }
-        }
+        };
         Ok(if (due.len() as u32) < BATCH && fired == 0 {
             StepOutcome::Idle
         } else {

@@ -1,8 +1,14 @@
 //! The monitoring timer worker's unit of work (`workers/monitoring.rs` finds the sessions
-//! due; docs/monitoring.md, "Timers"): a device's session timers fired in one
-//! transaction — a reminder queues an MT check-in request, a missed check-in and an
-//! overdue session are evaluated like a message (`MissedCheckIn`, `MonitoringOverdue`)
-//! against the device's notifications — each once, the session row locked.
+//! due; docs/monitoring.md, "Timers"): the session timers of a step's devices fired in
+//! one transaction — a reminder queues an MT check-in request, a missed check-in, an
+//! overdue session and no motion are evaluated like a message (`MissedCheckIn`,
+//! `MonitoringOverdue`, `NoMotion`) against the device's notifications — each once, the
+//! device and session rows locked. One transaction for the step, not one per session:
+//! on SQLite every transaction waits its turn at the one writer, and beside ingest a
+//! turn per timer let due timers pile up by the thousand (bench/README.md).
+
+use std::collections::HashMap;
+use std::sync::Arc;
 
 use jiff::Timestamp;
 
@@ -12,25 +18,67 @@ use super::unit::{Changes, Occurrence, UnitOfWork, write_deliveries};
 use crate::domain::device_state::DeviceState;
 use crate::domain::device_state::Observation;
 use crate::domain::events::EventFacts;
-use crate::domain::ids::DeviceId;
+use crate::domain::ids::{DeviceId, TenantCode};
 use crate::domain::monitoring::{MonitoringSession, NoMotionCheck, SessionTimer, timers_to_fire};
 use crate::domain::mt_message::{MtType, NewMtMessage};
 use crate::domain::tenant::TenantNode;
+use crate::domain::webhook::WebhookSettings;
+use crate::services::rules::TenantRules;
 use crate::store::{StoreResult, WriteTx};
 
+/// What a tenant's timers are evaluated against, read before the transaction.
+struct TimerContext {
+    rules: Arc<TenantRules>,
+    webhooks: Option<WebhookSettings>,
+}
+
 impl Pipeline {
-    /// Fires the timers of the device's current session due at `at`, in time order, in
-    /// one transaction. Returns how many fired (0: none was still due — another process
-    /// or a check-in got here first).
+    /// Fires the timers due at `at` of the current sessions of `devices`, each in time
+    /// order, all in one transaction, the devices locked in one order (tenant, device
+    /// id) so that workers racing on PostgreSQL cannot deadlock. Returns how many fired
+    /// (a device whose timers were no longer due — another process or a check-in got
+    /// there first — fires none). An error rolls back the whole step.
     pub async fn run_monitoring_timers(
         &self,
-        node: &TenantNode,
-        device_id: &DeviceId,
+        devices: &[(TenantNode, DeviceId)],
         at: Timestamp,
     ) -> StoreResult<usize> {
-        let rules = self.rules.get(&self.store, node).await?;
-        let webhooks = self.store.get_webhooks(&node.code).await?;
+        let mut contexts: HashMap<TenantCode, TimerContext> = HashMap::new();
+        for (node, _) in devices {
+            if !contexts.contains_key(&node.code) {
+                let context = TimerContext {
+                    rules: self.rules.get(&self.store, node).await?,
+                    webhooks: self.store.get_webhooks(&node.code).await?,
+                };
+                contexts.insert(node.code.clone(), context);
+            }
+        }
+        let mut ordered: Vec<&(TenantNode, DeviceId)> = devices.iter().collect();
+        ordered.sort_by(|(a, x), (b, y)| (&a.code, x).cmp(&(&b.code, y)));
+        ordered.dedup_by(|(a, x), (b, y)| a.code == b.code && x == y);
         let mut tx = self.store.begin().await?;
+        let mut fired = 0;
+        for (node, device_id) in ordered {
+            if let Some(context) = contexts.get(&node.code) {
+                fired += self
+                    .fire_device_timers(&mut tx, node, device_id, context, at)
+                    .await?;
+            }
+        }
+        tx.commit().await?;
+        Ok(fired)
+    }
+
+    /// The device's current session's timers due at `at`, in `tx`.
+    async fn fire_device_timers(
+        &self,
+        tx: &mut WriteTx,
+        node: &TenantNode,
+        device_id: &DeviceId,
+        context: &TimerContext,
+        at: Timestamp,
+    ) -> StoreResult<usize> {
+        let (rules, webhooks) = (&context.rules, &context.webhooks);
         // The device first, as ingest locks it, then its session.
         let Some((mut device, mut state)) = tx.lock_device(&node.code, device_id).await? else {
             return Ok(0);
@@ -54,10 +102,10 @@ impl Pipeline {
             }
             fired += 1;
             let detail = match timer {
-                SessionTimer::Reminder => Some(remind(&mut tx, node, device_id, &due).await?),
+                SessionTimer::Reminder => Some(remind(tx, node, device_id, &due).await?),
                 SessionTimer::MissedCheckIn | SessionTimer::Overdue | SessionTimer::NoMotion => {
                     let mut unit = UnitOfWork {
-                        tx: &mut tx,
+                        tx,
                         node,
                         webhooks: webhooks.as_ref(),
                         device_id,
@@ -70,7 +118,7 @@ impl Pipeline {
                         message: None,
                         time: *due_for,
                     };
-                    self.match_notifications(&mut unit, &rules, observation, occurrence)
+                    self.match_notifications(&mut unit, rules, observation, occurrence)
                         .await?;
                     Some(timer_detail(*timer, &due.session))
                 }
@@ -83,10 +131,9 @@ impl Pipeline {
             tx.fire_monitoring_timer(&due.session, *skipped, at, None)
                 .await?;
         }
-        write_deliveries(&mut tx, &mut changes).await?;
+        write_deliveries(tx, &mut changes).await?;
         tx.save_state(&node.code, device_id, &state).await?;
-        super::record_outbox(&mut tx, node, device_id, Vec::new(), changes, None);
-        tx.commit().await?;
+        super::record_outbox(tx, node, device_id, Vec::new(), changes, None);
         Ok(fired)
     }
 }
