@@ -17,7 +17,7 @@ use super::missed_check_in::timed_observation;
 use super::unit::{Changes, Occurrence, UnitOfWork, write_deliveries};
 use crate::domain::device_state::DeviceState;
 use crate::domain::device_state::Observation;
-use crate::domain::events::EventFacts;
+use crate::domain::events::{EventFacts, EventName};
 use crate::domain::ids::{DeviceId, TenantCode};
 use crate::domain::monitoring::{MonitoringSession, NoMotionCheck, SessionTimer, timers_to_fire};
 use crate::domain::mt_message::{MtType, NewMtMessage};
@@ -166,20 +166,20 @@ async fn remind(
     Ok(serde_json::json!({"MtMessageId": mt.to_string()}))
 }
 
-/// The event name a timer is to `EventsExpression`.
-fn event_name(timer: SessionTimer) -> &'static str {
+/// The event a timer raises in `EventsExpression` (a reminder raises none).
+fn raised_event(timer: SessionTimer) -> Option<EventName> {
     match timer {
-        SessionTimer::Reminder => "Reminder",
-        SessionTimer::MissedCheckIn => "MissedCheckIn",
-        SessionTimer::Overdue => "MonitoringOverdue",
-        SessionTimer::NoMotion => "NoMotion",
+        SessionTimer::Reminder => None,
+        SessionTimer::MissedCheckIn => Some(EventName::MissedCheckIn),
+        SessionTimer::Overdue => Some(EventName::MonitoringOverdue),
+        SessionTimer::NoMotion => Some(EventName::NoMotion),
     }
 }
 
 /// A raising timer's history detail: the event raised, and for no motion where the
 /// device has been still and since when.
 fn timer_detail(timer: SessionTimer, session: &MonitoringSession) -> serde_json::Value {
-    let mut detail = serde_json::json!({"Event": event_name(timer)});
+    let mut detail = serde_json::json!({"Event": raised_event(timer).map(EventName::as_str)});
     if let (SessionTimer::NoMotion, Some(((lat, lon), since))) = (timer, session.motion.anchor) {
         detail["Latitude"] = serde_json::json!(lat);
         detail["Longitude"] = serde_json::json!(lon);
