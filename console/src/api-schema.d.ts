@@ -1332,7 +1332,7 @@ export interface paths {
          * List a session's history.
          * @description The lines of a session of the tenant, current or ended, oldest first: `Started`, each
          *     `CheckIn` (with the device message that made it), `Reminder`, `MissedCheckIn`,
-         *     `Changed`, `Overdue`, `NoMotion`, `Ended` — who and when. Paged with
+         *     `Changed`, `Overdue`, `NoMotion`, `EscalationStep`, `Ended` — who and when. Paged with
          *     `X-CONTINUATIONTOKEN`. 404 for another tenant's or an unknown session.
          */
         get: operations["session_events"];
@@ -3061,7 +3061,7 @@ export interface components {
             At: string;
             /**
              * @description `Started`, `CheckIn`, `Changed`, `Ended`, `Reminder`, `MissedCheckIn`, `Overdue`,
-             *     `NoMotion`.
+             *     `NoMotion`, `EscalationStep` (a step of the policy of an alert of its device).
              * @example CheckIn
              */
             Kind: string;

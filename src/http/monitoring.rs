@@ -411,7 +411,7 @@ async fn list_sessions(
 ///
 /// The lines of a session of the tenant, current or ended, oldest first: `Started`, each
 /// `CheckIn` (with the device message that made it), `Reminder`, `MissedCheckIn`,
-/// `Changed`, `Overdue`, `NoMotion`, `Ended` — who and when. Paged with
+/// `Changed`, `Overdue`, `NoMotion`, `EscalationStep`, `Ended` — who and when. Paged with
 /// `X-CONTINUATIONTOKEN`. 404 for another tenant's or an unknown session.
 #[utoipa::path(get, path = "/V2/{tenantVarCode}/monitoring/{monitoringSessionId}/events", tag = "Monitoring",
     params(SessionPath, HistoryQuery,

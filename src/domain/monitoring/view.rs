@@ -131,7 +131,7 @@ pub struct MonitoringSessionEventView {
     #[schema(value_type = String, format = DateTime)]
     pub at: Timestamp,
     /// `Started`, `CheckIn`, `Changed`, `Ended`, `Reminder`, `MissedCheckIn`, `Overdue`,
-    /// `NoMotion`.
+    /// `NoMotion`, `EscalationStep` (a step of the policy of an alert of its device).
     #[schema(value_type = String, example = "CheckIn")]
     pub kind: SessionEventKind,
     /// A user, a token (`token:<Name>`), `device`, or `monitoring` (a timer).
