@@ -21,7 +21,11 @@
 # bench/results/monitoring-latest.md (not committed).
 #   bench/monitoring.sh [A_SECONDS] [B_SECONDS] [ROUNDS]
 # MONITORING_SESSIONS (10000), CHECKIN_PERIOD (90; 0: no check-ins), WARM_SECONDS (70),
-# QUIET_SECONDS (60; 0: no CPU window without ingest).
+# QUIET_SECONDS (60; 0: no CPU window without ingest), CHECKIN_VIA (api: POST
+# …/monitoring/checkins, each its own audited transaction; messages: the device's MO
+# CheckIn, one message a POST to …/momessages?process=true, riding ingest's group commit —
+# the scenario's notification on CheckIn, which would raise an alert on each, is deleted
+# first, so both ways do the same work apart from the path).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 A_SECONDS="${1:-120}"
@@ -29,12 +33,17 @@ B_SECONDS="${2:-180}"
 ROUNDS="${3:-2}"
 SESSIONS="${MONITORING_SESSIONS:-10000}"
 PERIOD="${CHECKIN_PERIOD:-90}"
+VIA="${CHECKIN_VIA:-api}"
+case "$VIA" in api | messages) ;; *) echo "CHECKIN_VIA is api or messages" >&2; exit 1 ;; esac
 WARM="${WARM_SECONDS:-70}"
 QUIET="${QUIET_SECONDS:-60}"
 SETTINGS='{"DurationMinutes":480,"CheckInIntervalMinutes":1,"GraceMinutes":0,"ReminderMinutes":0,"Note":"bench"}'
 PORT="${BENCH_PORT:-18090}"
 BASE="http://127.0.0.1:$PORT"
 source bench/lib.sh
+# The commit the server was built from, taken before the build (HEAD may move during a
+# run in a shared checkout); BENCH_COMMIT names it for a BENCH_BIN built elsewhere.
+COMMIT="${BENCH_COMMIT:-$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src Cargo.toml Cargo.lock migrations 2>/dev/null || echo '+uncommitted changes')}"
 [ -n "${BENCH_NO_BUILD:-}" ] || cargo build --release --quiet
 HZ=$(getconf CLK_TCK)
 
@@ -64,6 +73,7 @@ ingest() {
 
 start_server "$PORT" "sqlite://$WORK/monitoring.db?mode=rwc"
 BENCH_DEVICES=0 seed_ingest
+if [ "$VIA" = messages ]; then echo "CheckIn notifications deleted: $(api drop-checkin-rule)"; fi
 t0=$(now)
 api devices "$SESSIONS"
 DEVICES_SECONDS=$(awk -v a="$t0" -v b="$(now)" 'BEGIN {printf "%.1f", b - a}')
@@ -86,7 +96,7 @@ run_b() {
   # CHECKIN_PERIOD=0: nobody checks in; each session's one MissedCheckIn falls due 60 s
   # after its start, all 10,000 within the set-up's seconds (the worker's drain rate).
   if [ "$PERIOD" != 0 ]; then
-    python3 bench/monitoring_run.py checkins "$BASE" "$ADMIN" "$PASS" "$SESSIONS" "$PERIOD" >"$WORK/checkins.out" &
+    python3 bench/monitoring_run.py checkins "$BASE" "$ADMIN" "$PASS" "$SESSIONS" "$PERIOD" "$VIA" >"$WORK/checkins.out" &
     driver=$!
   fi
   sleep "$WARM"
@@ -130,6 +140,6 @@ stop_servers
     echo "Round $round: $SESSIONS sessions started in $setup s, ended in $teardown s; $sent check-ins sent ($behind more than 1 s after their slot); history: $json"
   done
   echo
-  echo "$SESSIONS sessions (CheckInIntervalMinutes 1, GraceMinutes 0, ReminderMinutes 0), check-ins every $PERIOD s; ingest: 1,000 devices, batches of $BENCH_BATCH, $CONNECTIONS connections; A ${A_SECONDS} s, B ${B_SECONDS} s; $(nproc) cores; $(date -u +%Y-%m-%d); commit $(git rev-parse --short HEAD)."
+  echo "$SESSIONS sessions (CheckInIntervalMinutes 1, GraceMinutes 0, ReminderMinutes 0), check-ins every $PERIOD s (via $VIA); ingest: 1,000 devices, batches of $BENCH_BATCH, $CONNECTIONS connections; A ${A_SECONDS} s, B ${B_SECONDS} s; $(nproc) cores; $(date -u +%Y-%m-%d); server built from $COMMIT."
 } | tee "$WORK/result.md"
 mkdir -p bench/results && cp "$WORK/result.md" bench/results/monitoring-latest.md

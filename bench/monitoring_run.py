@@ -6,11 +6,19 @@ threads.
   start    BASE USER PASSWORD N IDS SETTINGS starts a session on each (SETTINGS: the POST
                                             body, JSON); prints "seconds" (the POSTs);
                                             then writes the session ids to IDS
-  checkins BASE USER PASSWORD N PERIOD      checks every session in once every PERIOD
+  checkins BASE USER PASSWORD N PERIOD [VIA] checks every session in once every PERIOD
                                             seconds, the devices spread evenly over the
                                             period, until SIGTERM; prints "check-ins
                                             late_starts" (a check-in sent more than 1 s
-                                            after its slot: the driver fell behind)
+                                            after its slot: the driver fell behind).
+                                            VIA "api" (default): POST …/monitoring/checkins;
+                                            "messages": the device's MO CheckIn, one a POST
+                                            to …/momessages?process=true (ingest's path,
+                                            batched into its group commit)
+  drop-checkin-rule BASE USER PASSWORD      deletes the tenant's notifications whose
+                                            EventsExpression is "CheckIn" (the ingest
+                                            scenario's rule 10 raises an alert on every
+                                            CheckIn message); prints how many
   end      BASE USER PASSWORD N             ends every device's session; prints "seconds"
   lateness BASE USER PASSWORD IDS WINDOWS   reads every session's history lines and prints
                                             the lateness (FiredAt - At) of the timers
@@ -121,8 +129,16 @@ def end(api, n):
     print(f"{time.monotonic() - t0:.1f}")
 
 
-def checkins(api, n, period):
+def utc_now():
+    """Now as RFC 3339 UTC with microseconds (a device's SentFromDevice)."""
+    t = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t % 1 * 1e6):06d}Z"
+
+
+def checkins(api, n, period, via="api"):
     """Device d is checked in at t0 + (d / n + k) * period, k = 0, 1, …"""
+    if via not in ("api", "messages"):
+        sys.exit(f"checkins: VIA is api or messages, not {via!r}")
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     t0 = time.monotonic()
@@ -142,7 +158,14 @@ def checkins(api, n, period):
                         return
                 elif delay < -1:
                     late[w] += 1
-                api.call("POST", f"/V2/1000/devices/bench-{d}/monitoring/checkins", {})
+                if via == "api":
+                    api.call("POST", f"/V2/1000/devices/bench-{d}/monitoring/checkins", {})
+                else:
+                    # A new SequenceNumber and SentFromDevice each time: never a retry.
+                    message = {"MessageType": "CheckIn", "SequenceNumber": k + 1,
+                               "SentFromDevice": utc_now()}
+                    api.call("POST", f"/V2/1000/devices/bench-{d}/momessages?process=true",
+                             [message])
                 sent[w] += 1
             k += 1
 
@@ -165,6 +188,17 @@ def checkins(api, n, period):
     print(f"{sum(sent)} {sum(late)}")
     if failed:
         sys.exit(f"check-ins failed: {failed[0]}")
+
+
+def drop_checkin_rule(api):
+    _, payload = api.call("GET", "/V2/1000/eventnotifications")
+    listed = json.loads(payload)
+    gone = 0
+    for rule in listed:
+        if rule.get("EventsExpression", "").strip() == "CheckIn":
+            api.call("DELETE", f"/V2/1000/eventnotifications/{rule['NotificationId']}")
+            gone += 1
+    print(gone)
 
 
 def when(text):
@@ -235,7 +269,9 @@ def main():
     elif command == "start":
         start(api, int(rest[0]), rest[1], rest[2])
     elif command == "checkins":
-        checkins(api, int(rest[0]), float(rest[1]))
+        checkins(api, int(rest[0]), float(rest[1]), *rest[2:3])
+    elif command == "drop-checkin-rule":
+        drop_checkin_rule(api)
     elif command == "end":
         end(api, int(rest[0]))
     elif command == "lateness":
