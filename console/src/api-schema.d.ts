@@ -8966,7 +8966,7 @@ export interface operations {
     end_session: {
         parameters: {
             query?: {
-                /** @description Why it ended (optional), at most 500 characters. */
+                /** @description Why it ended (optional), at most 500 characters, no NUL character. */
                 reason?: string;
             };
             header?: {

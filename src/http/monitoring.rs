@@ -99,8 +99,8 @@ struct SessionPath {
 #[serde(rename_all = "camelCase")]
 #[into_params(parameter_in = Query)]
 struct EndQuery {
-    /// Why it ended (optional), at most 500 characters.
-    #[param(max_length = 500)]
+    /// Why it ended (optional), at most 500 characters, no NUL character.
+    #[param(max_length = 500, pattern = "^[^\\x00]*$")]
     reason: Option<String>,
     /// No longer a parameter: a force stop is `POST …/monitoring/forcestop`. Refused (400
     /// naming it), so an old client's force stop is never taken for a normal end.
