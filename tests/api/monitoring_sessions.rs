@@ -18,6 +18,7 @@ backend_tests!(
     a_worker_ends_a_session_and_a_reader_cannot,
     the_active_list_with_subtenants,
     two_parallel_starts_leave_one,
+    deleting_the_device_ends_its_session,
 );
 
 fn monitoring(tenant: &str, device: &str) -> String {
@@ -488,4 +489,28 @@ async fn two_parallel_starts_leave_one(app: TestApp) {
             .len(),
         1
     );
+}
+
+async fn deleting_the_device_ends_its_session(app: TestApp) {
+    device(&app, "1000", "gone-1", json!({})).await;
+    let path = monitoring("1000", "gone-1");
+    start(&app, "1000", "gone-1", json!({"DurationMinutes": 120})).await;
+    let session = app.admin.get_json(&path).await;
+    let id = session["MonitoringSessionId"]
+        .as_str()
+        .expect("an id")
+        .to_string();
+    let response = app.admin.delete("/V2/1000/devices/gone-1").await;
+    assert!(response.status().is_success(), "delete the device");
+    let active = app.admin.get_json("/V2/1000/monitoring").await;
+    assert_eq!(active.as_array().map(Vec::len), Some(0), "{active}");
+    let lines = app
+        .admin
+        .get_json(&format!("/V2/1000/monitoring/{id}/events"))
+        .await;
+    let ended = lines.as_array().and_then(|l| l.last()).expect("its lines");
+    assert_eq!(ended["Kind"], "Ended", "{lines}");
+    assert_eq!(ended["Detail"]["EndKind"], "ForceStop");
+    assert_eq!(ended["Detail"]["Reason"], "Device deleted");
+    assert_eq!(ended["Actor"], crate::common::ADMIN_EMAIL);
 }
