@@ -77,7 +77,6 @@ mod webhook_events;
 mod webhooks;
 mod write_tx;
 mod writer_queue;
-mod writer_thread;
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
@@ -128,7 +127,6 @@ pub use tenants::TenantSelection;
 pub use users::{Credentials, NewUser, StoredUser, UserUpdate};
 pub use write_tx::{Committed, Wake, WriteTx};
 pub use writer_queue::WaitingForWriter;
-pub use writer_thread::writer_runtime;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {

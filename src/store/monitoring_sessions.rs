@@ -217,36 +217,29 @@ impl Store {
         note: Option<&str>,
         audit: &Audit,
     ) -> StoreResult<()> {
-        // The most frequent API write of a session: on the writer's thread, its turn is
-        // not stretched by the request threads (`writer_thread.rs`).
-        let (store, tenant_code, device_id) =
-            (self.clone(), tenant_code.clone(), device_id.to_string());
-        let (note, audit) = (note.map(str::to_string), audit.clone());
-        self.on_writer_thread(async move {
-            let mut tx = store.begin().await?;
-            let session = locked_current(&mut tx, &tenant_code, &device_id)
-                .await?
-                .ok_or(StoreError::NotFound)?;
-            let actor = actor_of(&audit);
-            let check_in = CheckIn {
-                at: crate::domain::time::now(),
-                kind: Confirmation::ApiCheckIn,
-                actor: &actor,
-                mo_message_id: None,
-                note: note.as_deref(),
-            };
-            record_check_in(&mut tx, &session, &check_in).await?;
-            record(
-                &mut tx.tx,
-                &audit,
-                AuditAction::Update,
-                ResourceType::MonitoringSession,
-                session.id,
-            )
-            .await?;
-            tx.commit().await
-        })
-        .await
+        let mut tx = self.begin().await?;
+        let session = locked_current(&mut tx, tenant_code, device_id)
+            .await?
+            .ok_or(StoreError::NotFound)?;
+        let actor = actor_of(audit);
+        let check_in = CheckIn {
+            at: crate::domain::time::now(),
+            kind: Confirmation::ApiCheckIn,
+            actor: &actor,
+            mo_message_id: None,
+            note,
+        };
+        record_check_in(&mut tx, &session, &check_in).await?;
+        record(
+            &mut tx.tx,
+            audit,
+            AuditAction::Update,
+            ResourceType::MonitoringSession,
+            session.id,
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(())
     }
 
     /// Replaces the current session's settings (`DurationMinutes` counts from the start:

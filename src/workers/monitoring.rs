@@ -31,15 +31,7 @@ impl MonitoringTimers {
         if due.is_empty() {
             return Ok(StepOutcome::Idle);
         }
-        // On the writer's thread: a step holds the writer for up to `BATCH` sessions
-        // (`store/writer_thread.rs`); one by one only if the step failed.
-        let pipeline = self.pipeline.clone();
-        let batch = due.clone();
-        let together = self
-            .store
-            .on_writer_thread(async move { pipeline.run_monitoring_timers(&batch, at).await })
-            .await;
-        let fired = match together {
+        let fired = match self.pipeline.run_monitoring_timers(&due, at).await {
             Ok(fired) => fired,
             // One session's trouble must not hold up the others due: one by one.
             Err(e) => {

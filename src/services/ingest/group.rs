@@ -6,8 +6,8 @@
 //! disk happens after the writer's turn (`store/wal_sync.rs`): meanwhile the next group
 //! is applied.
 //!
-//! The writer task runs on the writer's thread (`store/writer_thread.rs`), not among the
-//! request tasks.
+//! The writer task runs on a thread of its own (`writer_runtime`), not among the request
+//! tasks.
 //!
 //! A batch that fails after writing gives the group's transaction up: it is answered
 //! with its error and every other batch of the group is applied again in a transaction
@@ -20,7 +20,7 @@
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
-use std::sync::Weak;
+use std::sync::{OnceLock, Weak};
 
 use futures::FutureExt;
 use tokio::sync::{mpsc, oneshot};
@@ -30,7 +30,7 @@ use super::{Pipeline, ProcessedMessage};
 use crate::domain::ids::DeviceId;
 use crate::domain::mo_message::StorableMessage;
 use crate::domain::tenant::TenantNode;
-use crate::store::{StoreError, StoreResult, WaitingForWriter, writer_runtime};
+use crate::store::{StoreError, StoreResult, WaitingForWriter};
 
 /// Most batches in one transaction.
 const MAX_GROUP: usize = 16;
@@ -50,6 +50,30 @@ struct Job {
 
 pub(super) struct GroupWriter {
     jobs: mpsc::Sender<Job>,
+}
+
+/// The runtime the group writer runs on: a thread of its own for the life of the
+/// process (`None` if it could not be started: the writer runs on the caller's runtime).
+/// The writer's turn is the pipeline's bottleneck, and half of it is this side's work
+/// between SQLite's statements (binding, matching, the next statement): on the shared
+/// threads each of those steps would queue behind request parsing and webhook sending,
+/// stretching every turn.
+fn writer_runtime() -> Option<tokio::runtime::Handle> {
+    static RUNTIME: OnceLock<Option<tokio::runtime::Runtime>> = OnceLock::new();
+    RUNTIME
+        .get_or_init(|| {
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .thread_name("safetrack-ingest-writer")
+                .enable_all()
+                .build()
+                .inspect_err(
+                    |e| tracing::warn!(error = %e, "the ingest writer runs on the shared threads"),
+                )
+                .ok()
+        })
+        .as_ref()
+        .map(|runtime| runtime.handle().clone())
 }
 
 fn writer_gone() -> StoreError {
