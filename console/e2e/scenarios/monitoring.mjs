@@ -63,9 +63,10 @@ async function streamOnly(page) {
 }
 
 /**
- * How long after `since` a change showed (`state`: of `locator`), on the stream: waited for up to LIVE_WAIT (a
- * loaded machine can be slow; the 2 s of DESIGN §11 is measured by
- * bench/console-live.sh on a quiet one), and noted in `latencies` (printed at the end).
+ * Waits for a change on the page (`locator` in `state`) for up to LIVE_WAIT after
+ * `since`, and notes how long it took in `latencies` (printed by `printLatencies`). A
+ * loaded machine can be slow; the 2 s of DESIGN §11 is measured by bench/console-live.sh
+ * on a quiet one.
  */
 const LIVE_WAIT = 15 * SECOND;
 const latencies = [];
@@ -75,9 +76,7 @@ async function seen(locator, since, what, state = 'visible') {
   } catch {
     throw new Error(`${what}: not shown within ${LIVE_WAIT} ms`);
   }
-  const ms = Date.now() - since;
-  latencies.push({ what, ms });
-  return ms;
+  latencies.push({ what, ms: Date.now() - since });
 }
 
 /** The latencies noted, as one line the benchmark reads (`live latency ms: what=ms, …`). */
