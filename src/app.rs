@@ -222,6 +222,9 @@ pub struct AppConfig {
     pub reports: crate::domain::report::Thresholds,
     /// Connection timeouts and cap (`--header-read-timeout-seconds`, …).
     pub serving: ServeConfig,
+    /// HTTPS served directly on the API's listener (`--tls-cert`, `--tls-key`); plain
+    /// HTTP without.
+    pub tls: Option<crate::server::Tls>,
     /// Where `/metrics` is served and its token (`--metrics-listen`, `--metrics-token`).
     pub metrics: MetricsConfig,
     /// How long audit log entries are kept (`--audit-retention-days`).
@@ -245,6 +248,7 @@ impl Default for AppConfig {
             worker_interval: Duration::from_secs(1),
             reports: crate::domain::report::Thresholds::default(),
             serving: ServeConfig::default(),
+            tls: None,
             metrics: MetricsConfig::default(),
             audit_retention: Duration::from_secs(365 * 86_400),
             directip: None,
@@ -261,6 +265,7 @@ pub struct App {
     /// `/metrics` when it has a listener of its own (`serve_with_metrics`).
     pub metrics_router: Option<axum::Router>,
     serving: ServeConfig,
+    tls: Option<crate::server::Tls>,
     pub hub: Arc<EventHub>,
     store: Store,
     pipeline: Arc<Pipeline>,
@@ -329,6 +334,7 @@ pub async fn build_app(store: Store, mut config: AppConfig) -> anyhow::Result<Ap
         router: routers.api,
         metrics_router: routers.metrics,
         serving: config.serving,
+        tls: config.tls,
         hub,
         store,
         pipeline,

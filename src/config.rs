@@ -86,6 +86,15 @@ pub struct ServeArgs {
     /// is printed on stdout as `safetrack listening on <address>`.
     #[arg(long, env = "SAFETRACK_LISTEN", default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
+    /// Serve HTTPS directly on --listen (HTTP/1.1 only over TLS, no plain HTTP there):
+    /// the certificate in this PEM file, then any intermediates. Needs --tls-key. Read
+    /// once at start-up (restart to load a renewed certificate). Without both, plain
+    /// HTTP, e.g. behind a TLS-terminating proxy (see --trusted-proxy).
+    #[arg(long, env = "SAFETRACK_TLS_CERT", value_name = "PEM_FILE")]
+    pub tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert's certificate (PEM: PKCS#8, PKCS#1 RSA or SEC1 EC).
+    #[arg(long, env = "SAFETRACK_TLS_KEY", value_name = "PEM_FILE")]
+    pub tls_key: Option<PathBuf>,
     #[command(flatten)]
     pub database: DatabaseArgs,
     /// Login of the first administrator, created only when the database has no user

@@ -84,14 +84,22 @@ fn init_logging(format: LogFormat) {
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     init_logging(args.log_format);
     raise_descriptor_limit();
+    // Every contradiction between flags, and TLS files that cannot be served, are refused
+    // before the database is opened.
+    let settings = safetrack::settings::from_args(&args)?;
+    let scheme = if settings.tls.is_some() {
+        "https"
+    } else {
+        "http"
+    };
     let store = app::open_store(&args.database.url()?).await?;
     if let Some(created) =
         app::bootstrap(&store, &args.admin_email, args.admin_password.clone()).await?
     {
         // Printed once, to the console only: the one time the generated password is shown.
-        print_stdout(&created.announcement(&format!("http://{}", args.listen)))?;
+        print_stdout(&created.announcement(&format!("{scheme}://{}", args.listen)))?;
     }
-    let app = app::build_app(store.clone(), safetrack::settings::from_args(&args)?).await?;
+    let app = app::build_app(store.clone(), settings).await?;
     if let Some(address) = app.directip_addr() {
         if args.directip_listen.is_some_and(|l| l.port() == 0) {
             println!("safetrack directip listening on {address}");

@@ -12,6 +12,10 @@
 //! - at most `max_connections` are served at once: without a free slot the loop stops
 //!   accepting and the kernel's listen backlog holds the rest.
 //!
+//! With `--tls-cert`/`--tls-key` (`tls`) every connection is a TLS handshake first, which
+//! must end within `header_read_timeout` of the accept, in the connection's own task (a
+//! slow handshake never holds the loop up) and holding its slot.
+//!
 //! Shutdown is axum's: stop accepting, let every connection finish its request in flight
 //! (`graceful_shutdown`), return when the last one has closed.
 
@@ -33,9 +37,11 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 use tower::ServiceExt;
 
 mod body_deadline;
+mod tls;
 
 pub use body_deadline::{BodyTimeout, body_timeout};
 use body_deadline::{DeadlineBody, Expired};
+pub use tls::{DirectTls, Tls};
 
 /// How long the loop waits after an accept error such as EMFILE (no descriptor left)
 /// before trying again: the error repeats until a connection closes, and retrying at
@@ -130,13 +136,15 @@ pub fn connection_cap_for(soft_limit: u64) -> usize {
     usize::try_from(cap).unwrap_or(usize::MAX)
 }
 
-/// Serves `router` on `listener` until `shutdown` turns true (or its sender is dropped),
-/// then waits for the connections to finish their requests in flight.
+/// Serves `router` on `listener` (HTTPS only, with `tls`) until `shutdown` turns true (or
+/// its sender is dropped), then waits for the connections to finish their requests in
+/// flight.
 pub async fn serve(
     listener: TcpListener,
     router: Router,
     config: ServeConfig,
     cap: usize,
+    tls: Option<Tls>,
     mut shutdown: watch::Receiver<bool>,
 ) {
     let slots = Arc::new(Semaphore::new(cap));
@@ -159,15 +167,18 @@ pub async fn serve(
             accepted = accept(&listener) => accepted,
             _ = shutdown.wait_for(|stop| *stop) => break,
         };
-        tokio::spawn(serve_connection(
-            stream,
+        let connection = Connection {
             remote,
-            router.clone(),
-            builder.clone(),
+            router: router.clone(),
+            builder: builder.clone(),
             config,
-            shutdown.clone(),
-            permit,
-        ));
+            shutdown: shutdown.clone(),
+            _slot: permit,
+        };
+        match &tls {
+            None => tokio::spawn(connection.serve(stream, None)),
+            Some(tls) => tokio::spawn(connection.serve_tls(stream, tls.clone())),
+        };
     }
     drop(listener);
     // Every connection holds a slot until it has closed.
@@ -198,15 +209,67 @@ fn is_connection_error(e: &std::io::Error) -> bool {
     )
 }
 
-async fn serve_connection(
-    stream: TcpStream,
+/// An accepted connection, holding its slot until it has closed.
+struct Connection {
+    remote: SocketAddr,
+    router: Router,
+    builder: Arc<hyper::server::conn::http1::Builder>,
+    config: ServeConfig,
+    shutdown: watch::Receiver<bool>,
+    _slot: OwnedSemaphorePermit,
+}
+
+impl Connection {
+    /// The TLS handshake, within the header-read timeout (and given up at shutdown), then
+    /// HTTP over it; a client that speaks no TLS (plain HTTP to this port) is closed
+    /// unanswered.
+    async fn serve_tls(mut self, stream: TcpStream, tls: Tls) {
+        let handshake = tls.acceptor().accept(stream);
+        let timeout = self.config.header_read_timeout;
+        let stream = tokio::select! {
+            done = tokio::time::timeout(timeout, handshake) => match done {
+                Ok(Ok(stream)) => stream,
+                Ok(Err(e)) => {
+                    tracing::debug!(error = %e, remote = %self.remote, "TLS handshake failed");
+                    return;
+                }
+                Err(_) => {
+                    tracing::debug!(remote = %self.remote, "TLS handshake timed out");
+                    return;
+                }
+            },
+            _ = self.shutdown.wait_for(|stop| *stop) => return,
+        };
+        self.serve(stream, Some(DirectTls)).await;
+    }
+
+    async fn serve<S>(self, stream: S, tls: Option<DirectTls>)
+    where
+        S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
+        let Self {
+            remote,
+            router,
+            builder,
+            config,
+            shutdown,
+            _slot,
+        } = self;
+        serve_connection(stream, remote, router, builder, config, shutdown, tls).await;
+    }
+}
+
+async fn serve_connection<S>(
+    stream: S,
     remote: SocketAddr,
     router: Router,
     builder: Arc<hyper::server::conn::http1::Builder>,
     config: ServeConfig,
     mut shutdown: watch::Receiver<bool>,
-    _slot: OwnedSemaphorePermit,
-) {
+    tls: Option<DirectTls>,
+) where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
     let (in_flight, activity) = watch::channel(0usize);
     let in_flight = Arc::new(in_flight);
     let body_limit = config.body_read_timeout;
@@ -216,6 +279,9 @@ async fn serve_connection(
         let mut request =
             request.map(|body| Body::new(DeadlineBody::new(body, body_limit, expired.clone())));
         request.extensions_mut().insert(ConnectInfo(remote));
+        if let Some(tls) = tls {
+            request.extensions_mut().insert(tls);
+        }
         let router = router.clone();
         async move {
             let mut response = router.oneshot(request).await?;

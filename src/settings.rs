@@ -13,7 +13,7 @@ use crate::http::BodyLimits;
 use crate::http::metrics::{MetricsConfig, MetricsToken};
 use crate::http::rate_limit::RateLimit;
 use crate::listeners::directip_listener::DirectIpConfig;
-use crate::server::ServeConfig;
+use crate::server::{ServeConfig, Tls};
 use crate::services::ingest::PipelineConfig;
 use crate::workers::deliveries::DeliveryWorkerConfig;
 
@@ -40,6 +40,7 @@ pub fn from_args(args: &ServeArgs) -> anyhow::Result<AppConfig> {
             body_read_timeout: Duration::from_secs(args.body_read_timeout_seconds),
             max_connections: args.max_connections,
         },
+        tls: tls(args)?,
         metrics: MetricsConfig {
             own_listener: args.metrics_listen.is_some(),
             token: args
@@ -204,6 +205,20 @@ fn report_thresholds(args: &ReportArgs) -> Thresholds {
     }
 }
 
+/// HTTPS on the API's listener: both files, read and checked now, or neither.
+fn tls(args: &ServeArgs) -> anyhow::Result<Option<Tls>> {
+    match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => Ok(Some(Tls::load(cert, key)?)),
+        (None, None) => Ok(None),
+        (Some(_), None) => anyhow::bail!(
+            "--tls-cert needs --tls-key (SAFETRACK_TLS_KEY): the certificate's private key"
+        ),
+        (None, Some(_)) => anyhow::bail!(
+            "--tls-key needs --tls-cert (SAFETRACK_TLS_CERT): the certificate it is the key of"
+        ),
+    }
+}
+
 /// The DirectIP listener's settings, when both its address and its token are given.
 fn directip(args: &ServeArgs) -> Option<DirectIpConfig> {
     let (listen, token) = args.directip_listen.zip(args.directip_token.clone())?;
@@ -264,6 +279,21 @@ mod tests {
         let on = settings_of(&["--allow-private-webhooks"]).expect("settings");
         assert!(!off.channels.allow_private_webhooks);
         assert!(on.channels.allow_private_webhooks);
+    }
+
+    #[test]
+    fn tls_needs_both_files() {
+        assert!(settings_of(&[]).expect("settings").tls.is_none());
+        let alone = settings_of(&["--tls-cert=cert.pem"]).expect_err("cert alone");
+        assert!(
+            alone.to_string().contains("--tls-cert needs --tls-key"),
+            "{alone}"
+        );
+        let alone = settings_of(&["--tls-key=key.pem"]).expect_err("key alone");
+        assert!(
+            alone.to_string().contains("--tls-key needs --tls-cert"),
+            "{alone}"
+        );
     }
 
     #[test]

@@ -272,9 +272,18 @@ async fn serve_requests(
         header_read_timeout_s = app.serving.header_read_timeout.as_secs_f64(),
         idle_timeout_s = app.serving.idle_timeout.as_secs_f64(),
         body_read_timeout_s = app.serving.body_read_timeout.as_secs_f64(),
+        https = app.tls.is_some(),
         "serving connections"
     );
-    let api = crate::server::serve(listener, app.router, app.serving, cap, stopped.clone());
+    // HTTPS with `--tls-cert`/`--tls-key`; `/metrics`' own listener stays plain HTTP.
+    let api = crate::server::serve(
+        listener,
+        app.router,
+        app.serving,
+        cap,
+        app.tls,
+        stopped.clone(),
+    );
     match metrics {
         Some((router, listener)) => {
             let metrics = crate::server::serve(
@@ -282,6 +291,7 @@ async fn serve_requests(
                 router,
                 app.serving,
                 METRICS_CONNECTIONS,
+                None,
                 stopped.clone(),
             );
             tokio::join!(api, metrics);

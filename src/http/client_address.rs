@@ -10,12 +10,15 @@ use axum::extract::{ConnectInfo, Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
 
+use crate::server::DirectTls;
+
 /// The address a request is attributed to (a request extension).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ClientAddress(pub IpAddr);
 
-/// The request came over HTTPS: directly, or through a trusted proxy saying so with
-/// `X-Forwarded-Proto: https` (a request extension; session cookies are `Secure` then).
+/// The request came over HTTPS: directly (a TLS connection this process terminated,
+/// `--tls-cert`), or through a trusted proxy saying so with `X-Forwarded-Proto: https` (a
+/// request extension, decided here only; session cookies are `Secure` then).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OverHttps;
 
@@ -89,7 +92,9 @@ pub async fn client_address(
             request.extensions_mut().insert(OverHttps);
         }
     }
-    if request.uri().scheme_str() == Some("https") {
+    // The connection's own TLS, never the request line: an absolute-form `https://` URI
+    // sent over plain HTTP is only the client's word.
+    if request.extensions().get::<DirectTls>().is_some() {
         request.extensions_mut().insert(OverHttps);
     }
     next.run(request).await

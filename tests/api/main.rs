@@ -80,6 +80,7 @@ mod stream_access;
 mod stream_isolation;
 mod stream_processes;
 mod tenants;
+mod tls;
 mod unreachable_database;
 mod user_photos;
 mod user_safeguards;
