@@ -1,6 +1,7 @@
 //! Roles and the permissions they grant (docs/api.md, "Access").
 
 use super::closed_set::{NotInSet, closed_set};
+use super::ids::UserId;
 
 closed_set! {
     /// A user's role (`UserRoleId`). Ordered from most to least privileged.
@@ -158,6 +159,21 @@ impl Role {
     }
 }
 
+/// Whether a caller may send one device's traffic (its MO messages; its monitoring
+/// session's start, change, end and check-ins): anyone with `DeviceMessages`, for any
+/// device in their scope; and a user, whatever their role, for a device assigned to them
+/// (`Device.UserId`): the person using the worker app acts for their own device (DESIGN
+/// §12), an SOS included, even as `ReadOnly`. An API token (`caller` `None`) is never
+/// that person. Scope is not decided here: the device is the path tenant's, found
+/// within the caller's subtree.
+pub fn may_send_for_device(
+    permissions: Permissions,
+    caller: Option<UserId>,
+    assigned_to: Option<UserId>,
+) -> bool {
+    permissions.contains(Permission::DeviceMessages) || (caller.is_some() && caller == assigned_to)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,6 +190,20 @@ mod tests {
         assert!(!Role::User.grants(Permission::ManageItineraries));
         assert!(Role::User.grants(Permission::KeepOwnItineraries));
         assert!(!Role::ReadOnly.grants(Permission::KeepOwnItineraries));
+    }
+
+    #[test]
+    fn a_user_may_send_for_the_device_assigned_to_them() {
+        let read_only = Role::ReadOnly.permissions();
+        let me = Some(UserId::new(7));
+        assert!(may_send_for_device(read_only, me, me));
+        assert!(!may_send_for_device(read_only, me, Some(UserId::new(8))));
+        assert!(!may_send_for_device(read_only, me, None));
+        assert!(
+            !may_send_for_device(read_only, None, None),
+            "a token is nobody's"
+        );
+        assert!(may_send_for_device(Role::User.permissions(), me, None));
     }
 
     #[test]

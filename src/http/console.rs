@@ -131,6 +131,9 @@ pub async fn fallback(config: Arc<ConsoleConfig>, request: Request) -> Response 
         let immutable = file.starts_with("assets/");
         return asset(&config, file, found.data.into_owned(), immutable);
     }
+    if path == WORKER_APP || path.starts_with(&format!("{WORKER_APP}/")) {
+        return worker_app(&config, path, wants_html(&request));
+    }
     let reserved = NOT_CONSOLE
         .iter()
         .any(|p| path == *p || path.starts_with(&format!("{p}/")));
@@ -138,6 +141,29 @@ pub async fn fallback(config: Arc<ConsoleConfig>, request: Request) -> Response 
         return index(&config);
     }
     ApiError::NotFound.into_response()
+}
+
+/// The worker app (DESIGN §12): its own page, `console/worker/index.html` built beside
+/// the console's, with the same policy; its service worker (`/worker/sw.js`) and manifest
+/// are files of the build like any other. `/worker` goes to `/worker/`, the scope the
+/// service worker controls; any page under it is the app's (it has one page).
+const WORKER_APP: &str = "/worker";
+
+fn worker_app(config: &ConsoleConfig, path: &str, wants_html: bool) -> Response {
+    if path == WORKER_APP {
+        let mut response = StatusCode::PERMANENT_REDIRECT.into_response();
+        response
+            .headers_mut()
+            .insert(header::LOCATION, HeaderValue::from_static("/worker/"));
+        return response;
+    }
+    if path != "/worker/" && !wants_html {
+        return ApiError::NotFound.into_response();
+    }
+    match Built::get("worker/index.html") {
+        Some(page) => asset(config, "index.html", page.data.into_owned(), false),
+        None => not_built(config),
+    }
 }
 
 fn wants_html(request: &Request) -> bool {

@@ -13,7 +13,7 @@ use super::AppState;
 use super::client_address::ClientAddress;
 use super::error::ApiError;
 use crate::auth::Principal;
-use crate::domain::access::Permission;
+use crate::domain::access::{Permission, may_send_for_device};
 use crate::domain::api_token::hashes_equal;
 use crate::domain::ids::TenantCode;
 use crate::domain::tenant::TenantNode;
@@ -167,6 +167,32 @@ impl TenantScope {
                 format!("the API token '{name}' does not have the {permission} permission")
             }
         }))
+    }
+
+    /// `DeviceMessages` for one device of the path tenant: granted by the caller's
+    /// permissions, or because the device is assigned to the calling user
+    /// (`access::may_send_for_device`, the one rule). The device is read only when the
+    /// permissions do not settle it; an unknown device is then the same 403.
+    pub async fn require_device_messages(
+        &self,
+        app: &AppState,
+        device_id: &str,
+    ) -> Result<(), ApiError> {
+        if self.caller.has(Permission::DeviceMessages) {
+            return Ok(());
+        }
+        let assigned_to = match self.caller.user() {
+            Some(_) => app
+                .store
+                .get_device(self.code(), device_id)
+                .await?
+                .and_then(|d| d.user_id),
+            None => None,
+        };
+        if may_send_for_device(self.caller.permissions, self.caller.user(), assigned_to) {
+            return Ok(());
+        }
+        self.require(Permission::DeviceMessages)
     }
 
     /// Whether the path tenant is the caller's own home tenant.

@@ -148,7 +148,7 @@ async fn post_messages(
     Query(query): Query<PostQuery>,
     Body(batch): Body<Vec<MoMessageRecord>>,
 ) -> ApiResult<Response> {
-    scope.require(Permission::DeviceMessages)?;
+    scope.require_device_messages(&app, &path.deviceId).await?;
     // An unknown device is found out inside the ingest transaction (404).
     let batch = validated_posted_batch(batch).map_err(|rejection| match rejection {
         BatchRejection::TooLarge(fields) => ApiError::parts_too_large(fields),

@@ -161,7 +161,7 @@ async fn start_session(
     Path(path): Path<DevicePath>,
     Body(incoming): Body<MonitoringSettingsRecord>,
 ) -> ApiResult<OkWithLocation> {
-    scope.require(Permission::DeviceMessages)?;
+    scope.require_device_messages(&app, &path.deviceId).await?;
     let device = app
         .store
         .get_device(scope.code(), &path.deviceId)
@@ -204,7 +204,7 @@ async fn change_session(
     IfMatch(if_match): IfMatch,
     Body(patch): Body<json_patch::Patch>,
 ) -> ApiResult<EmptyOk> {
-    scope.require(Permission::DeviceMessages)?;
+    scope.require_device_messages(&app, &path.deviceId).await?;
     let session = current(&app, &scope, &path.deviceId).await?;
     let expected = if_match.unwrap_or_else(|| session.etag.clone());
     let patched = apply_patch(&MonitoringSettingsRecord::from(&session.settings), &patch)?;
@@ -238,7 +238,7 @@ async fn end_session(
     IfMatch(if_match): IfMatch,
     Query(query): Query<EndQuery>,
 ) -> ApiResult<EmptyOk> {
-    scope.require(Permission::DeviceMessages)?;
+    scope.require_device_messages(&app, &path.deviceId).await?;
     if query.force.is_some() {
         return Err(ApiError::field(
             "force",
@@ -311,7 +311,7 @@ async fn check_in(
     Path(path): Path<DevicePath>,
     Body(incoming): Body<CheckInRecord>,
 ) -> ApiResult<EmptyOk> {
-    scope.require(Permission::DeviceMessages)?;
+    scope.require_device_messages(&app, &path.deviceId).await?;
     let note = incoming.validated()?;
     app.store
         .check_in_monitoring_session(

@@ -88,4 +88,5 @@ mod users;
 mod walkthrough;
 mod webhook_events;
 mod webhooks;
+mod worker_app;
 mod worker_races;
