@@ -260,6 +260,9 @@ impl Backend {
     }
 }
 
+/// Tenants' places in the hierarchy by code (`Store::tenant_nodes`).
+type TenantNodes = Arc<RwLock<HashMap<TenantCode, TenantNode>>>;
+
 #[derive(Clone)]
 pub struct Store {
     pool: AnyPool,
@@ -268,7 +271,7 @@ pub struct Store {
     /// change after creation, so entries stay valid until the tenant is deleted (then they
     /// are dropped here; another process's stale entry only leads to empty results or a
     /// foreign-key refusal, mapped to not found).
-    tenant_nodes: Arc<RwLock<HashMap<TenantCode, TenantNode>>>,
+    tenant_nodes: TenantNodes,
     /// Read caches (SQLite only; see `cache.rs`).
     tenants: Arc<RecordCache<TenantCode, Tenant>>,
     users: Arc<RecordCache<i64, StoredUser>>,

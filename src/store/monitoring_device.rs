@@ -8,6 +8,7 @@
 use jiff::Timestamp;
 
 use super::monitoring_events::SessionEvent;
+use super::monitoring_rows::{COLUMNS, session_from_row};
 use super::monitoring_sessions::{
     CheckIn, NewSession, close_session, insert_session, locked_current, record_check_in,
 };
@@ -96,30 +97,26 @@ impl WriteTx {
     ) -> StoreResult<()> {
         // Not locked: the escalation holds the alert row, and ingest locks the session
         // before an alert it joins — the other order would deadlock (PostgreSQL).
-        let current: Option<i64> = sqlx::query_scalar(
-            "SELECT id FROM monitoring_sessions
-             WHERE tenant_code = $1 AND device_id = $2 AND ended_at IS NULL",
-        )
-        .bind(tenant_code.as_str())
-        .bind(device_id)
-        .fetch_optional(&mut *self.tx)
-        .await?;
-        let Some(id) = current else {
+        let sql = format!(
+            "SELECT {COLUMNS} FROM monitoring_sessions m
+             WHERE m.tenant_code = $1 AND m.device_id = $2 AND m.ended_at IS NULL"
+        );
+        let current = sqlx::query(&sql)
+            .bind(tenant_code.as_str())
+            .bind(device_id)
+            .fetch_optional(&mut *self.tx)
+            .await?;
+        let Some(row) = current else {
             return Ok(());
         };
-        let event = SessionEvent::new(
-            MonitoringSessionId::new(id),
-            tenant_code,
-            at,
-            SessionEventKind::EscalationStep,
-            ESCALATION_ACTOR,
-        );
+        let session = session_from_row(&row, self.monitoring_minute)?;
+        let event = SessionEvent::new(at, SessionEventKind::EscalationStep, ESCALATION_ACTOR);
         let detail = serde_json::json!({
             "AlertId": alert_id.to_string(),
             "Step": step,
             "Instructions": instructions,
         });
-        event.insert(self, Some(detail)).await
+        event.insert(self, &session, Some(detail)).await
     }
 
     /// Records a device message's check-in (`kind`, sent at `at`) on the device's current

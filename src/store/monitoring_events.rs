@@ -9,19 +9,17 @@ use std::sync::Arc;
 
 use jiff::Timestamp;
 
-use super::monitoring_rows::{COLUMNS, LINE_COLUMNS, line_from_row, session_from_row};
+use super::monitoring_rows::{RETURNED_LINE_COLUMNS, line_from_row};
 use super::webhook_events::emit;
 use super::{StoreError, StoreResult, StreamAnnouncement, StreamRecord, WriteTx, to_micros};
-use crate::domain::ids::{MoMessageId, MonitoringSessionId, TenantCode};
-use crate::domain::monitoring::SessionEventKind;
+use crate::domain::ids::MoMessageId;
 use crate::domain::monitoring::view::MonitoringEvent;
+use crate::domain::monitoring::{MonitoringSession, SessionEventKind, SessionEventLine};
 use crate::domain::webhook::Category;
 use crate::domain::webhook_event::EventType;
 
 /// A row of `monitoring_session_events` to write.
 pub(super) struct SessionEvent<'a> {
-    session: MonitoringSessionId,
-    tenant_code: &'a TenantCode,
     at: Timestamp,
     kind: SessionEventKind,
     actor: &'a str,
@@ -30,16 +28,8 @@ pub(super) struct SessionEvent<'a> {
 }
 
 impl<'a> SessionEvent<'a> {
-    pub(super) fn new(
-        session: MonitoringSessionId,
-        tenant_code: &'a TenantCode,
-        at: Timestamp,
-        kind: SessionEventKind,
-        actor: &'a str,
-    ) -> Self {
+    pub(super) fn new(at: Timestamp, kind: SessionEventKind, actor: &'a str) -> Self {
         SessionEvent {
-            session,
-            tenant_code,
             at,
             kind,
             actor,
@@ -47,42 +37,41 @@ impl<'a> SessionEvent<'a> {
         }
     }
 
-    /// Writes the line after the session's own change (so the event shows the session
-    /// as this write leaves it), and announces it.
+    /// Writes the line after the session's own change, and announces it with `session`
+    /// as that change left it (the change's `RETURNING` row: nothing is read back).
     pub(super) async fn insert(
         self,
         tx: &mut WriteTx,
+        session: &MonitoringSession,
         detail: Option<serde_json::Value>,
     ) -> StoreResult<()> {
-        let id: i64 = sqlx::query_scalar(
+        let sql = format!(
             "INSERT INTO monitoring_session_events
                 (session_id, tenant_code, at, kind, actor, detail, mo_message_id)
-             VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
-        )
-        .bind(self.session.get())
-        .bind(self.tenant_code.as_str())
-        .bind(to_micros(self.at))
-        .bind(self.kind.as_str())
-        .bind(self.actor)
-        .bind(detail.map(|d| d.to_string()))
-        .bind(self.mo_message_id.map(|id| id.get()))
-        .fetch_one(&mut *tx.tx)
-        .await?;
-        tx.announce_session_line(id).await
+             VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING {RETURNED_LINE_COLUMNS}"
+        );
+        let row = sqlx::query(&sql)
+            .bind(session.id.get())
+            .bind(session.tenant_code.as_str())
+            .bind(to_micros(self.at))
+            .bind(self.kind.as_str())
+            .bind(self.actor)
+            .bind(detail.map(|d| d.to_string()))
+            .bind(self.mo_message_id.map(|id| id.get()))
+            .fetch_one(&mut *tx.tx)
+            .await?;
+        let line = line_from_row(&row, session.id)?;
+        tx.announce_session_line(line, session.clone()).await
     }
 }
 
 impl WriteTx {
-    /// The stream's and the webhooks' event of line `id`, read back with its session
-    /// through this transaction (one indexed read; SQLite's stream carries the record).
-    async fn announce_session_line(&mut self, id: i64) -> StoreResult<()> {
-        let sql = format!(
-            "SELECT {COLUMNS}, {LINE_COLUMNS} FROM monitoring_session_events e
-             JOIN monitoring_sessions m ON m.id = e.session_id WHERE e.id = $1"
-        );
-        let row = sqlx::query(&sql).bind(id).fetch_one(&mut *self.tx).await?;
-        let session = session_from_row(&row, self.monitoring_minute)?;
-        let line = line_from_row(&row, session.id)?;
+    /// The stream's and the webhooks' event of `line` of `session`.
+    async fn announce_session_line(
+        &mut self,
+        line: SessionEventLine,
+        session: MonitoringSession,
+    ) -> StoreResult<()> {
         let tenant_code = session.tenant_code.clone();
         let node = self
             .tenant_node(&tenant_code)

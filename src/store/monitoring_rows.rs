@@ -3,6 +3,8 @@
 //! alias `e`) and their readers, shared by the session writes, the timers, the history
 //! and the events (a leaf: it imports none of them).
 
+use std::sync::LazyLock;
+
 use jiff::SignedDuration;
 use sqlx::{FromRow, Row};
 
@@ -133,6 +135,14 @@ pub(super) fn session_from_row(
 ) -> StoreResult<MonitoringSession> {
     SessionRow::from_row(row)?.into_session(minute)
 }
+
+/// `COLUMNS` without the table alias: a write's `RETURNING` list, so the write hands back
+/// the session as it leaves it (no read after it).
+pub(super) static RETURNED_COLUMNS: LazyLock<String> = LazyLock::new(|| COLUMNS.replace("m.", ""));
+
+/// `LINE_COLUMNS` as the line's `INSERT … RETURNING` names them.
+pub(super) const RETURNED_LINE_COLUMNS: &str = "id AS line_id, at AS line_at, kind AS line_kind, actor AS line_actor, \
+     mo_message_id AS line_mo_message_id, detail AS line_detail";
 
 /// A history line's columns, read by `line_from_row` (`e.` is `monitoring_session_events`).
 pub(super) const LINE_COLUMNS: &str = "e.id AS line_id, e.at AS line_at, e.kind AS line_kind, e.actor AS line_actor, \

@@ -11,7 +11,7 @@ use sqlx::Row;
 
 use super::audit_log::record;
 use super::monitoring_events::SessionEvent;
-use super::monitoring_rows::{COLUMNS, session_from_row};
+use super::monitoring_rows::{COLUMNS, RETURNED_COLUMNS, session_from_row};
 use super::{Key, Store, StoreError, StoreResult, VersionedRow, WriteTx, new_etag, to_micros};
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
 use crate::domain::ids::{MoMessageId, MonitoringSessionId, TenantCode};
@@ -86,45 +86,42 @@ pub(super) async fn insert_session(
     let settings = new.settings;
     let clock = SessionClock::start(new.at, settings, minute);
     let (reminder, missed, overdue) = due_times(&clock, &FiredTimers::default());
-    let row = sqlx::query(
+    let sql = format!(
         "INSERT INTO monitoring_sessions (tenant_code, device_id, user_id, started_at,
             started_by, planned_end_at, check_in_interval_minutes, grace_minutes,
             reminder_minutes, no_motion_minutes, note, reminder_due_at,
             missed_check_in_due_at, overdue_due_at, etag, updated_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $4)
          ON CONFLICT (tenant_code, device_id) WHERE ended_at IS NULL DO NOTHING
-         RETURNING id",
-    )
-    .bind(new.tenant_code.as_str())
-    .bind(new.device_id)
-    .bind(user_id)
-    .bind(to_micros(new.at))
-    .bind(new.actor)
-    .bind(to_micros(clock.planned_end))
-    .bind(i64::from(settings.check_in_interval_minutes))
-    .bind(i64::from(settings.grace_minutes))
-    .bind(i64::from(settings.reminder_minutes))
-    .bind(i64::from(settings.no_motion_minutes))
-    .bind(settings.note.clone())
-    .bind(reminder)
-    .bind(missed)
-    .bind(overdue)
-    .bind(new_etag())
-    .fetch_optional(&mut *tx.tx)
-    .await?;
+         RETURNING {}",
+        RETURNED_COLUMNS.as_str()
+    );
+    let row = sqlx::query(&sql)
+        .bind(new.tenant_code.as_str())
+        .bind(new.device_id)
+        .bind(user_id)
+        .bind(to_micros(new.at))
+        .bind(new.actor)
+        .bind(to_micros(clock.planned_end))
+        .bind(i64::from(settings.check_in_interval_minutes))
+        .bind(i64::from(settings.grace_minutes))
+        .bind(i64::from(settings.reminder_minutes))
+        .bind(i64::from(settings.no_motion_minutes))
+        .bind(settings.note.clone())
+        .bind(reminder)
+        .bind(missed)
+        .bind(overdue)
+        .bind(new_etag())
+        .fetch_optional(&mut *tx.tx)
+        .await?;
     let Some(row) = row else {
         return Ok(None);
     };
-    let id = MonitoringSessionId::new(row.try_get("id")?);
-    let event = SessionEvent::new(
-        id,
-        new.tenant_code,
-        new.at,
-        SessionEventKind::Started,
-        new.actor,
-    );
-    event.insert(tx, Some(settings_detail(settings))).await?;
-    Ok(Some(id))
+    let session = session_from_row(&row, minute)?;
+    SessionEvent::new(new.at, SessionEventKind::Started, new.actor)
+        .insert(tx, &session, Some(settings_detail(settings)))
+        .await?;
+    Ok(Some(session.id))
 }
 
 impl Store {
@@ -265,38 +262,34 @@ impl Store {
         let mut changed = session.clone();
         changed.settings = settings.clone();
         let at = crate::domain::time::now();
-        sqlx::query(
+        let sql = format!(
             "UPDATE monitoring_sessions SET planned_end_at = $1, check_in_interval_minutes = $2,
                 grace_minutes = $3, reminder_minutes = $4, no_motion_minutes = $5, note = $6,
                 reminder_due_at = $7, missed_check_in_due_at = $8, overdue_due_at = $9,
                 etag = $10, updated_at = $11, no_motion_due_at = $13
-             WHERE id = $12",
-        )
-        .bind(to_micros(clock.planned_end))
-        .bind(i64::from(settings.check_in_interval_minutes))
-        .bind(i64::from(settings.grace_minutes))
-        .bind(i64::from(settings.reminder_minutes))
-        .bind(i64::from(settings.no_motion_minutes))
-        .bind(settings.note.clone())
-        .bind(reminder)
-        .bind(missed)
-        .bind(overdue)
-        .bind(new_etag())
-        .bind(to_micros(at))
-        .bind(session.id.get())
-        .bind(changed.no_motion_due().map(to_micros))
-        .execute(&mut *tx.tx)
-        .await?;
-        let actor = actor_of(audit);
-        let event = SessionEvent::new(
-            session.id,
-            tenant_code,
-            at,
-            SessionEventKind::Changed,
-            &actor,
+             WHERE id = $12 RETURNING {}",
+            RETURNED_COLUMNS.as_str()
         );
-        event
-            .insert(&mut tx, Some(settings_detail(settings)))
+        let row = sqlx::query(&sql)
+            .bind(to_micros(clock.planned_end))
+            .bind(i64::from(settings.check_in_interval_minutes))
+            .bind(i64::from(settings.grace_minutes))
+            .bind(i64::from(settings.reminder_minutes))
+            .bind(i64::from(settings.no_motion_minutes))
+            .bind(settings.note.clone())
+            .bind(reminder)
+            .bind(missed)
+            .bind(overdue)
+            .bind(new_etag())
+            .bind(to_micros(at))
+            .bind(session.id.get())
+            .bind(changed.no_motion_due().map(to_micros))
+            .fetch_one(&mut *tx.tx)
+            .await?;
+        let changed = session_from_row(&row, self.monitoring_minute)?;
+        let actor = actor_of(audit);
+        SessionEvent::new(at, SessionEventKind::Changed, &actor)
+            .insert(&mut tx, &changed, Some(settings_detail(settings)))
             .await?;
         record(
             &mut tx.tx,
@@ -352,29 +345,27 @@ pub(super) async fn close_session(
     session: &MonitoringSession,
     end: &SessionEnd,
 ) -> StoreResult<()> {
-    sqlx::query(
+    let sql = format!(
         "UPDATE monitoring_sessions SET ended_at = $1, ended_by = $2, end_kind = $3,
             end_reason = $4, reminder_due_at = NULL, missed_check_in_due_at = NULL,
             overdue_due_at = NULL, no_motion_due_at = NULL, etag = $5, updated_at = $1
-         WHERE id = $6",
-    )
-    .bind(to_micros(end.at))
-    .bind(&end.by)
-    .bind(end.kind.as_str())
-    .bind(end.reason.clone())
-    .bind(new_etag())
-    .bind(session.id.get())
-    .execute(&mut *tx.tx)
-    .await?;
-    let event = SessionEvent::new(
-        session.id,
-        &session.tenant_code,
-        end.at,
-        SessionEventKind::Ended,
-        &end.by,
+         WHERE id = $6 RETURNING {}",
+        RETURNED_COLUMNS.as_str()
     );
+    let row = sqlx::query(&sql)
+        .bind(to_micros(end.at))
+        .bind(&end.by)
+        .bind(end.kind.as_str())
+        .bind(end.reason.clone())
+        .bind(new_etag())
+        .bind(session.id.get())
+        .fetch_one(&mut *tx.tx)
+        .await?;
+    let ended = session_from_row(&row, tx.monitoring_minute)?;
     let detail = serde_json::json!({"EndKind": end.kind.as_str(), "Reason": end.reason});
-    event.insert(tx, Some(detail)).await
+    SessionEvent::new(end.at, SessionEventKind::Ended, &end.by)
+        .insert(tx, &ended, Some(detail))
+        .await
 }
 
 /// The device's current session locked for this transaction, if any.
@@ -419,36 +410,32 @@ pub(super) async fn record_check_in(
     let (reminder, missed, overdue) = due_times(&clock, &session.fired);
     let mut after = session.clone();
     after.motion.confirmed(check_in.at);
-    sqlx::query(
+    let sql = format!(
         "UPDATE monitoring_sessions SET last_check_in_at = $1, last_check_in_kind = $2,
             check_in_count = check_in_count + 1, reminder_due_at = $3,
             missed_check_in_due_at = $4, overdue_due_at = $5, etag = $6, updated_at = $7,
             motion_anchor_at = $9, no_motion_due_at = $10
-         WHERE id = $8",
-    )
-    .bind(clock.last_confirmation.map(to_micros))
-    .bind(check_in.kind.as_str())
-    .bind(reminder)
-    .bind(missed)
-    .bind(overdue)
-    .bind(new_etag())
-    .bind(to_micros(crate::domain::time::now()))
-    .bind(session.id.get())
-    .bind(after.motion.anchor.map(|(_, since)| to_micros(since)))
-    .bind(after.no_motion_due().map(to_micros))
-    .execute(&mut *tx.tx)
-    .await?;
-    let tenant_code = &session.tenant_code;
-    let mut event = SessionEvent::new(
-        session.id,
-        tenant_code,
-        check_in.at,
-        SessionEventKind::CheckIn,
-        check_in.actor,
+         WHERE id = $8 RETURNING {}",
+        RETURNED_COLUMNS.as_str()
     );
+    let row = sqlx::query(&sql)
+        .bind(clock.last_confirmation.map(to_micros))
+        .bind(check_in.kind.as_str())
+        .bind(reminder)
+        .bind(missed)
+        .bind(overdue)
+        .bind(new_etag())
+        .bind(to_micros(crate::domain::time::now()))
+        .bind(session.id.get())
+        .bind(after.motion.anchor.map(|(_, since)| to_micros(since)))
+        .bind(after.no_motion_due().map(to_micros))
+        .fetch_one(&mut *tx.tx)
+        .await?;
+    let confirmed = session_from_row(&row, tx.monitoring_minute)?;
+    let mut event = SessionEvent::new(check_in.at, SessionEventKind::CheckIn, check_in.actor);
     event.mo_message_id = check_in.mo_message_id;
     let detail = serde_json::json!({"Kind": check_in.kind.as_str(), "Note": check_in.note});
-    event.insert(tx, Some(detail)).await
+    event.insert(tx, &confirmed, Some(detail)).await
 }
 
 fn settings_detail(settings: &SessionSettings) -> serde_json::Value {

@@ -9,7 +9,7 @@ use jiff::Timestamp;
 use sqlx::Row;
 
 use super::monitoring_events::SessionEvent;
-use super::monitoring_rows::{COLUMNS, session_from_row};
+use super::monitoring_rows::{COLUMNS, RETURNED_COLUMNS, session_from_row};
 use super::{Store, StoreResult, WriteTx, new_etag, stored_time, to_micros};
 use crate::domain::ids::{DeviceId, TenantCode};
 use crate::domain::monitoring::{MonitoringSession, SessionTimer};
@@ -130,21 +130,16 @@ impl WriteTx {
         at: Timestamp,
         detail: Option<serde_json::Value>,
     ) -> StoreResult<()> {
+        let spent = self.spend_timer(session, (timer, due_for), at).await?;
         let Some(mut detail) = detail else {
-            return self.spend_timer(session, (timer, due_for), at).await;
+            return Ok(());
         };
-        self.spend_timer(session, (timer, due_for), at).await?;
-        let event = SessionEvent::new(
-            session.id,
-            &session.tenant_code,
-            due_for,
-            timer.into(),
-            WORKER_ACTOR,
-        );
         if let Some(map) = detail.as_object_mut() {
             map.insert("FiredAt".into(), serde_json::json!(at.to_string()));
         }
-        event.insert(self, Some(detail)).await
+        SessionEvent::new(due_for, timer.into(), WORKER_ACTOR)
+            .insert(self, &spent, Some(detail))
+            .await
     }
 
     /// Leaves the no-motion timer of `session` waiting for the device's next report
@@ -162,7 +157,7 @@ impl WriteTx {
         session: &MonitoringSession,
         (timer, due_for): (SessionTimer, Timestamp),
         at: Timestamp,
-    ) -> StoreResult<()> {
+    ) -> StoreResult<MonitoringSession> {
         let (due, fired_for) = columns(timer);
         let count = if timer == SessionTimer::MissedCheckIn {
             ", missed_check_in_count = missed_check_in_count + 1"
@@ -172,15 +167,16 @@ impl WriteTx {
         let sql = format!(
             "UPDATE monitoring_sessions SET {due} = NULL, {fired_for} = $1{count},
                 etag = $2, updated_at = $3
-             WHERE id = $4"
+             WHERE id = $4 RETURNING {}",
+            RETURNED_COLUMNS.as_str()
         );
-        sqlx::query(&sql)
+        let row = sqlx::query(&sql)
             .bind(to_micros(due_for))
             .bind(new_etag())
             .bind(to_micros(at))
             .bind(session.id.get())
-            .execute(&mut *self.tx)
+            .fetch_one(&mut *self.tx)
             .await?;
-        Ok(())
+        session_from_row(&row, self.monitoring_minute)
     }
 }

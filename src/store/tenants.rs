@@ -94,8 +94,17 @@ impl WriteTx {
         row.as_ref().map(tenant_from_row).transpose()
     }
 
-    /// A tenant's place in the hierarchy, read through this transaction's connection.
+    /// A tenant's place in the hierarchy: the store's node when it has one (a node never
+    /// changes), else read through this transaction's connection.
     pub async fn tenant_node(&mut self, code: &TenantCode) -> StoreResult<Option<TenantNode>> {
+        if let Some(node) = self
+            .tenant_nodes
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(code)
+        {
+            return Ok(Some(node.clone()));
+        }
         let row = sqlx::query("SELECT code, parent_code, path FROM tenants WHERE code = $1")
             .bind(code.as_str())
             .fetch_optional(&mut *self.tx)

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use tokio::sync::Notify;
 
 use super::local_feed::LocalFeed;
-use super::{Backend, Store, StoreResult, StreamAnnouncement, Tx, wal_sync};
+use super::{Backend, Store, StoreResult, StreamAnnouncement, TenantNodes, Tx, wal_sync};
 
 /// A write transaction services drive (see `Store::begin`); its methods live beside the
 /// tables they touch. What it announces (`announce`) and wakes (`wake`) waits in its
@@ -22,6 +22,9 @@ pub struct WriteTx {
     local_feed: Option<Arc<LocalFeed>>,
     wakes: Arc<Wakes>,
     pub(super) outbox: Outbox,
+    /// The store's tenant nodes (they never change once made), so a write that
+    /// announces to a tenant's subtree need not read the tenant again.
+    pub(super) tenant_nodes: TenantNodes,
 }
 
 /// Loops of this process a committed write wakes (besides their poll).
@@ -73,6 +76,7 @@ impl WriteTx {
             local_feed: store.local_feed.clone(),
             wakes: store.wakes.clone(),
             outbox: Outbox::default(),
+            tenant_nodes: store.tenant_nodes.clone(),
         }
     }
 
