@@ -21,9 +21,10 @@ use std::process::Command;
 use std::time::{Duration, SystemTime};
 
 /// What the console's build reads (watched by cargo, compared with `dist`'s time).
-const CONSOLE_SOURCES: [&str; 7] = [
+const CONSOLE_SOURCES: [&str; 8] = [
     "console/src",
     "console/index.html",
+    "console/worker",
     "console/package.json",
     "console/package-lock.json",
     "console/vite.config.ts",

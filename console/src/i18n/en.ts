@@ -6,6 +6,7 @@ import * as admin from './areas/admin';
 import * as duty from './areas/duty';
 import * as escalation from './areas/escalation';
 import * as monitoring from './areas/monitoring';
+import * as worker from './areas/worker';
 
 // The shell, login, alerts and map; each area's screens add theirs from areas/*.ts.
 const core = {
@@ -114,6 +115,6 @@ const core = {
   'notFound': 'This page does not exist.',
 } as const;
 
-export const en = { ...core, ...devices.en, ...config.en, ...admin.en, ...duty.en, ...escalation.en, ...monitoring.en } as const;
+export const en = { ...core, ...devices.en, ...config.en, ...admin.en, ...duty.en, ...escalation.en, ...monitoring.en, ...worker.en } as const;
 
 export type Key = keyof typeof en;

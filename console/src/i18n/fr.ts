@@ -5,6 +5,7 @@ import * as admin from './areas/admin';
 import * as duty from './areas/duty';
 import * as escalation from './areas/escalation';
 import * as monitoring from './areas/monitoring';
+import * as worker from './areas/worker';
 
 export const fr: Record<Key, string> = {
   ...devices.fr,
@@ -13,6 +14,7 @@ export const fr: Record<Key, string> = {
   ...duty.fr,
   ...escalation.fr,
   ...monitoring.fr,
+  ...worker.fr,
   'app.title': 'safetrack',
   'nav.alerts': 'Alertes',
   'nav.map': 'Carte',
