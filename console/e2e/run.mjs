@@ -1,6 +1,6 @@
 // End-to-end tests of the console in real headless Chromium (Debian's /usr/bin/chromium,
 // driven by playwright-core: no browser download), against a running safetrack server.
-// Started by tests/api/console.rs, which starts the server; also runnable by hand:
+// Started by tests/browser/console.rs, which starts the server; also runnable by hand:
 //   SAFETRACK_URL=http://127.0.0.1:8080 SAFETRACK_ADMIN='admin@safetrack.local:password' \
 //   SCENARIOS=login-page,sos node e2e/run.mjs
 // Scenarios live in scenarios/*.mjs (one file per area, each exporting `scenarios`); shared

@@ -5,8 +5,7 @@
 //! while idle connections pile up. Runs the real binary with short timeouts. Only the
 //! stream runs on both backends: the rest never reaches the database.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use reqwest::StatusCode;
@@ -16,7 +15,7 @@ use tokio::net::TcpStream;
 
 use crate::backend_fn_tests;
 use crate::common::{ADMIN_EMAIL, ADMIN_PASSWORD, Backend, Client, TestDatabase};
-use crate::durability::Server;
+use crate::harness::binary::{Binary, start_binary};
 use crate::mo_messages::position_report;
 use crate::stream::EventStream;
 
@@ -24,77 +23,6 @@ backend_fn_tests!(a_stream_outlives_both_timeouts);
 
 /// Generous bound for whatever a timeout of a second or two should have done by then.
 const BOUND: Duration = Duration::from_secs(15);
-
-/// The real binary, and the address of its `/metrics` listener when it has one.
-pub struct Binary {
-    pub server: Server,
-    pub metrics: Option<String>,
-}
-
-/// Starts the binary serving `url` with `extra` flags; `nofile` sets its descriptor limit
-/// (soft and hard, so it cannot raise it).
-pub async fn start_binary(url: &str, extra: &[&str], nofile: Option<u64>) -> Binary {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_safetrack"));
-    command
-        .args(["serve", "--listen", "127.0.0.1:0", "--database-url", url])
-        .args(extra)
-        .args([
-            "--admin-email",
-            ADMIN_EMAIL,
-            "--admin-password",
-            ADMIN_PASSWORD,
-        ])
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
-    if let Some(limit) = nofile {
-        use std::os::unix::process::CommandExt;
-        // SAFETY: between fork and exec only setrlimit runs (one system call, no
-        // allocation, async-signal-safe).
-        unsafe {
-            command.pre_exec(move || rlimit::setrlimit(rlimit::Resource::NOFILE, limit, limit));
-        }
-    }
-    let mut child = command.spawn().expect("start safetrack");
-    let stdout = child.stdout.take().expect("piped stdout");
-    let (lines_tx, lines_rx) = std::sync::mpsc::channel();
-    // The metrics address line comes before the API's; then keep draining the pipe.
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            let _ = lines_tx.send(line);
-        }
-    });
-    let addresses = tokio::task::spawn_blocking(move || {
-        let mut metrics = None;
-        while let Ok(line) = lines_rx.recv_timeout(Duration::from_secs(30)) {
-            if let Some(address) = line.strip_prefix("safetrack metrics listening on ") {
-                metrics = Some(format!("http://{address}"));
-            }
-            if let Some(address) = line.strip_prefix("safetrack listening on ") {
-                return Some((format!("http://{address}"), metrics));
-            }
-        }
-        None
-    })
-    .await
-    .expect("address reader");
-    let Some((base, metrics)) = addresses else {
-        let _ = child.kill();
-        let _ = child.wait();
-        panic!("safetrack exited or did not listen within 30 s");
-    };
-    let server = Server { child, base };
-    for _ in 0..200 {
-        if reqwest::get(format!("{}/healthz", server.base))
-            .await
-            .is_ok()
-        {
-            return Binary { server, metrics };
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("safetrack did not answer /healthz");
-}
 
 /// The binary on a fresh SQLite database (kept alive beside it).
 async fn sqlite_binary(extra: &[&str], nofile: Option<u64>) -> (Binary, TestDatabase) {

@@ -1,28 +1,20 @@
 //! The operator console (issue 33): the binary serves the built front end at
 //! `/` with a content security policy of its own origin only (plus `--map-tile-url`'s
 //! server); the front end's own checks (`tsc --noEmit`, vitest: stream reconnection and
-//! gaps, alert ordering, time formatting, the catalogue's completeness) run from here; and
-//! the end-to-end scenarios run in real headless Chromium (Debian's, installed by this
-//! setup when missing, never downloaded) driven by playwright-core (`console/e2e/run.mjs`)
-//! against the real binary.
+//! gaps, alert ordering, time formatting, the catalogue's completeness) run from here. The
+//! end-to-end scenarios in headless Chromium have a test binary of their own
+//! (`tests/browser/console.rs`).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-use std::sync::OnceLock;
 
 use reqwest::StatusCode;
 use reqwest::header::{ACCEPT, CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE};
 use safetrack::app::AppConfig;
 use safetrack::http::console::ConsoleConfig;
 
-use crate::common::{
-    ADMIN_EMAIL, ADMIN_PASSWORD, Backend, TestDatabase, spawn_app, spawn_app_with,
-};
-use crate::connections::start_binary;
-
-fn console_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("console")
-}
+use crate::common::{Backend, spawn_app, spawn_app_with};
+use crate::harness::console::{console_dir, npm_installed};
 
 const SELF_ONLY: &str = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; \
      connect-src 'self'; font-src 'self'; media-src 'self'; object-src 'none'; base-uri 'none'; \
@@ -231,158 +223,4 @@ fn the_front_end_type_checks_and_its_unit_tests_pass() {
     );
     assert!(output.status.success(), "npm test failed:\n{all}");
     assert!(all.contains("Tests") && all.contains("passed"), "{all}");
-}
-
-/// The console's npm packages (build.rs installed them with the build; again if removed).
-pub(crate) fn npm_installed() {
-    static DONE: OnceLock<()> = OnceLock::new();
-    DONE.get_or_init(|| {
-        if !console_dir()
-            .join("node_modules/.package-lock.json")
-            .exists()
-        {
-            let status = Command::new("npm")
-                .args(["ci", "--no-audit", "--no-fund"])
-                .current_dir(console_dir())
-                .status()
-                .expect("npm ci");
-            assert!(status.success(), "npm ci failed");
-        }
-    });
-}
-
-/// Debian's Chromium: installed here when missing (as root, as the SMTP peer installs
-/// aiosmtpd), never a browser download.
-fn chromium() -> &'static str {
-    static PATH: OnceLock<String> = OnceLock::new();
-    PATH.get_or_init(|| {
-        let path = "/usr/bin/chromium";
-        if !Path::new(path).exists() {
-            let install = || {
-                Command::new("apt-get")
-                    .args(["install", "-y", "--no-install-recommends", "chromium"])
-                    .env("DEBIAN_FRONTEND", "noninteractive")
-                    .status()
-                    .is_ok_and(|s| s.success())
-            };
-            if !install() {
-                let _ = Command::new("apt-get").arg("update").status();
-                assert!(install(), "apt-get install chromium failed (run as root)");
-            }
-        }
-        path.to_string()
-    })
-}
-
-/// Held while a browser suite runs (`end_to_end_with`).
-static BROWSER_SUITE: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-/// Runs the named scenarios of console/e2e/run.mjs against the real binary on `backend`.
-async fn end_to_end(backend: Backend, scenarios: &str) {
-    end_to_end_with(backend, scenarios, None).await;
-}
-
-/// As `end_to_end`, the server's monitoring minute shortened to `minute_ms` when given
-/// (the hidden `--monitoring-minute-ms`; the scenarios read it as
-/// `SAFETRACK_MONITORING_MINUTE_MS`, and only then define those that need it).
-async fn end_to_end_with(backend: Backend, scenarios: &str, minute_ms: Option<u32>) {
-    npm_installed();
-    let chromium = chromium();
-    let database = TestDatabase::create(backend).await.expect("database");
-    let minute = minute_ms.map(|ms| ms.to_string());
-    let mut args = vec!["--delivery-workers", "0"];
-    if let Some(ms) = &minute {
-        args.extend(["--monitoring-minute-ms", ms.as_str()]);
-    }
-    let server = start_binary(&database.url, &args, None).await.server;
-    let base = server.base.clone();
-    let scenarios = scenarios.to_string();
-    let output = tokio::task::spawn_blocking(move || {
-        // One browser suite at a time: two Chromiums, two servers and the rest of the
-        // suite on two cores starve the scenarios' waits (a flaky failure is no evidence).
-        let _one_at_a_time = BROWSER_SUITE.lock().unwrap_or_else(|e| e.into_inner());
-        let mut node = Command::new("node");
-        node.arg("e2e/run.mjs")
-            .current_dir(console_dir())
-            .env("SAFETRACK_URL", &base)
-            .env("SAFETRACK_ADMIN", format!("{ADMIN_EMAIL}:{ADMIN_PASSWORD}"))
-            .env("SCENARIOS", &scenarios)
-            .env("CHROMIUM", chromium)
-            .env_remove("SAFETRACK_MONITORING_MINUTE_MS");
-        if let Some(ms) = &minute {
-            node.env("SAFETRACK_MONITORING_MINUTE_MS", ms);
-        }
-        node.output().expect("node e2e/run.mjs")
-    })
-    .await
-    .expect("e2e");
-    let all = format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    println!("{all}");
-    assert!(
-        output.status.success(),
-        "end-to-end scenarios failed:\n{all}"
-    );
-    drop(server);
-}
-
-/// What runs without a session: the login page loads from the binary alone (no request
-/// outside its origin, no policy violation) and axe finds nothing serious on it.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_login_page_in_chromium() {
-    end_to_end(Backend::Sqlite, "login-page").await;
-}
-
-mod end_to_end {
-    use super::*;
-
-    /// Every scenario (`SCENARIOS=name,… node e2e/run.mjs` runs some): among them, no
-    /// user or device text reaches the page as HTML (issue 42: records named with markup
-    /// on every screen, the map's tooltips opened, a map left mid-zoom) and the world
-    /// outline lies under the markers (a real click on a device marker opens it). Log in,
-    /// an SOS in the queue within 2 s with its announcement, acknowledge with a note seen
-    /// by a second console within 2 s, resolve with an outcome, a foreign tenant's alert never shown, session expiry back to login and
-    /// back, axe on the queue and the alert page — no request outside the origin in any.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn sqlite() {
-        end_to_end(Backend::Sqlite, "all").await;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn postgres() {
-        end_to_end(Backend::Postgres, "all").await;
-    }
-
-    /// The Working alone board and the alert page's panel live from the stream (issue 45
-    /// §4), a session minute of `WORKING_ALONE_MINUTE_MS` so its timers fire within
-    /// seconds: a session started through the API appears on two consoles, counts down,
-    /// turns due soon and overdue, then alerting (its missed check-in), raising an alert
-    /// whose page shows the policy step's instructions; a check-in clears it on the second
-    /// console and on the alert page, the end removes it — the pages refused any read of
-    /// the sessions after the first. Latencies are printed (bench/console-live.sh).
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn working_alone_live_sqlite() {
-        end_to_end_with(
-            Backend::Sqlite,
-            "monitoring-live",
-            Some(WORKING_ALONE_MINUTE_MS),
-        )
-        .await;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn working_alone_live_postgres() {
-        end_to_end_with(
-            Backend::Postgres,
-            "monitoring-live",
-            Some(WORKING_ALONE_MINUTE_MS),
-        )
-        .await;
-    }
-
-    /// A session minute of 2 s: a 4-minute check-in interval is 8 s.
-    const WORKING_ALONE_MINUTE_MS: u32 = 2000;
 }

@@ -11,7 +11,8 @@ use safetrack::store::{ClaimFilter, ClaimRequest};
 use serde_json::{Value, json};
 
 use crate::common::{ADMIN_EMAIL, ADMIN_PASSWORD, Backend, Client, TestDatabase};
-use crate::durability::{Server, start_with};
+use crate::durability::start_with;
+use crate::harness::binary::Server;
 use crate::mo_messages::{DEVICE, position_report};
 use crate::peers::{Received, Receiver};
 

@@ -3,7 +3,7 @@
 
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -11,25 +11,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use crate::common::{ADMIN_EMAIL, ADMIN_PASSWORD, Backend, Client, TestDatabase};
-
-pub struct Server {
-    pub child: Child,
-    pub base: String,
-}
-
-impl Server {
-    /// SIGKILL: nothing is flushed, nothing is finished.
-    pub fn kill_9(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.kill_9();
-    }
-}
+use crate::harness::binary::Server;
 
 async fn start(url: &str) -> Server {
     start_with(url, &[]).await

@@ -1,4 +1,8 @@
-//! API tests through HTTP, on SQLite and (when configured) PostgreSQL.
+//! API tests through HTTP, on SQLite and (when configured) PostgreSQL. The browser
+//! suites are a binary of their own (`tests/browser/`); both share `tests/harness/`.
+
+#[path = "../harness/mod.rs"]
+mod harness;
 
 mod address_book;
 mod alert_floods;

@@ -7,9 +7,9 @@
 use reqwest::{Method, StatusCode};
 
 use crate::common::{ADMIN_EMAIL, ADMIN_PASSWORD, Backend, Client, TestDatabase};
-use crate::connections::start_binary;
+use crate::harness::binary::{Binary, start_binary};
 
-async fn sqlite_binary(extra: &[&str]) -> (crate::connections::Binary, TestDatabase) {
+async fn sqlite_binary(extra: &[&str]) -> (Binary, TestDatabase) {
     let database = TestDatabase::create(Backend::Sqlite)
         .await
         .expect("sqlite database");

@@ -12,7 +12,8 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use crate::common::{ADMIN_EMAIL, ADMIN_PASSWORD, Backend, Client, TestDatabase};
-use crate::durability::{Server, start_with};
+use crate::durability::start_with;
+use crate::harness::binary::Server;
 
 /// A session minute, in milliseconds: long enough that a reminder (2 minutes in) and its
 /// missed check-in (4 minutes in) fall in different worker steps of a loaded machine.

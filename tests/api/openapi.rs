@@ -642,7 +642,7 @@ fn required_texts_say_they_cannot_be_empty() {
 /// field the document lacks, and this fails when the document changed without the file.
 #[test]
 fn the_consoles_types_are_generated_from_this_document() {
-    crate::console::npm_installed();
+    crate::harness::console::npm_installed();
     let console = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("console");
     let work = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("console-types-{}", std::process::id()));

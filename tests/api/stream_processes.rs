@@ -10,7 +10,8 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use crate::common::{ADMIN_EMAIL, ADMIN_PASSWORD, Backend, Client, TestDatabase};
-use crate::durability::{Server, start_with};
+use crate::durability::start_with;
+use crate::harness::binary::Server;
 use crate::mo_messages::{position_report, register_device};
 use crate::stream::{EventStream, SseEvent, kinds, post_report, stream_path};
 

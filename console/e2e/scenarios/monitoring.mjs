@@ -7,7 +7,7 @@
 // stop with a reason removes the row; a console with nobody working alone says so, and
 // shows a session started (from the stream). `monitoring-live` (defined only when the
 // server's monitoring minute is shortened, SAFETRACK_MONITORING_MINUTE_MS:
-// tests/api/console.rs) follows a session's whole life on two boards and an alert page
+// tests/browser/console.rs) follows a session's whole life on two boards and an alert page
 // from the stream alone. How soon each change shows is printed (`live latency ms:`) and
 // measured on a quiet machine by bench/console-live.sh (DESIGN §11's 2 s), not asserted.
 import { assert, axe, base, call, login, newPage, SECOND, sos, sosNotification, tenant, unique } from '../lib.mjs';
