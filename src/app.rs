@@ -298,6 +298,8 @@ impl App {
 pub async fn build_app(store: Store, mut config: AppConfig) -> anyhow::Result<App> {
     let store = store.with_monitoring_minute(config.pipeline.monitoring_minute);
     let secret = store.server_secret().await?;
+    // Generated at first start (Web Push); the handlers and the Push channel read it.
+    store.vapid_key().await?;
     let hub = Arc::new(EventHub::default());
     let channels = Arc::new(Channels::new(&config.channels)?);
     // A delivery on a channel this server cannot use is recorded NotConfigured at once.

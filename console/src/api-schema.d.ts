@@ -1344,6 +1344,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/V2/{tenantVarCode}/pushsubscriptions/vapidpublickey": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the server's VAPID public key.
+         * @description The same key for every tenant, every process sharing the database and across restarts
+         *     (generated at first start, kept in the database). Any caller in the tenant's scope.
+         */
+        get: operations["vapid_public_key"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/V2/{tenantVarCode}/reports": {
         parameters: {
             query?: never;
@@ -3690,6 +3711,15 @@ export interface components {
              * @description The last `Properties.odometer` reported in the window.
              */
             OdometerKm?: number | null;
+        };
+        /** @description The server's VAPID public key. */
+        VapidPublicKey: {
+            /**
+             * @description The P-256 public key as an uncompressed point (65 bytes), base64url without
+             *     padding: the `applicationServerKey` of `PushManager.subscribe`.
+             * @example BCVxsr7N_eNgVRqvHtD0zTZsEc6-VV-JvLexhqUzORcxaOzi6-AYWXvTBHm4bjyPjs7Vd8pZGH6SRpkNtoIAiw4
+             */
+            PublicKey: string;
         };
         /** @description One violation. */
         ViolationRow: {
@@ -16219,6 +16249,83 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong credentials, or the account is locked or disabled (HTTP Basic with the user's e-mail and password) */
+            401: {
+                headers: {
+                    /** @description `Basic realm="safetrack", charset="UTF-8"` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The tenant or the record does not exist, or is outside the caller's scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description None of the media types in `Accept` can be produced */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests from this client address (only when the operator configured a rate limit); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An internal error; the problem carries the request id to quote */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    vapid_public_key: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tenant var code, e.g. `1000`. */
+                tenantVarCode: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The record */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VapidPublicKey"];
+                    "text/json": components["schemas"]["VapidPublicKey"];
+                    "text/plain": components["schemas"]["VapidPublicKey"];
+                    "application/octet-stream": components["schemas"]["VapidPublicKey"];
+                    "application/xml": components["schemas"]["VapidPublicKey"];
+                    "text/xml": components["schemas"]["VapidPublicKey"];
                 };
             };
             /** @description Missing or wrong credentials, or the account is locked or disabled (HTTP Basic with the user's e-mail and password) */

@@ -37,5 +37,6 @@ pub mod tenant;
 pub mod time;
 pub mod user;
 pub mod validation;
+pub mod vapid;
 pub mod webhook;
 pub mod webhook_event;

@@ -34,6 +34,7 @@ pub mod openapi;
 pub mod paging;
 mod patch;
 mod profiles;
+mod push_subscriptions;
 pub mod rate_limit;
 pub(crate) mod records;
 mod reports;
@@ -127,6 +128,7 @@ fn routes(
         .merge(notifications::router())
         .merge(escalation_policies::router())
         .merge(monitoring::router())
+        .merge(push_subscriptions::router())
         .merge(geofences::router())
         .merge(webhooks::router())
         .merge(external_links::router())

@@ -46,6 +46,8 @@ use crate::domain::mt_message::MtStatus;
             alert goes through (AfterMinutes, Recipients, Instructions); a notification \
             names one, else the tenant default applies"),
         (name = "Devices", description = "The device registry"),
+        (name = "Push subscriptions", description = "Web Push to the worker app (RFC 8030/8291/8292): \
+            the server's VAPID public key"),
         (name = "MO messages", description = "Messages from devices: stored, processed by the events engine, listed by message time"),
         (name = "MT messages", description = "Messages and commands queued for a device; \
             a device gateway lists the Queued ones and reports their progress"),
