@@ -6,6 +6,7 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use super::alarm;
 use super::events::{EventFacts, GeofenceFact};
 use super::mo_message::{EmergencyState, GeofenceRef, MoMessage};
 
@@ -123,6 +124,8 @@ impl DeviceState {
             properties: message.properties.clone(),
             // A fall is the message's own word, late or not (it is an emergency too).
             fall: message.emergency_state == Some(EmergencyState::Fall),
+            tamper: alarm::is_tamper(&message.properties),
+            low_battery: alarm::is_low_battery(&message.properties),
             ..Default::default()
         };
         if late {

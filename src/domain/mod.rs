@@ -2,6 +2,7 @@
 
 pub mod access;
 pub mod address;
+pub mod alarm;
 pub mod address_book;
 pub mod alert;
 pub mod api_token;
@@ -24,7 +25,9 @@ pub mod monitoring;
 pub mod mt_message;
 pub mod notification;
 pub mod password;
+pub mod place;
 pub mod profile;
+pub mod push_subscription;
 pub mod recipient;
 pub mod recipient_targets;
 pub mod record;

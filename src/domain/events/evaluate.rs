@@ -28,6 +28,10 @@ pub struct EventFacts {
     /// EmergencyState `Fall` (`emergency` is then true too).
     pub fall: bool,
     pub silent: bool,
+    /// The message's alarms say the device was taken off or opened (`domain::alarm`).
+    pub tamper: bool,
+    /// The message says the device's battery is low (`domain::alarm`).
+    pub low_battery: bool,
     pub entered: Vec<GeofenceFact>,
     pub exited: Vec<GeofenceFact>,
     pub inside: Vec<GeofenceFact>,
@@ -81,6 +85,8 @@ pub fn evaluate_expression(expression: &Expression, facts: &EventFacts) -> bool 
             EventName::NoMotion => facts.no_motion,
             EventName::Fall => facts.fall,
             EventName::Silent => facts.silent,
+            EventName::Tamper => facts.tamper,
+            EventName::LowBattery => facts.low_battery,
             other => other.message_type().is_some_and(|wanted| {
                 facts
                     .message_type
@@ -146,6 +152,18 @@ mod tests {
         // Precedence decides: NOT CheckIn AND FreeText OR Emergency = ((¬C ∧ F) ∨ E).
         assert!(eval("NOT CheckIn AND FreeText OR Emergency", &facts));
         assert!(!eval("NOT (CheckIn AND FreeText OR Emergency)", &facts));
+        // Tamper and LowBattery are the message's alarms, not its type.
+        let worn = EventFacts {
+            message_type: Some("Tamper".into()),
+            tamper: true,
+            ..Default::default()
+        };
+        assert!(eval("Tamper AND NOT LowBattery", &worn));
+        let typed_only = EventFacts {
+            message_type: Some("LowBattery".into()),
+            ..Default::default()
+        };
+        assert!(!eval("LowBattery OR Tamper", &typed_only));
         // Derived events are not message types.
         let typed = EventFacts {
             message_type: Some("Emergency".into()),

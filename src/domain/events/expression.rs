@@ -40,10 +40,14 @@ pub enum EventName {
     Fall,
     /// The device sent nothing at all for its `SilentAfterMinutes`.
     Silent,
+    /// The device was taken off or opened (`Properties.alarm` `removing` or `tampering`).
+    Tamper,
+    /// The device says its battery is low (`Properties.alarm` `lowBattery` or `lowPower`).
+    LowBattery,
 }
 
 impl EventName {
-    pub const ALL: [EventName; 24] = [
+    pub const ALL: [EventName; 26] = [
         EventName::AutomaticPositionReport,
         EventName::ManualPositionReport,
         EventName::ResponseToLocationRequest,
@@ -68,6 +72,8 @@ impl EventName {
         EventName::NoMotion,
         EventName::Fall,
         EventName::Silent,
+        EventName::Tamper,
+        EventName::LowBattery,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -96,6 +102,8 @@ impl EventName {
             EventName::NoMotion => "NoMotion",
             EventName::Fall => "Fall",
             EventName::Silent => "Silent",
+            EventName::Tamper => "Tamper",
+            EventName::LowBattery => "LowBattery",
         }
     }
 
@@ -116,7 +124,9 @@ impl EventName {
             | EventName::MonitoringOverdue
             | EventName::NoMotion
             | EventName::Fall
-            | EventName::Silent => None,
+            | EventName::Silent
+            | EventName::Tamper
+            | EventName::LowBattery => None,
             other => Some(other.as_str()),
         }
     }

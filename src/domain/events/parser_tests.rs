@@ -27,9 +27,13 @@ fn every_event_name_parses_in_any_case() {
         assert_eq!(parse(&text.to_lowercase()), Expression::Event(name));
         assert_eq!(parse(&text.to_uppercase()), Expression::Event(name));
     }
-    assert_eq!(EventName::ALL.len(), 24);
+    assert_eq!(EventName::ALL.len(), 26);
     assert_eq!(EventName::CheckIn.message_type(), Some("CheckIn"));
     assert_eq!(EventName::MissedCheckIn.message_type(), None);
+    assert_eq!(parse("tamper"), event(EventName::Tamper));
+    assert_eq!(parse("LOWBATTERY"), event(EventName::LowBattery));
+    assert_eq!(EventName::Tamper.message_type(), None);
+    assert_eq!(EventName::LowBattery.message_type(), None);
 }
 
 #[test]
