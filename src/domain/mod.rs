@@ -25,6 +25,7 @@ pub mod monitoring;
 pub mod mt_message;
 pub mod notification;
 pub mod password;
+pub mod place;
 pub mod profile;
 pub mod recipient;
 pub mod recipient_targets;
