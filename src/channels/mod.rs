@@ -90,6 +90,10 @@ impl Channels {
             },
             // MT deliveries are queued for the device in the transaction that made them.
             Channel::Mt => AttemptOutcome::Sent { provider_id: None },
+            // Pushes need their subscription: the delivery worker sends them (`push`).
+            Channel::Push => AttemptOutcome::Permanent {
+                error: "a push is sent with its subscription".into(),
+            },
         }
     }
 }

@@ -27,6 +27,9 @@ closed_set! {
         Webhook = "Webhook",
         /// An MT message sent to an inReach device through Garmin's IPC Inbound API.
         Garmin = "Garmin",
+        /// A Web Push to a browser's subscription (the worker app); the target is the
+        /// `PushSubscriptionId`.
+        Push = "Push",
     }
 }
 
@@ -93,11 +96,11 @@ pub struct Delivery {
     pub delivery_id: DeliveryId,
     #[schema(value_type = Option<String>)]
     pub tenant_code: TenantCode,
-    /// Email, Sms, Voice, Mt, Webhook or Garmin.
+    /// Email, Sms, Voice, Mt, Webhook, Garmin or Push.
     #[schema(value_type = Option<String>, example = "Email")]
     pub channel: Channel,
-    /// The address: an e-mail address, a phone number, a device id or a URL (null when
-    /// the recipient resolved to none).
+    /// The address: an e-mail address, a phone number, a device id, a URL or a push
+    /// subscription's id (null when the recipient resolved to none).
     pub target: Option<String>,
     pub subject: Option<String>,
     #[schema(value_type = Option<String>)]

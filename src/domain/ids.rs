@@ -125,6 +125,8 @@ serial_id! {
     MonitoringSessionId,
     /// A line of a monitoring session's history (`monitoring_session_events.id`).
     SessionEventId,
+    /// A browser's Web Push subscription (`push_subscriptions.id`).
+    PushSubscriptionId,
 }
 
 /// Declares a text id: a wrapper of a `String` that derefs to `str`.

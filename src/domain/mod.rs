@@ -27,6 +27,7 @@ pub mod notification;
 pub mod password;
 pub mod place;
 pub mod profile;
+pub mod push_subscription;
 pub mod recipient;
 pub mod recipient_targets;
 pub mod record;

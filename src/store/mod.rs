@@ -57,6 +57,7 @@ mod monitoring_sessions;
 mod monitoring_timers;
 mod mt_messages;
 mod notifications;
+mod push_subscriptions;
 #[cfg(test)]
 mod query_plans;
 mod receiver_backlog;
@@ -119,6 +120,7 @@ pub use monitoring_device::DEVICE_ACTOR;
 pub use monitoring_sessions::SessionEnding;
 pub use monitoring_timers::DueTimers;
 pub use notifications::NotificationUpdate;
+pub use push_subscriptions::{PushCause, PushTarget, Subscriber};
 pub use risk_regions::{RiskRegionUpdate, StoredRiskRegion};
 pub use sessions::SessionCredentials;
 pub use stream_feed::{FeedItem, StreamAnnouncement, StreamFeed, StreamRecord};

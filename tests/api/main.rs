@@ -71,6 +71,7 @@ mod notification_validation;
 mod openapi;
 mod peers;
 mod profiles;
+mod push_subscription_api;
 mod push_subscriptions;
 mod recipient_ranges;
 mod references;

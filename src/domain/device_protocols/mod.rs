@@ -34,6 +34,7 @@ pub mod garmin;
 pub mod garmin_mt;
 pub mod identity;
 pub mod osmand;
+pub mod owntracks;
 pub mod traccar;
 
 use jiff::Timestamp;
