@@ -37,6 +37,30 @@ pub enum Command {
     Admin(AdminCommand),
     /// Print the OpenAPI document.
     Openapi,
+    /// Copy the SQLite database while the server runs (PostgreSQL: `pg_dump`, see the
+    /// README).
+    Backup(BackupArgs),
+    /// Install a backup as the SQLite database of an empty data dir.
+    Restore(RestoreArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct BackupArgs {
+    #[command(flatten)]
+    pub database: DatabaseArgs,
+    /// The file to write; it must not exist. It appears only once complete.
+    #[arg(long)]
+    pub to: PathBuf,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RestoreArgs {
+    /// The backup file (`safetrack backup --to`).
+    #[arg(long)]
+    pub from: PathBuf,
+    /// The data dir to install it in; it must hold no database yet.
+    #[arg(long, env = "SAFETRACK_DATA_DIR")]
+    pub data_dir: PathBuf,
 }
 
 #[derive(Debug, Subcommand)]
@@ -71,6 +95,28 @@ impl DatabaseArgs {
         })?;
         let file = self.data_dir.join("safetrack.db");
         Ok(format!("sqlite://{}?mode=rwc", file.display()))
+    }
+
+    /// The SQLite file these arguments name (nothing is created). A PostgreSQL URL is
+    /// refused: its backups are `pg_dump`'s.
+    pub fn sqlite_file(&self) -> anyhow::Result<PathBuf> {
+        let Some(url) = &self.database_url else {
+            return Ok(self.data_dir.join("safetrack.db"));
+        };
+        if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+            anyhow::bail!(
+                "safetrack backup copies SQLite databases; back up PostgreSQL with pg_dump (README, Backups)"
+            );
+        }
+        let Some(path) = url.strip_prefix("sqlite:") else {
+            anyhow::bail!("unsupported database URL: safetrack backup reads sqlite://…");
+        };
+        let path = path.trim_start_matches("//");
+        let path = path.split('?').next().unwrap_or_default();
+        if path.is_empty() {
+            anyhow::bail!("the database URL names no file");
+        }
+        Ok(PathBuf::from(path))
     }
 }
 

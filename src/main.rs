@@ -52,6 +52,27 @@ async fn main() -> anyhow::Result<()> {
             app::unlock_user(&store, &args.email).await?;
             print_stdout(&format!("{} unlocked", args.email))
         }
+        Some(Command::Backup(args)) => {
+            let source = args.database.sqlite_file()?;
+            let copy = safetrack::store::backup::backup_sqlite(&source, &args.to).await?;
+            print_stdout(&format!(
+                "backup of {} written to {} ({} bytes, migration {})",
+                source.display(),
+                args.to.display(),
+                copy.bytes,
+                copy.migration
+            ))
+        }
+        Some(Command::Restore(args)) => {
+            let copy = safetrack::store::backup::restore_sqlite(&args.from, &args.data_dir).await?;
+            print_stdout(&format!(
+                "{} restored into {} ({} bytes, migration {}); start the server on it",
+                args.from.display(),
+                args.data_dir.join("safetrack.db").display(),
+                copy.bytes,
+                copy.migration
+            ))
+        }
         Some(Command::Openapi) => {
             print_stdout(&safetrack::http::openapi_document().to_pretty_json()?)
         }

@@ -29,6 +29,7 @@ mod alert_events;
 mod alerts;
 mod api_tokens;
 mod audit_log;
+pub mod backup;
 mod cache;
 mod collections;
 mod deliveries;

@@ -13,6 +13,7 @@ mod alerts;
 mod api_token_lineage;
 mod api_tokens;
 mod audit_log;
+mod backup;
 mod auth;
 mod check_ins;
 mod cli;
