@@ -1344,6 +1344,37 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/V2/{tenantVarCode}/pushsubscriptions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List push subscriptions.
+         * @description The caller's own in this tenant; an Administrator's list is everyone's in the tenant.
+         *     `Endpoint` is shown only on the caller's own (others show `EndpointOrigin`); the keys
+         *     never.
+         */
+        get: operations["list_subscriptions"];
+        put?: never;
+        /**
+         * Subscribe this browser to pushes.
+         * @description The body is the browser's `PushSubscription` (`Endpoint`, `Keys.P256dh`, `Keys.Auth`)
+         *     and optionally the `DeviceId` (default: the caller's one assigned device; a named one
+         *     must be assigned to the caller). One subscription per endpoint: a new one answers
+         *     201 with `Location`, the same endpoint again updates it (its keys, user and device)
+         *     and answers 200. A user holds at most 10 (409 past that). Reminders, operators' texts
+         *     and acknowledgements of the device are then pushed (`Push` deliveries).
+         */
+        post: operations["subscribe"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/V2/{tenantVarCode}/pushsubscriptions/vapidpublickey": {
         parameters: {
             query?: never;
@@ -1360,6 +1391,23 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/V2/{tenantVarCode}/pushsubscriptions/{pushSubscriptionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a push subscription (the caller's own; an Administrator any in the tenant). */
+        delete: operations["unsubscribe"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2187,7 +2235,7 @@ export interface components {
          * @description How a delivery reaches its target.
          * @enum {string}
          */
-        Channel: "Email" | "Sms" | "Voice" | "Mt" | "Webhook" | "Garmin";
+        Channel: "Email" | "Sms" | "Voice" | "Mt" | "Webhook" | "Garmin" | "Push";
         /** @description A collection. Read-only on write: `CollectionId`, `TenantCode`, `Timestamp`, `ETag`. */
         Collection: {
             /**
@@ -2269,13 +2317,13 @@ export interface components {
             DeliveryId?: string | null;
             TenantCode?: string | null;
             /**
-             * @description Email, Sms, Voice, Mt, Webhook or Garmin.
+             * @description Email, Sms, Voice, Mt, Webhook, Garmin or Push.
              * @example Email
              */
             Channel?: string | null;
             /**
-             * @description The address: an e-mail address, a phone number, a device id or a URL (null when
-             *     the recipient resolved to none).
+             * @description The address: an e-mail address, a phone number, a device id, a URL or a push
+             *     subscription's id (null when the recipient resolved to none).
              */
             Target?: string | null;
             Subject?: string | null;
@@ -3288,6 +3336,49 @@ export interface components {
              */
             Duplicate: boolean;
             Notifications: components["schemas"]["Triggered"][];
+        };
+        /** @description The subscription's keys, base64url (padding optional). */
+        PushKeysRecord: {
+            /** @description The browser's P-256 public key, uncompressed (65 bytes, starting 0x04). */
+            P256dh: string | null;
+            /** @description The authentication secret (16 bytes). */
+            Auth: string | null;
+        };
+        /**
+         * @description A stored subscription as the API shows it. `Endpoint` is shown to its own user only
+         *     (it is a capability: whoever has it can push to the browser); others in scope (an
+         *     Administrator) see its origin. The keys are never shown.
+         */
+        PushSubscription: {
+            /** @example 7 */
+            PushSubscriptionId: string;
+            TenantCode: string;
+            /** @example 12 */
+            UserId: string;
+            DeviceId: string;
+            /** @description The push service's URL (null unless the subscription is the caller's). */
+            Endpoint?: string | null;
+            /** @description The push service's origin, e.g. `https://fcm.googleapis.com`. */
+            EndpointOrigin: string;
+            /** Format: date-time */
+            CreatedAt: string;
+            /** Format: date-time */
+            UpdatedAt: string;
+        };
+        /** @description A browser's `PushSubscription` (its `toJSON()`, in the API's PascalCase). */
+        PushSubscriptionRecord: {
+            /**
+             * @description The push service's URL: https (http only for a loopback host), at most 2,000
+             *     characters.
+             * @example https://push.example.net/send/abc123
+             */
+            Endpoint: string | null;
+            Keys: null | components["schemas"]["PushKeysRecord"];
+            /**
+             * @description The device the pushes are about; default: the caller's one assigned device in
+             *     this tenant.
+             */
+            DeviceId?: string | null;
         };
         /** @description One recipient. Unknown properties are refused. */
         Recipient: {
@@ -16302,6 +16393,237 @@ export interface operations {
             };
         };
     };
+    list_subscriptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tenant var code, e.g. `1000`. */
+                tenantVarCode: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The records */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PushSubscription"][];
+                    "text/json": components["schemas"]["PushSubscription"][];
+                    "text/plain": components["schemas"]["PushSubscription"][];
+                    "application/octet-stream": components["schemas"]["PushSubscription"][];
+                    "application/xml": components["schemas"]["PushSubscription"][];
+                    "text/xml": components["schemas"]["PushSubscription"][];
+                    "text/csv": string;
+                };
+            };
+            /** @description Missing or wrong credentials, or the account is locked or disabled (HTTP Basic with the user's e-mail and password) */
+            401: {
+                headers: {
+                    /** @description `Basic realm="safetrack", charset="UTF-8"` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller's role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The tenant or the record does not exist, or is outside the caller's scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description None of the media types in `Accept` can be produced */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests from this client address (only when the operator configured a rate limit); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An internal error; the problem carries the request id to quote */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    subscribe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tenant var code, e.g. `1000`. */
+                tenantVarCode: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PushSubscriptionRecord"];
+            };
+        };
+        responses: {
+            /** @description The endpoint's subscription, updated */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PushSubscription"];
+                    "text/json": components["schemas"]["PushSubscription"];
+                    "text/plain": components["schemas"]["PushSubscription"];
+                    "application/octet-stream": components["schemas"]["PushSubscription"];
+                    "application/xml": components["schemas"]["PushSubscription"];
+                    "text/xml": components["schemas"]["PushSubscription"];
+                };
+            };
+            /** @description Created; Location names it */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PushSubscription"];
+                };
+            };
+            /** @description The request is invalid: a body, query or header value is malformed or fails validation (`errors` names each offending field) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong credentials, or the account is locked or disabled (HTTP Basic with the user's e-mail and password) */
+            401: {
+                headers: {
+                    /** @description `Basic realm="safetrack", charset="UTF-8"` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller's role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The tenant or the record does not exist, or is outside the caller's scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description None of the media types in `Accept` can be produced */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body did not arrive within the server's body deadline (`--body-read-timeout-seconds`); the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the stored records */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than this endpoint accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Content-Type` is neither JSON nor XML */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests from this client address (only when the operator configured a rate limit); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An internal error; the problem carries the request id to quote */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     vapid_public_key: {
         parameters: {
             query?: never;
@@ -16333,6 +16655,86 @@ export interface operations {
                 headers: {
                     /** @description `Basic realm="safetrack", charset="UTF-8"` */
                     "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The tenant or the record does not exist, or is outside the caller's scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description None of the media types in `Accept` can be produced */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests from this client address (only when the operator configured a rate limit); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An internal error; the problem carries the request id to quote */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    unsubscribe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tenantVarCode: string;
+                /** @description Subscription id (numeric string). */
+                pushSubscriptionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing or wrong credentials, or the account is locked or disabled (HTTP Basic with the user's e-mail and password) */
+            401: {
+                headers: {
+                    /** @description `Basic realm="safetrack", charset="UTF-8"` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller's role does not allow this */
+            403: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {

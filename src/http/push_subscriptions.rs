@@ -54,7 +54,11 @@ impl Representable for PushSubscription {
 pub struct PushSubscriptionRecord {
     /// The push service's URL: https (http only for a loopback host), at most 2,000
     /// characters.
-    #[schema(required = true, example = "https://push.example.net/send/abc123")]
+    #[schema(
+        required = true,
+        min_length = 1,
+        example = "https://push.example.net/send/abc123"
+    )]
     pub endpoint: Option<String>,
     #[schema(required = true)]
     pub keys: Option<PushKeysRecord>,
@@ -68,10 +72,10 @@ pub struct PushSubscriptionRecord {
 #[serde(rename_all = "PascalCase")]
 pub struct PushKeysRecord {
     /// The browser's P-256 public key, uncompressed (65 bytes, starting 0x04).
-    #[schema(required = true)]
+    #[schema(required = true, min_length = 1)]
     pub p256dh: Option<String>,
     /// The authentication secret (16 bytes).
-    #[schema(required = true)]
+    #[schema(required = true, min_length = 1)]
     pub auth: Option<String>,
 }
 

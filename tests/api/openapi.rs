@@ -107,7 +107,7 @@ fn every_reference_names_a_schema_of_the_document() {
     assert_eq!(status["schema"]["$ref"], "#/components/schemas/AlertStatus");
     assert_eq!(
         schemas["Channel"]["enum"],
-        json!(["Email", "Sms", "Voice", "Mt", "Webhook", "Garmin"])
+        json!(["Email", "Sms", "Voice", "Mt", "Webhook", "Garmin", "Push"])
     );
 }
 
