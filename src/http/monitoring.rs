@@ -23,11 +23,12 @@ use super::records::monitoring::{
 };
 use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
+use crate::domain::ids::DeviceId;
 use crate::domain::monitoring::settings::NOTE_MAX_CHARS;
 use crate::domain::monitoring::{DefaultSources, EndKind, MonitoringSession};
 use crate::domain::time::now;
 use crate::domain::validation::Validator;
-use crate::store::SessionEnding;
+use crate::store::{ApiCheckIn, SessionEnding};
 
 impl Representable for MonitoringSessionEventView {
     const NAME: &'static str = "MonitoringSessionEvent";
@@ -313,14 +314,18 @@ async fn check_in(
 ) -> ApiResult<EmptyOk> {
     scope.require_device_messages(&app, &path.deviceId).await?;
     let note = incoming.validated()?;
-    app.store
-        .check_in_monitoring_session(
-            scope.code(),
-            &path.deviceId,
-            note.as_deref(),
-            &scope.audit(),
-        )
-        .await?;
+    // An id no device may have has no session.
+    let device_id = path
+        .deviceId
+        .parse::<DeviceId>()
+        .map_err(|_| ApiError::NotFound)?;
+    let check_in = ApiCheckIn {
+        tenant_code: scope.code().clone(),
+        device_id,
+        note,
+        audit: scope.audit(),
+    };
+    app.pipeline.check_in(check_in).await?;
     Ok(EmptyOk)
 }
 

@@ -35,7 +35,7 @@ fn due_times(clock: &SessionClock, fired: &FiredTimers) -> (Option<i64>, Option<
 }
 
 /// Who the audit names (the session's `started_by` / `ended_by`).
-fn actor_of(audit: &Audit) -> String {
+pub(super) fn actor_of(audit: &Audit) -> String {
     audit
         .entry(AuditAction::Update, ResourceType::MonitoringSession, "")
         .actor
@@ -203,40 +203,6 @@ impl Store {
         rows.iter()
             .map(|r| session_from_row(r, self.monitoring_minute))
             .collect()
-    }
-
-    /// Records a check-in through the API on the current session (now, `ApiCheckIn`):
-    /// the next due time counts from it. `NotFound` without a current session.
-    pub async fn check_in_monitoring_session(
-        &self,
-        tenant_code: &TenantCode,
-        device_id: &str,
-        note: Option<&str>,
-        audit: &Audit,
-    ) -> StoreResult<()> {
-        let mut tx = self.begin().await?;
-        let session = locked_current(&mut tx, tenant_code, device_id)
-            .await?
-            .ok_or(StoreError::NotFound)?;
-        let actor = actor_of(audit);
-        let check_in = CheckIn {
-            at: crate::domain::time::now(),
-            kind: Confirmation::ApiCheckIn,
-            actor: &actor,
-            mo_message_id: None,
-            note,
-        };
-        record_check_in(&mut tx, &session, &check_in).await?;
-        record(
-            &mut tx.tx,
-            audit,
-            AuditAction::Update,
-            ResourceType::MonitoringSession,
-            session.id,
-        )
-        .await?;
-        tx.commit().await?;
-        Ok(())
     }
 
     /// Replaces the current session's settings (`DurationMinutes` counts from the start:
@@ -536,8 +502,14 @@ mod tests {
         assert_eq!(missed, Some(start + 35 * minute));
         assert_eq!(overdue, Some(start + 125 * minute));
 
+        let check_in = super::super::ApiCheckIn {
+            tenant_code: node.code.clone(),
+            device_id: crate::domain::ids::DeviceId::from_store("w1".into()),
+            note: None,
+            audit: audit.clone(),
+        };
         store
-            .check_in_monitoring_session(&node.code, "w1", None, &audit)
+            .check_in_monitoring_session(&check_in)
             .await
             .expect("check in");
         let session = store

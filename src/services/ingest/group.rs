@@ -1,22 +1,26 @@
 //! Group commit on SQLite. SQLite has one writer and every commit is fsynced; with one
 //! transaction per request, concurrent devices queue for the write lock and pay a
-//! commit each. Here one task writes: it takes every batch waiting (up to `MAX_GROUP`),
-//! applies them in one transaction, commits once, and hands each request its applied
-//! batch only when that commit is on disk — so a 200 still means on disk. The flush to
-//! disk happens after the writer's turn (`store/wal_sync.rs`): meanwhile the next group
-//! is applied.
+//! commit each. Here one task writes: it takes every job waiting (up to `MAX_GROUP`),
+//! applies them in one transaction, commits once, and answers each request only when
+//! that commit is on disk — so a 200 still means on disk. The flush to disk happens
+//! after the writer's turn (`store/wal_sync.rs`): meanwhile the next group is applied.
+//! A job is a device's batch of MO messages (`Pipeline::ingest`) or a check-in through
+//! the API (`Pipeline::check_in`, `WriteTx::check_in_by_api`): beside ingest, check-ins
+//! each taking a writer turn, a `BEGIN`, a `COMMIT` and a flush of their own held the
+//! batches up (bench/README.md, monitoring).
 //!
 //! The writer task runs on a thread of its own (`writer_runtime`), not among the request
 //! tasks.
 //!
-//! A batch that fails after writing gives the group's transaction up: it is answered
-//! with its error and every other batch of the group is applied again in a transaction
-//! of its own. (Savepoints per batch would roll back only the failed one, but cost two
-//! statements per batch — each a round trip to SQLite's thread inside the one writer's
-//! turn — for a failure that is a storage fault, not a bad request. A device not the
-//! tenant's is found before anything is written and fails alone.) A batch that panics
-//! is such a failure too (`unpanicked`): the panic is caught at the batch's boundary, so
-//! one tenant's bad data never fails another's batches.
+//! A job that fails after writing gives the group's transaction up: it is answered with
+//! its error and every other job of the group is applied again in a transaction of its
+//! own. (Savepoints per job would roll back only the failed one, but cost two
+//! statements per job — each a round trip to SQLite's thread inside the one writer's
+//! turn — for a failure that is a storage fault, not a bad request.) What is found
+//! before anything is written fails alone: a device not the tenant's (a batch), a
+//! device without a current session (a check-in). A job that panics is such a failure
+//! too (`unpanicked`): the panic is caught at the job's boundary, so one tenant's bad
+//! data never fails another's jobs.
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -30,7 +34,7 @@ use super::{Pipeline, ProcessedMessage};
 use crate::domain::ids::DeviceId;
 use crate::domain::mo_message::StorableMessage;
 use crate::domain::tenant::TenantNode;
-use crate::store::{StoreError, StoreResult, WaitingForWriter};
+use crate::store::{ApiCheckIn, StoreError, StoreResult, WaitingForWriter, WriteTx};
 
 /// Most batches in one transaction.
 const MAX_GROUP: usize = 16;
@@ -38,14 +42,93 @@ const MAX_GROUP: usize = 16;
 const QUEUE: usize = 256;
 
 struct Job {
-    /// Declared to the store until the writer takes the batch into a group: a write that
+    /// Declared to the store until the writer takes the job into a group: a write that
     /// can wait lets ingest go first meanwhile (`Store::writer_lull`).
     waiting: WaitingForWriter,
+    work: Work,
+}
+
+/// What a job asks of the group's transaction.
+enum Work {
+    /// A device's batch of MO messages (`Pipeline::ingest`).
+    Batch(BatchJob),
+    /// A check-in through the API (`Pipeline::check_in`).
+    CheckIn(ApiCheckIn, oneshot::Sender<StoreResult<()>>),
+}
+
+struct BatchJob {
     node: TenantNode,
     device_id: DeviceId,
     batch: Vec<StorableMessage>,
     containment: Option<Containment>,
     reply: oneshot::Sender<StoreResult<AppliedBatch>>,
+}
+
+/// A job applied in the group's transaction, answered once its commit is on disk.
+enum Applied {
+    Batch(AppliedBatch, oneshot::Sender<StoreResult<AppliedBatch>>),
+    CheckIn(ApiCheckIn, oneshot::Sender<StoreResult<()>>),
+}
+
+impl Applied {
+    /// Its commit is on disk.
+    fn answer(self) {
+        let _ = match self {
+            Applied::Batch(batch, reply) => reply.send(Ok(batch)).map_err(drop),
+            Applied::CheckIn(_, reply) => reply.send(Ok(())).map_err(drop),
+        };
+    }
+
+    /// It failed with its group: the commit, or its flush to disk.
+    fn fail(self, failure: &str) {
+        let e = || StoreError::Unavailable(failure.to_string());
+        let _ = match self {
+            Applied::Batch(_, reply) => reply.send(Err(e())).map_err(drop),
+            Applied::CheckIn(_, reply) => reply.send(Err(e())).map_err(drop),
+        };
+    }
+
+    /// The job again, to be applied alone (its group's transaction was given up).
+    fn again(self) -> Work {
+        match self {
+            Applied::Batch(batch, reply) => {
+                let (node, device_id, batch) = batch.into_submitted();
+                Work::Batch(BatchJob {
+                    node,
+                    device_id,
+                    batch,
+                    containment: None,
+                    reply,
+                })
+            }
+            Applied::CheckIn(check_in, reply) => Work::CheckIn(check_in, reply),
+        }
+    }
+}
+
+impl Work {
+    /// Answered with `e`, nothing of it applied.
+    fn fail(self, e: StoreError) {
+        let _ = match self {
+            Work::Batch(job) => job.reply.send(Err(e)).map_err(drop),
+            Work::CheckIn(_, reply) => reply.send(Err(e)).map_err(drop),
+        };
+    }
+}
+
+/// What applying one job in the group's transaction came to.
+enum Step {
+    Applied(Applied),
+    /// Answered on its own (a device not the tenant's, a device without a current
+    /// session): nothing of it was written, the group goes on.
+    Alone,
+    /// The group's transaction is given up; `retry` is the job when nothing of it was
+    /// written (it is applied alone with the others), `None` when it was answered with
+    /// its error.
+    Failed {
+        cause: String,
+        retry: Option<Work>,
+    },
 }
 
 pub(super) struct GroupWriter {
@@ -88,12 +171,12 @@ impl GroupWriter {
         runtime.spawn(async move {
             while let Some(mut first) = queue.recv().await {
                 first.waiting.taken();
-                let mut group = vec![first];
+                let mut group = vec![first.work];
                 while group.len() < MAX_GROUP {
                     match queue.try_recv() {
                         Ok(mut job) => {
                             job.waiting.taken();
-                            group.push(job);
+                            group.push(job.work);
                         }
                         Err(_) => break,
                     }
@@ -108,6 +191,14 @@ impl GroupWriter {
         Self { jobs }
     }
 
+    /// Queues a job for the writer.
+    async fn enqueue(&self, pipeline: &Pipeline, work: Work) -> StoreResult<()> {
+        // Counted from here: a job blocked on a full queue waits for the writer too.
+        let waiting = pipeline.store.waiting_for_writer();
+        let job = Job { waiting, work };
+        self.jobs.send(job).await.map_err(|_| writer_gone())
+    }
+
     /// Queues a batch and waits until it is committed (or failed).
     pub(super) async fn submit(
         &self,
@@ -118,86 +209,64 @@ impl GroupWriter {
         containment: Option<Containment>,
     ) -> StoreResult<Vec<ProcessedMessage>> {
         let (reply, answer) = oneshot::channel();
-        // Counted from here: a batch blocked on a full queue waits for the writer too.
-        let waiting = pipeline.store.waiting_for_writer();
-        let sent = self
-            .jobs
-            .send(Job {
-                waiting,
-                node,
-                device_id,
-                batch,
-                containment,
-                reply,
-            })
-            .await;
-        if sent.is_err() {
-            return Err(writer_gone());
-        }
+        let job = BatchJob {
+            node,
+            device_id,
+            batch,
+            containment,
+            reply,
+        };
+        self.enqueue(pipeline, Work::Batch(job)).await?;
         let applied = answer.await.map_err(|_| writer_gone())??;
         pipeline.finish_batch(applied).await
     }
+
+    /// Queues a check-in through the API and waits until it is committed (or failed).
+    pub(super) async fn check_in(
+        &self,
+        pipeline: &Pipeline,
+        check_in: ApiCheckIn,
+    ) -> StoreResult<()> {
+        let (reply, answer) = oneshot::channel();
+        self.enqueue(pipeline, Work::CheckIn(check_in, reply))
+            .await?;
+        answer.await.map_err(|_| writer_gone())?
+    }
 }
 
-type Applied = Vec<(AppliedBatch, oneshot::Sender<StoreResult<AppliedBatch>>)>;
-
-/// The group's applied batches failed with it: their commit, or its flush to disk.
-fn answer_all(applied: Applied, failure: &str) {
-    for (_, reply) in applied {
-        let _ = reply.send(Err(StoreError::Unavailable(failure.to_string())));
+/// The group's applied jobs failed with it: their commit, or its flush to disk.
+fn answer_all(applied: Vec<Applied>, failure: &str) {
+    for job in applied {
+        job.fail(failure);
     }
 }
 
 impl Pipeline {
-    /// Applies a group of batches in one transaction (see the module's notes) and
-    /// commits it; its requests are answered once the commit is on disk, while the
-    /// writer may already apply the next group.
-    async fn commit_group(&self, group: Vec<Job>) {
+    /// Applies a group of jobs in one transaction (see the module's notes) and commits
+    /// it; its requests are answered once the commit is on disk, while the writer may
+    /// already apply the next group.
+    async fn commit_group(&self, group: Vec<Work>) {
         let mut tx = match self.store.begin().await {
             Ok(tx) => tx,
             Err(e) => {
                 let message = e.to_string();
-                for job in group {
-                    let _ = job
-                        .reply
-                        .send(Err(StoreError::Unavailable(message.clone())));
+                for work in group {
+                    work.fail(StoreError::Unavailable(message.clone()));
                 }
                 return;
             }
         };
         let mut applied = Vec::with_capacity(group.len());
         let mut jobs = group.into_iter();
-        while let Some(job) = jobs.next() {
-            let context = match tx.ingest_context(&job.node.code, &job.device_id).await {
-                Ok(Some(context)) => context,
-                // Nothing of it written: the others go on.
-                Ok(None) => {
-                    let _ = job.reply.send(Err(StoreError::NotFound));
-                    continue;
-                }
-                Err(e) => {
+        while let Some(work) = jobs.next() {
+            match self.apply_in_group(&mut tx, work).await {
+                Step::Applied(job) => applied.push(job),
+                Step::Alone => {}
+                Step::Failed { cause, retry } => {
+                    // Part of the group is written: its transaction is given up.
                     drop(tx);
-                    let retried = std::iter::once(job).chain(jobs);
-                    return self.commit_each(&e.to_string(), applied, retried).await;
-                }
-            };
-            let Job {
-                waiting: _,
-                node,
-                device_id,
-                batch,
-                containment,
-                reply,
-            } = job;
-            let work = self.apply_batch_in(&mut tx, context, &node, &device_id, batch, containment);
-            match unpanicked(&device_id, work).await {
-                Ok(batch) => applied.push((batch, reply)),
-                Err(e) => {
-                    // Part of it may be written: the transaction is given up.
-                    drop(tx);
-                    let cause = e.to_string();
-                    let _ = reply.send(Err(e));
-                    return self.commit_each(&cause, applied, jobs).await;
+                    let rest = retry.into_iter().chain(jobs);
+                    return self.commit_each(&cause, applied, rest).await;
                 }
             }
         }
@@ -209,43 +278,96 @@ impl Pipeline {
         // requests are answered once it is there (`Committed::durable`).
         tokio::spawn(async move {
             match committed.durable().await {
-                Ok(()) => {
-                    for (batch, reply) in applied {
-                        let _ = reply.send(Ok(batch));
-                    }
-                }
+                Ok(()) => applied.into_iter().for_each(Applied::answer),
                 Err(e) => answer_all(applied, &e.to_string()),
             }
         });
     }
 
-    /// After a group's transaction was given up: its batches (those it had applied, then
-    /// the rest), each in a transaction of its own.
-    async fn commit_each(&self, cause: &str, applied: Applied, rest: impl Iterator<Item = Job>) {
-        let again = applied.into_iter().map(|(batch, reply)| {
-            let (node, device_id, batch) = batch.into_submitted();
-            Job {
-                waiting: WaitingForWriter::default(),
-                node,
-                device_id,
-                batch,
-                containment: None,
-                reply,
-            }
-        });
-        let jobs: Vec<Job> = again.chain(rest).collect();
-        tracing::warn!(
-            batches = jobs.len(),
-            error = %cause,
-            "a batch failed inside a group transaction: the group's others are applied one by one"
-        );
-        for job in jobs {
-            let result = self.commit_alone(&job.node, &job.device_id, job.batch, job.containment);
-            let _ = job.reply.send(result.await);
+    /// One job in the group's transaction.
+    async fn apply_in_group(&self, tx: &mut WriteTx, work: Work) -> Step {
+        match work {
+            Work::Batch(job) => self.batch_in_group(tx, job).await,
+            Work::CheckIn(check_in, reply) => check_in_in_group(tx, check_in, reply).await,
         }
     }
 
-    async fn commit_alone(
+    async fn batch_in_group(&self, tx: &mut WriteTx, job: BatchJob) -> Step {
+        let context = match tx.ingest_context(&job.node.code, &job.device_id).await {
+            Ok(Some(context)) => context,
+            Ok(None) => {
+                let _ = job.reply.send(Err(StoreError::NotFound));
+                return Step::Alone;
+            }
+            Err(e) => {
+                let cause = e.to_string();
+                let retry = Some(Work::Batch(job));
+                return Step::Failed { cause, retry };
+            }
+        };
+        let BatchJob {
+            node,
+            device_id,
+            batch,
+            containment,
+            reply,
+        } = job;
+        let work = self.apply_batch_in(tx, context, &node, &device_id, batch, containment);
+        match unpanicked(&device_id, work).await {
+            Ok(batch) => Step::Applied(Applied::Batch(batch, reply)),
+            Err(e) => {
+                let cause = e.to_string();
+                let _ = reply.send(Err(e));
+                Step::Failed { cause, retry: None }
+            }
+        }
+    }
+
+    /// After a group's transaction was given up: its jobs (those it had applied, then
+    /// the rest), each in a transaction of its own.
+    async fn commit_each(
+        &self,
+        cause: &str,
+        applied: Vec<Applied>,
+        rest: impl Iterator<Item = Work>,
+    ) {
+        let jobs: Vec<Work> = applied
+            .into_iter()
+            .map(Applied::again)
+            .chain(rest)
+            .collect();
+        tracing::warn!(
+            jobs = jobs.len(),
+            error = %cause,
+            "a job failed inside a group transaction: the group's others are applied one by one"
+        );
+        for work in jobs {
+            self.commit_alone(work).await;
+        }
+    }
+
+    /// One job in a transaction of its own, answered.
+    async fn commit_alone(&self, work: Work) {
+        match work {
+            Work::Batch(job) => {
+                let BatchJob {
+                    node,
+                    device_id,
+                    batch,
+                    containment,
+                    reply,
+                } = job;
+                let result = self.commit_batch_alone(&node, &device_id, batch, containment);
+                let _ = reply.send(result.await);
+            }
+            Work::CheckIn(check_in, reply) => {
+                let alone = self.store.check_in_monitoring_session(&check_in);
+                let _ = reply.send(unpanicked(check_in.device_id.as_str(), alone).await);
+            }
+        }
+    }
+
+    async fn commit_batch_alone(
         &self,
         node: &TenantNode,
         device_id: &DeviceId,
@@ -257,6 +379,28 @@ impl Pipeline {
         let applied = unpanicked(device_id, work).await?;
         tx.commit().await?;
         Ok(applied)
+    }
+}
+
+/// A check-in through the API in the group's transaction: a device without a current
+/// session is found before anything is written and answered alone.
+async fn check_in_in_group(
+    tx: &mut WriteTx,
+    check_in: ApiCheckIn,
+    reply: oneshot::Sender<StoreResult<()>>,
+) -> Step {
+    let work = tx.check_in_by_api(&check_in);
+    match unpanicked(check_in.device_id.as_str(), work).await {
+        Ok(true) => Step::Applied(Applied::CheckIn(check_in, reply)),
+        Ok(false) => {
+            let _ = reply.send(Err(StoreError::NotFound));
+            Step::Alone
+        }
+        Err(e) => {
+            let cause = e.to_string();
+            let _ = reply.send(Err(e));
+            Step::Failed { cause, retry: None }
+        }
     }
 }
 
@@ -290,112 +434,5 @@ async fn unpanicked<T>(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::collections::HashSet;
-    use std::sync::{Arc, Mutex};
-
-    use crate::domain::device::bare_fields;
-    use crate::domain::mo_message::MoMessage;
-    use crate::services::ingest::PipelineConfig;
-    use crate::services::stream::EventHub;
-    use crate::store::Store;
-
-    /// Devices whose batches panic at the batch boundary (the test-only hook of
-    /// `unpanicked`): no input panics there any more, so the boundary is proved this way.
-    static POISONED: Mutex<Option<HashSet<String>>> = Mutex::new(None);
-
-    pub(super) fn poisoned(device_id: &str) -> bool {
-        POISONED
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_ref()
-            .is_some_and(|devices| devices.contains(device_id))
-    }
-
-    fn poison(device_id: &str) {
-        POISONED
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get_or_insert_with(HashSet::new)
-            .insert(device_id.to_string());
-    }
-
-    fn report(seq: i64) -> StorableMessage {
-        StorableMessage {
-            record: MoMessage {
-                sequence_number: Some(seq),
-                sent_from_device: jiff::Timestamp::from_second(1_770_000_000 + seq).ok(),
-                ..Default::default()
-            },
-            doc: "{}".into(),
-            file: None,
-            attachment: None,
-        }
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_batch_that_panics_fails_alone_and_the_others_of_its_group_commit() {
-        let file = std::env::temp_dir().join(format!(
-            "safetrack-group-{}.db",
-            uuid::Uuid::new_v4().simple()
-        ));
-        let store = Store::connect(&format!("sqlite://{}?mode=rwc", file.display()))
-            .await
-            .expect("connect");
-        store.migrate().await.expect("migrate");
-        crate::app::ensure_root_tenant(&store).await.expect("root");
-        let root = crate::domain::tenant::root_tenant_code();
-        let node = store.tenant_node(&root).await.unwrap().expect("root");
-        let suffix = uuid::Uuid::new_v4().simple().to_string();
-        let devices: Vec<String> = (0..MAX_GROUP).map(|i| format!("d{i}-{suffix}")).collect();
-        let poisoned_device = devices[MAX_GROUP / 2].clone();
-        for device_id in &devices {
-            let device = bare_fields(device_id);
-            let audit = crate::domain::audit::Audit::new(
-                crate::domain::audit::Actor::user("test"),
-                None,
-                &node,
-            );
-            store
-                .create_device(&root, &device, &audit)
-                .await
-                .expect("device")
-                .expect("no identifier clash");
-        }
-        poison(&poisoned_device);
-        let pipeline = Pipeline::new(
-            store.clone(),
-            Arc::new(EventHub::default()),
-            PipelineConfig::default(),
-        );
-        for round in 0..5 {
-            let posts = devices.iter().map(|d| {
-                pipeline.ingest(&node, DeviceId::from_store(d.clone()), vec![report(round)])
-            });
-            let answers = futures::future::join_all(posts).await;
-            for (device_id, answer) in devices.iter().zip(answers) {
-                if *device_id == poisoned_device {
-                    assert!(
-                        matches!(answer, Err(StoreError::Unavailable(_))),
-                        "{answer:?}"
-                    );
-                    continue;
-                }
-                let processed = answer.unwrap_or_else(|e| panic!("{device_id}: {e}"));
-                let id = processed[0].message.message_id.unwrap();
-                let stored = store
-                    .get_messages(&root, Some(device_id), &[id])
-                    .await
-                    .unwrap();
-                assert_eq!(stored.len(), 1, "{device_id}, round {round}");
-            }
-        }
-        drop((pipeline, store));
-        for suffix in ["", "-wal", "-shm"] {
-            let mut path = file.clone().into_os_string();
-            path.push(suffix);
-            let _ = std::fs::remove_file(path);
-        }
-    }
-}
+#[path = "group_tests.rs"]
+mod tests;

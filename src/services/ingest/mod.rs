@@ -11,7 +11,8 @@
 //!   its deliveries written at its end;
 //! - `missed_check_in.rs` — the scheduler's unit of work;
 //! - `group.rs` — on SQLite, batches of concurrent requests share one transaction (group
-//!   commit): one fsync for several acknowledgements, each still sent after its commit.
+//!   commit): one fsync for several acknowledgements, each still sent after its commit;
+//!   the API's monitoring check-ins (`Pipeline::check_in`) are jobs of it too.
 
 mod batch;
 mod effects;
@@ -34,7 +35,9 @@ use crate::domain::ids::{AlertId, DeviceId, NotificationId, TenantCode};
 use crate::domain::mo_message::{MoMessage, StorableMessage};
 use crate::domain::tenant::TenantNode;
 use crate::domain::time::resolve_time_zone;
-use crate::store::{Store, StoreResult, StreamAnnouncement, StreamRecord, Wake, WriteTx};
+use crate::store::{
+    ApiCheckIn, Store, StoreResult, StreamAnnouncement, StreamRecord, Wake, WriteTx,
+};
 use unit::Changes;
 
 /// Which delivery channels are configured (their deliveries start `Pending`; the others
@@ -175,6 +178,18 @@ impl Pipeline {
             .await?;
         tx.commit().await?;
         self.finish_batch(applied).await
+    }
+
+    /// Records a check-in through the API on the device's current session (now,
+    /// `ApiCheckIn`; docs/monitoring.md); the answer comes once it is committed. Where
+    /// writes take turns it is a job of the group commit, applied beside other requests'
+    /// batches in their transaction; elsewhere it commits alone. `NotFound` without a
+    /// current session.
+    pub async fn check_in(&self, check_in: ApiCheckIn) -> StoreResult<()> {
+        if let Some(writer) = &self.writer {
+            return writer.check_in(self, check_in).await;
+        }
+        self.store.check_in_monitoring_session(&check_in).await
     }
 }
 
