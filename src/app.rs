@@ -296,6 +296,8 @@ impl App {
 }
 
 pub async fn build_app(store: Store, mut config: AppConfig) -> anyhow::Result<App> {
+    // The offline places' index (~0.1 s to build) is ready before the first alert needs it.
+    std::thread::spawn(crate::domain::place::warm);
     let store = store.with_monitoring_minute(config.pipeline.monitoring_minute);
     let secret = store.server_secret().await?;
     // Generated at first start (Web Push); the handlers and the Push channel read it.

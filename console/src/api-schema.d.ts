@@ -2120,7 +2120,7 @@ export interface components {
             Latitude?: number | null;
             /** Format: double */
             Longitude?: number | null;
-            /** @description The names of the geofences containing the point (no reverse geocoder is configured). */
+            /** @description The names of the geofences containing the point, then the nearest place in words (docs/reports.md, Addresses). */
             Address?: string | null;
             /** @description The names of the geofences where the alert occurred. */
             LocationName?: string | null;
@@ -3256,7 +3256,7 @@ export interface components {
             LastLatitude?: number | null;
             /** Format: double */
             LastLongitude?: number | null;
-            /** @description The names of the geofences containing the last position. */
+            /** @description The names of the geofences containing the last position, then the nearest place in words. */
             Address?: string | null;
             /** @example 85 */
             BatteryPercentage?: string | null;

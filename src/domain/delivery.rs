@@ -14,6 +14,7 @@ use super::ids::{
 };
 use super::mo_message::EmergencyState;
 use super::notification::Severity;
+use super::place::{Position, ReaderUnits, address, geo_uri, nearest, osm_link, position_text};
 
 closed_set! {
     /// How a delivery reaches its target.
@@ -157,10 +158,6 @@ pub struct MatchSummary {
     pub emergency_information: Option<String>,
 }
 
-fn map_link(lat: f64, lon: f64) -> String {
-    format!("https://www.openstreetmap.org/?mlat={lat:.5}&mlon={lon:.5}#map=16/{lat:.5}/{lon:.5}")
-}
-
 impl MatchSummary {
     fn device_label(&self) -> &str {
         self.device_name
@@ -189,8 +186,14 @@ impl MatchSummary {
         )
     }
 
-    /// The plain-text e-mail body.
-    pub fn email_body(&self) -> String {
+    /// Where it happened, when the position can be placed (docs/decisions.md, "Alerts &
+    /// deliveries").
+    fn placed(&self) -> Option<Position> {
+        self.position.and_then(|(lat, lon)| Position::new(lat, lon))
+    }
+
+    /// The plain-text e-mail body, positions and distances in the reader's units.
+    pub fn email_body(&self, units: ReaderUnits) -> String {
         let mut body = String::new();
         if let Some(text) = self.notification_text.as_deref().filter(|t| !t.is_empty()) {
             let _ = writeln!(body, "{text}\n");
@@ -206,10 +209,12 @@ impl MatchSummary {
         let _ = writeln!(body, "Device: {} ({})", self.device_label(), self.device_id);
         let _ = writeln!(body, "Time: {}", self.local_time());
         let _ = writeln!(body, "Time (UTC): {}", self.time);
-        match self.position {
-            Some((lat, lon)) => {
-                let _ = writeln!(body, "Position: {lat:.5}, {lon:.5}");
-                let _ = writeln!(body, "Map: {}", map_link(lat, lon));
+        match self.placed() {
+            Some(at) => {
+                let _ = writeln!(body, "Place: {}", nearest(at).text(units.distance));
+                let _ = writeln!(body, "Position: {}", position_text(at, units.position));
+                let _ = writeln!(body, "Map: {}", osm_link(at));
+                let _ = writeln!(body, "Navigate: {}", geo_uri(at));
             }
             None => {
                 let _ = writeln!(body, "Position: unknown");
@@ -234,8 +239,9 @@ impl MatchSummary {
         body
     }
 
-    /// One short line for SMS.
-    pub fn sms_body(&self) -> String {
+    /// One short line for SMS: what, when, where (geofences and place), the position in
+    /// the reader's format and the two map links.
+    pub fn sms_body(&self, units: ReaderUnits) -> String {
         let mut text = format!(
             "{}: {} at {}",
             self.subject(),
@@ -244,15 +250,22 @@ impl MatchSummary {
                 .to_zoned(self.tenant_zone.clone())
                 .strftime("%H:%M %Z")
         );
-        if let Some((lat, lon)) = self.position {
-            let _ = write!(text, " {}", map_link(lat, lon));
+        if let Some(at) = self.placed() {
+            let place = address(Some(at), &self.geofences, units.distance).unwrap_or_default();
+            let position = position_text(at, units.position);
+            let _ = write!(
+                text,
+                ", {place} ({position}) {} {}",
+                osm_link(at),
+                geo_uri(at)
+            );
         }
         text
     }
 
-    /// What a voice call says.
-    pub fn voice_body(&self) -> String {
-        format!(
+    /// What a voice call says: the place in words and the position in the reader's format.
+    pub fn voice_body(&self, units: ReaderUnits) -> String {
+        let mut said = format!(
             "Safetrack alert. {}. {}. Device {}. {} at {}.",
             self.severity.word(),
             self.notification_name,
@@ -261,7 +274,13 @@ impl MatchSummary {
             self.time
                 .to_zoned(self.tenant_zone.clone())
                 .strftime("%H:%M")
-        )
+        );
+        if let Some(at) = self.placed() {
+            let place = nearest(at).spoken(units.distance);
+            let position = position_text(at, units.position);
+            let _ = write!(said, " {place}. Position {position}.");
+        }
+        said
     }
 
     /// The text sent to a device.
@@ -283,6 +302,7 @@ impl MatchSummary {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::profile::{DistanceUnits, PositionFormat};
 
     #[test]
     fn messages_name_severity_device_time_and_place() {
@@ -303,14 +323,20 @@ mod tests {
             emergency_information: Some("Diabetic".into()),
         };
         assert_eq!(summary.subject(), "[High] SOS — Van 3");
-        let body = summary.email_body();
+        let body = summary.email_body(ReaderUnits::default());
         assert!(body.starts_with("Lone worker needs help"));
         assert!(
             body.contains("2026-07-01 14:05:00 BST Europe/London"),
             "{body}"
         );
         assert!(body.contains("2026-07-01T13:05:00Z"));
-        assert!(body.contains("mlat=51.50070&mlon=-0.12460"));
+        assert!(body.contains("mlat=51.50070&mlon=-0.12460#map=17/51.50070/-0.12460"));
+        assert!(body.contains("Navigate: geo:51.50070,-0.12460\n"), "{body}");
+        assert!(
+            body.contains("Place: 550 m W of City of Westminster, England, GB\n"),
+            "{body}"
+        );
+        assert!(body.contains("Position: 51.50070, -0.12460\n"), "{body}");
         assert!(body.contains("Geofences: Depot"));
         assert!(
             body.contains(
@@ -320,7 +346,31 @@ mod tests {
         );
         assert!(body.contains("Jane Doe, +447700900123"));
         assert!(body.contains("Diabetic"));
-        assert!(summary.sms_body().contains("14:05 BST"));
+        let sms = summary.sms_body(ReaderUnits::default());
+        assert!(sms.contains("14:05 BST"));
+        assert!(
+            sms.contains("Depot; 550 m W of City of Westminster, England, GB (51.50070, -0.12460)"),
+            "{sms}"
+        );
+        assert!(sms.ends_with(" geo:51.50070,-0.12460"), "{sms}");
+        let imperial = ReaderUnits {
+            position: PositionFormat::DegreeMinute,
+            distance: DistanceUnits::Feet,
+        };
+        let body = summary.email_body(imperial);
+        assert!(
+            body.contains("Position: 51° 30.042' N, 0° 07.476' W\n"),
+            "{body}"
+        );
+        assert!(body.contains("0.3 mi W of City of Westminster"), "{body}");
+        let said = summary.voice_body(imperial);
+        assert!(
+            said.ends_with(
+                "at 14:05. 0.3 miles west of City of Westminster, England, GB. \
+                 Position 51° 30.042' N, 0° 07.476' W."
+            ),
+            "{said}"
+        );
     }
 
     #[test]

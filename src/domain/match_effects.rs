@@ -17,6 +17,7 @@ use super::ids::{DeviceId, MoMessageId, NotificationId, TenantCode};
 use super::mo_message::MoMessage;
 use super::mt_message::{MtType, NewMtMessage};
 use super::notification::{EventNotification, Severity};
+use super::place::ReaderUnits;
 use super::recipient_targets::{Target, UserContact};
 use super::webhook::Category;
 use super::webhook_event::{EventType, WebhookEvent};
@@ -62,6 +63,31 @@ pub struct Circumstances<'a> {
     pub tenant_webhooks: bool,
     pub channels: ServerChannels,
     pub now: Timestamp,
+    /// How the tenant shows positions and distances to outside contacts (its
+    /// `PositionFormat` and `DistanceUnits` properties).
+    pub tenant_units: ReaderUnits,
+    /// The platform users the recipients named (the device's user, their manager): a
+    /// message to one of their addresses is in their profile's units.
+    pub readers: Vec<&'a UserContact>,
+}
+
+impl Circumstances<'_> {
+    /// The units of the reader at `address`: a platform user's (their username, or one of
+    /// their phones), else the tenant's.
+    fn units_for(&self, address: &str) -> ReaderUnits {
+        let theirs = |u: &&&UserContact| {
+            let p = &u.profile;
+            u.username.eq_ignore_ascii_case(address)
+                || [&p.cell_phone, &p.daytime_phone, &p.evening_phone]
+                    .into_iter()
+                    .flatten()
+                    .any(|phone| phone.trim() == address.trim())
+        };
+        match self.readers.iter().find(theirs) {
+            Some(user) => ReaderUnits::of_user(&user.profile, self.tenant_units),
+            None => self.tenant_units,
+        }
+    }
 }
 
 /// One thing a match does, in the order they are applied.
@@ -311,9 +337,9 @@ fn target_effect(target: &Target, summary: &MatchSummary, c: &Circumstances<'_>)
         target: Some(address.to_string()),
         subject: (channel == Channel::Email).then(|| summary.subject()),
         body: match channel {
-            Channel::Email => summary.email_body(),
-            Channel::Sms => summary.sms_body(),
-            _ => summary.voice_body(),
+            Channel::Email => summary.email_body(c.units_for(address)),
+            Channel::Sms => summary.sms_body(c.units_for(address)),
+            _ => summary.voice_body(c.units_for(address)),
         },
         status: DeliveryStatus::new_on(configured),
         next_attempt_at: Some(c.now),

@@ -108,6 +108,8 @@ fn circumstances(targets: Vec<Target>) -> Circumstances<'static> {
             ..Default::default()
         },
         now: now(),
+        tenant_units: ReaderUnits::default(),
+        readers: Vec::new(),
     }
 }
 

@@ -16,12 +16,14 @@ use futures::{FutureExt, SinkExt, StreamExt, stream};
 use jiff::Timestamp;
 
 use crate::domain::ids::TenantCode;
+use crate::domain::place::Position;
+use crate::domain::profile::DistanceUnits;
 use crate::domain::report::rows::{
     AlertRow, OverviewRow, SummaryRow, UtilisationRow, ViolationRow, round,
 };
 use crate::domain::report::track::{Finding, TrackAnalyser, TrackSummary, Trip, Violation};
 use crate::domain::report::{
-    Calendar, DeviceFilter, Geocoder, GeofenceNames, GroupBy, Thresholds, ViolationType, Window,
+    Calendar, DeviceFilter, Geocoder, GroupBy, OfflinePlaces, Thresholds, ViolationType, Window,
     ago_text, duration_text, geofence_names, last_time_filter, score,
 };
 use crate::store::TenantSelection;
@@ -85,6 +87,9 @@ pub struct ReportRequest {
     pub last_time_hours: i32,
     pub group_by: GroupBy,
     pub violation_types: Vec<ViolationType>,
+    /// The reader's distance unit, for the `Address` columns (their profile's, else the
+    /// tenant's default).
+    pub distance_units: DistanceUnits,
 }
 
 #[derive(Clone)]
@@ -168,7 +173,7 @@ impl ReportService {
         ReportService {
             store,
             thresholds,
-            geocoder: Arc::new(GeofenceNames),
+            geocoder: Arc::new(OfflinePlaces),
         }
     }
 
@@ -223,9 +228,9 @@ impl ReportService {
                 last_latitude: position.map(|p| p.lat),
                 last_longitude: position.map(|p| p.lon),
                 address: self.geocoder.address(
-                    position.map(|p| p.lat),
-                    position.map(|p| p.lon),
+                    position.and_then(|p| Position::new(p.lat, p.lon)),
                     &geofences,
+                    request.distance_units,
                 ),
                 battery_percentage: state.battery_percentage.map(|b| format!("{b}")),
             };
@@ -268,9 +273,11 @@ impl ReportService {
                 start_time_local: Some(request.calendar.format_local(alert.raised_at)),
                 latitude: alert.latitude,
                 longitude: alert.longitude,
-                address: self
-                    .geocoder
-                    .address(alert.latitude, alert.longitude, &alert.geofences),
+                address: self.geocoder.address(
+                    Position::of(alert.latitude, alert.longitude),
+                    &alert.geofences,
+                    request.distance_units,
+                ),
                 location_name: geofence_names(&alert.geofences),
                 device_id: Some(key.1),
             };
@@ -522,9 +529,11 @@ impl ReportService {
             date_time_utc: Some(v.at.time),
             latitude: Some(v.at.lat),
             longitude: Some(v.at.lon),
-            address: self
-                .geocoder
-                .address(Some(v.at.lat), Some(v.at.lon), geofences),
+            address: self.geocoder.address(
+                Position::new(v.at.lat, v.at.lon),
+                geofences,
+                request.distance_units,
+            ),
             violation_type: Some(v.kind.name().to_string()),
             limit: v.limit,
             recorded_value: round(v.recorded, 2),

@@ -11,13 +11,14 @@ use crate::alert_record::next_alert;
 use crate::alerts::{sos_message, sos_setup};
 use crate::backend_tests;
 use crate::common::{TestApp, assert_not_found};
-use crate::mo_messages::{DEVICE, post_processed};
+use crate::mo_messages::{DEVICE, post_processed, register_device};
 use crate::stream::{EventStream, stream_path};
 
 backend_tests!(
     an_alert_carries_the_text_its_message_sent,
     a_message_without_text_leaves_them_null,
     a_foreign_tenants_alert_stays_not_found,
+    a_message_without_a_position_names_no_place,
 );
 
 fn alert_path(tenant: &str, id: &str) -> String {
@@ -145,4 +146,54 @@ async fn a_foreign_tenants_alert_stays_not_found(app: TestApp) {
     // The owner's admin reads it, with its text.
     let alert = app.admin.get_json(&alert_path(&branch, &id)).await;
     assert_eq!(alert["MessageText"], "Trapped in the cold store");
+}
+
+/// The e-mail bodies stored for the deliveries of `device`.
+async fn email_bodies(app: &TestApp, device: &str) -> Vec<String> {
+    let listed = app
+        .admin
+        .get_json("/V2/1000/deliveries?channel=Email")
+        .await;
+    listed
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|d| d["DeviceId"] == device)
+        .filter_map(|d| d["Body"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// Where, in the stored bodies (issue 48): the place when there is a position, nothing
+/// when there is none; a tenant default that is no `PositionFormat` is decimal degrees.
+async fn a_message_without_a_position_names_no_place(app: TestApp) {
+    let response = app
+        .admin
+        .put(
+            "/V2/1000",
+            &json!({"Description": "Root", "Properties": {"PositionFormat": "Mercator"}}),
+        )
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    sos_setup(&app, "1000", DEVICE).await;
+    sos_saying(&app, "1000", 1, "FreeText", Some("Help")).await;
+    let bodies = email_bodies(&app, DEVICE).await;
+    assert_eq!(bodies.len(), 1, "{bodies:?}");
+    assert!(
+        bodies[0]
+            .contains("Place: City of Westminster, England, GB\nPosition: 51.50000, -0.12000\n"),
+        "{}",
+        bodies[0]
+    );
+    assert!(bodies[0].contains("Navigate: geo:51.50000,-0.12000\n"));
+
+    register_device(&app, "1000", "bare").await;
+    let sos = json!({"MessageType": "ManualPositionReport", "SequenceNumber": 1,
+                     "SentFromDevice": "2026-03-01T10:00:00Z", "EmergencyState": "Active"});
+    post_processed(&app, "1000", "bare", &json!([sos])).await;
+    let bodies = email_bodies(&app, "bare").await;
+    assert_eq!(bodies.len(), 1, "{bodies:?}");
+    assert!(bodies[0].contains("Position: unknown\n"), "{}", bodies[0]);
+    for absent in ["Place:", "Map:", "geo:"] {
+        assert!(!bodies[0].contains(absent), "{absent} in {}", bodies[0]);
+    }
 }

@@ -6,6 +6,7 @@ mod harness;
 
 mod address_book;
 mod alert_floods;
+mod alert_message_place;
 mod alert_message_text;
 mod alert_record;
 mod alert_timeline;

@@ -13,6 +13,9 @@ use std::str::FromStr;
 
 pub use interval::{Calendar, IntervalType, Window};
 
+use crate::domain::place::Position;
+use crate::domain::profile::DistanceUnits;
+
 /// The report endpoints, named as the spec names them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ReportKind {
@@ -212,20 +215,31 @@ pub fn duration_text(seconds: i64) -> String {
     format!("{:02}:{:02}", minutes / 60, minutes % 60)
 }
 
-/// Turns a position into an address. No reverse-geocoding service is reachable from the
-/// platform, so the one implementation names the geofences containing the point; a
-/// geocoder can be plugged in by implementing this trait.
+/// Turns a position into an address (docs/reports.md, "Addresses"). The one
+/// implementation is offline (`OfflinePlaces`, what `ReportService::new` uses); an online
+/// geocoder would implement this trait too.
 pub trait Geocoder: Send + Sync {
-    fn address(&self, lat: Option<f64>, lon: Option<f64>, geofences: &[String]) -> Option<String>;
+    fn address(
+        &self,
+        position: Option<Position>,
+        geofences: &[String],
+        units: DistanceUnits,
+    ) -> Option<String>;
 }
 
-/// The address of a point is the names of the geofences containing it.
+/// The containing geofences' names, then the nearest GeoNames place in words
+/// (`domain::place::address`).
 #[derive(Debug, Clone, Copy, Default)]
-pub struct GeofenceNames;
+pub struct OfflinePlaces;
 
-impl Geocoder for GeofenceNames {
-    fn address(&self, _: Option<f64>, _: Option<f64>, geofences: &[String]) -> Option<String> {
-        geofence_names(geofences)
+impl Geocoder for OfflinePlaces {
+    fn address(
+        &self,
+        position: Option<Position>,
+        geofences: &[String],
+        units: DistanceUnits,
+    ) -> Option<String> {
+        crate::domain::place::address(position, geofences, units)
     }
 }
 

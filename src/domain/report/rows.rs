@@ -25,7 +25,7 @@ pub struct AlertRow {
     pub start_time_local: Option<String>,
     pub latitude: Option<f64>,
     pub longitude: Option<f64>,
-    /// The names of the geofences containing the point (no reverse geocoder is configured).
+    /// The names of the geofences containing the point, then the nearest place in words (docs/reports.md, Addresses).
     pub address: Option<String>,
     /// The names of the geofences where the alert occurred.
     pub location_name: Option<String>,
@@ -69,7 +69,7 @@ pub struct OverviewRow {
     pub last_mo_message_ago: Option<String>,
     pub last_latitude: Option<f64>,
     pub last_longitude: Option<f64>,
-    /// The names of the geofences containing the last position.
+    /// The names of the geofences containing the last position, then the nearest place in words.
     pub address: Option<String>,
     #[schema(example = "85")]
     pub battery_percentage: Option<String>,

@@ -22,6 +22,7 @@ use super::negotiate::{RecordList, Representable, StreamFormat, stream_format};
 use super::request_context::current_request_id;
 
 use super::{AppState, TenantParam};
+use crate::domain::place::ReaderUnits;
 use crate::domain::report::collection::Collection;
 use crate::domain::report::rows::{
     AlertRow, MonitoringRow, OverviewRow, ReportRow, SummaryRow, UtilisationRow, ViolationRow,
@@ -108,6 +109,7 @@ async fn prepare(
         Some(id) => Some(collection_devices(app, scope, id).await?),
         None => None,
     };
+    let units = reader_units(app, scope, &tenant.properties).await?;
     // A collection spans tenants: its devices are taken from the path tenant's whole
     // subtree (never beyond it, and so never beyond the caller's).
     Ok(ReportRequest {
@@ -120,7 +122,27 @@ async fn prepare(
         last_time_hours: params.last_time_hours,
         group_by: params.group_by,
         violation_types: params.violation_types,
+        distance_units: units.distance,
     })
+}
+
+/// How the caller reads positions and distances: a user's profile, else the tenant's
+/// defaults (a token's caller has no profile).
+async fn reader_units(
+    app: &AppState,
+    scope: &TenantScope,
+    properties: &std::collections::BTreeMap<String, String>,
+) -> ApiResult<ReaderUnits> {
+    let tenant = ReaderUnits::of_tenant(properties);
+    let caller = &scope.caller;
+    let Some(id) = caller.user() else {
+        return Ok(tenant);
+    };
+    let profile = app
+        .store
+        .get_profile(&caller.tenant_code, &UserRef::Id(id))
+        .await?;
+    Ok(profile.map_or(tenant, |(_, p)| ReaderUnits::of_user(&p, tenant)))
 }
 
 /// The devices of a collection the caller may use: one of a tenant within the caller's

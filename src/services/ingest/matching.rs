@@ -15,11 +15,13 @@ use crate::domain::events::{EventFacts, evaluate_expression};
 use crate::domain::match_effects::{
     Circumstances, Matched, ServerChannels, needs_device_user, plan_match,
 };
-use crate::domain::recipient_targets::MatchedDevice;
+use crate::domain::place::ReaderUnits;
+use crate::domain::recipient_targets::{MatchedDevice, Target};
+use crate::domain::tenant::TenantNode;
 use crate::domain::time::now;
 use crate::services::recipients::resolve_recipients;
 use crate::services::rules::{CompiledNotification, TenantRules};
-use crate::store::StoreResult;
+use crate::store::{StoreResult, WriteTx};
 
 impl Pipeline {
     /// Evaluates every notification that applies to the device against the observation
@@ -100,6 +102,8 @@ impl Pipeline {
         } else {
             self.tenant_zone(unit.tx, &unit.node.code).await?
         };
+        let tenant_units = self.tenant_units(unit.tx, unit.node, &targets).await?;
+        let readers = resolved.facts.users.values().flatten().collect();
         // The device's user, if a recipient did not already read it.
         let user_id = device.user_id.map(|id| id.get());
         let device_user = match user_id.filter(|_| needs_device_user(&matched, &targets)) {
@@ -123,6 +127,8 @@ impl Pipeline {
                     escalation_after: self.config.escalation_after,
                 },
                 now: at,
+                tenant_units,
+                readers,
             },
         );
         let base = DeliveryBase {
@@ -131,5 +137,22 @@ impl Pipeline {
             at,
         };
         apply_effects(unit, &base, effects).await
+    }
+
+    /// The tenant's units for messages to outside contacts (read only when someone is
+    /// told).
+    async fn tenant_units(
+        &self,
+        tx: &mut WriteTx,
+        node: &TenantNode,
+        targets: &[Target],
+    ) -> StoreResult<ReaderUnits> {
+        if targets.is_empty() {
+            return Ok(ReaderUnits::default());
+        }
+        let tenant = self.tenant_in(tx, &node.code).await?;
+        Ok(tenant.map_or_else(ReaderUnits::default, |t| {
+            ReaderUnits::of_tenant(&t.properties)
+        }))
     }
 }

@@ -3,6 +3,7 @@
 //! parameters and bad inputs are in `params.rs`; scope, filters and collections in
 //! `scope.rs`; a report that fails in `failures.rs`; MonitoringReport in `monitoring.rs`.
 
+mod addresses;
 mod failures;
 mod monitoring;
 mod params;
@@ -92,7 +93,7 @@ pub fn ids(rows: &[Value]) -> Vec<String> {
 
 /// The three tracks: 10 km at 60 km/h; the same with a 6-minute stop half way;
 /// one minute at 130 km/h among minutes at 60.
-async fn known_tracks(app: &TestApp) {
+pub(super) async fn known_tracks(app: &TestApp) {
     // A geofence around the point where van-c is found speeding.
     let response = app
         .admin
@@ -156,7 +157,8 @@ async fn known_tracks_end_to_end(app: TestApp) {
         assert_eq!(v["DurationSeconds"], 60.0);
         assert_eq!(v["TenantVarCode"], "1000");
         assert_eq!(v["Geofence"], "Fast lane");
-        assert_eq!(v["Address"], "Fast lane");
+        // The geofence, then the nearest place in words (docs/reports.md, "Addresses").
+        assert_eq!(v["Address"], "Fast lane; 6.5 km NW of Petersfield, England, GB");
         assert_eq!(v["DateTimeUtc"], "2026-03-02T08:04:00Z");
         assert_eq!(v["DateTimeLocal"], "2026-03-02T08:04:00+00:00");
         assert!(
@@ -303,7 +305,7 @@ async fn alerts_report_rows(app: TestApp) {
     assert_eq!(row["Latitude"], 51.5);
     assert_eq!(row["Longitude"], -0.12);
     assert_eq!(row["LocationName"], "Depot");
-    assert_eq!(row["Address"], "Depot");
+    assert_eq!(row["Address"], "Depot; City of Westminster, England, GB");
     // Another window, another device: nothing.
     assert!(
         report(&app, "1000", "AlertsReport", "IntervalType=last-year")
@@ -349,11 +351,12 @@ async fn devices_overview_rows(app: TestApp) {
     assert_eq!(never["DeviceType"], "Spot");
     assert!(never["LastMoMessageTime"].is_null());
     assert!(never["LastMoMessageAgo"].is_null());
+    assert!(never["Address"].is_null(), "no position, no address");
     let seen = &rows[1];
     assert_eq!(seen["LastMoMessageAgo"], "3 h 12 min");
     assert_eq!(seen["LastLatitude"], 51.5);
     assert_eq!(seen["LastLongitude"], -0.12);
-    assert_eq!(seen["Address"], "Depot");
+    assert_eq!(seen["Address"], "Depot; City of Westminster, England, GB");
     assert_eq!(seen["BatteryPercentage"], "85");
     assert!(seen["LastMoMessageTime"].is_string());
     for (hours, expected) in [
