@@ -229,6 +229,9 @@ pub struct AppConfig {
     pub metrics: MetricsConfig,
     /// How long audit log entries are kept (`--audit-retention-days`).
     pub audit_retention: Duration,
+    /// How long MO messages are kept when their tenants do not say
+    /// (`--message-retention-days`), and how often the pruner looks.
+    pub message_retention: crate::workers::message_retention::MessageRetentionConfig,
     /// The Iridium DirectIP listener (`--directip-*`); none by default.
     pub directip: Option<crate::listeners::directip_listener::DirectIpConfig>,
     /// The operator console's tile server (`--map-tile-url`).
@@ -251,6 +254,7 @@ impl Default for AppConfig {
             tls: None,
             metrics: MetricsConfig::default(),
             audit_retention: Duration::from_secs(365 * 86_400),
+            message_retention: Default::default(),
             directip: None,
             console: http::console::ConsoleConfig::default(),
         }
@@ -272,6 +276,7 @@ pub struct App {
     pipeline_config: PipelineConfig,
     worker_interval: Duration,
     audit_retention: Duration,
+    message_retention: crate::workers::message_retention::MessageRetentionConfig,
     channels: Arc<Channels>,
     delivery: DeliveryWorkerConfig,
     /// The stream announcements this process hears (every process's on PostgreSQL),
@@ -345,6 +350,7 @@ pub async fn build_app(store: Store, mut config: AppConfig) -> anyhow::Result<Ap
         pipeline_config: config.pipeline,
         worker_interval: config.worker_interval,
         audit_retention: config.audit_retention,
+        message_retention: config.message_retention,
         channels,
         delivery: config.delivery,
         stream_feed,

@@ -325,6 +325,14 @@ pub struct ServeArgs {
         value_parser = clap::value_parser!(u32).range(1..)
     )]
     pub audit_retention_days: u32,
+    /// Days an MO message is kept where its tenant (or an ancestor) sets no
+    /// `MessageRetentionDays` property; without it, kept for ever.
+    #[arg(
+        long,
+        env = "SAFETRACK_MESSAGE_RETENTION_DAYS",
+        value_parser = clap::value_parser!(u32).range(1..=i64::from(crate::domain::retention::MAX_DAYS))
+    )]
+    pub message_retention_days: Option<u32>,
     /// Listen for Iridium SBD DirectIP MO messages (TCP) on this address; off without it.
     /// Needs --directip-token.
     #[arg(long, env = "SAFETRACK_DIRECTIP_LISTEN", requires = "directip_token")]

@@ -50,6 +50,12 @@ pub fn from_args(args: &ServeArgs) -> anyhow::Result<AppConfig> {
                 .map(MetricsToken::new),
         },
         audit_retention: Duration::from_secs(u64::from(args.audit_retention_days) * 86_400),
+        message_retention: crate::workers::message_retention::MessageRetentionConfig {
+            default_days: args
+                .message_retention_days
+                .and_then(crate::domain::retention::RetentionDays::new),
+            ..Default::default()
+        },
         directip: directip(args),
         console: crate::http::console::ConsoleConfig::new(Some(&args.map_tile_url))?,
         ..AppConfig::default()

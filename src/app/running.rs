@@ -14,6 +14,7 @@ use crate::store::{ClaimFilter, Wake};
 use crate::workers::audit_retention::AuditPruner;
 use crate::workers::deliveries::DeliveryWorker;
 use crate::workers::escalations::EscalationWorker;
+use crate::workers::message_retention::MessagePruner;
 use crate::workers::{self, check_ins::CheckInScheduler, monitoring::MonitoringTimers};
 
 /// Connections `/metrics`'s own listener serves at once (a scraper or two).
@@ -73,7 +74,7 @@ fn metrics_with_listener(
 }
 
 /// The loops that keep the data in shape: missed check-ins, monitoring timers, escalations, SQLite's log
-/// checkpoints and the audit log's retention.
+/// checkpoints, the audit log's retention and the messages'.
 fn spawn_maintenance(app: &App, stopped: &watch::Receiver<bool>) -> Vec<JoinHandle<()>> {
     let scheduler = Arc::new(CheckInScheduler::new(
         app.store.clone(),
@@ -89,6 +90,7 @@ fn spawn_maintenance(app: &App, stopped: &watch::Receiver<bool>) -> Vec<JoinHand
     ));
     let store = app.store.clone();
     let pruner = AuditPruner::new(app.store.clone(), app.audit_retention);
+    let messages = MessagePruner::new(app.store.clone(), app.message_retention);
     vec![
         workers::spawn_loop(
             "check-ins",
@@ -142,6 +144,16 @@ fn spawn_maintenance(app: &App, stopped: &watch::Receiver<bool>) -> Vec<JoinHand
             move || {
                 let pruner = pruner.clone();
                 async move { pruner.step().await }
+            },
+        ),
+        workers::spawn_loop(
+            "message-retention",
+            app.message_retention.interval,
+            None,
+            stopped.clone(),
+            move || {
+                let messages = messages.clone();
+                async move { messages.step().await }
             },
         ),
     ]

@@ -32,6 +32,7 @@ pub mod recipient;
 pub mod recipient_targets;
 pub mod record;
 pub mod report;
+pub mod retention;
 pub mod retry;
 pub mod risk_region;
 pub mod serde_util;

@@ -48,6 +48,7 @@ mod itinerary_parts;
 mod itinerary_risk;
 mod local_feed;
 mod lookups;
+mod message_retention;
 mod mo_message_inserts;
 mod mo_messages;
 mod monitoring_check_ins;

@@ -7,6 +7,7 @@ pub mod audit_retention;
 pub mod check_ins;
 pub mod deliveries;
 pub mod escalations;
+pub mod message_retention;
 pub mod monitoring;
 
 use std::future::Future;

@@ -61,6 +61,7 @@ mod itinerary_travelers;
 mod login_attacks;
 mod metrics_exposure;
 mod mo_messages;
+mod message_retention;
 mod monitoring_force_stop;
 mod monitoring_ingest;
 mod monitoring_no_motion;

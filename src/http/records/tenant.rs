@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::domain::record::ServerFields;
+use crate::domain::retention::{self, RetentionDays};
 use crate::domain::serde_util::null_as_default;
 use crate::domain::tenant::{DESCRIPTION_MAX_CHARS, Tenant, TenantFields};
 use crate::domain::validation::{ValidationErrors, Validator};
@@ -67,6 +68,13 @@ impl TenantRecord {
         v.time_zone("TimeZoneId", self.time_zone_id.as_deref());
         v.culture("CultureName", self.culture_name.as_deref());
         v.culture("DefaultUiLanguage", self.default_ui_language.as_deref());
+        if let Some(Err(message)) = self
+            .properties
+            .get(retention::PROPERTY)
+            .map(|d| RetentionDays::parse(d))
+        {
+            v.add(format!("Properties.{}", retention::PROPERTY), message);
+        }
         v.finish()?;
         Ok(TenantFields {
             // `required` reported a missing description, so `finish` has returned.
