@@ -306,9 +306,9 @@ pub async fn build_app(store: Store, mut config: AppConfig) -> anyhow::Result<Ap
     let store = store.with_monitoring_minute(config.pipeline.monitoring_minute);
     let secret = store.server_secret().await?;
     // Generated at first start (Web Push); the handlers and the Push channel read it.
-    store.vapid_key().await?;
+    let vapid = Arc::new(store.vapid_key().await?);
     let hub = Arc::new(EventHub::default());
-    let channels = Arc::new(Channels::new(&config.channels)?);
+    let channels = Arc::new(Channels::new(&config.channels, vapid)?);
     // A delivery on a channel this server cannot use is recorded NotConfigured at once.
     config.pipeline.email = config.channels.email();
     config.pipeline.sms = config.channels.phone();

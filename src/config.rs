@@ -377,6 +377,11 @@ pub struct ServeArgs {
     /// email address or phone number (Garmin refuses any other). Without it such texts fail.
     #[arg(long, env = "SAFETRACK_GARMIN_INBOUND_SENDER")]
     pub garmin_inbound_sender: Option<String>,
+    /// Web Push: the contact push services are given in the VAPID token's `sub` claim
+    /// (`mailto:ops@example.com` or an https URL). Without it the token names none (some
+    /// push services, Apple's among them, then refuse the pushes).
+    #[arg(long, env = "SAFETRACK_PUSH_CONTACT")]
+    pub push_contact: Option<String>,
     /// A map tile URL template for the operator console (`https://…/{z}/{x}/{y}.png`);
     /// empty: the bundled world outline only, and the console asks nothing of any other
     /// server.

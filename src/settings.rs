@@ -128,7 +128,19 @@ fn channels(args: &ServeArgs) -> anyhow::Result<ChannelsConfig> {
         twilio,
         garmin: garmin(args)?,
         allow_private_webhooks: args.allow_private_webhooks,
+        push_contact: push_contact(args)?,
     })
+}
+
+/// `--push-contact`: a `mailto:` or `https:` URL, as RFC 8292 asks of `sub`.
+fn push_contact(args: &ServeArgs) -> anyhow::Result<Option<String>> {
+    let Some(contact) = args.push_contact.as_deref().map(str::trim) else {
+        return Ok(None);
+    };
+    match url::Url::parse(contact) {
+        Ok(url) if matches!(url.scheme(), "mailto" | "https") => Ok(Some(contact.to_string())),
+        _ => anyhow::bail!("--push-contact must be a mailto: or https: URL"),
+    }
 }
 
 fn garmin(args: &ServeArgs) -> anyhow::Result<Option<crate::channels::garmin::GarminConfig>> {

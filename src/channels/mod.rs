@@ -5,6 +5,7 @@
 
 pub mod email;
 pub mod garmin;
+pub mod push;
 pub mod twilio;
 pub mod webhook;
 
@@ -12,6 +13,7 @@ use crate::domain::delivery::Channel;
 use crate::domain::retry::AttemptOutcome;
 use email::{EmailChannel, SmtpConfig};
 use garmin::{GarminChannel, GarminConfig};
+use push::PushChannel;
 use twilio::{TwilioChannel, TwilioConfig};
 use webhook::{WebhookAuth, WebhookChannel};
 
@@ -25,6 +27,8 @@ pub struct ChannelsConfig {
     /// Garmin IPC Inbound (MT messages to inReach devices).
     pub garmin: Option<GarminConfig>,
     pub allow_private_webhooks: bool,
+    /// The VAPID `sub` claim of Web Pushes (`--push-contact`).
+    pub push_contact: Option<String>,
 }
 
 pub struct Channels {
@@ -32,6 +36,7 @@ pub struct Channels {
     twilio: Option<TwilioChannel>,
     garmin: Option<GarminChannel>,
     webhook: WebhookChannel,
+    push: PushChannel,
 }
 
 /// What an attempt needs besides the delivery row: the tenant's webhook authentication
@@ -46,8 +51,13 @@ pub struct Attempt<'a> {
 }
 
 impl Channels {
-    pub fn new(config: &ChannelsConfig) -> anyhow::Result<Self> {
+    /// The channels of `config`; Web Push signs with the server's VAPID key.
+    pub fn new(
+        config: &ChannelsConfig,
+        vapid: std::sync::Arc<crate::domain::vapid::VapidKey>,
+    ) -> anyhow::Result<Self> {
         Ok(Self {
+            push: PushChannel::new(vapid, config.push_contact.clone())?,
             email: config.smtp.as_ref().map(EmailChannel::new).transpose()?,
             twilio: config.twilio.clone().map(TwilioChannel::new).transpose()?,
             garmin: config.garmin.clone().map(GarminChannel::new).transpose()?,
@@ -95,6 +105,13 @@ impl Channels {
                 error: "a push is sent with its subscription".into(),
             },
         }
+    }
+}
+
+impl Channels {
+    /// Web Push, which the delivery worker drives with the subscription it looked up.
+    pub fn push(&self) -> &PushChannel {
+        &self.push
     }
 }
 

@@ -19,7 +19,9 @@ use crate::domain::alert::{
 use crate::domain::audit::{Audit, AuditAction, ResourceType};
 use crate::domain::delivery::{Channel, DeliveryStatus};
 use crate::domain::ids::{AlertId, DeliveryId, MoMessageId, TenantCode};
+use crate::domain::push_subscription::PushPayload;
 use crate::domain::tenant::TenantNode;
+use crate::store::PushCause;
 use crate::store::{StreamAnnouncement, StreamRecord};
 use std::sync::Arc;
 
@@ -400,6 +402,16 @@ impl Store {
         tx.audit(&audit.entry(action.audit_action(), ResourceType::Alert, id))
             .await?;
         let alert = tx.alert(id).await?;
+        if let AlertAction::Acknowledge { .. } = action {
+            // The person whose alert it is hears of it in the worker app (§12).
+            let push = PushPayload::for_acknowledgement(&alert.notification_name, by);
+            let cause = PushCause {
+                alert_id: Some(id),
+                ..PushCause::default()
+            };
+            tx.queue_pushes(&node.code, &alert.device_id, &push, cause)
+                .await?;
+        }
         tx.announce_alert(node, &alert);
         tx.commit().await?;
         Ok((alert, action.timeline_entry(&event, by)))

@@ -4,6 +4,7 @@ use sqlx::any::AnyRow;
 use sqlx::{FromRow, Row};
 
 use super::NewDelivery;
+use super::push_subscriptions::PushCause;
 use super::stored;
 use super::stored_time;
 use super::webhook_events::emit;
@@ -12,6 +13,7 @@ use crate::domain::delivery::{Channel, DeliveryStatus};
 use crate::domain::device_protocols::garmin_mt::{self, GarminMt};
 use crate::domain::ids::{DeviceId, MtMessageId, NotificationId, TenantCode};
 use crate::domain::mt_message::{MtMessage, MtStatus, MtType, NewMtMessage, check_transition};
+use crate::domain::push_subscription::PushPayload;
 use crate::domain::time::now;
 use crate::domain::webhook::Category;
 use crate::domain::webhook_event::{EventType, event_data};
@@ -127,6 +129,15 @@ impl WriteTx {
         mt_event(&mut self.tx, id, EventType::Created).await?;
         self.queue_garmin_delivery(tenant_code, device_id, (id, message), notification_id)
             .await?;
+        // A reminder or a text for the person: pushed to the worker app too (§12).
+        if let Some(push) = PushPayload::for_mt(message.r#type, message.message.as_deref()) {
+            let cause = PushCause {
+                mt_message_id: Some(id),
+                ..PushCause::default()
+            };
+            self.queue_pushes(tenant_code, device_id, &push, cause)
+                .await?;
+        }
         Ok(id)
     }
 

@@ -26,6 +26,7 @@ use futures::future::{BoxFuture, FutureExt};
 use futures::stream::FuturesUnordered;
 use rand::Rng;
 
+mod push;
 mod receivers;
 
 use receivers::{Outages, SlowAttempts, UrlSlot};
@@ -502,14 +503,21 @@ async fn attempt(
     give_up_at: tokio::time::Instant,
 ) -> Attempted {
     let started = Instant::now();
-    let sending = channels.attempt(Attempt {
-        channel: d.channel,
-        target: d.target.as_deref(),
-        subject: d.subject.as_deref(),
-        body: &d.body,
-        event_id: d.event_id.as_deref(),
-        webhook_auth: auth.as_ref(),
-    });
+    let sending = async {
+        if d.channel == Channel::Push {
+            return push::send(&store, &channels, &d).await;
+        }
+        channels
+            .attempt(Attempt {
+                channel: d.channel,
+                target: d.target.as_deref(),
+                subject: d.subject.as_deref(),
+                body: &d.body,
+                event_id: d.event_id.as_deref(),
+                webhook_auth: auth.as_ref(),
+            })
+            .await
+    };
     // Never still sending when the lease ends: another worker may take the delivery
     // over then, and the two must not send it at the same time.
     let outcome = match tokio::time::timeout_at(give_up_at, sending).await {

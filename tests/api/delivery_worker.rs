@@ -83,6 +83,7 @@ pub fn peers_config(peers: Peers<'_>) -> AppConfig {
             }),
             garmin: None,
             allow_private_webhooks: true,
+            push_contact: Some("mailto:ops@safetrack.test".into()),
         },
         delivery: DeliveryWorkerConfig {
             retry: RetryPolicy {

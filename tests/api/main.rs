@@ -74,6 +74,7 @@ mod notification_validation;
 mod openapi;
 mod peers;
 mod profiles;
+mod push_delivery;
 mod push_subscription_api;
 mod push_subscriptions;
 mod recipient_ranges;

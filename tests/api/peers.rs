@@ -183,14 +183,20 @@ impl Receiver {
     }
 }
 
-/// A Python with aiosmtpd: the system's, if it has it, else a venv under the target
-/// dir, made once per test run.
-fn python_with_aiosmtpd() -> &'static str {
+/// What the Python peers import, and the pinned packages pip installs for them into the
+/// venv: aiosmtpd (the SMTP sink), http_ece and py_vapid (with cryptography: the Web Push
+/// service's independent RFC 8291 decryption and RFC 8292 check, `push_service.py`).
+const PEER_IMPORTS: &str = "import aiosmtpd, http_ece, py_vapid, cryptography";
+const PEER_PACKAGES: [&str; 3] = ["aiosmtpd==1.4.6", "http_ece==1.2.1", "py_vapid==1.9.6"];
+
+/// A Python with the peers' packages: the system's, if it has them all, else a venv under
+/// the target dir, made once per test run.
+pub fn peer_python() -> &'static str {
     static PYTHON: OnceLock<String> = OnceLock::new();
     PYTHON.get_or_init(|| {
         let has = |python: &str| {
             Command::new(python)
-                .args(["-c", "import aiosmtpd"])
+                .args(["-c", PEER_IMPORTS])
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .status()
@@ -215,11 +221,11 @@ fn python_with_aiosmtpd() -> &'static str {
                     "install",
                     "--quiet",
                     "--disable-pip-version-check",
-                    "aiosmtpd==1.4.6",
                 ])
+                .args(PEER_PACKAGES)
                 .status()
-                .expect("pip install aiosmtpd");
-            assert!(installed.success(), "pip install aiosmtpd failed");
+                .expect("pip install the peers' packages");
+            assert!(installed.success(), "pip install {PEER_PACKAGES:?} failed");
         }
         python
     })
@@ -236,7 +242,7 @@ pub struct SmtpSink {
 impl SmtpSink {
     /// `reject`: recipients containing it are refused with 550.
     pub fn start(reject: Option<&str>) -> SmtpSink {
-        let python = python_with_aiosmtpd();
+        let python = peer_python();
         let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/smtp_sink.py");
         let mut child = Command::new(python)
             .arg(script)
