@@ -73,7 +73,7 @@ fn field(field: &'static str, message: &'static str) -> OwnTracksError {
 pub enum Payload {
     /// A report for the device, which `topic` names when the request does not.
     Report {
-        message: MoMessage,
+        message: Box<MoMessage>,
         topic: Option<String>,
     },
     /// A payload with nothing to store (an empty body, a `waypoint`, a `card`, …).
@@ -110,7 +110,10 @@ pub fn parse(body: &[u8]) -> Result<Payload, OwnTracksError> {
             .map(str::to_string),
         _ => None,
     };
-    Ok(Payload::Report { message, topic })
+    Ok(Payload::Report {
+        message: Box::new(message),
+        topic,
+    })
 }
 
 /// The report for the device `header` names (`X-Limit-D`), else the payload's topic.

@@ -4,7 +4,7 @@ use crate::domain::monitoring::check_in::{Confirmation, message_confirmation};
 
 fn read(body: &str) -> (MoMessage, Option<String>) {
     match parse(body.as_bytes()) {
-        Ok(Payload::Report { message, topic }) => (message, topic),
+        Ok(Payload::Report { message, topic }) => (*message, topic),
         other => panic!("a report from {body}: {other:?}"),
     }
 }

@@ -71,7 +71,7 @@ fn field(field: &'static str, message: &'static str) -> TraccarError {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Forwarded {
     /// A report of the device.
-    Report(GatewayReport),
+    Report(Box<GatewayReport>),
     /// An event without a position (Traccar's word about the device): nothing to store
     /// for the device `uniqueId` names.
     Nothing(DeviceRef),
@@ -112,7 +112,10 @@ pub fn parse(body: &[u8]) -> Result<Forwarded, TraccarError> {
     if let Some(event) = event {
         add_event(&mut message.properties, event)?;
     }
-    Ok(Forwarded::Report(GatewayReport { device, message }))
+    Ok(Forwarded::Report(Box::new(GatewayReport {
+        device,
+        message,
+    })))
 }
 
 fn device_of(root: &Map<String, Value>) -> Result<DeviceRef, TraccarError> {

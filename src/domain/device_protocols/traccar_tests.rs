@@ -28,7 +28,7 @@ fn forwarded(attributes: Value) -> Value {
 
 fn report(body: &Value) -> GatewayReport {
     match parse(body.to_string().as_bytes()) {
-        Ok(Forwarded::Report(report)) => report,
+        Ok(Forwarded::Report(report)) => *report,
         other => panic!("a report: {other:?}"),
     }
 }

@@ -10,6 +10,8 @@
 
 mod garmin;
 mod osmand;
+mod owntracks;
+mod traccar;
 
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, FromRequest, Request};
@@ -23,6 +25,8 @@ use crate::services::gateway_ingest::{self, GatewayCaller, GatewayError, Gateway
 pub fn router(limits: super::BodyLimits) -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .merge(osmand::router().layer(DefaultBodyLimit::max(limits.default)))
+        .merge(traccar::router().layer(DefaultBodyLimit::max(limits.default)))
+        .merge(owntracks::router().layer(DefaultBodyLimit::max(limits.default)))
         // Garmin 4.0 events may carry media.
         .merge(garmin::router().layer(DefaultBodyLimit::max(limits.mo_messages)))
 }
