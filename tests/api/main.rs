@@ -94,6 +94,7 @@ mod stream_processes;
 mod tenants;
 mod tls;
 mod unreachable_database;
+mod upgrade;
 mod user_photos;
 mod user_safeguards;
 mod users;
