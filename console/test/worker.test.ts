@@ -121,3 +121,16 @@ describe('which device', () => {
     expect(assignedTo([d('a', '7')], null)).toEqual([]);
   });
 });
+
+describe('push subscriptions', () => {
+  it('reads the VAPID key as bytes and gives the API the subscription in its shape', async () => {
+    const { fromBase64Url, subscriptionBody } = await import('../src/worker/push');
+    expect([...fromBase64Url('AQID_-8')]).toEqual([1, 2, 3, 255, 239]);
+    expect([...fromBase64Url('AQID_-8=')]).toEqual([1, 2, 3, 255, 239]);
+    const body = subscriptionBody(
+      { endpoint: 'https://push.example.net/x', expirationTime: null, keys: { p256dh: 'BAA', auth: 'AAA' } },
+      'phone-1',
+    );
+    expect(body).toEqual({ Endpoint: 'https://push.example.net/x', Keys: { P256dh: 'BAA', Auth: 'AAA' }, DeviceId: 'phone-1' });
+  });
+});

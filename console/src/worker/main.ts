@@ -14,6 +14,7 @@ import { send } from './client';
 import { homePage, type Home } from './home';
 import { workerLogin } from './login';
 import { IdbOutbox, MemoryOutbox, Outbox, type OutboxStore } from './outbox';
+import { pushControl } from './push';
 
 const app = document.getElementById('app') as HTMLElement;
 const outlet = h('div', { class: 'outlet worker' });
@@ -100,7 +101,10 @@ function open(s: Session, device: Device): void {
   keepLast(s, device);
   clear(outlet);
   clear(app);
-  app.append(header(s), outlet);
+  const head = header(s);
+  const push = pushControl(device);
+  if (push) head.append(push);
+  app.append(head, outlet);
   home = homePage(outlet, device, outbox, () => {
     rememberChoice(null);
     show(s);

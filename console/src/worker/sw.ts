@@ -4,6 +4,8 @@
 // build shows at once), the cache answering when there is none; `/assets/` files carry a
 // content hash, so the cache answers them first. The API (`/V2`, `/auth`) is never
 // cached: what waits to be sent is the page's outbox (IndexedDB), not this.
+// Pushes (push.ts subscribes): each `{Title, Body, Url, Kind}` is shown as a notification,
+// text only; a tap opens (or focuses) the app.
 // No imports: the file is a classic worker script, bundled as it is.
 
 interface ExtendableEvent extends Event {
@@ -13,11 +15,28 @@ interface FetchEvent extends ExtendableEvent {
   readonly request: Request;
   respondWith(r: Promise<Response> | Response): void;
 }
+interface PushEvent extends ExtendableEvent {
+  readonly data: { text(): string } | null;
+}
+interface NotificationEvent extends ExtendableEvent {
+  readonly notification: Notification;
+}
+interface WindowClient {
+  readonly url: string;
+  focus(): Promise<WindowClient>;
+}
 interface WorkerScope {
   addEventListener(type: 'install' | 'activate', fn: (e: ExtendableEvent) => void): void;
   addEventListener(type: 'fetch', fn: (e: FetchEvent) => void): void;
+  addEventListener(type: 'push', fn: (e: PushEvent) => void): void;
+  addEventListener(type: 'notificationclick', fn: (e: NotificationEvent) => void): void;
   skipWaiting(): Promise<void>;
-  clients: { claim(): Promise<void> };
+  clients: {
+    claim(): Promise<void>;
+    matchAll(options: { type: 'window' }): Promise<readonly WindowClient[]>;
+    openWindow(url: string): Promise<unknown>;
+  };
+  registration: { showNotification(title: string, options: NotificationOptions): Promise<void> };
   location: Location;
 }
 
@@ -90,6 +109,40 @@ scope.addEventListener('fetch', (e) => {
           return answer;
         }),
     ),
+  );
+});
+/** A push's text, whatever it carries: plain strings, bounded; the app's own page. */
+function notificationOf(text: string): { title: string; body: string; kind: string } {
+  let data: Record<string, unknown> = {};
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (parsed && typeof parsed === 'object') data = parsed as Record<string, unknown>;
+  } catch {
+    // Not JSON: shown as a plain message below.
+  }
+  const str = (v: unknown, fallback: string): string => (typeof v === 'string' && v ? v.slice(0, 500) : fallback);
+  return { title: str(data['Title'], 'safetrack'), body: str(data['Body'], ''), kind: str(data['Kind'], 'Message') };
+}
+
+scope.addEventListener('push', (e) => {
+  const shown = notificationOf(e.data?.text() ?? '');
+  e.waitUntil(
+    scope.registration.showNotification(shown.title, {
+      body: shown.body,
+      tag: `safetrack-${shown.kind}`,
+      icon: '/worker/icon.svg',
+      data: { url: PAGE },
+    }),
+  );
+});
+
+scope.addEventListener('notificationclick', (e) => {
+  e.notification.close();
+  e.waitUntil(
+    scope.clients.matchAll({ type: 'window' }).then((open) => {
+      const app = open.find((c) => new URL(c.url).pathname.startsWith(PAGE));
+      return app ? app.focus() : scope.clients.openWindow(PAGE);
+    }),
   );
 });
 export {};

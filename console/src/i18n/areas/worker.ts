@@ -64,6 +64,10 @@ export const en = {
   'worker.kind.end': 'Session end',
   'worker.kind.extend': 'Extension',
   'worker.kind.acknowledge': 'Acknowledgement',
+  'worker.push.enable': 'Turn on notifications',
+  'worker.push.on': 'Notifications on',
+  'worker.push.denied': 'Notifications are blocked for this page: allow them for this site in the browser’s settings.',
+  'worker.push.failed': 'Notifications could not be turned on: {detail}',
 } as const;
 
 export const fr: Record<keyof typeof en, string> = {
@@ -130,4 +134,8 @@ export const fr: Record<keyof typeof en, string> = {
   'worker.kind.end': 'Fin de session',
   'worker.kind.extend': 'Prolongation',
   'worker.kind.acknowledge': 'Accusé de réception',
+  'worker.push.enable': 'Activer les notifications',
+  'worker.push.on': 'Notifications activées',
+  'worker.push.denied': 'Les notifications sont bloquées pour cette page : autorisez-les pour ce site dans les réglages du navigateur.',
+  'worker.push.failed': 'Les notifications n’ont pas pu être activées : {detail}',
 } as const;
