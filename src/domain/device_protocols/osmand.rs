@@ -14,7 +14,7 @@
 //! | `hdop` | `Properties.hdop` |
 //! | `batt` (%) | `Properties.battery` (what the `Battery` condition reads) |
 //! | `charge` | `Properties.charge` |
-//! | `alarm` | `Properties.alarm`; `alarm=sos` sets `EmergencyState` `Active`, `alarm=fall` (or Traccar's `fallDown`) `Fall` |
+//! | `alarm` | `Properties.alarm`, Traccar's names, comma-separated when several (`domain::alarm`): `sos` sets `EmergencyState` `Active`, `fall` / `fallDown` `Fall`, `powerOff` makes the report a `PowerDown`; `removing`/`tampering` are the `Tamper` event, `lowBattery`/`lowPower` `LowBattery` |
 //! | `event` | `Properties.event`; `event=checkin` (also `check-in`, `check_in`) makes the report a `CheckIn`, a person's act |
 //! | any other key (`cell`, `wifi`, `valid`, `driverUniqueId`, …) | `Properties.<key>` as sent |
 //!
@@ -60,6 +60,7 @@ use super::{
     AUTOMATIC_POSITION_REPORT, DeviceRef, GatewayReport, SOURCE_GPS, checked_lat_lon, knots_to_kmh,
     millisecond_identity, ms_to_kmh, round_to,
 };
+use crate::domain::alarm;
 use crate::domain::mo_message::{EmergencyState, MoMessage, Position};
 
 /// Why a report cannot be read. Nothing of it is stored.
@@ -315,22 +316,16 @@ impl Report {
     }
 }
 
-/// The emergency an `alarm` names: `sos` an SOS, `fall` / `fallDown` (Traccar's name) a
-/// fall; any other alarm none.
+/// The emergency an `alarm` names (a comma-separated list, Traccar's names:
+/// `domain::alarm`): `sos` an SOS, `fall` / `fallDown` a fall; any other alarm none.
 fn alarm_state(alarm: &str) -> Option<EmergencyState> {
-    let alarm = alarm.trim();
-    if alarm.eq_ignore_ascii_case("sos") {
-        Some(EmergencyState::Active)
-    } else if alarm.eq_ignore_ascii_case("fall") || alarm.eq_ignore_ascii_case("fallDown") {
-        Some(EmergencyState::Fall)
-    } else {
-        None
-    }
+    alarm::emergency_of(&alarm::alarms_in(alarm))
 }
 
 /// `CheckIn` when the report carries the person's explicit event (`event=checkin`, the
-/// app's check-in button), else `AutomaticPositionReport`: a phone's routine reports are
-/// never a person's check-in (DESIGN §11).
+/// app's check-in button), else `PowerDown` for a `powerOff` alarm, else
+/// `AutomaticPositionReport`: a phone's routine reports are never a person's check-in
+/// (DESIGN §11).
 fn message_type(properties: &BTreeMap<String, String>) -> &'static str {
     let explicit = properties.get("event").is_some_and(|event| {
         let event = event.trim();
@@ -338,8 +333,13 @@ fn message_type(properties: &BTreeMap<String, String>) -> &'static str {
             .iter()
             .any(|name| event.eq_ignore_ascii_case(name))
     });
+    let powers_off = properties
+        .get(alarm::ALARM_PROPERTY)
+        .is_some_and(|list| alarm::powers_off(&alarm::alarms_in(list)));
     if explicit {
         "CheckIn"
+    } else if powers_off {
+        "PowerDown"
     } else {
         AUTOMATIC_POSITION_REPORT
     }

@@ -183,9 +183,19 @@ fn a_fall_alarm_is_a_fall() {
         "id=1&alarm=fall",
         "id=1&alarm=fallDown",
         "id=1&alarm=FALLDOWN",
+        "id=1&alarm=lowBattery,fallDown",
     ] {
         assert_eq!(query(q).emergency_state, Some(EmergencyState::Fall), "{q}");
     }
+    assert_eq!(
+        query("id=1&alarm=removing,sos").emergency_state,
+        Some(EmergencyState::Active)
+    );
+    let off = query("id=1&alarm=powerOff");
+    assert_eq!(off.message_type.as_deref(), Some("PowerDown"));
+    assert_eq!(off.emergency_state, None);
+    let checked_in = query("id=1&alarm=powerOff&event=checkin");
+    assert_eq!(checked_in.message_type.as_deref(), Some("CheckIn"));
     let reports = json(r#"{"device_id":"d","location":{"extras":{"alarm":"fallDown"}}}"#);
     assert_eq!(
         reports[0].message.emergency_state,
