@@ -8,12 +8,16 @@
 //! | OsmAnd / Traccar Client | query string, form body, or Traccar Client 9 JSON | [`osmand`] |
 //! | Garmin inReach IPC Outbound | JSON `{"Version","Events":[…]}`, several devices | [`garmin`] |
 //! | Iridium SBD DirectIP MO | binary information elements over TCP | [`directip`] |
+//! | Traccar forwarding | JSON `{"position","device"}` / `{"event","position","device"}` | [`traccar`] |
+//! | OwnTracks (HTTP mode) | JSON payloads by `_type` (`location`, `transition`, `lwt`) | [`owntracks`] |
 //!
 //! MT messages back to inReach devices become Garmin IPC Inbound requests in
 //! [`garmin_mt`].
 //!
 //! Each report becomes a [`GatewayReport`]: how to find the device ([`DeviceRef`]) and the
 //! message. Protocol fields with no MO field go to `Properties` (each module lists them).
+//! Alarms are read in Traccar's names (`domain::alarm`); what each protocol's alarms
+//! become is one table in docs/gateways.md.
 //!
 //! **Retries.** Every protocol here resends what it got no answer for. Ingest drops a
 //! message whose (`SequenceNumber`, `SentFromDevice`) a stored message of the same device
@@ -25,6 +29,8 @@
 //! | OsmAnd | the report's `timestamp` (whole milliseconds) | the same time in Unix milliseconds |
 //! | Garmin | the event's `timeStamp` (ms) | `timeStamp` (Unix milliseconds) |
 //! | DirectIP | the header's session time (s) | `MOMSN` |
+//! | Traccar | `position.deviceTime` (else `fixTime`) | `fixTime` in Unix milliseconds |
+//! | OwnTracks | `tst` (s) | `tst` in Unix milliseconds (+1 `transition`, +2 `lwt`) |
 //!
 //! A report without a time (an OsmAnd report with no `timestamp`, a Garmin 2.0 binary
 //! event) gets neither, is stored at its arrival time and is not deduplicated.
