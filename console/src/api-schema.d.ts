@@ -1822,6 +1822,28 @@ export interface paths {
         patch: operations["patch_user"];
         trace?: never;
     };
+    "/V2/{tenantVarCode}/users/{userId}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Everything held about a person, as one JSON document (Administrators only; audited
+         *     as `Export`): their user record (no secret), profile, the devices assigned to them
+         *     now, those devices' MO messages (with files), alerts with their timelines, monitoring
+         *     sessions, and the audit entries about them. Streamed; a download, not a page.
+         */
+        get: operations["export_user"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/V2/{tenantVarCode}/webhooks": {
         parameters: {
             query?: never;
@@ -2251,7 +2273,7 @@ export interface components {
          * @description What was done.
          * @enum {string}
          */
-        AuditAction: "Create" | "Update" | "Delete" | "Login" | "LoginFailed" | "Revoke" | "Acknowledge" | "Resolve" | "Note" | "Retry";
+        AuditAction: "Create" | "Update" | "Delete" | "Login" | "LoginFailed" | "Revoke" | "Acknowledge" | "Resolve" | "Note" | "Retry" | "Export";
         /** @description One entry of `GET /V2/{t}/auditlog`. Every field is set by the server. */
         AuditEntry: {
             /** @example 42 */
@@ -6563,7 +6585,7 @@ export interface operations {
                 /** @description Only this actor: a username, or `token:<Name>`. */
                 actor?: string;
                 /** @description Only this action. */
-                action?: "Create" | "Update" | "Delete" | "Login" | "LoginFailed" | "Revoke" | "Acknowledge" | "Resolve" | "Note" | "Retry";
+                action?: "Create" | "Update" | "Delete" | "Login" | "LoginFailed" | "Revoke" | "Acknowledge" | "Resolve" | "Note" | "Retry" | "Export";
                 /** @description Only this kind of record. */
                 resourceType?: "Tenant" | "User" | "Profile" | "Contact" | "DistributionList" | "Geofence" | "Notification" | "Webhooks" | "Device" | "Group" | "RiskRegion" | "Collection" | "ExternalLink" | "ApiToken" | "Session" | "Alert" | "Delivery" | "EscalationPolicy" | "MonitoringSession";
                 /** @description At most 1,000 (the default). */
@@ -20200,6 +20222,93 @@ export interface operations {
             };
             /** @description The `Content-Type` is neither JSON nor XML */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests from this client address (only when the operator configured a rate limit); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An internal error; the problem carries the request id to quote */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    export_user: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tenantVarCode: string;
+                /** @description A user id, or a username (anything containing `@`). */
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The person's data */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                    "text/json": unknown;
+                    "text/plain": unknown;
+                    "application/octet-stream": unknown;
+                    "application/xml": unknown;
+                    "text/xml": unknown;
+                };
+            };
+            /** @description Missing or wrong credentials, or the account is locked or disabled (HTTP Basic with the user's e-mail and password) */
+            401: {
+                headers: {
+                    /** @description `Basic realm="safetrack", charset="UTF-8"` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller's role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The tenant or the record does not exist, or is outside the caller's scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description None of the media types in `Accept` can be produced */
+            406: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -34,6 +34,8 @@ closed_set! {
         Note = "Note",
         /// A delivery sent again at an operator's request.
         Retry = "Retry",
+        /// A person's data exported (`GET …/users/{id}/export`).
+        Export = "Export",
     }
 }
 

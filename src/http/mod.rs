@@ -45,6 +45,7 @@ mod sessions;
 mod stream;
 mod strict_records;
 mod tenants;
+mod user_export;
 mod users;
 mod webhooks;
 pub mod xml;
@@ -116,6 +117,7 @@ fn routes(
     let (v2, mut api) = OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
         .merge(tenants::router())
         .merge(users::router().layer(DefaultBodyLimit::max(limits.users)))
+        .merge(user_export::router())
         .merge(profiles::router().layer(DefaultBodyLimit::max(limits.users)))
         .merge(groups::router())
         .merge(devices::router())

@@ -6,6 +6,7 @@ pub mod alerts;
 pub mod escalation;
 pub mod gateway_ingest;
 pub mod ingest;
+pub mod person_export;
 pub mod recipients;
 pub mod reports;
 pub mod rules;

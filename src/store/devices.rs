@@ -24,13 +24,13 @@ use crate::domain::webhook::Category;
 use crate::domain::webhook_event::{EventType, event_data};
 
 /// A device with its state (`s` may be missing: a LEFT JOIN) and its assigned user.
-fn device_columns() -> String {
+pub(super) fn device_columns() -> String {
     format!("{DEVICE_COLUMNS}, {STATE_COLUMNS}, {ASSIGNED_USER_COLUMNS}")
 }
 
 /// The device, its state, its tenant (`t`) and its user, in one query (a listing reads
 /// no user per device).
-fn with_state() -> String {
+pub(super) fn with_state() -> String {
     format!(
         "devices d LEFT JOIN device_states s
             ON s.tenant_code = d.tenant_code AND s.device_id = d.device_id
@@ -40,7 +40,7 @@ fn with_state() -> String {
 }
 
 /// The device with its state and its user, as the API shows it.
-fn device_with_state(row: &AnyRow) -> StoreResult<Device> {
+pub(super) fn device_with_state(row: &AnyRow) -> StoreResult<Device> {
     let mut device = device_from_row(row)?.with_state(&state_from_row(row)?);
     device.assigned_user = assigned_user_from_row(row)?;
     Ok(device)

@@ -60,6 +60,7 @@ mod monitoring_sessions;
 mod monitoring_timers;
 mod mt_messages;
 mod notifications;
+mod person_data;
 mod push_subscriptions;
 #[cfg(test)]
 mod query_plans;
