@@ -5,7 +5,9 @@
 #   - OsmAnd / Traccar Client, one position per request (bench/osmand.lua: GET with the
 #     query string, token in the path) against POST /V2/1000/devices/{id}/momessages
 #     with one message per request (bench/ingest.lua, batches of 1, the same token as
-#     Bearer), ROUNDS alternating rounds (A B, then B A), medians and their ratio;
+#     Bearer), and Traccar's JSON position forwarding, one position per request
+#     (bench/traccar.lua: POST /gateways/traccar, the token as Bearer), ROUNDS rounds in
+#     rotating order (A B C, B C A, C A B, …), medians and their ratios to momessages;
 #   - Garmin IPC Outbound posts of 100 events of 100 devices (bench/garmin.lua);
 #   - Iridium SBD DirectIP, one message per connection (bench/directip_load.py).
 # Every run starts from a copy of the same seeded database; afterwards the stored MO
@@ -65,13 +67,17 @@ check_count() {
 
 loadavg() { cut -d' ' -f1 /proc/loadavg; }
 
-# http_side NAME: one run of the OsmAnd or momessages side; appends "rps p99" to $WORK/NAME.
+# http_side NAME: one run of the OsmAnd, Traccar or momessages side; appends "rps p99" to
+# $WORK/NAME.
 http_side() {
   local name=$1 rps p50 p99 answered unanswered count before after
   fresh_run
   before=$(loadavg)
   if [ "$name" = osmand ]; then
     read -r rps p50 p99 answered unanswered < <(wrk_run "$DURATION" "$HTTP_CONNECTIONS" bench/osmand.lua)
+  elif [ "$name" = traccar ]; then
+    read -r rps p50 p99 answered unanswered < <(wrk_run "$DURATION" "$HTTP_CONNECTIONS" bench/traccar.lua \
+      -H "Authorization: Bearer $TOKEN" -H 'content-type: application/json')
   else
     read -r rps p50 p99 answered unanswered < <(BENCH_BATCH=1 wrk_run "$DURATION" "$HTTP_CONNECTIONS" bench/ingest.lua \
       -H "Authorization: Bearer $TOKEN" -H 'content-type: application/json')
@@ -86,7 +92,11 @@ http_side() {
 
 for round in $(seq "$ROUNDS"); do
   echo "round $round"
-  if [ $((round % 2)) -eq 1 ]; then http_side osmand; http_side momessages; else http_side momessages; http_side osmand; fi
+  case $((round % 3)) in
+    1) http_side osmand; http_side traccar; http_side momessages ;;
+    2) http_side traccar; http_side momessages; http_side osmand ;;
+    0) http_side momessages; http_side osmand; http_side traccar ;;
+  esac
 done
 
 echo "Garmin IPC Outbound, posts of 100 events..."
@@ -113,6 +123,8 @@ check_count directip "$D_ACCEPTED" "$(stored)" 0
 
 O_RPS=$(awk '{print $1}' "$WORK/osmand" | median)
 O_P99=$(awk '{print $2}' "$WORK/osmand" | median)
+T_RPS=$(awk '{print $1}' "$WORK/traccar" | median)
+T_P99=$(awk '{print $2}' "$WORK/traccar" | median)
 M_RPS=$(awk '{print $1}' "$WORK/momessages" | median)
 M_P99=$(awk '{print $2}' "$WORK/momessages" | median)
 {
