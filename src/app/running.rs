@@ -42,6 +42,7 @@ pub async fn serve_with_metrics(
     let metrics = metrics_with_listener(&app, metrics_listener)?;
     let (stop, stopped) = watch::channel(false);
     let mut workers = spawn_maintenance(&app, &stopped);
+    workers.extend(spawn_retention(&app, &stopped));
     let deliveries = spawn_deliveries(&app, &stopped);
     workers.extend(deliveries.loops);
     workers.extend(spawn_listeners_and_relay(&mut app, &stopped));
@@ -74,7 +75,7 @@ fn metrics_with_listener(
 }
 
 /// The loops that keep the data in shape: missed check-ins, monitoring timers, escalations, SQLite's log
-/// checkpoints, the audit log's retention and the messages'.
+/// checkpoints.
 fn spawn_maintenance(app: &App, stopped: &watch::Receiver<bool>) -> Vec<JoinHandle<()>> {
     let scheduler = Arc::new(CheckInScheduler::new(
         app.store.clone(),
@@ -89,8 +90,6 @@ fn spawn_maintenance(app: &App, stopped: &watch::Receiver<bool>) -> Vec<JoinHand
         app.pipeline.clone(),
     ));
     let store = app.store.clone();
-    let pruner = AuditPruner::new(app.store.clone(), app.audit_retention);
-    let messages = MessagePruner::new(app.store.clone(), app.message_retention);
     vec![
         workers::spawn_loop(
             "check-ins",
@@ -136,6 +135,14 @@ fn spawn_maintenance(app: &App, stopped: &watch::Receiver<bool>) -> Vec<JoinHand
                 }
             },
         ),
+    ]
+}
+
+/// The retention loops: the audit log's, and the MO messages'.
+fn spawn_retention(app: &App, stopped: &watch::Receiver<bool>) -> Vec<JoinHandle<()>> {
+    let pruner = AuditPruner::new(app.store.clone(), app.audit_retention);
+    let messages = MessagePruner::new(app.store.clone(), app.message_retention);
+    vec![
         workers::spawn_loop(
             "audit-retention",
             pruner.interval(app.worker_interval),
