@@ -33,6 +33,7 @@ mod notifications;
 pub mod openapi;
 pub mod paging;
 mod patch;
+mod person_data;
 mod profiles;
 mod push_subscriptions;
 pub mod rate_limit;
@@ -45,7 +46,6 @@ mod sessions;
 mod stream;
 mod strict_records;
 mod tenants;
-mod user_export;
 mod users;
 mod webhooks;
 pub mod xml;
@@ -117,7 +117,7 @@ fn routes(
     let (v2, mut api) = OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
         .merge(tenants::router())
         .merge(users::router().layer(DefaultBodyLimit::max(limits.users)))
-        .merge(user_export::router())
+        .merge(person_data::router())
         .merge(profiles::router().layer(DefaultBodyLimit::max(limits.users)))
         .merge(groups::router())
         .merge(devices::router())

@@ -97,7 +97,7 @@ mod unreachable_database;
 mod upgrade;
 mod user_photos;
 mod user_safeguards;
-mod user_export;
+mod person_data;
 mod users;
 mod walkthrough;
 mod webhook_events;
