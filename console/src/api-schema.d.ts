@@ -1822,6 +1822,33 @@ export interface paths {
         patch: operations["patch_user"];
         trace?: never;
     };
+    "/V2/{tenantVarCode}/users/{userId}/erase": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Erase a person (Administrators only; audited as `Erase`, naming the user id): the
+         *     messages of the devices assigned to them go, their devices' last positions and their
+         *     alerts' positions are cleared, the bodies of those devices' deliveries become
+         *     `[erased]`, and their username, full name and phone numbers are replaced by
+         *     `[erased]` in alerts, timelines, deliveries, monitoring sessions and the audit log's
+         *     actors within their tenant's subtree. The account stays, disabled and anonymous
+         *     (`erased-<id>@erased.invalid`), so records that refer to it still resolve. `Confirm`
+         *     must be the user's `Username`. Refused (409) while one of their devices has an open
+         *     or acknowledged alert or a current monitoring session.
+         */
+        post: operations["erase_user"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/V2/{tenantVarCode}/users/{userId}/export": {
         parameters: {
             query?: never;
@@ -2273,7 +2300,7 @@ export interface components {
          * @description What was done.
          * @enum {string}
          */
-        AuditAction: "Create" | "Update" | "Delete" | "Login" | "LoginFailed" | "Revoke" | "Acknowledge" | "Resolve" | "Note" | "Retry" | "Export";
+        AuditAction: "Create" | "Update" | "Delete" | "Login" | "LoginFailed" | "Revoke" | "Acknowledge" | "Resolve" | "Note" | "Retry" | "Export" | "Erase";
         /** @description One entry of `GET /V2/{t}/auditlog`. Every field is set by the server. */
         AuditEntry: {
             /** @example 42 */
@@ -2511,6 +2538,11 @@ export interface components {
              */
             readonly LastUpdated?: string | null;
             Recipients: components["schemas"]["Recipient"][] | null;
+        };
+        /** @description The body of `POST …/users/{userId}/erase`. */
+        EraseRequest: {
+            /** @description The user's `Username`, typed again: the erasure cannot be undone. */
+            Confirm?: string | null;
         };
         /**
          * @description An escalation policy: the ordered steps an unacknowledged alert goes through. A
@@ -6585,7 +6617,7 @@ export interface operations {
                 /** @description Only this actor: a username, or `token:<Name>`. */
                 actor?: string;
                 /** @description Only this action. */
-                action?: "Create" | "Update" | "Delete" | "Login" | "LoginFailed" | "Revoke" | "Acknowledge" | "Resolve" | "Note" | "Retry" | "Export";
+                action?: "Create" | "Update" | "Delete" | "Login" | "LoginFailed" | "Revoke" | "Acknowledge" | "Resolve" | "Note" | "Retry" | "Export" | "Erase";
                 /** @description Only this kind of record. */
                 resourceType?: "Tenant" | "User" | "Profile" | "Contact" | "DistributionList" | "Geofence" | "Notification" | "Webhooks" | "Device" | "Group" | "RiskRegion" | "Collection" | "ExternalLink" | "ApiToken" | "Session" | "Alert" | "Delivery" | "EscalationPolicy" | "MonitoringSession";
                 /** @description At most 1,000 (the default). */
@@ -20204,6 +20236,137 @@ export interface operations {
             };
             /** @description `If-Match` does not name the record's current version */
             412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than this endpoint accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Content-Type` is neither JSON nor XML */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests from this client address (only when the operator configured a rate limit); `Retry-After` says when to try again */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An internal error; the problem carries the request id to quote */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    erase_user: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tenantVarCode: string;
+                /** @description A user id, or a username (anything containing `@`). */
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EraseRequest"];
+            };
+        };
+        responses: {
+            /** @description Erased */
+            200: {
+                headers: {
+                    /** @description The path of the created record */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Confirm is not the user's Username */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong credentials, or the account is locked or disabled (HTTP Basic with the user's e-mail and password) */
+            401: {
+                headers: {
+                    /** @description `Basic realm="safetrack", charset="UTF-8"` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller's role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The tenant or the record does not exist, or is outside the caller's scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description None of the media types in `Accept` can be produced */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body did not arrive within the server's body deadline (`--body-read-timeout-seconds`); the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An open alert or a current session, or the last administrator */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -36,6 +36,8 @@ closed_set! {
         Retry = "Retry",
         /// A person's data exported (`GET …/users/{id}/export`).
         Export = "Export",
+        /// A person erased (`POST …/users/{id}/erase`).
+        Erase = "Erase",
     }
 }
 

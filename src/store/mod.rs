@@ -61,6 +61,7 @@ mod monitoring_timers;
 mod mt_messages;
 mod notifications;
 mod person_data;
+mod person_erasure;
 mod push_subscriptions;
 #[cfg(test)]
 mod query_plans;
@@ -125,6 +126,7 @@ pub use monitoring_device::DEVICE_ACTOR;
 pub use monitoring_sessions::SessionEnding;
 pub use monitoring_timers::DueTimers;
 pub use notifications::NotificationUpdate;
+pub use person_erasure::Erasure;
 pub use push_subscriptions::{PushCause, PushTarget, Subscriber};
 pub use risk_regions::{RiskRegionUpdate, StoredRiskRegion};
 pub use sessions::SessionCredentials;

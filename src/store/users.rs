@@ -408,7 +408,7 @@ impl Store {
 }
 
 /// A `User` webhook event for user `id` as it is now in the transaction.
-async fn user_event(tx: &mut super::Tx, id: UserId, kind: EventType) -> StoreResult<()> {
+pub(super) async fn user_event(tx: &mut super::Tx, id: UserId, kind: EventType) -> StoreResult<()> {
     let sql = format!("SELECT {USER_COLUMNS} FROM users u WHERE u.id = $1");
     let row = sqlx::query(&sql)
         .bind(id.get())
