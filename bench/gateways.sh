@@ -132,8 +132,9 @@ M_P99=$(awk '{print $2}' "$WORK/momessages" | median)
   echo "|---|---:|---:|---|"
   echo "| POST …/momessages, one message per request | $M_RPS | $M_P99 | $(awk '{printf "%s (%s → %s); ", $1, $3, $4}' "$WORK/momessages") |"
   echo "| OsmAnd GET /gateways/osmand/{token}, one report per request | $O_RPS | $O_P99 | $(awk '{printf "%s (%s → %s); ", $1, $3, $4}' "$WORK/osmand") |"
+  echo "| Traccar POST /gateways/traccar, one forwarded position per request | $T_RPS | $T_P99 | $(awk '{printf "%s (%s → %s); ", $1, $3, $4}' "$WORK/traccar") |"
   echo
-  echo "OsmAnd / momessages: $(ratio "$O_RPS" "$M_RPS") (target ≥ 0.8)."
+  echo "OsmAnd / momessages: $(ratio "$O_RPS" "$M_RPS") (target ≥ 0.8); Traccar / momessages: $(ratio "$T_RPS" "$M_RPS")."
   echo "Garmin IPC Outbound, posts of 100 events ($GARMIN_CONNECTIONS connections): $((G_ANSWERED * 100 / ${DURATION%.*})) events/s ($G_RPS posts/s), p50 $G_P50 ms, p99 $G_P99 ms per post (load average $G_LOAD)."
   echo "DirectIP, one message per connection ($((DIRECTIP_CONCURRENCY * DIRECTIP_PROCESSES)) at once): $D_CPS connections/s, p50 $D_P50 ms, p99 $D_P99 ms connect to close, $D_ACCEPTED confirmed (load average $D_LOAD)."
   echo "Every answered report stored (counted in the database after each run)."
