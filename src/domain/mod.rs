@@ -2,8 +2,8 @@
 
 pub mod access;
 pub mod address;
-pub mod alarm;
 pub mod address_book;
+pub mod alarm;
 pub mod alert;
 pub mod api_token;
 pub mod audit;

@@ -158,7 +158,10 @@ async fn known_tracks_end_to_end(app: TestApp) {
         assert_eq!(v["TenantVarCode"], "1000");
         assert_eq!(v["Geofence"], "Fast lane");
         // The geofence, then the nearest place in words (docs/reports.md, "Addresses").
-        assert_eq!(v["Address"], "Fast lane; 6.5 km NW of Petersfield, England, GB");
+        assert_eq!(
+            v["Address"],
+            "Fast lane; 6.5 km NW of Petersfield, England, GB"
+        );
         assert_eq!(v["DateTimeUtc"], "2026-03-02T08:04:00Z");
         assert_eq!(v["DateTimeLocal"], "2026-03-02T08:04:00+00:00");
         assert!(
