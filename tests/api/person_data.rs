@@ -33,6 +33,15 @@ async fn post(app: &TestApp, tenant: &str, device: &str, batch: Value) {
     assert_eq!(response.status(), StatusCode::OK, "post to {device}");
 }
 
+/// A monitoring session of "worker-phone", started with a note and ended.
+async fn ended_session(app: &TestApp, tenant: &str) {
+    let monitoring = format!("/V2/{tenant}/devices/worker-phone/monitoring");
+    let body = json!({"DurationMinutes": 60, "Note": "Pump station 4"});
+    let started = app.admin.post(&monitoring, &body).await;
+    assert_eq!(started.status(), StatusCode::OK);
+    assert_eq!(app.admin.delete(&monitoring).await.status(), StatusCode::OK);
+}
+
 async fn export(app: &TestApp, tenant: &str, user: &str) -> Value {
     let response = app
         .admin
@@ -92,16 +101,7 @@ async fn the_export_holds_everything_about_the_person(app: TestApp) {
         json!([position_report(1, "2026-11-30T10:00:00Z", 51.5, -0.1)]),
     )
     .await;
-    let monitoring = format!("/V2/{tenant}/devices/worker-phone/monitoring");
-    let started = app
-        .admin
-        .post(
-            &monitoring,
-            &json!({"DurationMinutes": 60, "Note": "Pump station 4"}),
-        )
-        .await;
-    assert_eq!(started.status(), StatusCode::OK);
-    assert_eq!(app.admin.delete(&monitoring).await.status(), StatusCode::OK);
+    ended_session(&app, &tenant).await;
 
     let document = export(&app, &tenant, &worker).await;
     assert_eq!(document["User"]["Username"], "lone.worker@water.test");
@@ -246,16 +246,7 @@ async fn worker_with_history(app: &TestApp, tenant: &str) -> String {
             .status(),
         StatusCode::OK
     );
-    let monitoring = format!("/V2/{tenant}/devices/worker-phone/monitoring");
-    let started = app
-        .admin
-        .post(
-            &monitoring,
-            &json!({"DurationMinutes": 60, "Note": "Pump station 4"}),
-        )
-        .await;
-    assert_eq!(started.status(), StatusCode::OK);
-    assert_eq!(app.admin.delete(&monitoring).await.status(), StatusCode::OK);
+    ended_session(app, tenant).await;
     worker
 }
 
