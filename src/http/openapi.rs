@@ -663,7 +663,10 @@ fn links_from(source: &LinkOperation, operations: &[LinkOperation]) -> Vec<Plann
                 .path_params
                 .iter()
                 .all(|p| *p == id || source.path_params.contains(p));
-            (under_item || same_id_elsewhere) && resolvable && target.path_params.contains(&id)
+            (under_item || same_id_elsewhere)
+                && resolvable
+                && target.path_params.contains(&id)
+                && !needs_a_session(&item, target)
         })
         .map(|target| {
             (
@@ -674,6 +677,15 @@ fn links_from(source: &LinkOperation, operations: &[LinkOperation]) -> Vec<Plann
             )
         })
         .collect()
+}
+
+/// A device's monitoring session exists only once started (`POST …/monitoring`): its
+/// reads, changes and check-ins are 404 right after the device's create, so they are no
+/// link from it (its ended sessions' history is).
+fn needs_a_session(item: &str, target: &LinkOperation) -> bool {
+    let session = format!("{item}/monitoring");
+    (target.path == session && target.method != HttpMethod::Post)
+        || (target.path.starts_with(&format!("{session}/")) && !target.path.ends_with("/history"))
 }
 
 /// Where the named record's id is read: the answer's field, the request's (an id the
