@@ -21,7 +21,7 @@ use crate::domain::access::Role;
 use crate::domain::audit::{AuditAction, ResourceType};
 use crate::domain::user::UserRef;
 use crate::services::person_export::{self, Subject};
-use crate::store::{Erasure, StoredUser};
+use crate::store::{Erasure, StoredUser, TenantSelection};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -134,7 +134,10 @@ async fn erase_user(
     }
     let devices: Vec<_> = app
         .store
-        .devices_of_person(&scope.tenant.path, stored.id)
+        .devices_assigned_to(
+            &TenantSelection::Subtree(scope.tenant.path.clone()),
+            stored.id,
+        )
         .await?
         .into_iter()
         .map(|d| (d.tenant_code, d.device_id.as_str().to_string()))

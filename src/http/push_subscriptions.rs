@@ -19,7 +19,7 @@ use super::{AppState, TenantParam};
 use crate::domain::access::Role;
 use crate::domain::ids::{DeviceId, PushSubscriptionId, UserId};
 use crate::domain::push_subscription::{NewPushSubscription, PushSubscription};
-use crate::store::Subscriber;
+use crate::store::{Subscriber, TenantSelection};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -141,9 +141,10 @@ async fn subscribed_device(
             )),
         };
     }
-    let mut assigned = app.store.devices_assigned_to(scope.code(), user, 2).await?;
+    let tenant = TenantSelection::Tenant(scope.code().clone());
+    let mut assigned = app.store.devices_assigned_to(&tenant, user).await?;
     match (assigned.pop(), assigned.is_empty()) {
-        (Some(only), true) => Ok(only),
+        (Some(only), true) => Ok(only.device_id),
         (Some(_), false) => Err(ApiError::field(
             "DeviceId",
             "is required: several devices of this tenant are assigned to you",

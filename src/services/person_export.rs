@@ -123,7 +123,10 @@ async fn write_document(
     out: &mut Writer,
 ) -> Result<(), Stop> {
     let devices = store
-        .devices_of_person(&subject.tenant_path, subject.id)
+        .devices_assigned_to(
+            &TenantSelection::Subtree(subject.tenant_path.clone()),
+            subject.id,
+        )
         .await?;
     let profile = store
         .get_profile(&subject.tenant_code, &UserRef::Id(subject.id))

@@ -18,7 +18,7 @@ use crate::domain::audit::{Audit, AuditAction, ResourceType};
 use crate::domain::device::{DeletedDevice, Device, DeviceFields, redact_email};
 use crate::domain::device_protocols::identity::{DeviceIdentifiers, IdentifierConflict};
 use crate::domain::device_state::DeviceState;
-use crate::domain::ids::TenantCode;
+use crate::domain::ids::{TenantCode, UserId};
 use crate::domain::time::now;
 use crate::domain::webhook::Category;
 use crate::domain::webhook_event::{EventType, event_data};
@@ -122,6 +122,31 @@ impl Store {
         rows.iter()
             .map(|row| Ok((row.try_get("id")?, device_with_state(row)?)))
             .collect()
+    }
+
+    /// The devices of `tenants` assigned to `user` (`Device.UserId`), in insertion order:
+    /// a person's devices for their data export, and the worker app's device for a push
+    /// subscription.
+    pub async fn devices_assigned_to(
+        &self,
+        tenants: &TenantSelection,
+        user: UserId,
+    ) -> StoreResult<Vec<Device>> {
+        let (filter, key) = match tenants {
+            TenantSelection::Tenant(code) => ("d.tenant_code = $1", code.to_string()),
+            TenantSelection::Subtree(path) => ("t.path LIKE $1", format!("{path}%")),
+        };
+        let sql = format!(
+            "SELECT {} FROM {} WHERE {filter} AND d.user_id = $2 ORDER BY d.id",
+            device_columns(),
+            with_state()
+        );
+        let rows = sqlx::query(&sql)
+            .bind(key)
+            .bind(user.get())
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(device_with_state).collect()
     }
 
     pub async fn get_device(

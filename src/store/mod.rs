@@ -60,7 +60,6 @@ mod monitoring_sessions;
 mod monitoring_timers;
 mod mt_messages;
 mod notifications;
-mod person_data;
 mod person_erasure;
 mod push_subscriptions;
 #[cfg(test)]

@@ -203,25 +203,6 @@ impl Store {
         tx.commit().await?;
         Ok(())
     }
-
-    /// The devices of the tenant assigned to `user`, in id order (at most `limit`).
-    pub async fn devices_assigned_to(
-        &self,
-        tenant_code: &TenantCode,
-        user: UserId,
-        limit: u32,
-    ) -> StoreResult<Vec<DeviceId>> {
-        let ids: Vec<String> = sqlx::query_scalar(
-            "SELECT device_id FROM devices WHERE tenant_code = $1 AND user_id = $2
-             ORDER BY device_id LIMIT $3",
-        )
-        .bind(tenant_code.as_str())
-        .bind(user.get())
-        .bind(i64::from(limit))
-        .fetch_all(&self.pool)
-        .await?;
-        Ok(ids.into_iter().map(DeviceId::from_store).collect())
-    }
 }
 
 /// What a push is linked to in `GET /deliveries`.
