@@ -71,12 +71,6 @@ impl Drop for Scratch {
     }
 }
 
-fn sqlite_file(app: &TestApp) -> PathBuf {
-    let url = app.database_url();
-    let path = url.trim_start_matches("sqlite://");
-    PathBuf::from(path.split('?').next().expect("path"))
-}
-
 async fn open(path: &Path) -> AnyConnection {
     sqlx::any::install_default_drivers();
     AnyConnection::connect(&format!("sqlite://{}?mode=rw", path.display()))
@@ -138,7 +132,7 @@ async fn a_backup_taken_during_ingest_restores_to_the_moment_it_copied() {
     let app = spawn_app(Backend::Sqlite).await.expect("sqlite");
     register_device(&app, "1000", "backup-a").await;
     register_device(&app, "1000", "backup-b").await;
-    let source = sqlite_file(&app);
+    let source = app.sqlite_file().expect("a SQLite app");
     let scratch = Scratch::new();
     let before = tables(&source).await;
 
@@ -234,7 +228,7 @@ async fn a_backup_taken_during_ingest_restores_to_the_moment_it_copied() {
 #[tokio::test]
 async fn a_backup_killed_midway_leaves_nothing_under_the_name() {
     let app = spawn_app(Backend::Sqlite).await.expect("sqlite");
-    let source = sqlite_file(&app);
+    let source = app.sqlite_file().expect("a SQLite app");
     // Ballast, so the copy takes long enough to be killed in the middle.
     let mut conn = open(&source).await;
     sqlx::query("CREATE TABLE ballast (b BLOB)")
@@ -286,7 +280,7 @@ async fn a_backup_killed_midway_leaves_nothing_under_the_name() {
 #[tokio::test]
 async fn what_backup_refuses_changes_nothing() {
     let app = spawn_app(Backend::Sqlite).await.expect("sqlite");
-    let source = sqlite_file(&app);
+    let source = app.sqlite_file().expect("a SQLite app");
     let scratch = Scratch::new();
     let existing = scratch.0.join("existing.db");
     std::fs::write(&existing, b"keep me").expect("existing");
@@ -327,7 +321,7 @@ async fn what_backup_refuses_changes_nothing() {
 #[tokio::test]
 async fn restore_refuses_unsound_foreign_and_newer_files() {
     let app = spawn_app(Backend::Sqlite).await.expect("sqlite");
-    let source = sqlite_file(&app);
+    let source = app.sqlite_file().expect("a SQLite app");
     let scratch = Scratch::new();
     let good = scratch.0.join("good.db");
     assert!(backup(&source, &good).status.success());

@@ -133,13 +133,17 @@ async fn start_server(
 }
 
 impl TestApp {
-    /// The PostgreSQL schema this app's database lives in (`None` on SQLite).
-    #[allow(dead_code)]
     /// The database URL this app runs on (to open the store beside it).
     pub fn database_url(&self) -> &str {
         &self.database.url
     }
 
+    /// The SQLite file this app's database lives in (`None` on PostgreSQL).
+    pub fn sqlite_file(&self) -> Option<std::path::PathBuf> {
+        self.database.sqlite_file()
+    }
+
+    /// The PostgreSQL schema this app's database lives in (`None` on SQLite).
     pub fn postgres_schema(&self) -> Option<&str> {
         self.database
             .schema

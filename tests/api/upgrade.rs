@@ -23,8 +23,7 @@ fn fixture(suffix: &str) -> PathBuf {
 
 /// The SQLite fixture copied where the test database lives.
 fn install_sqlite(database: &TestDatabase) {
-    let url = database.url.trim_start_matches("sqlite://");
-    let path = url.split('?').next().expect("a path");
+    let path = database.sqlite_file().expect("a SQLite database");
     std::fs::copy(fixture(".sqlite"), path).expect("copy the fixture");
 }
 

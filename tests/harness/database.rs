@@ -68,6 +68,13 @@ impl Drop for TestDatabase {
 }
 
 impl TestDatabase {
+    /// The SQLite file of this database (`None` on PostgreSQL): the one place a test learns
+    /// it, rather than taking the URL apart.
+    #[allow(dead_code)] // the API tests use it, the browser suites do not
+    pub fn sqlite_file(&self) -> Option<PathBuf> {
+        self.temp_dir.as_ref().map(|dir| dir.join("test.db"))
+    }
+
     /// A fresh, empty database; `None` for PostgreSQL when none is configured.
     pub async fn create(backend: Backend) -> Option<TestDatabase> {
         let unique = format!("t{}", uuid::Uuid::new_v4().simple());
