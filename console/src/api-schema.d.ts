@@ -7762,6 +7762,11 @@ export interface operations {
                 subtenants?: boolean;
                 /** @description At most 10,000 (the default). */
                 pageSize?: number;
+                /**
+                 * @description Only the devices assigned to this user (`Device.UserId`): the worker app's
+                 *     devices, without reading the whole tenant (an extension beyond the spec).
+                 */
+                userId?: string;
             };
             header?: {
                 /** @description Token from the previous page */

@@ -17,6 +17,7 @@ use super::{AppState, TenantParam};
 use crate::domain::access::Permission;
 use crate::domain::device::{DeletedDevice, Device, DeviceFields, device_type_list};
 use crate::domain::device_protocols::identity::IdentifierConflict;
+use crate::domain::ids::UserId;
 
 impl Representable for Device {
     const NAME: &'static str = "Device";
@@ -63,6 +64,10 @@ struct ListDevicesQuery {
     /// At most 10,000 (the default).
     #[param(minimum = 1, maximum = 10000)]
     page_size: Option<u32>,
+    /// Only the devices assigned to this user (`Device.UserId`): the worker app's
+    /// devices, without reading the whole tenant (an extension beyond the spec).
+    #[param(value_type = Option<String>, pattern = "^[0-9]+$")]
+    user_id: Option<UserId>,
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -139,7 +144,15 @@ async fn list_devices(
     Query(query): Query<ListDevicesQuery>,
     headers: HeaderMap,
 ) -> ApiResult<Page<Device>> {
-    let listing = format!("devices:{}:{}", scope.code(), query.subtenants);
+    let assigned_to = query
+        .user_id
+        .map(|user| user.to_string())
+        .unwrap_or_default();
+    let listing = format!(
+        "devices:{}:{}:{assigned_to}",
+        scope.code(),
+        query.subtenants
+    );
     let request =
         app.paging
             .page_request::<i64>(&headers, &listing, query.page_size, MAX_PAGE_SIZE)?;
@@ -147,6 +160,7 @@ async fn list_devices(
         .store
         .list_devices(
             &scope.tenants(query.subtenants),
+            query.user_id,
             request.after.unwrap_or(0),
             request.size + 1,
         )

@@ -96,11 +96,12 @@ impl Store {
         Ok(found)
     }
 
-    /// A page of devices of `tenants`, in insertion order after the row id `after`, each
-    /// with its row id (the paging cursor).
+    /// A page of devices of `tenants` (only those assigned to `assigned_to`, when named),
+    /// in insertion order after the row id `after`, each with its row id (the paging cursor).
     pub async fn list_devices(
         &self,
         tenants: &TenantSelection,
+        assigned_to: Option<UserId>,
         after: i64,
         limit: u32,
     ) -> StoreResult<Vec<(i64, Device)>> {
@@ -108,17 +109,24 @@ impl Store {
             TenantSelection::Tenant(code) => ("d.tenant_code = $1", code.to_string()),
             TenantSelection::Subtree(path) => ("t.path LIKE $1", format!("{path}%")),
         };
+        let user_filter = if assigned_to.is_some() {
+            " AND d.user_id = $4"
+        } else {
+            ""
+        };
         let sql = format!(
-            "SELECT d.id, {} FROM {} WHERE {filter} AND d.id > $2 ORDER BY d.id LIMIT $3",
+            "SELECT d.id, {} FROM {} WHERE {filter}{user_filter} AND d.id > $2 ORDER BY d.id LIMIT $3",
             device_columns(),
             with_state()
         );
-        let rows = sqlx::query(&sql)
+        let mut query = sqlx::query(&sql)
             .bind(key)
             .bind(after)
-            .bind(i64::from(limit))
-            .fetch_all(&self.pool)
-            .await?;
+            .bind(i64::from(limit));
+        if let Some(user) = assigned_to {
+            query = query.bind(user.get());
+        }
+        let rows = query.fetch_all(&self.pool).await?;
         rows.iter()
             .map(|row| Ok((row.try_get("id")?, device_with_state(row)?)))
             .collect()

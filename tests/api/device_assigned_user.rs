@@ -1,9 +1,11 @@
 //! The person a device is assigned to, on the device's reads (issue 43): `AssignedUser`
 //! (`UserId`, `TenantCode`, `Username`, `FirstName`, `LastName`) on every listed device
 //! and on the single record, null without a user; read-only; a user outside the device's
-//! tenant and its subtenants is never shown, even when the device names one.
+//! tenant and its subtenants is never shown, even when the device names one. And
+//! `GET …/devices?userId=` lists only the devices assigned to one user (the worker app's
+//! read), paged like the whole listing.
 
-use reqwest::StatusCode;
+use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 use sqlx::Connection;
 
@@ -15,6 +17,7 @@ backend_tests!(
     a_subtenants_user_is_shown_with_their_tenant,
     a_foreign_tenants_user_is_never_shown,
     the_assigned_user_is_read_only,
+    the_devices_of_one_user_are_listed_alone,
 );
 
 /// A user of `tenant` named `first last`; answers their id.
@@ -215,4 +218,85 @@ async fn the_assigned_user_is_read_only(app: TestApp) {
     let one = app.admin.get_json("/V2/1000/devices/van-1").await;
     assert_eq!(one["AssignedUser"]["Username"], "jane@example.com", "{one}");
     assert_eq!(one["AssignedUser"]["FirstName"], "Jane");
+}
+
+fn ids(list: &Value) -> Vec<&str> {
+    list.as_array()
+        .expect("a list")
+        .iter()
+        .map(|d| d["DeviceId"].as_str().expect("DeviceId"))
+        .collect()
+}
+
+async fn the_devices_of_one_user_are_listed_alone(app: TestApp) {
+    let sub = app.create_tenant("1000", "Depot").await;
+    let jane = named_user(&app, "1000", "jane@example.com", "Jane", "Doe").await;
+    let sam = named_user(&app, &sub, "sam@example.com", "Sam", "Lee").await;
+    device(&app, "1000", "van-1", Some(&jane)).await;
+    device(&app, "1000", "van-2", None).await;
+    device(&app, "1000", "van-3", Some(&jane)).await;
+    device(&app, &sub, "van-4", Some(&sam)).await;
+    device(&app, "1000", "van-5", Some(&sam)).await;
+
+    let janes = app
+        .admin
+        .get_json(&format!("/V2/1000/devices?userId={jane}"))
+        .await;
+    assert_eq!(ids(&janes), ["van-1", "van-3"], "{janes}");
+    let sams = app
+        .admin
+        .get_json(&format!("/V2/1000/devices?userId={sam}"))
+        .await;
+    assert_eq!(ids(&sams), ["van-5"], "the tenant alone: {sams}");
+    let sams = app
+        .admin
+        .get_json(&format!("/V2/1000/devices?userId={sam}&subtenants=true"))
+        .await;
+    assert_eq!(ids(&sams), ["van-4", "van-5"], "with subtenants: {sams}");
+    let nobody = app.admin.get_json("/V2/1000/devices?userId=999999").await;
+    assert_eq!(ids(&nobody), Vec::<&str>::new(), "{nobody}");
+
+    // Paged like the whole listing; a token of the whole listing is not one of Jane's.
+    let first = app
+        .admin
+        .get(&format!("/V2/1000/devices?userId={jane}&pageSize=1"))
+        .await;
+    assert_eq!(first.status(), StatusCode::OK);
+    let token = first.headers()["x-continuationtoken"]
+        .to_str()
+        .expect("token")
+        .to_string();
+    let page: Value = first.json().await.expect("JSON");
+    assert_eq!(ids(&page), ["van-1"]);
+    let second: Value = app
+        .admin
+        .request(
+            Method::GET,
+            &format!("/V2/1000/devices?userId={jane}&pageSize=1"),
+        )
+        .header("X-CONTINUATIONTOKEN", &token)
+        .send()
+        .await
+        .expect("GET")
+        .json()
+        .await
+        .expect("JSON");
+    assert_eq!(ids(&second), ["van-3"], "{second}");
+    let foreign = app
+        .admin
+        .request(Method::GET, "/V2/1000/devices?pageSize=1")
+        .header("X-CONTINUATIONTOKEN", &token)
+        .send()
+        .await
+        .expect("GET");
+    assert_problem(foreign, 400, "invalid_continuation_token").await;
+
+    for bad in ["jane", "-1", "1.5", ""] {
+        let response = app
+            .admin
+            .get(&format!("/V2/1000/devices?userId={bad}"))
+            .await;
+        let problem = assert_problem(response, 400, "validation_failed").await;
+        assert_eq!(problem_fields(&problem), ["userId"], "{bad:?}");
+    }
 }

@@ -1,5 +1,5 @@
 // Which device the worker acts for: the devices assigned to the logged-in user
-// (`Device.UserId`), read from the caller's own tenant with its subtenants. One: that one;
+// (`Device.UserId`), read from the caller's own tenant with its subtenants (`userId=`). One: that one;
 // several: the person chooses (kept in the browser); none: say plainly who must assign one.
 import { api, v2, type Device, type Session } from '../api';
 import { h } from '../dom';
@@ -24,8 +24,11 @@ function choiceKey(d: Pick<Device, 'TenantCode' | 'DeviceId'>): string {
 }
 
 export async function readAssigned(s: Session): Promise<Device[]> {
-  const all = await api.all<Device>(`${v2(s.TenantCode, 'devices')}?subtenants=true`);
-  return assignedTo(all, s.UserId);
+  if (!s.UserId) return [];
+  // The server filters (`userId`), so a phone never downloads the whole tenant's devices.
+  const query = `?subtenants=true&userId=${encodeURIComponent(s.UserId)}`;
+  const mine = await api.all<Device>(`${v2(s.TenantCode, 'devices')}${query}`);
+  return assignedTo(mine, s.UserId);
 }
 
 export function rememberChoice(d: Device | null): void {
